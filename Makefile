@@ -1,0 +1,53 @@
+# rostrum — build, run and test. `make run` and `make test` are all a newcomer needs.
+GO        ?= go
+BIN       ?= bin/rostrum
+PKGS      ?= ./...
+FUZZTIME  ?= 2m
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: all build run test test-short deps bench fuzz lint vet fmt clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/rostrum
+
+## run: the main job on an embedded default (see README "Quick start").
+run: build
+	./$(BIN) demo
+
+## deps: install the servers the integration tests run against (redis-server, redis-cli).
+deps:
+	@command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || { \
+	  echo "installing redis-server (needed by the integration tests)"; \
+	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server redis-tools; }
+
+## test: every test, against a real redis-server and an in-process Kafka broker.
+test: deps vet
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+test-short: deps
+	$(GO) test -count=1 -short $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags docker $(PKGS)
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+lint: vet
+	$(GO) run $(STATICCHECK) $(PKGS)
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## fuzz: run each fuzz target for FUZZTIME.
+fuzz:
+	$(GO) test ./codec -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./wal -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME)
+
+fmt:
+	gofmt -w .
+
+clean:
+	rm -rf bin
