@@ -1,0 +1,75 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// applySources fills every flag that was not given on the command line from,
+// in order of precedence, the environment (ROSTRUM_<FLAG>, dashes as
+// underscores) and then the YAML config file named by --config (keys are the
+// flag names). An unknown key in the file is an error naming it.
+func applySources(fs *flag.FlagSet, configPath string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	var file map[string]any
+	if configPath != "" {
+		b, err := os.ReadFile(configPath)
+		if err != nil {
+			return fmt.Errorf("--config: %w", err)
+		}
+		if err := yaml.Unmarshal(b, &file); err != nil {
+			return fmt.Errorf("--config %s: %w", configPath, err)
+		}
+		keys := make([]string, 0, len(file))
+		for k := range file {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if fs.Lookup(k) == nil || k == "config" {
+				return fmt.Errorf("--config %s: unknown key %q (keys are the flag names of `rostrum %s -h`)", configPath, k, fs.Name())
+			}
+		}
+	}
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if err != nil || set[f.Name] || f.Name == "config" {
+			return
+		}
+		env := "ROSTRUM_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %v", env, v, e)
+			}
+			return
+		}
+		if v, ok := file[f.Name]; ok {
+			s := yamlScalar(v)
+			if e := fs.Set(f.Name, s); e != nil {
+				err = fmt.Errorf("--config %s: %s: %q: %v", configPath, f.Name, s, e)
+			}
+		}
+	})
+	return err
+}
+
+// yamlScalar renders a YAML value as flag text; a list becomes a comma list.
+func yamlScalar(v any) string {
+	if l, ok := v.([]any); ok {
+		parts := make([]string, len(l))
+		for i, x := range l {
+			parts[i] = fmt.Sprint(x)
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(v)
+}
+
+func lookupEnv(k string) string { v, _ := os.LookupEnv(k); return v }

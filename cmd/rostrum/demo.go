@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rostrumhq/rostrum/demo"
+	"github.com/rostrumhq/rostrum/processor"
+)
+
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	f.register(fs)
+	port := fs.Int("kafka-port", 9092, "loopback port of the embedded Kafka broker (0: any free port)")
+	rooms := fs.Int("rooms", 12, "simulated rooms")
+	members := fs.Int("members", 60, "members of the largest simulated rooms")
+	show := fs.Int("show", 4, "rooms shown in the console view")
+	// Demo defaults: embedded everything, readable logs, a throwaway WAL.
+	_ = fs.Set("env", "demo")
+	_ = fs.Set("redis", "")
+	_ = fs.Set("brokers", "")
+	_ = fs.Set("log-format", "console")
+	_ = fs.Set("log-level", "warn")
+	_ = fs.Set("wal-sync", "none")
+	if err := parseFlags(fs, &f, args); err != nil {
+		return err
+	}
+	lg, err := f.logger(stderr)
+	if err != nil {
+		return err
+	}
+	topics := processor.TopicsFor(f.topicPrefix, f.env)
+	if f.brokers == "" {
+		b, err := demo.StartBroker(*port, append(topics.Inputs(), topics.DLQ, topics.TopN)...)
+		if err != nil {
+			return fmt.Errorf("%w (is port %d taken? pass --kafka-port 0)", err, *port)
+		}
+		defer b.Close()
+		f.brokers = b.Addr
+	}
+	if f.redis == "" {
+		r, err := demo.StartRedis()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		f.redis = r.Addr
+	}
+	if f.walDir == "./wal" {
+		dir, err := os.MkdirTemp("", "rostrum-demo-wal-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		f.walDir = dir
+	}
+	f.createTopics = true
+	fmt.Fprintf(stdout, `rostrum demo
+  Kafka broker  %s   (any Kafka client can connect; e.g. kcat -C -b %s -t %s -o end)
+  Redis         %s
+  WAL           %s
+  input topics  %v
+  output topic  %s   DLQ %s
+Ctrl-C stops everything.
+`, f.brokers, f.brokers, topics.TopN, f.redis, f.walDir, topics.Inputs(), topics.TopN, topics.DLQ)
+
+	g, ctx := errgroup.WithContext(ctx)
+	ready := make(chan struct{})
+	g.Go(func() error {
+		return runPipeline(ctx, &f, lg, func(*processor.Processor) { close(ready) })
+	})
+	g.Go(func() error {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil
+		}
+		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: *rooms, MaxMembers: *members})
+	})
+	g.Go(func() error {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil
+		}
+		return demo.View(ctx, splitList(f.brokers), topics.TopN, *show, 2*time.Second, stdout)
+	})
+	err = g.Wait()
+	lg.Info("demo stopped", zap.Error(err))
+	return err
+}

@@ -1,0 +1,58 @@
+// Command rostrum is the real-time ranking engine: it consumes meeting
+// callbacks from Kafka, keeps rankings in Redis and publishes each room's
+// stable top-N. See `rostrum help` and the README.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `rostrum — real-time ranking engine (Kafka → Redis → stable top-N)
+
+Usage:
+  rostrum run    [flags]   consume callbacks and keep the meeting rankings
+  rostrum demo   [flags]   everything embedded: Kafka broker, Redis, a simulated meeting
+  rostrum codec  explain   print the score layouts and a few encoded examples
+  rostrum help             this text
+
+Each command's flags: rostrum <command> -h
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "rostrum:", err)
+		os.Exit(1)
+	}
+}
+
+// Main runs one command; it returns when the command is done or ctx ends.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], stderr)
+	case "demo":
+		return cmdDemo(ctx, args[1:], stdout, stderr)
+	case "codec":
+		return cmdCodec(args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+}

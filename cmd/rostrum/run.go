@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/wal"
+)
+
+// runFlags are the settings of `rostrum run` (and of the pipeline inside
+// `rostrum demo`). Each is also ROSTRUM_<NAME> and a key of --config.
+type runFlags struct {
+	brokers, redis, env, group, topicPrefix string
+	topN                                    int
+	walDir, walSync                         string
+	walMaxAge                               time.Duration
+	walMaxBytes                             int64
+	roomPattern                             string
+	roomTTL                                 time.Duration
+	maxPollRecords                          int
+	createTopics                            bool
+	scoreEpoch                              string
+	maxFutureSkew                           time.Duration
+	maxRecordBytes, maxEvents               int
+	logFormat, logLevel                     string
+	config                                  string
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
+	fs.StringVar(&f.redis, "redis", "127.0.0.1:6379", "Redis address; several comma-separated addresses mean a Redis Cluster")
+	fs.StringVar(&f.env, "env", "prod", "environment served (prod, test, gray, demo, …): selects topics {env}.callbacks.*")
+	fs.StringVar(&f.group, "group", "", "Kafka consumer group (default rostrum-{env})")
+	fs.StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
+	fs.IntVar(&f.topN, "top-n", 7, "length of the stable top list, 1..100")
+	fs.StringVar(&f.walDir, "wal-dir", "./wal", "write-ahead log directory (one per processor instance)")
+	fs.StringVar(&f.walSync, "wal-sync", "always", "WAL fsync policy: always (fsync every batch) or none (leave it to the OS)")
+	fs.DurationVar(&f.walMaxAge, "wal-max-age", 24*time.Hour, "keep committed WAL batches this long")
+	fs.Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
+	fs.StringVar(&f.roomPattern, "room-pattern", "", "regular expression every room id of this environment matches (others go to the DLQ)")
+	fs.DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
+	fs.IntVar(&f.maxPollRecords, "max-poll-records", 10000, "records per batch at most")
+	fs.BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
+	fs.StringVar(&f.scoreEpoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field (RFC 3339); scores hold 2^38 ms ≈ 8.7 years after it")
+	fs.DurationVar(&f.maxFutureSkew, "max-future-skew", 5*time.Minute, "reject events whose ts is further than this in the future")
+	fs.IntVar(&f.maxRecordBytes, "max-record-bytes", 1<<20, "reject records larger than this")
+	fs.IntVar(&f.maxEvents, "max-events", 10000, "reject array records with more events than this")
+	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
+}
+
+// parseFlags parses args, then fills unset flags from the environment and
+// the config file.
+func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	cfg := f.config
+	if cfg == "" {
+		cfg = lookupEnv("ROSTRUM_CONFIG")
+	}
+	return applySources(fs, cfg)
+}
+
+func (f *runFlags) logger(stderr io.Writer) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(f.logLevel)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %v", err)
+	}
+	var enc zapcore.Encoder
+	switch f.logFormat {
+	case "json":
+		enc = zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+	case "console":
+		ec := zap.NewDevelopmentEncoderConfig()
+		ec.EncodeTime = zapcore.TimeEncoderOfLayout("15:04:05.000")
+		enc = zapcore.NewConsoleEncoder(ec)
+	default:
+		return nil, fmt.Errorf("--log-format must be json or console, got %q", f.logFormat)
+	}
+	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(stderr), lvl)), nil
+}
+
+// pipelineConfig validates the flags that the processor, sink and WAL take.
+func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Options, wal.Options, error) {
+	epoch, err := time.Parse(time.RFC3339, f.scoreEpoch)
+	if err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--score-epoch: %v", err)
+	}
+	meeting := codec.NewMeeting(epoch)
+	var sync wal.SyncPolicy
+	switch f.walSync {
+	case "always":
+		sync = wal.SyncEveryAppend
+	case "none":
+		sync = wal.SyncNone
+	default:
+		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--wal-sync must be always or none, got %q", f.walSync)
+	}
+	switch {
+	case f.roomTTL < time.Minute:
+		err = fmt.Errorf("--room-ttl must be at least 1m, got %s", f.roomTTL)
+	case f.maxFutureSkew < 0:
+		err = fmt.Errorf("--max-future-skew must not be negative")
+	case f.maxRecordBytes < 64:
+		err = fmt.Errorf("--max-record-bytes must be at least 64, got %d", f.maxRecordBytes)
+	case f.maxEvents < 1:
+		err = fmt.Errorf("--max-events must be at least 1, got %d", f.maxEvents)
+	case f.walDir == "":
+		err = errors.New("--wal-dir is required")
+	case f.redis == "":
+		err = errors.New("--redis is required")
+	}
+	if err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	}
+	pc := processor.Config{
+		Brokers:        splitList(f.brokers),
+		Env:            f.env,
+		TopicPrefix:    f.topicPrefix,
+		Group:          f.group,
+		TopN:           f.topN,
+		RoomPattern:    f.roomPattern,
+		MaxPollRecords: f.maxPollRecords,
+		CreateTopics:   f.createTopics,
+		Decode:         codec.DecodeConfig{MaxRecordBytes: f.maxRecordBytes, MaxEvents: f.maxEvents, MaxFutureSkew: f.maxFutureSkew},
+		Meeting:        meeting,
+		WALMaxAge:      f.walMaxAge,
+		WALMaxBytes:    f.walMaxBytes,
+		Logger:         lg,
+	}
+	if err := pc.Validate(); err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	}
+	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
+	return pc, so, wal.Options{Sync: sync, Logger: lg}, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	f.register(fs)
+	if err := parseFlags(fs, &f, args); err != nil {
+		return err
+	}
+	lg, err := f.logger(stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lg.Sync() }()
+	return runPipeline(ctx, &f, lg, nil)
+}
+
+// runPipeline opens Redis, the WAL and Kafka, runs the processor until ctx
+// ends, and closes everything in reverse order. started, if not nil, is
+// called once the processor is consuming.
+func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(*processor.Processor)) error {
+	pc, so, wo, err := f.pipelineConfig(lg)
+	if err != nil {
+		return err
+	}
+	setRedisLogger(lg)
+	rc := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: splitList(f.redis)})
+	defer rc.Close()
+	store, err := sink.New(rc, so)
+	if err != nil {
+		return err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err = store.Ping(pingCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("redis %s unreachable: %w", f.redis, err)
+	}
+	log, err := wal.Open(f.walDir, wo)
+	if err != nil {
+		return fmt.Errorf("--wal-dir %s: %w", f.walDir, err)
+	}
+	defer log.Close()
+	p, err := processor.New(ctx, pc, store, log)
+	if err != nil {
+		return err
+	}
+	if started != nil {
+		started(p)
+	}
+	err = p.Run(ctx)
+	s := p.Stats()
+	lg.Info("stopped", zap.Int64("batches", s.Batches.Load()), zap.Int64("records", s.Records.Load()),
+		zap.Int64("events", s.Events.Load()), zap.Int64("dlq", s.DLQ.Load()), zap.Int64("published", s.Published.Load()))
+	return err
+}

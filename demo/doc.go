@@ -1,0 +1,6 @@
+// Package demo provides the embedded pieces of `rostrum demo`: an in-process
+// Kafka broker (kfake, real Kafka protocol on a loopback port), a private
+// redis-server process, a live meeting feeder and a console view of the
+// published stable top lists. The pipeline itself is the real one that
+// `rostrum run` starts.
+package demo

@@ -1,0 +1,57 @@
+package demo
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rostrumhq/rostrum/internal/trace"
+)
+
+// FeedConfig shapes the simulated meeting load.
+type FeedConfig struct {
+	Brokers    []string
+	Env        string
+	Rooms      int // default 12
+	MaxMembers int // size of the largest rooms; default 60
+}
+
+// Feed produces a simulated meeting to the env's callback topics in real
+// time (each record when the wall clock reaches its event time) until ctx
+// ends: volume indications in bursts (often several speakers in one array
+// record), mute/unmute, cameras, joins and leaves, role changes, and a small
+// share of late, duplicate and bad records.
+func Feed(ctx context.Context, cfg FeedConfig) error {
+	if cfg.Rooms == 0 {
+		cfg.Rooms = 12
+	}
+	if cfg.MaxMembers == 0 {
+		cfg.MaxMembers = 60
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for seed := uint64(1); ctx.Err() == nil; seed++ {
+		tc := trace.DefaultConfig(seed)
+		tc.Rooms, tc.MaxMembers, tc.Records = cfg.Rooms, cfg.MaxMembers, 20000
+		tc.BaseTS = time.Now().UnixMilli()
+		for _, r := range trace.Generate(tc) {
+			ts := tc.BaseTS
+			if len(r.Events) > 0 {
+				ts = r.Events[0].TS
+			}
+			if d := time.Until(time.UnixMilli(ts)); d > 0 {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(d):
+				}
+			}
+			cl.Produce(ctx, &kgo.Record{Topic: cfg.Env + ".callbacks." + r.Topic, Key: []byte(r.Key), Value: r.Value}, nil)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+// Package testenv starts the real servers that rostrum's integration tests run
+// against: redis-server processes on free loopback ports (StartRedis, or a
+// three-master Redis Cluster with StartRedisCluster) and an in-process kfake
+// Kafka cluster (StartKafka).
+//
+// Every helper takes the test's testing.TB, fails the test with context when
+// something goes wrong, and stops what it started in tb.Cleanup; on Linux a
+// server process also dies with the test binary, so a test killed by
+// -timeout leaks nothing. Helpers must be called from the test's goroutine.
+// Tests assert behaviour, never timings: the clients are tuned for quick
+// recovery (kgo.MetadataMinAge 50 ms, a 100 ms minimum group session
+// timeout, a 200 ms Redis Cluster slot-map reload) but nothing here promises
+// a duration.
+//
+// Integration tests never use a mock Redis. When redis-server or redis-cli is
+// not on PATH the tests fail with InstallHint; they never skip silently.
+//
+// Built with the "docker" tag and run with ROSTRUM_TEST_DOCKER=1, StartRedis
+// and StartKafka start Redis and Redpanda containers through testcontainers-go
+// instead, and skip with a message where no Docker engine is reachable. With
+// containers, Kill, Restart and the kfake fault-injection helpers (Kafka.Fake,
+// Kafka.Fault) skip the test with a message; StartRedisCluster stays local.
+// The container code is behind the tag because it pulls in about 350
+// packages; CI compiles it with `go vet -tags docker ./...`.
+package testenv

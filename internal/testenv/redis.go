@@ -1,0 +1,226 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// InstallHint is printed when a Redis binary the tests need is missing.
+const InstallHint = "install it with: apt-get install -y redis-server (Debian/Ubuntu; it pulls in redis-tools, which has redis-cli) — `make test` and .ci/run do this for you"
+
+// Redis is a redis-server process started for one test, or a Redis container
+// when the docker build tag and ROSTRUM_TEST_DOCKER=1 are set. Its methods
+// must be called from the test's goroutine, as they may end the test.
+type Redis struct {
+	// Addr is host:port of the server, stable across Restart.
+	Addr string
+
+	tb      testing.TB
+	bin     string // redis-server; empty when container-backed
+	dir     string // working directory: log, dump.rdb, nodes.conf
+	port    int
+	persist bool
+	extra   []string
+
+	mu   sync.Mutex
+	proc *process // nil while stopped
+}
+
+// RedisOption adjusts how a test's redis-server is started.
+type RedisOption func(*Redis)
+
+// WithPersistence makes the server save an RDB snapshot in its directory
+// (after an hour with one change, and on shutdown) so that Restart(true) and
+// a restart after SIGTERM bring the data back.
+func WithPersistence() RedisOption { return func(r *Redis) { r.persist = true } }
+
+// WithArgs passes extra command-line arguments to redis-server; they come
+// after testenv's own and so override them.
+func WithArgs(args ...string) RedisOption {
+	return func(r *Redis) { r.extra = append(r.extra, args...) }
+}
+
+// RedisBinary returns the path of redis-server, failing the test with
+// InstallHint when it is missing.
+func RedisBinary(tb testing.TB) string {
+	tb.Helper()
+	return lookBinary(tb, "redis-server")
+}
+
+// StartRedis starts a redis-server on a free loopback port with persistence
+// off (unless WithPersistence) and stops it when the test ends. It fails the
+// test, with the server's log, if the server does not answer PING within 10 s.
+//
+// In a build with the docker tag and ROSTRUM_TEST_DOCKER=1 it starts a Redis
+// container instead (options are ignored), or skips the test when no Docker
+// engine is reachable.
+func StartRedis(tb testing.TB, opts ...RedisOption) *Redis {
+	tb.Helper()
+	if addr, ok := dockerRedis(tb); ok {
+		return &Redis{Addr: addr, tb: tb}
+	}
+	r := &Redis{tb: tb, dir: tb.TempDir()}
+	for _, o := range opts {
+		o(r)
+	}
+	r.launch(FreePort)
+	return r
+}
+
+// errAddrInUse reports that another process took the port between FreePort
+// and redis-server binding it.
+var errAddrInUse = errors.New("address already in use")
+
+// launch starts the server on a port from pick, trying up to three fresh
+// ports when one was taken meanwhile, and stops it when the test ends.
+func (r *Redis) launch(pick func(testing.TB) int) {
+	r.tb.Helper()
+	r.bin = RedisBinary(r.tb)
+	r.tb.Cleanup(func() { r.stop(syscall.SIGTERM) })
+	var err error
+	for range 3 {
+		r.port = pick(r.tb)
+		r.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(r.port))
+		_ = os.Remove(r.logPath())
+		if err = r.start(); !errors.Is(err, errAddrInUse) {
+			break
+		}
+	}
+	if err != nil {
+		r.tb.Fatalf("testenv: redis-server on %s: %v", r.Addr, err)
+	}
+}
+
+func (r *Redis) args() []string {
+	a := []string{
+		"--port", strconv.Itoa(r.port),
+		"--bind", "127.0.0.1",
+		"--dir", r.dir,
+		"--appendonly", "no",
+		"--protected-mode", "no",
+		"--daemonize", "no",
+		"--loglevel", "warning",
+		"--logfile", r.logPath(),
+		"--dbfilename", "dump.rdb",
+	}
+	if r.persist {
+		a = append(a, "--save", "3600 1")
+	} else {
+		a = append(a, "--save", "")
+	}
+	return append(a, r.extra...)
+}
+
+// start runs redis-server and waits until it answers PING. On failure the
+// process is gone and the error carries the server's log.
+func (r *Redis) start() error {
+	p, err := startProcess(r.bin, r.args())
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.proc = p
+	r.mu.Unlock()
+	if err := waitReady(r.Addr, p, startTimeout); err != nil {
+		r.stop(syscall.SIGKILL)
+		log := r.log() + p.out.String()
+		if strings.Contains(log, "Address already in use") {
+			return fmt.Errorf("%w: %v", errAddrInUse, err)
+		}
+		return fmt.Errorf("%v; log:\n%s", err, log)
+	}
+	return nil
+}
+
+// stop signals the server and waits for it to exit; it is a no-op when the
+// server is not running.
+func (r *Redis) stop(sig syscall.Signal) {
+	r.mu.Lock()
+	p := r.proc
+	r.proc = nil
+	r.mu.Unlock()
+	if p != nil {
+		p.stop(sig)
+	}
+}
+
+func (r *Redis) running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.proc != nil
+}
+
+func (r *Redis) logPath() string { return filepath.Join(r.dir, "redis.log") }
+
+func (r *Redis) log() string {
+	b, _ := os.ReadFile(r.logPath())
+	return string(b)
+}
+
+// skipIfContainer skips the test when the server runs in a container, where
+// testenv cannot kill or restart it.
+func (r *Redis) skipIfContainer(what string) {
+	r.tb.Helper()
+	if r.bin == "" {
+		r.tb.Skipf("testenv: %s needs a local redis-server; Redis runs in a container (ROSTRUM_TEST_DOCKER=1)", what)
+	}
+}
+
+// Kill stops the server with SIGKILL, as a crash would: data not yet saved
+// is lost. Start it again with Restart. Kill on a stopped server does
+// nothing. A container-backed Redis skips the test.
+func (r *Redis) Kill() {
+	r.tb.Helper()
+	r.skipIfContainer("Kill")
+	r.stop(syscall.SIGKILL)
+}
+
+// Restart stops the server (if running) and starts it again on the same
+// address. With keepData a running server saves its data set first (SAVE)
+// and the server comes back with it; a server stopped by Kill comes back
+// with its last snapshot, if any. Without keepData the server is killed, its
+// snapshot deleted, and it comes back empty, as after losing its disk. A
+// Redis Cluster node keeps its cluster identity (nodes.conf) either way and
+// rejoins the cluster. A container-backed Redis skips the test.
+func (r *Redis) Restart(keepData bool) {
+	r.tb.Helper()
+	r.skipIfContainer("Restart")
+	if keepData {
+		if r.running() {
+			c := redis.NewClient(&redis.Options{Addr: r.Addr})
+			err := c.Save(context.Background()).Err()
+			_ = c.Close()
+			if err != nil {
+				r.tb.Fatalf("testenv: SAVE on %s before restart: %v", r.Addr, err)
+			}
+		}
+		r.stop(syscall.SIGTERM)
+	} else {
+		r.stop(syscall.SIGKILL)
+		if err := os.Remove(filepath.Join(r.dir, "dump.rdb")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			r.tb.Fatalf("testenv: delete snapshot of %s: %v", r.Addr, err)
+		}
+	}
+	if err := r.start(); err != nil {
+		r.tb.Fatalf("testenv: restart redis-server on %s: %v", r.Addr, err)
+	}
+}
+
+// Client returns a go-redis client for the server, closed when the test
+// ends. It survives Restart: go-redis reconnects on the next command.
+func (r *Redis) Client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: r.Addr})
+	r.tb.Cleanup(func() { _ = c.Close() })
+	return c
+}

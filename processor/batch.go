@@ -1,0 +1,242 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/stability"
+	"github.com/rostrumhq/rostrum/wal"
+)
+
+// batch is one poll batch on its way through the durability order. It
+// remembers which steps are done so that a retry repeats only the rest.
+type batch struct {
+	p    *Processor
+	recs []*kgo.Record
+
+	decoded  bool
+	dlq      []*kgo.Record
+	rooms    []sink.RoomUpdate
+	roomTS   map[string]int64 // newest event time per room, for the output's ts
+	events   int
+	walSeq   uint64
+	dlqSent  bool
+	outputs  []*kgo.Record
+	acks     []sink.Ack
+	resolved bool
+}
+
+func newBatch(p *Processor, recs []*kgo.Record) *batch { return &batch{p: p, recs: recs} }
+
+func (b *batch) run(ctx context.Context) error {
+	p := b.p
+	if !b.decoded {
+		b.decode(time.Now())
+		b.decoded = true
+	}
+	if b.walSeq == 0 && p.log != nil {
+		seq, err := p.log.Append(walRecords(b.recs))
+		if err != nil {
+			return fmt.Errorf("wal append: %w", err)
+		}
+		b.walSeq = seq
+	}
+	if !b.dlqSent && len(b.dlq) > 0 {
+		if err := p.cl.ProduceSync(ctx, b.dlq...).FirstErr(); err != nil {
+			return fmt.Errorf("produce dlq: %w", err)
+		}
+		b.dlqSent = true
+	}
+	if !b.resolved {
+		if err := b.resolve(ctx); err != nil {
+			return err
+		}
+		b.resolved = true
+	}
+	if len(b.outputs) > 0 {
+		if err := p.cl.ProduceSync(ctx, b.outputs...).FirstErr(); err != nil {
+			return fmt.Errorf("produce output: %w", err)
+		}
+		p.stats.Published.Add(int64(len(b.outputs)))
+		b.outputs = nil
+	}
+	// Commit after everything above. A failed commit (for example after the
+	// group moved on) is logged, not retried: the next owner redelivers the
+	// batch and the watermarks make that harmless.
+	if err := p.cl.CommitRecords(ctx, b.recs...); err != nil {
+		p.lg.Warn("offset commit failed; the batch will be redelivered and skipped by the watermarks")
+	} else if b.walSeq > 0 {
+		p.walSeq = b.walSeq
+	}
+	p.acks = append(p.acks[:0], b.acks...)
+	p.stats.Records.Add(int64(len(b.recs)))
+	p.stats.Events.Add(int64(b.events))
+	p.stats.DLQ.Add(int64(len(b.dlq)))
+	p.maybePrune()
+	return nil
+}
+
+// resolve applies the rooms to Redis, merges their stable lists and stores
+// the changed ones, re-reading rooms whose seq another processor moved.
+func (b *batch) resolve(ctx context.Context) error {
+	p := b.p
+	b.outputs, b.acks = b.outputs[:0], b.acks[:0]
+	states, err := p.store.Apply(ctx, b.rooms, p.acks)
+	if err != nil {
+		return err
+	}
+	p.acks = p.acks[:0] // cleared in Redis by this Apply
+	var ids []string
+	for attempt := 0; len(states) > 0; attempt++ {
+		if attempt == 10 {
+			return fmt.Errorf("stable list of %d rooms kept changing under concurrent writers", len(states))
+		}
+		var ups []sink.StableUpdate
+		for i := range states {
+			st := &states[i]
+			if st.Pending != nil {
+				// Stored by a run that may have stopped before publishing it.
+				b.outputs = append(b.outputs, p.outputRecord(st.Room, st.Pending))
+				b.acks = append(b.acks, sink.Ack{Room: st.Room, Seq: st.Seq})
+			}
+			ids = ids[:0]
+			for _, m := range st.Top {
+				ids = append(ids, m.UserID)
+			}
+			next := stability.Merge(nil, st.Stable, ids, p.cfg.TopN)
+			if stability.Equal(next, st.Stable) {
+				continue
+			}
+			out, err := p.encodeOutput(st, next, b.roomTS[st.Room])
+			if err != nil {
+				return err
+			}
+			ups = append(ups, sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, List: next, Out: out})
+		}
+		if len(ups) == 0 {
+			return nil
+		}
+		stored, err := p.store.StoreStable(ctx, ups)
+		if err != nil {
+			return err
+		}
+		var again []string
+		for i, u := range ups {
+			if stored[i] {
+				b.outputs = append(b.outputs, p.outputRecord(u.Room, u.Out))
+				b.acks = append(b.acks, sink.Ack{Room: u.Room, Seq: u.PrevSeq + 1})
+			} else {
+				again = append(again, u.Room)
+			}
+		}
+		if len(again) == 0 {
+			return nil
+		}
+		p.stats.Conflicts.Add(int64(len(again)))
+		if states, err = p.store.Read(ctx, again); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decode turns the records into folded room updates and DLQ records.
+func (b *batch) decode(now time.Time) {
+	p := b.p
+	type partKey struct {
+		topic string
+		part  int32
+	}
+	type roomFold struct {
+		parts map[partKey]map[string]*sink.MemberState
+		last  map[partKey]int64
+		order []partKey
+	}
+	folds := make(map[string]*roomFold)
+	var roomOrder []string
+	b.roomTS = make(map[string]int64)
+	var evs []codec.Event
+	for _, r := range b.recs {
+		var err error
+		evs, err = p.dec.Decode(evs[:0], r.Value, p.topics.source(r.Topic), now)
+		if err == nil {
+			err = p.checkEvents(evs)
+		}
+		if err != nil {
+			b.dlq = append(b.dlq, p.dlqRecord(r, err.Error()))
+			continue
+		}
+		b.events += len(evs)
+		k := partKey{r.Topic, r.Partition}
+		for i := range evs {
+			ev := &evs[i]
+			f := folds[ev.RoomID]
+			if f == nil {
+				f = &roomFold{parts: make(map[partKey]map[string]*sink.MemberState), last: make(map[partKey]int64)}
+				folds[ev.RoomID] = f
+				roomOrder = append(roomOrder, ev.RoomID)
+			}
+			members := f.parts[k]
+			if members == nil {
+				members = make(map[string]*sink.MemberState)
+				f.parts[k] = members
+				f.order = append(f.order, k)
+			}
+			f.last[k] = r.Offset
+			st := members[ev.UserID]
+			if st == nil {
+				st = new(sink.MemberState)
+				members[ev.UserID] = st
+			}
+			st.Apply(ev)
+			if ev.TS > b.roomTS[ev.RoomID] {
+				b.roomTS[ev.RoomID] = ev.TS
+			}
+		}
+	}
+	b.rooms = make([]sink.RoomUpdate, 0, len(roomOrder))
+	for _, room := range roomOrder {
+		f := folds[room]
+		u := sink.RoomUpdate{Room: room, Parts: make([]sink.Part, 0, len(f.order))}
+		for _, k := range f.order {
+			part := sink.Part{Topic: k.topic, Partition: k.part, Last: f.last[k]}
+			for user, st := range f.parts[k] {
+				part.Members = append(part.Members, sink.MemberUpdate{UserID: user, State: *st})
+			}
+			u.Parts = append(u.Parts, part)
+		}
+		b.rooms = append(b.rooms, u)
+	}
+}
+
+// checkEvents applies the processor's own rules on top of the decoder's: the
+// environment's room rule and the score layout's time range.
+func (p *Processor) checkEvents(evs []codec.Event) error {
+	epoch := p.cfg.Meeting.Epoch().UnixMilli()
+	for i := range evs {
+		ev := &evs[i]
+		if p.room != nil && !p.room.MatchString(ev.RoomID) {
+			return fmt.Errorf("event[%d].room_id: %q does not belong to environment %s (room pattern %s)", i, ev.RoomID, p.cfg.Env, p.cfg.RoomPattern)
+		}
+		if ev.TS < epoch {
+			return fmt.Errorf("event[%d].ts: %d is before the score epoch %s", i, ev.TS, p.cfg.Meeting.Epoch().UTC().Format(time.RFC3339))
+		}
+		if _, err := p.cfg.Meeting.Encode(codec.MemberScore{Role: codec.RoleStudent, TS: ev.TS}); err != nil {
+			return fmt.Errorf("event[%d].ts: %v", i, err)
+		}
+	}
+	return nil
+}
+
+func walRecords(recs []*kgo.Record) []wal.Record {
+	out := make([]wal.Record, len(recs))
+	for i, r := range recs {
+		out[i] = wal.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value}
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package processor
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/codec"
+)
+
+// Config configures a Processor. Zero values take the defaults noted.
+type Config struct {
+	Brokers     []string // Kafka seed brokers; required
+	Env         string   // environment served, e.g. prod; required
+	TopicPrefix string   // prepended to every topic name; default none
+	Group       string   // consumer group; default "rostrum-" + Env
+	TopN        int      // stable list length; default 7, at most 100
+
+	// RoomPattern, when set, is a regular expression that the room ids of
+	// this environment match; an event of another room goes to the DLQ.
+	RoomPattern string
+
+	MaxPollRecords int // records per batch at most; default 10000
+	// CreateTopics creates missing topics at start (demo and tests). When
+	// false, a missing topic stops start-up with an error naming it.
+	CreateTopics bool
+	Partitions   int32 // partitions of topics created by CreateTopics; default 3
+
+	Decode  codec.DecodeConfig
+	Meeting *codec.Meeting // default codec.NewMeeting(codec.DefaultEpoch)
+
+	WALPruneEvery time.Duration // how often to prune the WAL; default 1m
+	WALMaxAge     time.Duration // keep at most this much committed history; default 24h
+	WALMaxBytes   int64         // and at most this many bytes; default 1 GiB
+	RetryBackoff  time.Duration // first retry delay after a failed batch; default 100ms, doubling to 5s
+	Logger        *zap.Logger
+	KafkaOpts     []kgo.Opt // extra client options (TLS, SASL, test tuning)
+}
+
+func (c *Config) withDefaults() {
+	if c.Group == "" {
+		c.Group = "rostrum-" + c.Env
+	}
+	if c.TopN == 0 {
+		c.TopN = 7
+	}
+	if c.MaxPollRecords == 0 {
+		c.MaxPollRecords = 10000
+	}
+	if c.Partitions == 0 {
+		c.Partitions = 3
+	}
+	if c.Meeting == nil {
+		c.Meeting = codec.NewMeeting(codec.DefaultEpoch)
+	}
+	if c.WALPruneEvery == 0 {
+		c.WALPruneEvery = time.Minute
+	}
+	if c.WALMaxAge == 0 {
+		c.WALMaxAge = 24 * time.Hour
+	}
+	if c.WALMaxBytes == 0 {
+		c.WALMaxBytes = 1 << 30
+	}
+	if c.RetryBackoff == 0 {
+		c.RetryBackoff = 100 * time.Millisecond
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	c.Decode = c.Decode.WithDefaults()
+}
+
+var envRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+// Validate reports the first configuration error, naming the flag.
+func (c *Config) Validate() error {
+	if len(c.Brokers) == 0 {
+		return errors.New("--brokers is required")
+	}
+	if !envRe.MatchString(c.Env) {
+		return fmt.Errorf("--env %q must be 1-32 characters of [a-z0-9_-], starting with a letter or digit", c.Env)
+	}
+	if c.TopN < 1 || c.TopN > 100 {
+		return fmt.Errorf("--top-n must be between 1 and 100, got %d", c.TopN)
+	}
+	if c.MaxPollRecords < 1 {
+		return fmt.Errorf("--max-poll-records must be at least 1, got %d", c.MaxPollRecords)
+	}
+	if c.RoomPattern != "" {
+		if _, err := regexp.Compile(c.RoomPattern); err != nil {
+			return fmt.Errorf("--room-pattern: %v", err)
+		}
+	}
+	return nil
+}
+
+// Topics are the topic names of one environment.
+type Topics struct {
+	RTC, Client, Signal string // inputs
+	DLQ, TopN           string // outputs
+}
+
+// TopicsFor returns the topic names of env with prefix.
+func TopicsFor(prefix, env string) Topics {
+	p := prefix + env + "."
+	return Topics{
+		RTC: p + "callbacks.rtc", Client: p + "callbacks.client", Signal: p + "callbacks.signal",
+		DLQ: p + "callbacks.dlq", TopN: p + "ranking.topn",
+	}
+}
+
+// Inputs lists the input topics.
+func (t Topics) Inputs() []string { return []string{t.RTC, t.Client, t.Signal} }
+
+// source returns the callback source of an input topic.
+func (t Topics) source(topic string) codec.Source {
+	switch topic {
+	case t.RTC:
+		return codec.SourceRTC
+	case t.Client:
+		return codec.SourceClient
+	default:
+		return codec.SourceSignal
+	}
+}

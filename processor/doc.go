@@ -1,0 +1,30 @@
+// Package processor is rostrum's main loop: it consumes the callback topics of
+// one environment as a Kafka consumer group and turns each poll batch into
+// Redis ranking state and stable top-N output records.
+//
+// Per poll batch, in this order (the durability order; each step starts only
+// after the one before it succeeded):
+//
+//  1. decode every record; a record that breaks a rule goes to the DLQ topic
+//     with its reason (it is counted, never retried, never stops the batch);
+//  2. append the whole batch to the WAL, one frame and one fsync;
+//  3. fold the events per room, topic-partition and member;
+//  4. apply all touched rooms to Redis in one pipelined round trip, each room
+//     in one script guarded by its per-partition watermarks;
+//  5. merge each touched room's raw top-N into its stable list and store the
+//     lists that changed (a second round trip, compare-and-set on seq);
+//  6. publish the changed rooms' stable lists, and the DLQ records, and wait
+//     for the broker's acknowledgements;
+//  7. commit the batch's offsets;
+//  8. prune WAL segments that only hold committed batches (by age and size).
+//
+// A crash anywhere before step 7 makes the group redeliver the batch; the
+// watermarks make the second apply a no-op and the pending output stored in
+// step 5 is published again, so Redis sees every event's effect exactly once
+// and no stable-list change is lost. Rebalances are blocked while a batch is
+// in flight (kgo.BlockRebalanceOnPoll), so offsets are never committed for a
+// partition this processor no longer owns.
+//
+// The processor depends on small interfaces (Store, Log) that the sink and
+// wal packages implement; they never import it.
+package processor

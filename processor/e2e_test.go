@@ -1,0 +1,461 @@
+package processor_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/model"
+	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/wal"
+)
+
+const env = "test"
+
+// TestMain lets the test binary double as a processor process, so that the
+// crash tests can SIGKILL a real process mid-batch.
+func TestMain(m *testing.M) {
+	if os.Getenv("ROSTRUM_E2E_CHILD") == "1" {
+		os.Exit(runChild())
+	}
+	os.Exit(m.Run())
+}
+
+// testKafkaOpts make group changes fast enough for tests.
+func testKafkaOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.MetadataMinAge(50 * time.Millisecond),
+		kgo.SessionTimeout(1500 * time.Millisecond),
+		kgo.HeartbeatInterval(150 * time.Millisecond),
+		kgo.RebalanceTimeout(5 * time.Second),
+		kgo.FetchMaxWait(100 * time.Millisecond),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
+	}
+}
+
+// startProcessor builds the real pipeline: WAL, Redis sink, processor.
+func startProcessor(ctx context.Context, brokers []string, redisAddr, walDir string, maxPoll int) (*processor.Processor, func(), error) {
+	rc := redis.NewClient(&redis.Options{Addr: redisAddr})
+	store, err := sink.New(rc, sink.Options{Env: env})
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := wal.Open(walDir, wal.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := processor.New(ctx, processor.Config{
+		Brokers: brokers, Env: env, MaxPollRecords: maxPoll,
+		Decode:    codec.DecodeConfig{MaxFutureSkew: time.Minute},
+		KafkaOpts: testKafkaOpts(),
+	}, store, log)
+	if err != nil {
+		log.Close()
+		rc.Close()
+		return nil, nil, err
+	}
+	return p, func() { log.Close(); rc.Close() }, nil
+}
+
+func runChild() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	p, closeFn, err := startProcessor(ctx, strings.Split(os.Getenv("ROSTRUM_E2E_BROKERS"), ","),
+		os.Getenv("ROSTRUM_E2E_REDIS"), os.Getenv("ROSTRUM_E2E_WAL"), 500)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	defer closeFn()
+	fmt.Println("ready") // the signal handler is installed
+	if err := p.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	return 0
+}
+
+// world is one end-to-end setup: a kfake broker, a real redis-server, and a
+// generated trace already produced to the input topics.
+type world struct {
+	t      *testing.T
+	kafka  *testenv.Kafka
+	redis  *testenv.Redis
+	rc     *redis.Client
+	topics processor.Topics
+	trace  []trace.Record
+	model  *model.Model
+}
+
+func newWorld(t *testing.T, cfg trace.Config) *world {
+	t.Helper()
+	topics := processor.TopicsFor("", env)
+	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	r := testenv.StartRedis(t)
+	w := &world{t: t, kafka: k, redis: r, rc: r.Client(), topics: topics, trace: trace.Generate(cfg)}
+
+	w.model = model.New(codec.NewMeeting(codec.DefaultEpoch))
+	for _, tr := range w.trace {
+		for _, ev := range tr.Events {
+			w.model.Apply(ev)
+		}
+	}
+	return w
+}
+
+// produce sends the trace to the input topics in chunks of chunk records,
+// pausing between chunks, so that faults hit a stream in motion. It returns
+// a channel closed when everything is acknowledged.
+func (w *world) produce(chunk int, pause time.Duration) <-chan error {
+	cl := w.kafka.Client()
+	recs := make([]*kgo.Record, 0, len(w.trace))
+	for _, tr := range w.trace {
+		recs = append(recs, &kgo.Record{Topic: env + ".callbacks." + tr.Topic, Key: []byte(tr.Key), Value: tr.Value})
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer close(done)
+		for len(recs) > 0 {
+			n := min(chunk, len(recs))
+			if err := cl.ProduceSync(context.Background(), recs[:n]...).FirstErr(); err != nil {
+				done <- err
+				return
+			}
+			recs = recs[n:]
+			time.Sleep(pause)
+		}
+	}()
+	return done
+}
+
+func (w *world) waitProduced(done <-chan error) {
+	w.t.Helper()
+	if err := <-done; err != nil {
+		w.t.Fatalf("produce trace: %v", err)
+	}
+}
+
+// waitCaughtUp waits until the group has committed every input record.
+func (w *world) waitCaughtUp(timeout time.Duration) {
+	w.t.Helper()
+	adm := w.kafka.Admin()
+	deadline := time.Now().Add(timeout)
+	for {
+		lag, err := adm.Lag(context.Background(), "rostrum-"+env)
+		if err == nil {
+			var total int64
+			var seen int
+			lag.Each(func(l kadm.DescribedGroupLag) {
+				for _, ps := range l.Lag {
+					for _, pl := range ps {
+						if pl.Commit.At >= 0 {
+							seen++
+						}
+						total += pl.Lag
+					}
+				}
+			})
+			if seen == 9 && total == 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("group did not catch up within %s (last lag error %v)", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// check compares Redis and the output topic with the model, and the DLQ
+// with the bad records. It returns the number of output records read.
+func (w *world) check() (outputs int) {
+	t := w.t
+	t.Helper()
+	ctx := context.Background()
+
+	// 1. Every room's ranking in Redis equals the model's, member by member,
+	//    score by score, in order.
+	rooms := w.model.Rooms()
+	for _, room := range rooms {
+		want := w.model.Ranking(room)
+		got, err := w.rc.ZRevRangeWithScores(ctx, sink.RoomKeys(env, room).Ranking, 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("room %s: %d ranked in Redis, model has %d", room, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].Member != want[i].UserID || got[i].Score != want[i].Score {
+				t.Fatalf("room %s rank %d: Redis %v=%v, model %v=%v", room, i+1, got[i].Member, got[i].Score, want[i].UserID, want[i].Score)
+			}
+		}
+	}
+
+	// 2. Output topic: per room, seqs 1..n without gaps (a republished seq
+	//    repeats identical content), consecutive lists keep shared members in
+	//    their slots, and the last list is the model's top-7 set. (A list is
+	//    published when its members or their slots change, not on every score
+	//    change, so only membership is compared.)
+	type out struct {
+		processor.Output
+		raw string
+	}
+	byRoom := map[string]map[int64]string{}
+	last := map[string]out{}
+	recs := w.kafka.ReadAll(w.topics.TopN)
+	for _, r := range recs {
+		var o processor.Output
+		if err := json.Unmarshal(r.Value, &o); err != nil {
+			t.Fatalf("output %q: %v", r.Value, err)
+		}
+		if string(r.Key) != o.RoomID {
+			t.Fatalf("output key %q for room %q", r.Key, o.RoomID)
+		}
+		seqs := byRoom[o.RoomID]
+		if seqs == nil {
+			seqs = map[int64]string{}
+			byRoom[o.RoomID] = seqs
+		}
+		if prev, dup := seqs[o.Seq]; dup && prev != string(r.Value) {
+			t.Fatalf("room %s seq %d published twice with different content:\n%s\n%s", o.RoomID, o.Seq, prev, r.Value)
+		}
+		seqs[o.Seq] = string(r.Value)
+		if o.Seq >= last[o.RoomID].Seq {
+			last[o.RoomID] = out{o, string(r.Value)}
+		}
+	}
+	for room, seqs := range byRoom {
+		var prev []string
+		for s := int64(1); s <= int64(len(seqs)); s++ {
+			raw, ok := seqs[s]
+			if !ok {
+				t.Fatalf("room %s: seq %d missing (have %d seqs)", room, s, len(seqs))
+			}
+			var o processor.Output
+			_ = json.Unmarshal([]byte(raw), &o)
+			cur := make([]string, len(o.Top))
+			for i, m := range o.Top {
+				cur[i] = m.UserID
+			}
+			for i, m := range prev {
+				if i < len(cur) && slices.Contains(cur, m) && cur[i] != m {
+					t.Fatalf("room %s seq %d: %s moved from slot %d (%v → %v)", room, s, m, i, prev, cur)
+				}
+			}
+			prev = cur
+		}
+	}
+	for _, room := range rooms {
+		want := w.model.Top(room, 7)
+		got := last[room].Top
+		if len(got) != len(want) {
+			st, _ := w.rc.HGetAll(ctx, sink.RoomKeys(env, room).Stable).Result()
+			t.Fatalf("room %s: last output has %d members, model top has %d (%s); stored stable %v", room, len(got), len(want), last[room].raw, st)
+		}
+		for _, m := range want {
+			if !slices.ContainsFunc(got, func(o processor.OutputMember) bool { return o.UserID == m.UserID }) {
+				st, _ := w.rc.HGetAll(ctx, sink.RoomKeys(env, room).Stable).Result()
+				raw, _ := w.rc.ZRevRangeWithScores(ctx, sink.RoomKeys(env, room).Ranking, 0, 9).Result()
+				t.Logf("stored stable: seq %s list %s pending %s", st["seq"], st["list"], st["pending"])
+				t.Logf("raw top: %v", raw)
+				t.Logf("model top: %v", w.model.Top(room, 9))
+				t.Fatalf("room %s: model top member %s (score %v) missing from last output %s", room, m.UserID, m.Score, last[room].raw)
+			}
+		}
+	}
+
+	// 3. The DLQ holds exactly the bad records, each with a reason.
+	var wantBad []string
+	for _, tr := range w.trace {
+		if !tr.Good() {
+			wantBad = append(wantBad, string(tr.Value))
+		}
+	}
+	var gotBad []string
+	for _, r := range w.kafka.ReadAll(w.topics.DLQ) {
+		h := map[string]string{}
+		for _, kv := range r.Headers {
+			h[kv.Key] = string(kv.Value)
+		}
+		if h["rostrum-error"] == "" || !strings.HasPrefix(h["rostrum-topic"], env+".callbacks.") || h["rostrum-offset"] == "" {
+			t.Fatalf("DLQ record without reason or origin: headers %v", h)
+		}
+		if _, err := strconv.Atoi(h["rostrum-partition"]); err != nil {
+			t.Fatalf("DLQ partition header %q", h["rostrum-partition"])
+		}
+		gotBad = append(gotBad, string(r.Value))
+	}
+	slices.Sort(wantBad)
+	slices.Sort(gotBad)
+	gotBad = slices.Compact(gotBad) // a redelivered bad record may reach the DLQ twice
+	wantBad = slices.Compact(wantBad)
+	if !slices.Equal(gotBad, wantBad) {
+		t.Fatalf("DLQ has %d distinct records, want %d", len(gotBad), len(wantBad))
+	}
+	t.Logf("checked: %d trace records, %d rooms, %d output records, %d DLQ records", len(w.trace), len(rooms), len(recs), len(gotBad))
+	return len(recs)
+}
+
+func e2eTrace(seed uint64, records int) trace.Config {
+	c := trace.DefaultConfig(seed)
+	c.Records = records
+	c.Rooms = 40
+	c.MaxMembers = 200
+	return c
+}
+
+// TestEndToEnd runs the whole pipeline in process over a generated meeting
+// trace and compares everything with the reference model.
+func TestEndToEnd(t *testing.T) {
+	w := newWorld(t, e2eTrace(1, 20000))
+	w.waitProduced(w.produce(len(w.trace), 0))
+	ctx, cancel := context.WithCancel(context.Background())
+	p, closeFn, err := startProcessor(ctx, w.kafka.Seeds, w.redis.Addr, t.TempDir(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	w.waitCaughtUp(2 * time.Minute)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	closeFn()
+	w.check()
+	s := p.Stats()
+	if s.Records.Load() != int64(len(w.trace)) {
+		t.Fatalf("processed %d records, produced %d", s.Records.Load(), len(w.trace))
+	}
+	t.Logf("batches %d, events %d, DLQ %d, published %d", s.Batches.Load(), s.Events.Load(), s.DLQ.Load(), s.Published.Load())
+}
+
+// child is a processor running as a separate process.
+type child struct{ cmd *exec.Cmd }
+
+func (w *world) startChild(walDir string) *child {
+	w.t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		"ROSTRUM_E2E_CHILD=1",
+		"ROSTRUM_E2E_BROKERS="+strings.Join(w.kafka.Seeds, ","),
+		"ROSTRUM_E2E_REDIS="+w.redis.Addr,
+		"ROSTRUM_E2E_WAL="+walDir,
+	)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	c := &child{cmd: cmd}
+	w.t.Cleanup(func() { c.kill() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		w.t.Fatalf("processor child did not start: %q %v", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	return c
+}
+
+func (c *child) kill() {
+	if c.cmd.ProcessState == nil {
+		_ = c.cmd.Process.Kill()
+		_ = c.cmd.Wait()
+	}
+}
+
+func (c *child) stop(t *testing.T) {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("processor did not stop cleanly: %v", err)
+	}
+}
+
+// TestCrashRestart SIGKILLs the processor at random moments while it works
+// through the trace, restarts it each time, and then requires the same end
+// state as an undisturbed run: nothing lost, nothing applied twice.
+func TestCrashRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash loop skipped in -short mode")
+	}
+	w := newWorld(t, e2eTrace(2, 20000))
+	produced := w.produce(500, 50*time.Millisecond)
+	walDir := t.TempDir()
+	r := rand.New(rand.NewPCG(2, 2))
+	kills := 6
+	for i := 0; i < kills; i++ {
+		c := w.startChild(walDir)
+		time.Sleep(time.Duration(300+r.IntN(900)) * time.Millisecond)
+		c.kill()
+	}
+	c := w.startChild(walDir)
+	w.waitProduced(produced)
+	w.waitCaughtUp(3 * time.Minute)
+	c.stop(t)
+	w.check()
+	t.Logf("survived %d SIGKILLs", kills)
+}
+
+// TestTwoProcessorsJoinLeave runs two processors in one group, killing and
+// restarting one or the other, so partitions move between live members and
+// a killed member's partitions are redelivered to the other.
+func TestTwoProcessorsJoinLeave(t *testing.T) {
+	if testing.Short() {
+		t.Skip("group test skipped in -short mode")
+	}
+	for _, preload := range []bool{true, false} {
+		t.Run(fmt.Sprintf("preload=%v", preload), func(t *testing.T) {
+			w := newWorld(t, e2eTrace(3, 20000))
+			var produced <-chan error
+			if preload {
+				w.waitProduced(w.produce(len(w.trace), 0))
+			} else {
+				produced = w.produce(500, 50*time.Millisecond)
+			}
+			dirs := [2]string{t.TempDir(), t.TempDir()} // one WAL per processor instance
+			r := rand.New(rand.NewPCG(3, 3))
+			procs := [2]*child{w.startChild(dirs[0]), w.startChild(dirs[1])}
+			for i := 0; i < 6; i++ {
+				time.Sleep(time.Duration(300+r.IntN(700)) * time.Millisecond)
+				j := r.IntN(2)
+				if i%2 == 0 {
+					procs[j].kill()
+				} else {
+					procs[j].stop(t) // a clean leave
+				}
+				procs[j] = w.startChild(dirs[j])
+			}
+			if produced != nil {
+				w.waitProduced(produced)
+			}
+			w.waitCaughtUp(3 * time.Minute)
+			procs[0].stop(t)
+			procs[1].stop(t)
+			w.check()
+		})
+	}
+}

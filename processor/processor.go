@@ -1,0 +1,213 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/sink"
+)
+
+// Processor consumes one environment's callback topics and keeps its meeting
+// rankings. Run it once; it is not safe to call Run concurrently.
+type Processor struct {
+	cfg    Config
+	topics Topics
+	cl     *kgo.Client
+	store  Store
+	log    Log
+	dec    *codec.Decoder
+	room   *regexp.Regexp
+	lg     *zap.Logger
+
+	acks      []sink.Ack // outputs published by the last batch, acknowledged in the next
+	lastPrune time.Time
+	walSeq    uint64 // last WAL sequence whose batch was committed
+	stats     Stats
+	assigned  atomic.Int64
+}
+
+// Stats are running totals, safe to read while the processor runs.
+type Stats struct {
+	Batches   atomic.Int64 // poll batches completed
+	Records   atomic.Int64 // records consumed
+	Events    atomic.Int64 // events applied (decoded and accepted)
+	DLQ       atomic.Int64 // records sent to the DLQ
+	Published atomic.Int64 // output records published (including republished pending ones)
+	Conflicts atomic.Int64 // stable-list compare-and-set retries
+	Retries   atomic.Int64 // failed batch attempts retried
+}
+
+// New connects to Kafka and checks the topics, but consumes nothing until Run.
+// It fails when the brokers cannot be reached or a topic is missing (unless
+// CreateTopics is set).
+func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, error) {
+	cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Processor{
+		cfg:    cfg,
+		topics: TopicsFor(cfg.TopicPrefix, cfg.Env),
+		store:  store,
+		log:    log,
+		dec:    codec.NewDecoder(cfg.Decode),
+		lg:     cfg.Logger,
+	}
+	if cfg.RoomPattern != "" {
+		p.room = regexp.MustCompile(cfg.RoomPattern)
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(p.topics.Inputs()...),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)), // murmur2 by key: one room, one output partition
+		kgo.ProducerLinger(0),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
+			p.assigned.Add(int64(count(a)))
+			p.lg.Info("partitions assigned", zap.Any("partitions", a))
+		}),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) {
+			p.assigned.Add(-int64(count(r)))
+			p.lg.Info("partitions revoked", zap.Any("partitions", r))
+		}),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, l map[string][]int32) {
+			p.assigned.Add(-int64(count(l)))
+			p.lg.Warn("partitions lost", zap.Any("partitions", l))
+		}),
+	}
+	cl, err := kgo.NewClient(append(opts, cfg.KafkaOpts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	p.cl = cl
+	if err := p.checkTopics(ctx); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func count(m map[string][]int32) (n int) {
+	for _, ps := range m {
+		n += len(ps)
+	}
+	return n
+}
+
+// checkTopics verifies the brokers answer and every topic exists, creating
+// missing ones when configured.
+func (p *Processor) checkTopics(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(p.cl)
+	all := append(p.topics.Inputs(), p.topics.DLQ, p.topics.TopN)
+	details, err := adm.ListTopics(ctx, all...)
+	if err != nil {
+		return fmt.Errorf("kafka brokers %v unreachable: %w", p.cfg.Brokers, err)
+	}
+	var missing []string
+	for _, t := range all {
+		if d, ok := details[t]; !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if !p.cfg.CreateTopics {
+		return fmt.Errorf("kafka topics missing: %v (create them, or start with --create-topics)", missing)
+	}
+	resp, err := adm.CreateTopics(ctx, p.cfg.Partitions, -1, nil, missing...)
+	if err != nil {
+		return fmt.Errorf("create topics %v: %w", missing, err)
+	}
+	for _, r := range resp.Sorted() {
+		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
+		}
+	}
+	p.lg.Info("topics created", zap.Strings("topics", missing))
+	return nil
+}
+
+// Stats returns the running totals.
+func (p *Processor) Stats() *Stats { return &p.stats }
+
+// Topics returns the topic names the processor uses.
+func (p *Processor) Topics() Topics { return p.topics }
+
+// Assigned returns how many input partitions this processor owns now.
+func (p *Processor) Assigned() int { return int(p.assigned.Load()) }
+
+// Run consumes until ctx is cancelled, then finishes the batch in flight,
+// commits it, and leaves the group. It returns nil after a clean stop.
+func (p *Processor) Run(ctx context.Context) error {
+	defer p.cl.Close() // leaves the group
+	p.lg.Info("consuming", zap.String("env", p.cfg.Env), zap.String("group", p.cfg.Group),
+		zap.Strings("topics", p.topics.Inputs()))
+	for {
+		fetches := p.cl.PollRecords(ctx, p.cfg.MaxPollRecords)
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		fetches.EachError(func(t string, part int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				p.lg.Warn("fetch error", zap.String("topic", t), zap.Int32("partition", part), zap.Error(err))
+			}
+		})
+		recs := fetches.Records()
+		if len(recs) > 0 {
+			// The batch is finished even when ctx is cancelled meanwhile
+			// (drain on shutdown); only retries of a failing batch stop early.
+			if err := p.processWithRetry(ctx, recs); err != nil {
+				p.cl.AllowRebalance()
+				return err
+			}
+		}
+		p.cl.AllowRebalance()
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// processWithRetry runs a batch until it succeeds. Every step is idempotent,
+// so a failed attempt is simply repeated, with exponential backoff and jitter,
+// without polling more (memory stays bounded). It gives up only when ctx is
+// cancelled; the batch's offsets are then left uncommitted and the group
+// redelivers it.
+func (p *Processor) processWithRetry(ctx context.Context, recs []*kgo.Record) error {
+	b := newBatch(p, recs)
+	backoff := p.cfg.RetryBackoff
+	for {
+		err := b.run(context.WithoutCancel(ctx))
+		if err == nil {
+			p.stats.Batches.Add(1)
+			return nil
+		}
+		p.stats.Retries.Add(1)
+		p.lg.Warn("batch failed, retrying", zap.Int("records", len(recs)), zap.Duration("backoff", backoff), zap.Error(err))
+		jitter := time.Duration(rand.Int64N(int64(backoff)/2 + 1))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stopped with a failing batch (left uncommitted, it will be redelivered): %w", err)
+		case <-time.After(backoff + jitter):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}

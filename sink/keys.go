@@ -1,0 +1,21 @@
+package sink
+
+// Keys names the Redis keys of one room. Every key carries the room in one
+// hash tag ({…}), so all of a room's keys live in one Redis Cluster slot and
+// one script can touch them together.
+type Keys struct {
+	Members    string // hash: user id → packed MemberState
+	Ranking    string // sorted set: ranked user id → codec score
+	Stable     string // hash: seq, list (comma-separated ids), out (last output record), pending (seq not yet acknowledged)
+	Watermarks string // hash: "topic/partition" → last applied offset
+}
+
+// RoomKeys returns the keys of room in environment env:
+//
+//	rostrum:{env}:{room}:m|z|s|w
+//
+// (the braces around the room are the hash tag; the env is literal text).
+func RoomKeys(env, room string) Keys {
+	p := "rostrum:" + env + ":{" + room + "}:"
+	return Keys{Members: p + "m", Ranking: p + "z", Stable: p + "s", Watermarks: p + "w"}
+}

@@ -1,0 +1,293 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/codec"
+)
+
+// Options configure a Redis sink.
+type Options struct {
+	Env     string         // environment, part of every key; required
+	TopN    int            // size of the raw and stable top lists; default 7
+	RoomTTL time.Duration  // idle rooms expire after this, refreshed on every write; default 24h
+	Meeting *codec.Meeting // score layout; default codec.NewMeeting(codec.DefaultEpoch)
+	Logger  *zap.Logger    // nil: no logs
+}
+
+// Redis is the meeting ranking store. It is safe for concurrent use; the
+// processor calls it once or twice per poll batch.
+type Redis struct {
+	c    redis.UniversalClient
+	opt  Options
+	args [8]any // fixed leading arguments of the apply script
+}
+
+// New returns a sink writing through c, which may be a single node, a
+// failover or a cluster client.
+func New(c redis.UniversalClient, opt Options) (*Redis, error) {
+	if opt.Env == "" {
+		return nil, errors.New("sink: Options.Env is required")
+	}
+	if opt.TopN == 0 {
+		opt.TopN = 7
+	}
+	if opt.RoomTTL == 0 {
+		opt.RoomTTL = 24 * time.Hour
+	}
+	if opt.Meeting == nil {
+		opt.Meeting = codec.NewMeeting(codec.DefaultEpoch)
+	}
+	if opt.Logger == nil {
+		opt.Logger = zap.NewNop()
+	}
+	r := &Redis{c: c, opt: opt}
+	f := opt.Meeting.Layout().Fields()
+	mult := func(name string) string {
+		for _, fi := range f {
+			if fi.Name == name {
+				return strconv.FormatUint(1<<fi.Shift, 10)
+			}
+		}
+		panic("sink: meeting layout lacks field " + name)
+	}
+	var tmax uint64
+	for _, fi := range f {
+		if fi.Name == "time" {
+			tmax = fi.Max
+		}
+	}
+	r.args = [8]any{
+		strconv.FormatInt(opt.RoomTTL.Milliseconds(), 10),
+		strconv.Itoa(opt.TopN),
+		strconv.FormatInt(opt.Meeting.Epoch().UnixMilli(), 10),
+		strconv.FormatUint(tmax, 10),
+		mult("audio"), mult("volume"), mult("video"), mult("role"),
+	}
+	return r, nil
+}
+
+// Ping checks that Redis answers.
+func (r *Redis) Ping(ctx context.Context) error {
+	if err := r.c.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("sink: redis ping: %w", err)
+	}
+	return nil
+}
+
+// Part is one topic-partition's share of a room's updates in a batch.
+type Part struct {
+	Topic     string
+	Partition int32
+	Last      int64          // offset of the last record of this room in this batch
+	Members   []MemberUpdate // folded: one entry per user
+}
+
+// MemberUpdate is a member's folded update.
+type MemberUpdate struct {
+	UserID string
+	State  MemberState
+}
+
+// RoomUpdate is everything a batch changes in one room.
+type RoomUpdate struct {
+	Room  string
+	Parts []Part
+}
+
+// Ack says that the output with Seq of Room has been published.
+type Ack struct {
+	Room string
+	Seq  int64
+}
+
+// Ranked is a member of a raw top list with its score.
+type Ranked struct {
+	UserID string
+	Score  float64
+}
+
+// RoomState is what Apply returns per room: enough for the stable merge.
+type RoomState struct {
+	Room    string
+	Applied bool     // false when every part was already applied (watermarks)
+	Seq     int64    // seq of the stored stable list (0: none yet)
+	Stable  []string // stored stable list
+	Pending []byte   // stored output whose publication was never acknowledged, else nil
+	Top     []Ranked // raw top-N, best first
+}
+
+// Apply writes the rooms' updates, each room in one atomic script guarded
+// by its watermarks, and clears the pending marks of acks, all in one
+// pipelined round trip. It returns one RoomState per room, in order.
+func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]RoomState, error) {
+	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+		for _, a := range acks {
+			ackScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
+		}
+		out := make([]*redis.Cmd, len(rooms))
+		for i := range rooms {
+			out[i] = r.applyRoom(ctx, p, &rooms[i])
+		}
+		return out
+	})
+	if err != nil {
+		return nil, err
+	}
+	states := make([]RoomState, len(rooms))
+	for i, c := range cmds {
+		if err := parseRoomState(c, rooms[i].Room, &states[i]); err != nil {
+			return nil, err
+		}
+	}
+	return states, nil
+}
+
+// Read returns the rooms' stable and raw top lists without changing them.
+func (r *Redis) Read(ctx context.Context, rooms []string) ([]RoomState, error) {
+	ups := make([]RoomUpdate, len(rooms))
+	for i, room := range rooms {
+		ups[i].Room = room
+	}
+	return r.Apply(ctx, ups, nil)
+}
+
+func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate) *redis.Cmd {
+	k := RoomKeys(r.opt.Env, u.Room)
+	n := len(r.args) + 1
+	for _, part := range u.Parts {
+		n += 3 + 2*len(part.Members)
+	}
+	args := make([]any, 0, n)
+	args = append(args, r.args[:]...)
+	args = append(args, len(u.Parts))
+	for _, part := range u.Parts {
+		args = append(args, part.Topic+"/"+strconv.Itoa(int(part.Partition)), part.Last, len(part.Members))
+		for i := range part.Members {
+			m := &part.Members[i]
+			args = append(args, m.UserID, m.State.AppendBinary(make([]byte, 0, StateSize)))
+		}
+	}
+	return applyScript.EvalSha(ctx, p, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, args...)
+}
+
+func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
+	vals, err := c.Slice()
+	if err != nil {
+		return fmt.Errorf("sink: apply room %q: %w", room, err)
+	}
+	if len(vals) < 4 || len(vals)%2 != 0 {
+		return fmt.Errorf("sink: apply room %q: unexpected reply of %d values", room, len(vals))
+	}
+	st.Room = room
+	st.Applied = vals[0].(int64) == 1
+	st.Seq = vals[1].(int64)
+	if list, _ := vals[2].(string); list != "" {
+		st.Stable = strings.Split(list, ",")
+	}
+	if out, _ := vals[3].(string); out != "" {
+		st.Pending = []byte(out)
+	}
+	st.Top = make([]Ranked, 0, (len(vals)-4)/2)
+	for i := 4; i < len(vals); i += 2 {
+		user, _ := vals[i].(string)
+		s, _ := vals[i+1].(string)
+		score, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("sink: apply room %q: score %q of %q: %w", room, s, user, err)
+		}
+		st.Top = append(st.Top, Ranked{UserID: user, Score: score})
+	}
+	return nil
+}
+
+// StableUpdate is a new stable list to store if the room's seq is still
+// PrevSeq. Out is the output record to publish; it is kept as pending until
+// acknowledged.
+type StableUpdate struct {
+	Room    string
+	PrevSeq int64
+	List    []string
+	Out     []byte
+}
+
+// StoreStable stores the lists in one pipelined round trip. stored[i] is false
+// when room i's seq moved on since it was read (another processor stored a
+// list first); the caller reads the room again and merges anew.
+func (r *Redis) StoreStable(ctx context.Context, ups []StableUpdate) (stored []bool, err error) {
+	ttl := r.args[0]
+	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+		out := make([]*redis.Cmd, len(ups))
+		for i, u := range ups {
+			out[i] = commitScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, u.Room).Stable},
+				u.PrevSeq, strings.Join(u.List, ","), u.Out, ttl)
+		}
+		return out
+	})
+	if err != nil {
+		return nil, err
+	}
+	stored = make([]bool, len(ups))
+	for i, c := range cmds {
+		n, err := c.Int64()
+		if err != nil {
+			return nil, fmt.Errorf("sink: store stable list of %q: %w", ups[i].Room, err)
+		}
+		stored[i] = n == 1
+	}
+	return stored, nil
+}
+
+// run executes one pipeline. When Redis lost its scripts (a restart, a
+// failover, SCRIPT FLUSH) it loads them and runs the pipeline again; every
+// script is idempotent under its watermark or compare-and-set, so a second
+// run is safe.
+func (r *Redis) run(ctx context.Context, fill func(redis.Pipeliner) []*redis.Cmd) ([]*redis.Cmd, error) {
+	for attempt := 0; ; attempt++ {
+		p := r.c.Pipeline()
+		cmds := fill(p)
+		_, err := p.Exec(ctx)
+		if err == nil {
+			return cmds, nil
+		}
+		if attempt == 0 && isNoScript(cmds) {
+			if err := r.LoadScripts(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, c := range cmds {
+			if c.Err() != nil {
+				return nil, fmt.Errorf("sink: redis pipeline: %w", c.Err())
+			}
+		}
+		return nil, fmt.Errorf("sink: redis pipeline: %w", err)
+	}
+}
+
+func isNoScript(cmds []*redis.Cmd) bool {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			return true
+		}
+	}
+	return false
+}
+
+// LoadScripts loads the Lua scripts into Redis (every master of a cluster).
+func (r *Redis) LoadScripts(ctx context.Context) error {
+	for _, s := range []*redis.Script{applyScript, commitScript, ackScript} {
+		if err := s.Load(ctx, r.c).Err(); err != nil {
+			return fmt.Errorf("sink: load scripts: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,249 @@
+package sink_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/sink"
+)
+
+var _ processor.Store = (*sink.Redis)(nil)
+
+var base = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixMilli()
+
+func newSink(t *testing.T, c redis.UniversalClient) *sink.Redis {
+	t.Helper()
+	s, err := sink.New(c, sink.Options{Env: "test", TopN: 7, RoomTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func randomEvent(r *rand.Rand, room string) codec.Event {
+	ev := codec.Event{RoomID: room, UserID: fmt.Sprintf("u%d", r.IntN(12)), TS: base + r.Int64N(50)}
+	switch r.IntN(7) {
+	case 0:
+		ev.Type = codec.TypeJoin
+	case 1:
+		ev.Type = codec.TypeLeave
+	case 2:
+		ev.Type, ev.Value = codec.TypeAudio, r.Int64N(2)
+	case 3:
+		ev.Type, ev.Value = codec.TypeVideo, r.Int64N(2)
+	case 4:
+		ev.Type, ev.Value = codec.TypeRole, 1+r.Int64N(7)
+	default:
+		ev.Type, ev.Value = codec.TypeVolume, r.Int64N(1000)
+	}
+	return ev
+}
+
+// TestApplyMatchesGoMerge checks that the Lua script merges member states
+// exactly as MemberState does, and scores ranked members exactly as the codec
+// does, whatever the split of events into batches and parts.
+func TestApplyMatchesGoMerge(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	s := newSink(t, c)
+	meeting := codec.NewMeeting(codec.DefaultEpoch)
+	r := rand.New(rand.NewPCG(1, 2))
+	for room := 0; room < 20; room++ {
+		roomID := fmt.Sprintf("room-%d", room)
+		want := map[string]*sink.MemberState{}
+		offset := int64(0)
+		for batch := 0; batch < 5; batch++ {
+			var parts []sink.Part
+			for part := 0; part < 1+r.IntN(3); part++ {
+				fold := map[string]*sink.MemberState{}
+				for e := 0; e < r.IntN(30); e++ {
+					ev := randomEvent(r, roomID)
+					if fold[ev.UserID] == nil {
+						fold[ev.UserID] = new(sink.MemberState)
+					}
+					fold[ev.UserID].Apply(&ev)
+					if want[ev.UserID] == nil {
+						want[ev.UserID] = new(sink.MemberState)
+					}
+					want[ev.UserID].Apply(&ev)
+				}
+				offset++
+				p := sink.Part{Topic: "test.callbacks.rtc", Partition: int32(part), Last: offset}
+				for u, st := range fold {
+					p.Members = append(p.Members, sink.MemberUpdate{UserID: u, State: *st})
+				}
+				parts = append(parts, p)
+			}
+			if _, err := s.Apply(ctx, []sink.RoomUpdate{{Room: roomID, Parts: parts}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		k := sink.RoomKeys("test", roomID)
+		stored, err := c.HGetAll(ctx, k.Members).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stored) != len(want) {
+			t.Fatalf("%s: %d members stored, want %d", roomID, len(stored), len(want))
+		}
+		for u, w := range want {
+			var got sink.MemberState
+			if err := got.UnmarshalBinary([]byte(stored[u])); err != nil {
+				t.Fatal(err)
+			}
+			if got != *w {
+				t.Fatalf("%s/%s: Redis state %+v, Go state %+v", roomID, u, got, *w)
+			}
+			score, err := c.ZScore(ctx, k.Ranking, u).Result()
+			if !w.Ranked() {
+				if err != redis.Nil {
+					t.Fatalf("%s/%s: not ranked but has score %v (%v)", roomID, u, score, err)
+				}
+				continue
+			}
+			ws, _ := w.Score(meeting)
+			if err != nil || score != ws {
+				t.Fatalf("%s/%s: score %v (%v), want %v", roomID, u, score, err, ws)
+			}
+		}
+	}
+}
+
+func update(room, user string, part int32, last int64, evs ...codec.Event) sink.RoomUpdate {
+	var st sink.MemberState
+	for i := range evs {
+		evs[i].RoomID, evs[i].UserID = room, user
+		st.Apply(&evs[i])
+	}
+	return sink.RoomUpdate{Room: room, Parts: []sink.Part{{
+		Topic: "test.callbacks.rtc", Partition: part, Last: last,
+		Members: []sink.MemberUpdate{{UserID: user, State: st}},
+	}}}
+}
+
+// TestWatermarkSkipsApplied shows the exactly-once guard: a part at or below
+// the room's watermark for its partition changes nothing, even with content
+// that would otherwise win (as a zombie consumer's stale batch might).
+func TestWatermarkSkipsApplied(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	s := newSink(t, c)
+	vol := func(v int64, ts int64) codec.Event { return codec.Event{Type: codec.TypeVolume, Value: v, TS: ts} }
+
+	st, err := s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 0, 10, vol(100, base))}, nil)
+	if err != nil || !st[0].Applied || len(st[0].Top) != 1 {
+		t.Fatalf("first apply: %+v, %v", st, err)
+	}
+	before := st[0].Top[0].Score
+	// Same partition, offset not beyond the watermark, newer content: skipped.
+	st, err = s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 0, 10, vol(900, base+1000))}, nil)
+	if err != nil || st[0].Applied || st[0].Top[0].Score != before {
+		t.Fatalf("replayed part was applied: %+v, %v", st, err)
+	}
+	// Another partition has its own watermark.
+	st, err = s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 1, 3, vol(900, base+1000))}, nil)
+	if err != nil || !st[0].Applied || st[0].Top[0].Score == before {
+		t.Fatalf("new partition's part not applied: %+v, %v", st, err)
+	}
+	wm, _ := c.HGetAll(ctx, sink.RoomKeys("test", "r1").Watermarks).Result()
+	if !(wm["test.callbacks.rtc/0"] == "10" && wm["test.callbacks.rtc/1"] == "3") {
+		t.Fatalf("watermarks %v", wm)
+	}
+}
+
+func TestStableCompareAndSetAndPending(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	s := newSink(t, c)
+	ok, err := s.StoreStable(ctx, []sink.StableUpdate{{Room: "r1", PrevSeq: 0, List: []string{"a", "b"}, Out: []byte("out-1")}})
+	if err != nil || !ok[0] {
+		t.Fatalf("first store: %v %v", ok, err)
+	}
+	ok, err = s.StoreStable(ctx, []sink.StableUpdate{{Room: "r1", PrevSeq: 0, List: []string{"b"}, Out: []byte("stale")}})
+	if err != nil || ok[0] {
+		t.Fatalf("store with a stale seq succeeded: %v %v", ok, err)
+	}
+	st, err := s.Read(ctx, []string{"r1"})
+	if err != nil || st[0].Seq != 1 || !slices.Equal(st[0].Stable, []string{"a", "b"}) || string(st[0].Pending) != "out-1" {
+		t.Fatalf("read after store: %+v %v", st, err)
+	}
+	// An ack of an older seq leaves the pending output; the right one clears it.
+	if st, err = s.Apply(ctx, nil, []sink.Ack{{Room: "r1", Seq: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ = s.Read(ctx, []string{"r1"}); st[0].Pending == nil {
+		t.Fatal("ack of another seq cleared the pending output")
+	}
+	if _, err = s.Apply(ctx, nil, []sink.Ack{{Room: "r1", Seq: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ = s.Read(ctx, []string{"r1"}); st[0].Pending != nil || st[0].Seq != 1 {
+		t.Fatalf("after ack: %+v", st[0])
+	}
+}
+
+// TestScriptsReloaded covers a Redis that lost its script cache (restart,
+// failover, SCRIPT FLUSH): the sink loads the scripts and carries on.
+func TestScriptsReloaded(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	s := newSink(t, c)
+	if _, err := s.Read(ctx, []string{"r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(ctx, []string{"r1"}); err != nil {
+		t.Fatalf("after SCRIPT FLUSH: %v", err)
+	}
+}
+
+func TestRoomTTL(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	s := newSink(t, c)
+	if _, err := s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 0, 1, codec.Event{Type: codec.TypeJoin, TS: base})}, nil); err != nil {
+		t.Fatal(err)
+	}
+	k := sink.RoomKeys("test", "r1")
+	for _, key := range []string{k.Members, k.Ranking, k.Watermarks} {
+		ttl, err := c.PTTL(ctx, key).Result()
+		if err != nil || ttl <= 0 || ttl > time.Hour {
+			t.Fatalf("%s: ttl %v (%v), want within (0, 1h]", key, ttl, err)
+		}
+	}
+}
+
+// TestClusterSlots runs the sink against a three-master Redis Cluster: every
+// script touches keys of one hash tag, so rooms spread over all masters work.
+func TestClusterSlots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster start skipped in -short mode")
+	}
+	ctx := context.Background()
+	cl := testenv.StartRedisCluster(t)
+	s := newSink(t, cl.Client())
+	var ups []sink.RoomUpdate
+	for i := 0; i < 50; i++ {
+		ups = append(ups, update(fmt.Sprintf("room-%d", i), "a", 0, 1, codec.Event{Type: codec.TypeAudio, Value: 1, TS: base}))
+	}
+	st, err := s.Apply(ctx, ups, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range st {
+		if !st[i].Applied || len(st[i].Top) != 1 {
+			t.Fatalf("room %d: %+v", i, st[i])
+		}
+	}
+}

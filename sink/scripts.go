@@ -1,0 +1,136 @@
+package sink
+
+import "github.com/redis/go-redis/v9"
+
+// applyLua applies one room's share of a batch atomically and returns what the
+// stable merge needs. Every key it touches carries the room's hash tag, so it
+// runs on one Redis Cluster slot.
+//
+//	KEYS: 1 members hash, 2 ranking zset, 3 stable hash, 4 watermark hash
+//	ARGV: 1 ttl ms, 2 top-n, 3 epoch ms, 4 max time offset,
+//	      5..8 multipliers of audio, volume, video, role in the score,
+//	      9 number of topic-partition parts, then per part:
+//	      name ("topic/partition"), last offset, member count,
+//	      then member count pairs of (user id, packed update)
+//
+// A part whose last offset is at or below the stored watermark was applied
+// before (a replay or a zombie consumer) and is skipped. A part that overlaps
+// the watermark is applied whole: member states merge idempotently, so its
+// already-applied events have no second effect.
+//
+// Reply: {applied (0/1), seq, stable list, pending output or "", user1, score1, …}
+// with the raw top-n best first.
+const applyLua = `
+local F = '<BBBBBHllllll'
+local ttl, topn, epoch, tmax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local mA, mV, mVid, mR = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local nparts = tonumber(ARGV[9])
+local i = 10
+local upd, users = {}, {}
+local applied = 0
+
+-- value index, time index pairs of the packed state (see state.go)
+local P = {{1,7},{2,9},{3,11},{4,10},{6,8}}
+local function merge(s, u)
+  for _, p in ipairs(P) do
+    local v, t = p[1], p[2]
+    if u[t] > s[t] or (u[t] == s[t] and u[v] > s[v]) then s[v] = u[v]; s[t] = u[t] end
+  end
+  if u[12] > s[12] then s[12] = u[12] end
+end
+local function unpack12(b)
+  local a = {struct.unpack(F, b)}
+  a[13] = nil
+  return a
+end
+
+for _ = 1, nparts do
+  local tp, last, n = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2])
+  i = i + 3
+  local wm = tonumber(redis.call('HGET', KEYS[4], tp) or '-1')
+  if last > wm then
+    applied = 1
+    for k = 0, n-1 do
+      local user, u = ARGV[i+2*k], unpack12(ARGV[i+2*k+1])
+      local s = upd[user]
+      if s then merge(s, u) else upd[user] = u; users[#users+1] = user end
+    end
+    redis.call('HSET', KEYS[4], tp, last)
+  end
+  i = i + 2*n
+end
+
+if applied == 1 then
+  local CH = 500
+  for c = 1, #users, CH do
+    local chunk = {}
+    for k = c, math.min(c+CH-1, #users) do chunk[#chunk+1] = users[k] end
+    local stored = redis.call('HMGET', KEYS[1], unpack(chunk))
+    local hset, zadd, zrem = {}, {}, {}
+    for k, user in ipairs(chunk) do
+      local s
+      if stored[k] then s = unpack12(stored[k]) else s = {0,0,0,0,0,0,0,0,0,0,0,0} end
+      local before = stored[k]
+      merge(s, upd[user])
+      local packed = struct.pack(F, s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12])
+      if packed ~= before then
+        hset[#hset+1] = user; hset[#hset+1] = packed
+        local role = s[4]
+        if role == 0 then role = 1 end
+        if s[3] == 1 and role >= 1 and role <= 4 then
+          local t = s[12] - epoch
+          if t < 0 or t > tmax then return redis.error_reply('ERR rostrum: time of ' .. user .. ' outside the score layout') end
+          local score = s[1]*mA + s[6]*mV + s[2]*mVid + role*mR + t
+          zadd[#zadd+1] = string.format('%.0f', score); zadd[#zadd+1] = user
+        else
+          zrem[#zrem+1] = user
+        end
+      end
+    end
+    if #hset > 0 then redis.call('HSET', KEYS[1], unpack(hset)) end
+    if #zadd > 0 then redis.call('ZADD', KEYS[2], unpack(zadd)) end
+    if #zrem > 0 then redis.call('ZREM', KEYS[2], unpack(zrem)) end
+  end
+  for k = 1, 4 do redis.call('PEXPIRE', KEYS[k], ttl) end
+end
+
+local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out')
+local pending = ''
+if st[3] and st[3] == st[1] then pending = st[4] end
+local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending}
+local top = redis.call('ZREVRANGE', KEYS[2], 0, topn-1, 'WITHSCORES')
+for k = 1, #top do reply[#reply+1] = top[k] end
+return reply
+`
+
+// commitLua stores a room's new stable list if nobody changed it since it was
+// read (compare-and-set on seq), and marks the output as pending until the
+// publisher acknowledges it.
+//
+//	KEYS: 1 stable hash
+//	ARGV: 1 seq read, 2 new list, 3 output record, 4 ttl ms
+//
+// Reply: 1 stored (the new seq is ARGV[1]+1), 0 seq moved on meanwhile.
+const commitLua = `
+local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+if seq ~= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'seq', seq+1, 'list', ARGV[2], 'out', ARGV[3], 'pending', seq+1)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+`
+
+// ackLua clears a room's pending mark once its output with that seq has been
+// published. A newer pending output stays pending.
+//
+//	KEYS: 1 stable hash
+//	ARGV: 1 published seq
+const ackLua = `
+if redis.call('HGET', KEYS[1], 'pending') == ARGV[1] then redis.call('HDEL', KEYS[1], 'pending') end
+return 1
+`
+
+var (
+	applyScript  = redis.NewScript(applyLua)
+	commitScript = redis.NewScript(commitLua)
+	ackScript    = redis.NewScript(ackLua)
+)

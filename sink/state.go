@@ -1,0 +1,142 @@
+package sink
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/rostrumhq/rostrum/codec"
+)
+
+// Presence register values. A leave is the larger value so that it wins a
+// tie with a join at the same event time.
+const (
+	presenceIn   = 1
+	presenceLeft = 2
+)
+
+// MemberState is one member's state in a room: a last-writer-wins register
+// (value, event time) per field, and the newest event time seen.
+//
+// A register takes an update whose time is newer, or equally new with a
+// larger value. That deterministic tie-break makes Merge commutative,
+// associative and idempotent, so the state never depends on the order in
+// which the three callback topics deliver, and applying an event twice has
+// no second effect. The Lua apply script in scripts.go implements the same
+// rule on the stored form; a test checks that the two agree.
+//
+// The zero value is "no information": merging it changes nothing. A member
+// that has been seen but never told otherwise has audio off, volume 0, video
+// off and role student (see Effective).
+type MemberState struct {
+	Audio, Video uint8
+	Volume       uint16
+	Role         codec.Role
+	Presence     uint8
+	AudioTS      int64
+	VolumeTS     int64
+	VideoTS      int64
+	RoleTS       int64
+	PresenceTS   int64
+	MaxTS        int64 // newest event time of any event of this member
+}
+
+// StateSize is the length of the stored (packed) form of a MemberState.
+const StateSize = 5 + 2 + 6*8
+
+// Apply folds one meeting event into the state.
+func (s *MemberState) Apply(ev *codec.Event) {
+	switch ev.Type {
+	case codec.TypeAudio:
+		lww8(&s.Audio, &s.AudioTS, uint8(ev.Value), ev.TS)
+	case codec.TypeVideo:
+		lww8(&s.Video, &s.VideoTS, uint8(ev.Value), ev.TS)
+	case codec.TypeVolume:
+		if ev.TS > s.VolumeTS || (ev.TS == s.VolumeTS && uint16(ev.Value) > s.Volume) {
+			s.Volume, s.VolumeTS = uint16(ev.Value), ev.TS
+		}
+	case codec.TypeRole:
+		r := uint8(s.Role)
+		lww8(&r, &s.RoleTS, uint8(ev.Value), ev.TS)
+		s.Role = codec.Role(r)
+	}
+	p := uint8(presenceIn)
+	if ev.Type == codec.TypeLeave {
+		p = presenceLeft
+	}
+	lww8(&s.Presence, &s.PresenceTS, p, ev.TS)
+	if ev.TS > s.MaxTS {
+		s.MaxTS = ev.TS
+	}
+}
+
+// Merge folds another state (for example an update built by Apply) into s.
+func (s *MemberState) Merge(o *MemberState) {
+	lww8(&s.Audio, &s.AudioTS, o.Audio, o.AudioTS)
+	lww8(&s.Video, &s.VideoTS, o.Video, o.VideoTS)
+	if o.VolumeTS > s.VolumeTS || (o.VolumeTS == s.VolumeTS && o.Volume > s.Volume) {
+		s.Volume, s.VolumeTS = o.Volume, o.VolumeTS
+	}
+	r := uint8(s.Role)
+	lww8(&r, &s.RoleTS, uint8(o.Role), o.RoleTS)
+	s.Role = codec.Role(r)
+	lww8(&s.Presence, &s.PresenceTS, o.Presence, o.PresenceTS)
+	if o.MaxTS > s.MaxTS {
+		s.MaxTS = o.MaxTS
+	}
+}
+
+func lww8(v *uint8, ts *int64, nv uint8, nts int64) {
+	if nts > *ts || (nts == *ts && nv > *v) {
+		*v, *ts = nv, nts
+	}
+}
+
+// Effective returns the state as ranked: a role never set is student.
+func (s MemberState) Effective() MemberState {
+	if s.Role == 0 {
+		s.Role = codec.RoleStudent
+	}
+	return s
+}
+
+// Ranked reports whether the member takes part in the ranking: present, with
+// a role that ranks.
+func (s MemberState) Ranked() bool {
+	return s.Presence == presenceIn && s.Effective().Role.Ranked()
+}
+
+// Score encodes the ranked member's score with the meeting layout.
+func (s MemberState) Score(m *codec.Meeting) (float64, error) {
+	e := s.Effective()
+	return m.Encode(codec.MemberScore{Audio: e.Audio, Volume: e.Volume, Video: e.Video, Role: e.Role, TS: e.MaxTS})
+}
+
+// AppendBinary appends the packed form stored in Redis: audio, video,
+// presence, role (1 byte each, then 1 spare), volume (2 bytes), then the six
+// times (8 bytes each), all little-endian. The Lua scripts read and write the
+// same layout with struct.pack("<BBBBBHllllll", …).
+func (s *MemberState) AppendBinary(b []byte) []byte {
+	b = append(b, s.Audio, s.Video, s.Presence, uint8(s.Role), 0)
+	b = binary.LittleEndian.AppendUint16(b, s.Volume)
+	for _, t := range [...]int64{s.AudioTS, s.VolumeTS, s.VideoTS, s.RoleTS, s.PresenceTS, s.MaxTS} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(t))
+	}
+	return b
+}
+
+// errStateSize is returned for a stored state of the wrong length.
+var errStateSize = errors.New("sink: stored member state has the wrong size")
+
+// UnmarshalBinary reads the packed form written by AppendBinary.
+func (s *MemberState) UnmarshalBinary(b []byte) error {
+	if len(b) != StateSize {
+		return errStateSize
+	}
+	s.Audio, s.Video, s.Presence, s.Role = b[0], b[1], b[2], codec.Role(b[3])
+	s.Volume = binary.LittleEndian.Uint16(b[5:])
+	ts := [...]*int64{&s.AudioTS, &s.VolumeTS, &s.VideoTS, &s.RoleTS, &s.PresenceTS, &s.MaxTS}
+	for i, p := range ts {
+		*p = int64(binary.LittleEndian.Uint64(b[7+8*i:]))
+	}
+	return nil
+}
