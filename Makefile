@@ -13,7 +13,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/rostrum
 
 ## run: the main job on an embedded default (see README "Quick start").
-run: build
+run: deps build
 	./$(BIN) demo
 
 ## deps: install the servers the integration tests run against (redis-server, redis-cli).

@@ -459,3 +459,63 @@ func TestTwoProcessorsJoinLeave(t *testing.T) {
 		})
 	}
 }
+
+// TestProcessorRules covers the processor's own rules on top of the decoder:
+// the environment's room pattern and the score layout's time window.
+func TestProcessorRules(t *testing.T) {
+	topics := processor.TopicsFor("", env)
+	k := testenv.StartKafka(t, testenv.WithTopics(1, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	r := testenv.StartRedis(t)
+	ts := time.Now().UnixMilli()
+	good := fmt.Sprintf(`{"room_id":"test-r-1","user_id":"u-1","type":"audio","value":1,"ts":%d}`, ts)
+	k.Produce(topics.RTC, []byte("test-r-1"), []byte(good))
+	k.Produce(topics.RTC, []byte("prod-r-1"), []byte(fmt.Sprintf(`{"room_id":"prod-r-1","user_id":"u-1","type":"join","ts":%d}`, ts)))
+	k.Produce(topics.Client, []byte("test-r-1"), []byte(`{"room_id":"test-r-1","user_id":"u-2","type":"join","ts":1600000000000}`))
+
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer rc.Close()
+	store, _ := sink.New(rc, sink.Options{Env: env})
+	log, err := wal.Open(t.TempDir(), wal.Options{Sync: wal.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := processor.New(ctx, processor.Config{Brokers: k.Seeds, Env: env, RoomPattern: `^test-`, KafkaOpts: testKafkaOpts()}, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for p.Stats().Records.Load() < 3 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]bool{}
+	for _, rec := range k.ReadAll(topics.DLQ) {
+		for _, h := range rec.Headers {
+			if h.Key == "rostrum-error" {
+				reasons[string(h.Value)] = true
+			}
+		}
+	}
+	for _, want := range []string{
+		`event[0].room_id: "prod-r-1" does not belong to environment test (room pattern ^test-)`,
+		`event[0].ts: 1600000000000 is before the score epoch 2025-01-01T00:00:00Z`,
+	} {
+		if !reasons[want] {
+			t.Errorf("DLQ reason %q missing; have %v", want, reasons)
+		}
+	}
+	top, _ := rc.ZRevRange(context.Background(), sink.RoomKeys(env, "test-r-1").Ranking, 0, -1).Result()
+	if !slices.Equal(top, []string{"u-1"}) {
+		t.Fatalf("ranking %v, want [u-1]", top)
+	}
+	out := k.ReadAll(topics.TopN)
+	if len(out) != 1 || !strings.Contains(string(out[0].Value), `"seq":1`) {
+		t.Fatalf("outputs %d, want one with seq 1", len(out))
+	}
+}

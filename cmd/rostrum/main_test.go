@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rostrumhq/rostrum/internal/testenv"
+)
+
+func parseRun(t *testing.T, args ...string) (*runFlags, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(new(bytes.Buffer))
+	var f runFlags
+	f.register(fs)
+	return &f, parseFlags(fs, &f, args)
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "rostrum.yaml")
+	if err := os.WriteFile(cfg, []byte("env: gray\ntop-n: 5\nbrokers: [a:1, b:2]\nredis: r:1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ROSTRUM_TOP_N", "9")
+	f, err := parseRun(t, "--config", cfg, "--redis", "flag:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flag > environment > file > default
+	if f.redis != "flag:1" || f.topN != 9 || f.env != "gray" || f.brokers != "a:1,b:2" || f.walDir != "./wal" {
+		t.Fatalf("got redis=%s top-n=%d env=%s brokers=%s wal-dir=%s", f.redis, f.topN, f.env, f.brokers, f.walDir)
+	}
+}
+
+func TestConfigErrorsNameTheField(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	_ = os.WriteFile(bad, []byte("topn: 5\n"), 0o600)
+	if _, err := parseRun(t, "--config", bad); err == nil || !strings.Contains(err.Error(), `unknown key "topn"`) {
+		t.Fatalf("unknown key: %v", err)
+	}
+	t.Setenv("ROSTRUM_ROOM_TTL", "soon")
+	if _, err := parseRun(t); err == nil || !strings.Contains(err.Error(), "ROSTRUM_ROOM_TTL") {
+		t.Fatalf("bad env value: %v", err)
+	}
+	os.Unsetenv("ROSTRUM_ROOM_TTL")
+
+	cases := map[string][]string{
+		"--top-n":        {"--top-n", "0"},
+		"--wal-sync":     {"--wal-sync", "sometimes"},
+		"--score-epoch":  {"--score-epoch", "yesterday"},
+		"--env":          {"--env", "Prod!"},
+		"--room-pattern": {"--room-pattern", "("},
+		"--log-format":   {"--log-format", "xml"},
+		"--room-ttl":     {"--room-ttl", "1s"},
+	}
+	for field, args := range cases {
+		err := Main(context.Background(), append([]string{"run"}, args...), new(bytes.Buffer), new(bytes.Buffer))
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%v: error %v does not name %s", args, err, field)
+		}
+	}
+}
+
+func TestRunFailsWhenRedisUnreachable(t *testing.T) {
+	err := Main(context.Background(), []string{"run", "--redis", "127.0.0.1:1", "--wal-dir", t.TempDir(), "--log-level", "error"},
+		new(bytes.Buffer), new(bytes.Buffer))
+	if err == nil || !strings.Contains(err.Error(), "redis 127.0.0.1:1 unreachable") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestCodecExplain(t *testing.T) {
+	var out bytes.Buffer
+	if err := Main(context.Background(), []string{"codec", "explain"}, &out, new(bytes.Buffer)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "audio:1 volume:10 video:1 role:3 time:38 (53 bits)") {
+		t.Fatalf("explain output:\n%s", out.String())
+	}
+}
+
+func TestRunFailsWhenKafkaUnreachable(t *testing.T) {
+	r := testenv.StartRedis(t)
+	err := Main(context.Background(), []string{"run", "--brokers", "127.0.0.1:1", "--redis", r.Addr, "--wal-dir", t.TempDir(), "--log-level", "error"},
+		new(bytes.Buffer), new(bytes.Buffer))
+	if err == nil || !strings.Contains(err.Error(), "kafka brokers [127.0.0.1:1] unreachable") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestRunFailsOnMissingTopics(t *testing.T) {
+	r := testenv.StartRedis(t)
+	k := testenv.StartKafka(t)
+	err := Main(context.Background(), []string{"run", "--brokers", k.Seeds[0], "--redis", r.Addr, "--wal-dir", t.TempDir(), "--log-level", "error"},
+		new(bytes.Buffer), new(bytes.Buffer))
+	if err == nil || !strings.Contains(err.Error(), "kafka topics missing: [prod.callbacks.rtc") {
+		t.Fatalf("got %v", err)
+	}
+}

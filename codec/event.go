@@ -1,0 +1,177 @@
+package codec
+
+// Type is a callback event type.
+type Type uint8
+
+// The callback event types of a meeting (DESIGN §2). The zero Type is not a
+// valid type.
+const (
+	TypeJoin   Type = iota + 1 // Value 0
+	TypeLeave                  // Value 0
+	TypeAudio                  // Value 0 (off) or 1 (on)
+	TypeVideo                  // Value 0 (off) or 1 (on)
+	TypeVolume                 // Value 0..999
+	TypeRole                   // Value is a Role
+)
+
+// String returns the wire name of t ("join", "leave", "audio", "video",
+// "volume", "role"), or "unknown" for any other value.
+func (t Type) String() string {
+	switch t {
+	case TypeJoin:
+		return "join"
+	case TypeLeave:
+		return "leave"
+	case TypeAudio:
+		return "audio"
+	case TypeVideo:
+		return "video"
+	case TypeVolume:
+		return "volume"
+	case TypeRole:
+		return "role"
+	}
+	return "unknown"
+}
+
+// ParseType returns the Type whose wire name is s. Names are case-sensitive.
+func ParseType(s string) (Type, bool) { return parseType(s) }
+
+// parseType is ParseType for a string or bytes; it does not allocate.
+func parseType[S ~string | ~[]byte](s S) (Type, bool) {
+	switch string(s) {
+	case "join":
+		return TypeJoin, true
+	case "leave":
+		return TypeLeave, true
+	case "audio":
+		return TypeAudio, true
+	case "video":
+		return TypeVideo, true
+	case "volume":
+		return TypeVolume, true
+	case "role":
+		return TypeRole, true
+	}
+	return 0, false
+}
+
+// Role of a member. The ranked roles are 1..4, from student (lowest) to host
+// (highest); their number is what the score layout stores. The three excluded
+// roles never rank: a member holding one is removed from the room's ranking.
+// The zero Role is not a valid role.
+type Role uint8
+
+// The member roles (DESIGN §2).
+const (
+	RoleStudent          Role = 1 // "student", the role of a new member
+	RoleGuest            Role = 2 // "guest"
+	RoleCohost           Role = 3 // "cohost"
+	RoleHost             Role = 4 // "host"
+	RoleBroadcastControl Role = 5 // "broadcast_control", excluded from the ranking
+	RoleScreenPicker     Role = 6 // "screen_picker", excluded from the ranking
+	RoleAssistant        Role = 7 // "assistant", excluded from the ranking
+)
+
+// Ranked reports whether members holding r take part in the ranking
+// (student, guest, cohost, host).
+func (r Role) Ranked() bool { return r >= RoleStudent && r <= RoleHost }
+
+// String returns the wire name of r, or "unknown" for a value that is not a
+// role.
+func (r Role) String() string {
+	switch r {
+	case RoleStudent:
+		return "student"
+	case RoleGuest:
+		return "guest"
+	case RoleCohost:
+		return "cohost"
+	case RoleHost:
+		return "host"
+	case RoleBroadcastControl:
+		return "broadcast_control"
+	case RoleScreenPicker:
+		return "screen_picker"
+	case RoleAssistant:
+		return "assistant"
+	}
+	return "unknown"
+}
+
+// ParseRole returns the Role whose wire name is s. Names are case-sensitive.
+func ParseRole(s string) (Role, bool) { return parseRole(s) }
+
+// parseRole is ParseRole for a string or bytes; it does not allocate.
+func parseRole[S ~string | ~[]byte](s S) (Role, bool) {
+	switch string(s) {
+	case "student":
+		return RoleStudent, true
+	case "guest":
+		return RoleGuest, true
+	case "cohost":
+		return RoleCohost, true
+	case "host":
+		return RoleHost, true
+	case "broadcast_control":
+		return RoleBroadcastControl, true
+	case "screen_picker":
+		return RoleScreenPicker, true
+	case "assistant":
+		return RoleAssistant, true
+	}
+	return 0, false
+}
+
+// Source is the callback channel an event came through: each has its own
+// topic ({env}.callbacks.rtc, .client, .signal). The zero Source is not a
+// valid source.
+type Source uint8
+
+// The callback sources.
+const (
+	SourceRTC    Source = iota + 1 // "rtc"
+	SourceClient                   // "client"
+	SourceSignal                   // "signal"
+)
+
+// String returns the wire name of s, or "unknown" for any other value.
+func (s Source) String() string {
+	switch s {
+	case SourceRTC:
+		return "rtc"
+	case SourceClient:
+		return "client"
+	case SourceSignal:
+		return "signal"
+	}
+	return "unknown"
+}
+
+// ParseSource returns the Source whose wire name is s. Names are
+// case-sensitive.
+func ParseSource(s string) (Source, bool) { return parseSource(s) }
+
+// parseSource is ParseSource for a string or bytes; it does not allocate.
+func parseSource[S ~string | ~[]byte](s S) (Source, bool) {
+	switch string(s) {
+	case "rtc":
+		return SourceRTC, true
+	case "client":
+		return SourceClient, true
+	case "signal":
+		return SourceSignal, true
+	}
+	return 0, false
+}
+
+// Event is one decoded, validated callback event. Decoder.Decode only
+// returns events that satisfy every rule of DESIGN §2.
+type Event struct {
+	RoomID string // 1..128 bytes of [A-Za-z0-9._:@-]
+	UserID string // 1..128 bytes of [A-Za-z0-9._:@-]
+	Type   Type
+	Value  int64  // audio/video: 0 or 1; volume: 0..999; role: the Role; join/leave: 0
+	TS     int64  // event time, Unix milliseconds, > 0
+	Source Source // from the record, else the topic's
+}
