@@ -510,7 +510,7 @@ func TestProcessorRules(t *testing.T) {
 			t.Errorf("DLQ reason %q missing; have %v", want, reasons)
 		}
 	}
-	top, _ := rc.ZRevRange(context.Background(), sink.RoomKeys(env, "test-r-1").Ranking, 0, -1).Result()
+	top, _ := rc.ZRangeArgs(context.Background(), redis.ZRangeArgs{Key: sink.RoomKeys(env, "test-r-1").Ranking, Start: 0, Stop: -1, Rev: true}).Result()
 	if !slices.Equal(top, []string{"u-1"}) {
 		t.Fatalf("ranking %v, want [u-1]", top)
 	}

@@ -177,7 +177,7 @@ func TestStableCompareAndSetAndPending(t *testing.T) {
 		t.Fatalf("read after store: %+v %v", st, err)
 	}
 	// An ack of an older seq leaves the pending output; the right one clears it.
-	if st, err = s.Apply(ctx, nil, []sink.Ack{{Room: "r1", Seq: 0}}); err != nil {
+	if _, err = s.Apply(ctx, nil, []sink.Ack{{Room: "r1", Seq: 0}}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ = s.Read(ctx, []string{"r1"}); st[0].Pending == nil {
