@@ -116,7 +116,7 @@ func (b *batch) resolve(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			ups = append(ups, sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, List: next, Out: out})
+			ups = append(ups, sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: next, Out: out})
 		}
 		if len(ups) == 0 {
 			return nil

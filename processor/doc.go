@@ -12,7 +12,9 @@
 //  4. apply all touched rooms to Redis in one pipelined round trip, each room
 //     in one script guarded by its per-partition watermarks;
 //  5. merge each touched room's raw top-N into its stable list and store the
-//     lists that changed (a second round trip, compare-and-set on seq);
+//     lists that changed (a second round trip, compare-and-set on seq and
+//     on the ranking version, so a list merged from a raw top-N that another
+//     processor changed meanwhile is never stored);
 //  6. publish the changed rooms' stable lists, and the DLQ records, and wait
 //     for the broker's acknowledgements;
 //  7. commit the batch's offsets;

@@ -15,9 +15,11 @@
 //   - returns the raw top-N, the stored stable list, its seq and any output
 //     not yet acknowledged as published.
 //
-// StoreStable then stores new stable lists with a compare-and-set on seq, so
+// StoreStable then stores new stable lists with a compare-and-set on seq and
+// on the ranking version (bumped by every apply that changes the ranking), so
 // two processors applying the same room at once (no co-partitioning is
-// assumed) never both claim a seq. The output is kept as pending until the
+// assumed) never both claim a seq, and a list merged from a raw top-N that
+// has changed since is never stored. The output is kept as pending until the
 // processor acknowledges its publication, so a crash between storing and
 // publishing republishes it instead of losing it.
 //

@@ -122,6 +122,7 @@ type RoomState struct {
 	Seq     int64    // seq of the stored stable list (0: none yet)
 	Stable  []string // stored stable list
 	Pending []byte   // stored output whose publication was never acknowledged, else nil
+	Version int64    // ranking version: bumped by every apply that changes the ranking
 	Top     []Ranked // raw top-N, best first
 }
 
@@ -184,7 +185,7 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 	if err != nil {
 		return fmt.Errorf("sink: apply room %q: %w", room, err)
 	}
-	if len(vals) < 4 || len(vals)%2 != 0 {
+	if len(vals) < 5 || len(vals)%2 != 1 {
 		return fmt.Errorf("sink: apply room %q: unexpected reply of %d values", room, len(vals))
 	}
 	st.Room = room
@@ -196,8 +197,9 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 	if out, _ := vals[3].(string); out != "" {
 		st.Pending = []byte(out)
 	}
-	st.Top = make([]Ranked, 0, (len(vals)-4)/2)
-	for i := 4; i < len(vals); i += 2 {
+	st.Version = vals[4].(int64)
+	st.Top = make([]Ranked, 0, (len(vals)-5)/2)
+	for i := 5; i < len(vals); i += 2 {
 		user, _ := vals[i].(string)
 		s, _ := vals[i+1].(string)
 		score, err := strconv.ParseFloat(s, 64)
@@ -210,25 +212,28 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 }
 
 // StableUpdate is a new stable list to store if the room's seq is still
-// PrevSeq. Out is the output record to publish; it is kept as pending until
+// PrevSeq and its ranking still at Version (both as read by Apply or Read).
+// Out is the output record to publish; it is kept as pending until
 // acknowledged.
 type StableUpdate struct {
 	Room    string
 	PrevSeq int64
+	Version int64
 	List    []string
 	Out     []byte
 }
 
 // StoreStable stores the lists in one pipelined round trip. stored[i] is false
-// when room i's seq moved on since it was read (another processor stored a
-// list first); the caller reads the room again and merges anew.
+// when room i's seq or ranking moved on since it was read (another processor
+// stored a list or changed the ranking first); the caller reads the room
+// again and merges anew.
 func (r *Redis) StoreStable(ctx context.Context, ups []StableUpdate) (stored []bool, err error) {
 	ttl := r.args[0]
 	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(ups))
 		for i, u := range ups {
 			out[i] = commitScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, u.Room).Stable},
-				u.PrevSeq, strings.Join(u.List, ","), u.Out, ttl)
+				u.PrevSeq, u.Version, strings.Join(u.List, ","), u.Out, ttl)
 		}
 		return out
 	})

@@ -247,3 +247,35 @@ func TestClusterSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestStableRefusedAfterRankingChanged covers two processors applying one
+// room at once: P reads the raw top-N, Q changes the ranking (and, finding
+// the stable list still right, stores nothing), then P tries to store a list
+// merged from its stale read. The ranking version makes that store fail, so
+// P reads again instead of leaving a stable list that no longer matches the
+// ranking.
+func TestStableRefusedAfterRankingChanged(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	s := newSink(t, c)
+	join := codec.Event{Type: codec.TypeJoin, TS: base}
+	p, err := s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 0, 1, join)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 1, 1, codec.Event{Type: codec.TypeLeave, TS: base + 1})}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := s.StoreStable(ctx, []sink.StableUpdate{{Room: "r1", PrevSeq: p[0].Seq, Version: p[0].Version, List: []string{"a"}, Out: []byte("stale")}})
+	if err != nil || ok[0] {
+		t.Fatalf("stable list from a stale ranking stored: %v %v", ok, err)
+	}
+	now, _ := s.Read(ctx, []string{"r1"})
+	if now[0].Version == p[0].Version || len(now[0].Top) != 0 {
+		t.Fatalf("after the leave: %+v", now[0])
+	}
+	ok, err = s.StoreStable(ctx, []sink.StableUpdate{{Room: "r1", PrevSeq: now[0].Seq, Version: now[0].Version, List: nil, Out: []byte("fresh")}})
+	if err != nil || !ok[0] {
+		t.Fatalf("store with a fresh read refused: %v %v", ok, err)
+	}
+}

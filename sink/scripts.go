@@ -18,8 +18,14 @@ import "github.com/redis/go-redis/v9"
 // the watermark is applied whole: member states merge idempotently, so its
 // already-applied events have no second effect.
 //
-// Reply: {applied (0/1), seq, stable list, pending output or "", user1, score1, …}
-// with the raw top-n best first.
+// Every apply that adds, rescores or removes a ranked member bumps the
+// room's ranking version (field v of the stable hash). The stable list is
+// stored only if both its seq and this version are unchanged since they were
+// read (commitLua), so a list merged from a raw top-N that another processor
+// has changed meanwhile is never stored.
+//
+// Reply: {applied (0/1), seq, stable list, pending output or "", version,
+// user1, score1, …} with the raw top-n best first.
 const applyLua = `
 local F = '<BBBBBHllllll'
 local ttl, topn, epoch, tmax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -60,6 +66,7 @@ for _ = 1, nparts do
   i = i + 2*n
 end
 
+local ranked = 0
 if applied == 1 then
   local CH = 500
   for c = 1, #users, CH do
@@ -88,34 +95,37 @@ if applied == 1 then
       end
     end
     if #hset > 0 then redis.call('HSET', KEYS[1], unpack(hset)) end
-    if #zadd > 0 then redis.call('ZADD', KEYS[2], unpack(zadd)) end
-    if #zrem > 0 then redis.call('ZREM', KEYS[2], unpack(zrem)) end
+    if #zadd > 0 then redis.call('ZADD', KEYS[2], unpack(zadd)); ranked = 1 end
+    if #zrem > 0 then redis.call('ZREM', KEYS[2], unpack(zrem)); ranked = 1 end
   end
+  if ranked == 1 then redis.call('HINCRBY', KEYS[3], 'v', 1) end
   for k = 1, 4 do redis.call('PEXPIRE', KEYS[k], ttl) end
 end
 
-local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out')
+local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v')
 local pending = ''
 if st[3] and st[3] == st[1] then pending = st[4] end
-local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending}
+local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, tonumber(st[5] or '0')}
 local top = redis.call('ZREVRANGE', KEYS[2], 0, topn-1, 'WITHSCORES')
 for k = 1, #top do reply[#reply+1] = top[k] end
 return reply
 `
 
-// commitLua stores a room's new stable list if nobody changed it since it was
-// read (compare-and-set on seq), and marks the output as pending until the
-// publisher acknowledges it.
+// commitLua stores a room's new stable list if neither the stable list nor
+// the ranking changed since they were read (compare-and-set on seq and the
+// ranking version), and marks the output as pending until the publisher
+// acknowledges it.
 //
 //	KEYS: 1 stable hash
-//	ARGV: 1 seq read, 2 new list, 3 output record, 4 ttl ms
+//	ARGV: 1 seq read, 2 version read, 3 new list, 4 output record, 5 ttl ms
 //
-// Reply: 1 stored (the new seq is ARGV[1]+1), 0 seq moved on meanwhile.
+// Reply: 1 stored (the new seq is ARGV[1]+1), 0 something moved on meanwhile.
 const commitLua = `
-local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-if seq ~= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'seq', seq+1, 'list', ARGV[2], 'out', ARGV[3], 'pending', seq+1)
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local st = redis.call('HMGET', KEYS[1], 'seq', 'v')
+local seq = tonumber(st[1] or '0')
+if seq ~= tonumber(ARGV[1]) or tonumber(st[2] or '0') ~= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], 'seq', seq+1, 'list', ARGV[3], 'out', ARGV[4], 'pending', seq+1)
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 `
 
