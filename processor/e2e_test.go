@@ -130,7 +130,7 @@ func (w *world) produce(chunk int, pause time.Duration) <-chan error {
 	cl := w.kafka.Client()
 	recs := make([]*kgo.Record, 0, len(w.trace))
 	for _, tr := range w.trace {
-		recs = append(recs, &kgo.Record{Topic: env + ".callbacks." + tr.Topic, Key: []byte(tr.Key), Value: tr.Value})
+		recs = append(recs, kafkaRecord(tr))
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -146,6 +146,10 @@ func (w *world) produce(chunk int, pause time.Duration) <-chan error {
 		}
 	}()
 	return done
+}
+
+func kafkaRecord(tr trace.Record) *kgo.Record {
+	return &kgo.Record{Topic: env + ".callbacks." + tr.Topic, Key: []byte(tr.Key), Value: tr.Value}
 }
 
 func (w *world) waitProduced(done <-chan error) {
