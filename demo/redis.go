@@ -1,16 +1,16 @@
 package demo
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rostrumhq/rostrum/internal/redisping"
 )
 
 // Redis is a private redis-server process with persistence off.
@@ -51,7 +51,7 @@ func StartRedis() (*Redis, error) {
 	r := &Redis{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if err := ping(r.Addr); err == nil {
+		if err := redisping.Ping(r.Addr); err == nil {
 			return r, nil
 		} else if time.Now().After(deadline) {
 			r.Close()
@@ -59,26 +59,6 @@ func StartRedis() (*Redis, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func ping(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(line, "+PONG") {
-		return fmt.Errorf("unexpected reply %q", line)
-	}
-	return nil
 }
 
 // Close stops the server and removes its directory.

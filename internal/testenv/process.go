@@ -1,16 +1,15 @@
 package testenv
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"net"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rostrumhq/rostrum/internal/redisping"
 )
 
 const (
@@ -75,7 +74,7 @@ func waitReady(addr string, p *process, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
-		if last = ping(addr); last == nil {
+		if last = redisping.Ping(addr); last == nil {
 			return nil
 		}
 		select {
@@ -87,26 +86,6 @@ func waitReady(addr string, p *process, timeout time.Duration) error {
 			return fmt.Errorf("not answering PING after %s: %v", timeout, last)
 		}
 	}
-}
-
-func ping(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(line, "+PONG") {
-		return fmt.Errorf("unexpected reply %q", strings.TrimSpace(line))
-	}
-	return nil
 }
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes of a process's
