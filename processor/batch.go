@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/sink"
@@ -69,7 +70,7 @@ func (b *batch) run(ctx context.Context) error {
 	// group moved on) is logged, not retried: the next owner redelivers the
 	// batch and the watermarks make that harmless.
 	if err := p.cl.CommitRecords(ctx, b.recs...); err != nil {
-		p.lg.Warn("offset commit failed; the batch will be redelivered and skipped by the watermarks")
+		p.lg.Warn("offset commit failed; the batch will be redelivered and skipped by the watermarks", zap.Error(err))
 	} else if b.walSeq > 0 {
 		p.walSeq = b.walSeq
 	}
