@@ -512,15 +512,11 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
 	case bitUserID:
 		return false, s.id(&ev.UserID, "user_id")
 	case bitType:
-		if c != '"' {
-			return false, s.notString("type")
-		}
-		ref, err := s.str()
+		var scratch [16]byte
+		name, err := s.enumName("type", scratch[:0])
 		if err != nil {
 			return false, err
 		}
-		var scratch [16]byte
-		name := s.unquote(scratch[:0], ref)
 		t, ok := parseType(name)
 		if !ok {
 			return false, s.eventErr("type", "unknown type "+quoteTrunc(name)+" (want join, leave, audio, video, volume or role)")
@@ -575,15 +571,11 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
 		}
 		ev.TS = ts
 	case bitSource:
-		if c != '"' {
-			return false, s.notString("source")
-		}
-		ref, err := s.str()
+		var scratch [16]byte
+		name, err := s.enumName("source", scratch[:0])
 		if err != nil {
 			return false, err
 		}
-		var scratch [16]byte
-		name := s.unquote(scratch[:0], ref)
 		src, ok := parseSource(name)
 		if !ok {
 			return false, s.eventErr("source", "unknown source "+quoteTrunc(name)+" (want rtc, client or signal)")
@@ -677,6 +669,19 @@ func (s *jsonScanner) id(dst *string, field string) *DecodeError {
 
 // unquote returns the text of string ref: its bytes in the record when it
 // has no escapes, else the decoded text appended to scratch.
+// enumName reads the string value of a name-valued field (type, source),
+// unquoted into scratch.
+func (s *jsonScanner) enumName(field string, scratch []byte) ([]byte, *DecodeError) {
+	if s.buf[s.pos] != '"' {
+		return nil, s.notString(field)
+	}
+	ref, err := s.str()
+	if err != nil {
+		return nil, err
+	}
+	return s.unquote(scratch, ref), nil
+}
+
 func (s *jsonScanner) unquote(scratch []byte, ref strRef) []byte {
 	raw := s.buf[ref.start:ref.end]
 	if !ref.esc {
