@@ -2,6 +2,7 @@ package codec
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -244,27 +245,15 @@ func TestDecode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode(%s): %v", tt.value, err)
 			}
-			if !equalEvents(got, tt.want) {
+			if !slices.Equal(got, tt.want) {
 				t.Fatalf("Decode(%s)\n got: %+v\nwant: %+v", tt.value, got, tt.want)
 			}
 			ref, refErr := refDecode(tt.cfg, []byte(tt.value), SourceRTC, testNow)
-			if refErr != nil || !equalEvents(ref, tt.want) {
+			if refErr != nil || !slices.Equal(ref, tt.want) {
 				t.Fatalf("refDecode(%s) = %+v, %v", tt.value, ref, refErr)
 			}
 		})
 	}
-}
-
-func equalEvents(a, b []Event) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestDecodeErrorMessage(t *testing.T) {

@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -110,7 +111,7 @@ func (b *batch) resolve(ctx context.Context) error {
 				ids = append(ids, m.UserID)
 			}
 			next := stability.Merge(nil, st.Stable, ids, p.cfg.TopN)
-			if stability.Equal(next, st.Stable) {
+			if slices.Equal(next, st.Stable) {
 				continue
 			}
 			out, err := p.encodeOutput(st, next, b.roomTS[st.Room])

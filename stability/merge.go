@@ -62,19 +62,6 @@ func Merge(dst, prev, next []string, n int) []string {
 	return dst
 }
 
-// Equal reports whether two stable lists are identical, slot by slot.
-func Equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func contains(s []string, m string) bool {
 	for _, x := range s {
 		if x == m {
