@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -21,16 +22,18 @@ type batch struct {
 	p    *Processor
 	recs []*kgo.Record
 
-	decoded  bool
-	dlq      []*kgo.Record
-	rooms    []sink.RoomUpdate
-	roomTS   map[string]int64 // newest event time per room, for the output's ts
-	events   int
-	walSeq   uint64
-	dlqSent  bool
-	outputs  []*kgo.Record
-	acks     []sink.Ack
-	resolved bool
+	decoded    bool
+	dlq        []*kgo.Record
+	rooms      []sink.RoomUpdate
+	roomTS     map[string]int64 // newest event time per room, for the output's ts
+	events     int
+	applied    map[string]int // events per input topic
+	dlqReasons []string       // reason class of each DLQ record, in order
+	walSeq     uint64
+	dlqSent    bool
+	outputs    []*kgo.Record
+	acks       []sink.Ack
+	resolved   bool
 }
 
 func newBatch(p *Processor, recs []*kgo.Record) *batch { return &batch{p: p, recs: recs} }
@@ -42,10 +45,12 @@ func (b *batch) run(ctx context.Context) error {
 		b.decoded = true
 	}
 	if b.walSeq == 0 && p.log != nil {
+		start := time.Now()
 		seq, err := p.log.Append(walRecords(b.recs))
 		if err != nil {
 			return fmt.Errorf("wal append: %w", err)
 		}
+		p.cfg.Observer.WALAppend(time.Since(start))
 		b.walSeq = seq
 	}
 	if !b.dlqSent && len(b.dlq) > 0 {
@@ -65,6 +70,7 @@ func (b *batch) run(ctx context.Context) error {
 			return fmt.Errorf("produce output: %w", err)
 		}
 		p.stats.Published.Add(int64(len(b.outputs)))
+		p.cfg.Observer.Published(len(b.outputs))
 		b.outputs = nil
 	}
 	// Commit after everything above. A failed commit (for example after the
@@ -79,6 +85,7 @@ func (b *batch) run(ctx context.Context) error {
 	p.stats.Records.Add(int64(len(b.recs)))
 	p.stats.Events.Add(int64(b.events))
 	p.stats.DLQ.Add(int64(len(b.dlq)))
+	b.observe()
 	p.maybePrune()
 	return nil
 }
@@ -88,10 +95,12 @@ func (b *batch) run(ctx context.Context) error {
 func (b *batch) resolve(ctx context.Context) error {
 	p := b.p
 	b.outputs, b.acks = b.outputs[:0], b.acks[:0]
+	start := time.Now()
 	states, err := p.store.Apply(ctx, b.rooms, p.acks)
 	if err != nil {
 		return err
 	}
+	p.cfg.Observer.RedisRoundTrip("apply", time.Since(start))
 	p.acks = p.acks[:0] // cleared in Redis by this Apply
 	var ids []string
 	for attempt := 0; len(states) > 0; attempt++ {
@@ -123,10 +132,12 @@ func (b *batch) resolve(ctx context.Context) error {
 		if len(ups) == 0 {
 			return nil
 		}
+		start := time.Now()
 		stored, err := p.store.StoreStable(ctx, ups)
 		if err != nil {
 			return err
 		}
+		p.cfg.Observer.RedisRoundTrip("store", time.Since(start))
 		var again []string
 		for i, u := range ups {
 			if stored[i] {
@@ -140,6 +151,7 @@ func (b *batch) resolve(ctx context.Context) error {
 			return nil
 		}
 		p.stats.Conflicts.Add(int64(len(again)))
+		p.cfg.Observer.Conflicts(len(again))
 		if states, err = p.store.Read(ctx, again); err != nil {
 			return err
 		}
@@ -162,6 +174,7 @@ func (b *batch) decode(now time.Time) {
 	folds := make(map[string]*roomFold)
 	var roomOrder []string
 	b.roomTS = make(map[string]int64)
+	b.applied = make(map[string]int)
 	var evs []codec.Event
 	for _, r := range b.recs {
 		var err error
@@ -171,9 +184,11 @@ func (b *batch) decode(now time.Time) {
 		}
 		if err != nil {
 			b.dlq = append(b.dlq, p.dlqRecord(r, err.Error()))
+			b.dlqReasons = append(b.dlqReasons, reasonClass(err))
 			continue
 		}
 		b.events += len(evs)
+		b.applied[r.Topic] += len(evs)
 		k := partKey{r.Topic, r.Partition}
 		for i := range evs {
 			ev := &evs[i]
@@ -223,13 +238,13 @@ func (p *Processor) checkEvents(evs []codec.Event) error {
 	for i := range evs {
 		ev := &evs[i]
 		if p.room != nil && !p.room.MatchString(ev.RoomID) {
-			return fmt.Errorf("event[%d].room_id: %q does not belong to environment %s (room pattern %s)", i, ev.RoomID, p.cfg.Env, p.cfg.RoomPattern)
+			return &ruleError{"room_env", fmt.Sprintf("event[%d].room_id: %q does not belong to environment %s (room pattern %s)", i, ev.RoomID, p.cfg.Env, p.cfg.RoomPattern)}
 		}
 		if ev.TS < epoch {
-			return fmt.Errorf("event[%d].ts: %d is before the score epoch %s", i, ev.TS, p.cfg.Meeting.Epoch().UTC().Format(time.RFC3339))
+			return &ruleError{"ts", fmt.Sprintf("event[%d].ts: %d is before the score epoch %s", i, ev.TS, p.cfg.Meeting.Epoch().UTC().Format(time.RFC3339))}
 		}
 		if _, err := p.cfg.Meeting.Encode(codec.MemberScore{Role: codec.RoleStudent, TS: ev.TS}); err != nil {
-			return fmt.Errorf("event[%d].ts: %v", i, err)
+			return &ruleError{"ts", fmt.Sprintf("event[%d].ts: %v", i, err)}
 		}
 	}
 	return nil
@@ -241,4 +256,45 @@ func walRecords(recs []*kgo.Record) []wal.Record {
 		out[i] = wal.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value}
 	}
 	return out
+}
+
+// observe reports the batch's counts to the observer.
+func (b *batch) observe() {
+	o := b.p.cfg.Observer
+	perTopic := map[string]int{}
+	for _, r := range b.recs {
+		perTopic[r.Topic]++
+	}
+	for t, n := range perTopic {
+		o.Consumed(t, n)
+	}
+	for t, n := range b.applied {
+		o.Applied(t, n)
+	}
+	for i, r := range b.dlq {
+		o.DLQ(string(r.Headers[1].Value), b.dlqReasons[i])
+	}
+}
+
+// ruleError is a processor rule broken by a record; class labels it in metrics.
+type ruleError struct{ class, msg string }
+
+func (e *ruleError) Error() string { return e.msg }
+
+// reasonClass returns the short, bounded label of a rejection: the field of
+// a decode error ("ts", "room_id", "json", "record", …) or the rule class.
+func reasonClass(err error) string {
+	var de *codec.DecodeError
+	var re *ruleError
+	switch {
+	case errors.As(err, &de):
+		if de.Field == "" {
+			return "record"
+		}
+		return de.Field
+	case errors.As(err, &re):
+		return re.class
+	default:
+		return "other"
+	}
 }

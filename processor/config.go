@@ -38,6 +38,7 @@ type Config struct {
 	WALMaxBytes   int64         // and at most this many bytes; default 1 GiB
 	RetryBackoff  time.Duration // first retry delay after a failed batch; default 100ms, doubling to 5s
 	Logger        *zap.Logger
+	Observer      Observer  // measurements (metrics); default none
 	KafkaOpts     []kgo.Opt // extra client options (TLS, SASL, test tuning)
 }
 
@@ -71,6 +72,9 @@ func (c *Config) withDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 	c.Decode = c.Decode.WithDefaults()
 }

@@ -79,14 +79,17 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		kgo.ProducerLinger(0),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
 			p.assigned.Add(int64(count(a)))
+			p.cfg.Observer.Rebalance("assigned", count(a))
 			p.lg.Info("partitions assigned", zap.Any("partitions", a))
 		}),
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) {
 			p.assigned.Add(-int64(count(r)))
+			p.cfg.Observer.Rebalance("revoked", count(r))
 			p.lg.Info("partitions revoked", zap.Any("partitions", r))
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, l map[string][]int32) {
 			p.assigned.Add(-int64(count(l)))
+			p.cfg.Observer.Rebalance("lost", count(l))
 			p.lg.Warn("partitions lost", zap.Any("partitions", l))
 		}),
 	}
@@ -194,13 +197,16 @@ func (p *Processor) Run(ctx context.Context) error {
 func (p *Processor) processWithRetry(ctx context.Context, recs []*kgo.Record) error {
 	b := newBatch(p, recs)
 	backoff := p.cfg.RetryBackoff
+	start := time.Now()
 	for {
 		err := b.run(context.WithoutCancel(ctx))
 		if err == nil {
 			p.stats.Batches.Add(1)
+			p.cfg.Observer.Batch(len(recs), time.Since(start))
 			return nil
 		}
 		p.stats.Retries.Add(1)
+		p.cfg.Observer.Retry()
 		p.lg.Warn("batch failed, retrying", zap.Int("records", len(recs)), zap.Duration("backoff", backoff), zap.Error(err))
 		jitter := time.Duration(rand.Int64N(int64(backoff)/2 + 1))
 		select {

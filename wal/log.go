@@ -52,6 +52,9 @@ type Options struct {
 	// Logger receives open, repair, rotation, prune and slow-fsync events.
 	// Default: zap.NewNop().
 	Logger *zap.Logger
+	// OnSync, if set, is called after every fsync of an Append with its
+	// duration (for a latency histogram). It must be fast and not block.
+	OnSync func(time.Duration)
 }
 
 // Validate checks the options.
@@ -200,7 +203,11 @@ func (l *Log) Append(recs []Record) (seq uint64, err error) {
 			l.err = fmt.Errorf("wal: fsync %s: %w", active.path, err)
 			return 0, l.err
 		}
-		if d := time.Since(start); d > slowSync {
+		d := time.Since(start)
+		if l.opts.OnSync != nil {
+			l.opts.OnSync(d)
+		}
+		if d > slowSync {
 			l.log.Warn("wal: slow fsync", zap.String("segment", active.path), zap.Duration("took", d))
 		}
 	}

@@ -1,0 +1,36 @@
+package processor
+
+import "time"
+
+// Observer receives the processor's measurements; the metrics package
+// implements it with Prometheus collectors. Calls come from the processor's
+// goroutine (and, for Rebalance, from the Kafka client's) and must not block.
+// Topic labels are input topic names; reason is a short class (the field a
+// record broke, e.g. "ts", "room_id", "json"), never free text.
+type Observer interface {
+	Consumed(topic string, records int)
+	Applied(topic string, events int)
+	DLQ(topic, reason string)
+	Batch(records int, took time.Duration)
+	RedisRoundTrip(op string, took time.Duration) // op: "apply" or "store"
+	WALAppend(took time.Duration)
+	Published(records int)
+	Conflicts(rooms int)
+	Retry()
+	Rebalance(kind string, partitions int) // kind: "assigned", "revoked" or "lost"
+	RedisReset()                           // Redis lost its data and state was rebuilt
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Consumed(string, int)                 {}
+func (nopObserver) Applied(string, int)                  {}
+func (nopObserver) DLQ(string, string)                   {}
+func (nopObserver) Batch(int, time.Duration)             {}
+func (nopObserver) RedisRoundTrip(string, time.Duration) {}
+func (nopObserver) WALAppend(time.Duration)              {}
+func (nopObserver) Published(int)                        {}
+func (nopObserver) Conflicts(int)                        {}
+func (nopObserver) Retry()                               {}
+func (nopObserver) Rebalance(string, int)                {}
+func (nopObserver) RedisReset()                          {}
