@@ -34,6 +34,7 @@ type batch struct {
 	outputs    []*kgo.Record
 	acks       []sink.Ack
 	resolved   bool
+	rewound    bool // recovery rewound the partitions: do not commit
 }
 
 func newBatch(p *Processor, recs []*kgo.Record) *batch { return &batch{p: p, recs: recs} }
@@ -60,7 +61,16 @@ func (b *batch) run(ctx context.Context) error {
 		b.dlqSent = true
 	}
 	if !b.resolved {
-		if err := b.resolve(ctx); err != nil {
+		err := b.resolve(ctx)
+		if errors.Is(err, sink.ErrRedisReset) {
+			rewound, rerr := p.recoverRedis(ctx)
+			if rerr != nil {
+				return rerr
+			}
+			b.rewound = b.rewound || rewound
+			err = b.resolve(ctx)
+		}
+		if err != nil {
 			return err
 		}
 		b.resolved = true
@@ -76,7 +86,11 @@ func (b *batch) run(ctx context.Context) error {
 	// Commit after everything above. A failed commit (for example after the
 	// group moved on) is logged, not retried: the next owner redelivers the
 	// batch and the watermarks make that harmless.
-	if err := p.cl.CommitRecords(ctx, b.recs...); err != nil {
+	if b.rewound {
+		// The partitions were moved back to re-consume what Redis lost;
+		// committing this batch's offsets would skip that on a crash.
+		p.lg.Info("batch not committed: its partitions were rewound")
+	} else if err := p.cl.CommitRecords(ctx, b.recs...); err != nil {
 		p.lg.Warn("offset commit failed; the batch will be redelivered and skipped by the watermarks", zap.Error(err))
 	} else if b.walSeq > 0 {
 		p.walSeq = b.walSeq

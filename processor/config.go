@@ -37,6 +37,11 @@ type Config struct {
 	WALMaxAge     time.Duration // keep at most this much committed history; default 24h
 	WALMaxBytes   int64         // and at most this many bytes; default 1 GiB
 	RetryBackoff  time.Duration // first retry delay after a failed batch; default 100ms, doubling to 5s
+	// RebuildWindow is how far back state must be rebuilt after Redis lost
+	// its data: set it to the room TTL (older rooms would have expired).
+	// When the WAL does not reach that far, partitions are rewound to
+	// re-consume from Kafka. Default 24h.
+	RebuildWindow time.Duration
 	Logger        *zap.Logger
 	Observer      Observer  // measurements (metrics); default none
 	KafkaOpts     []kgo.Opt // extra client options (TLS, SASL, test tuning)
@@ -66,6 +71,9 @@ func (c *Config) withDefaults() {
 	}
 	if c.WALMaxBytes == 0 {
 		c.WALMaxBytes = 1 << 30
+	}
+	if c.RebuildWindow == 0 {
+		c.RebuildWindow = 24 * time.Hour
 	}
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = 100 * time.Millisecond

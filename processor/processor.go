@@ -39,13 +39,14 @@ type Processor struct {
 
 // Stats are running totals, safe to read while the processor runs.
 type Stats struct {
-	Batches   atomic.Int64 // poll batches completed
-	Records   atomic.Int64 // records consumed
-	Events    atomic.Int64 // events applied (decoded and accepted)
-	DLQ       atomic.Int64 // records sent to the DLQ
-	Published atomic.Int64 // output records published (including republished pending ones)
-	Conflicts atomic.Int64 // stable-list compare-and-set retries
-	Retries   atomic.Int64 // failed batch attempts retried
+	Batches     atomic.Int64 // poll batches completed
+	Records     atomic.Int64 // records consumed
+	Events      atomic.Int64 // events applied (decoded and accepted)
+	DLQ         atomic.Int64 // records sent to the DLQ
+	Published   atomic.Int64 // output records published (including republished pending ones)
+	Conflicts   atomic.Int64 // stable-list compare-and-set retries
+	Retries     atomic.Int64 // failed batch attempts retried
+	RedisResets atomic.Int64 // times Redis was found empty and rebuilt
 }
 
 // New connects to Kafka and checks the topics, but consumes nothing until Run.
@@ -102,6 +103,12 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		cl.Close()
 		return nil, err
 	}
+	gen, err := store.EnsureGeneration(ctx)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	store.AdoptGeneration(gen)
 	return p, nil
 }
 

@@ -18,6 +18,16 @@ type Store interface {
 	// StoreStable stores new stable lists with a compare-and-set on seq.
 	StoreStable(ctx context.Context, ups []sink.StableUpdate) ([]bool, error)
 	Ping(ctx context.Context) error
+
+	// EnsureGeneration returns Redis's generation marker, creating it if
+	// missing; AdoptGeneration makes Apply report ErrRedisReset
+	// (sink.ErrRedisReset) when the marker differs.
+	EnsureGeneration(ctx context.Context) (string, error)
+	AdoptGeneration(gen string)
+	// Rebuild applies updates ignoring watermarks (recovery; idempotent).
+	Rebuild(ctx context.Context, rooms []sink.RoomUpdate) error
+	// RestoreStable seeds stable lists of rooms that have none.
+	RestoreStable(ctx context.Context, seeds []sink.StableSeed) (int, error)
 }
 
 // Log is the write-ahead log; wal.Log implements it.
@@ -26,4 +36,8 @@ type Log interface {
 	Append(recs []wal.Record) (uint64, error)
 	// Prune removes old segments, never one holding a batch >= keepFrom.
 	Prune(keepFrom uint64, maxAge time.Duration, maxBytes int64) (int, error)
+	// Replay calls fn for every retained batch with seq >= from, in order.
+	Replay(from uint64, fn func(seq uint64, recs []wal.Record) error) error
+	// Segments describes the retained segments (oldest first).
+	Segments() []wal.SegmentInfo
 }

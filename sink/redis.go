@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,6 +30,7 @@ type Redis struct {
 	c    redis.UniversalClient
 	opt  Options
 	args [8]any // fixed leading arguments of the apply script
+	gen  atomic.Pointer[string]
 }
 
 // New returns a sink writing through c, which may be a single node, a
@@ -129,18 +131,26 @@ type RoomState struct {
 // Apply writes the rooms' updates, each room in one atomic script guarded
 // by its watermarks, and clears the pending marks of acks, all in one
 // pipelined round trip. It returns one RoomState per room, in order.
+//
+// The same round trip reads the generation marker: when it differs from the
+// adopted one, Apply returns ErrRedisReset (see there).
 func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]RoomState, error) {
+	var gen *redis.StringCmd
 	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+		gen = p.Get(ctx, generationKey(r.opt.Env))
 		for _, a := range acks {
 			ackScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
 		}
 		out := make([]*redis.Cmd, len(rooms))
 		for i := range rooms {
-			out[i] = r.applyRoom(ctx, p, &rooms[i])
+			out[i] = r.applyRoom(ctx, p, &rooms[i], false)
 		}
 		return out
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkGeneration(gen); err != nil {
 		return nil, err
 	}
 	states := make([]RoomState, len(rooms))
@@ -161,15 +171,35 @@ func (r *Redis) Read(ctx context.Context, rooms []string) ([]RoomState, error) {
 	return r.Apply(ctx, ups, nil)
 }
 
-func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate) *redis.Cmd {
+// Rebuild applies rooms' updates while rebuilding lost state: parts at or
+// below a watermark are applied too (the batch in hand may already have
+// raised a watermark past older batches that still need applying). Member
+// registers merge idempotently, so re-applying is harmless for the meeting
+// ranking. Watermarks only ever rise.
+func (r *Redis) Rebuild(ctx context.Context, rooms []RoomUpdate) error {
+	_, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+		out := make([]*redis.Cmd, len(rooms))
+		for i := range rooms {
+			out[i] = r.applyRoom(ctx, p, &rooms[i], true)
+		}
+		return out
+	})
+	return err
+}
+
+func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate, force bool) *redis.Cmd {
 	k := RoomKeys(r.opt.Env, u.Room)
-	n := len(r.args) + 1
+	n := len(r.args) + 2
 	for _, part := range u.Parts {
 		n += 3 + 2*len(part.Members)
 	}
 	args := make([]any, 0, n)
 	args = append(args, r.args[:]...)
-	args = append(args, len(u.Parts))
+	f := "0"
+	if force {
+		f = "1"
+	}
+	args = append(args, f, len(u.Parts))
 	for _, part := range u.Parts {
 		args = append(args, part.Topic+"/"+strconv.Itoa(int(part.Partition)), part.Last, len(part.Members))
 		for i := range part.Members {
@@ -259,10 +289,8 @@ func (r *Redis) run(ctx context.Context, fill func(redis.Pipeliner) []*redis.Cmd
 	for attempt := 0; ; attempt++ {
 		p := r.c.Pipeline()
 		cmds := fill(p)
-		_, err := p.Exec(ctx)
-		if err == nil {
-			return cmds, nil
-		}
+		// Exec reports only the first error; each command's own error decides.
+		_, _ = p.Exec(ctx)
 		if attempt == 0 && isNoScript(cmds) {
 			if err := r.LoadScripts(ctx); err != nil {
 				return nil, err
@@ -270,11 +298,11 @@ func (r *Redis) run(ctx context.Context, fill func(redis.Pipeliner) []*redis.Cmd
 			continue
 		}
 		for _, c := range cmds {
-			if c.Err() != nil {
-				return nil, fmt.Errorf("sink: redis pipeline: %w", c.Err())
+			if err := c.Err(); err != nil {
+				return nil, fmt.Errorf("sink: redis pipeline: %w", err)
 			}
 		}
-		return nil, fmt.Errorf("sink: redis pipeline: %w", err)
+		return cmds, nil
 	}
 }
 
@@ -289,7 +317,7 @@ func isNoScript(cmds []*redis.Cmd) bool {
 
 // LoadScripts loads the Lua scripts into Redis (every master of a cluster).
 func (r *Redis) LoadScripts(ctx context.Context) error {
-	for _, s := range []*redis.Script{applyScript, commitScript, ackScript} {
+	for _, s := range []*redis.Script{applyScript, commitScript, ackScript, restoreScript} {
 		if err := s.Load(ctx, r.c).Err(); err != nil {
 			return fmt.Errorf("sink: load scripts: %w", err)
 		}

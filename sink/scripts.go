@@ -9,7 +9,8 @@ import "github.com/redis/go-redis/v9"
 //	KEYS: 1 members hash, 2 ranking zset, 3 stable hash, 4 watermark hash
 //	ARGV: 1 ttl ms, 2 top-n, 3 epoch ms, 4 max time offset,
 //	      5..8 multipliers of audio, volume, video, role in the score,
-//	      9 number of topic-partition parts, then per part:
+//	      9 force (1: apply parts at or below the watermark too; recovery),
+//	      10 number of topic-partition parts, then per part:
 //	      name ("topic/partition"), last offset, member count,
 //	      then member count pairs of (user id, packed update)
 //
@@ -30,8 +31,9 @@ const applyLua = `
 local F = '<BBBBBHllllll'
 local ttl, topn, epoch, tmax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local mA, mV, mVid, mR = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local nparts = tonumber(ARGV[9])
-local i = 10
+local force = ARGV[9] == '1'
+local nparts = tonumber(ARGV[10])
+local i = 11
 local upd, users = {}, {}
 local applied = 0
 
@@ -54,14 +56,14 @@ for _ = 1, nparts do
   local tp, last, n = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2])
   i = i + 3
   local wm = tonumber(redis.call('HGET', KEYS[4], tp) or '-1')
-  if last > wm then
+  if force or last > wm then
     applied = 1
     for k = 0, n-1 do
       local user, u = ARGV[i+2*k], unpack12(ARGV[i+2*k+1])
       local s = upd[user]
       if s then merge(s, u) else upd[user] = u; users[#users+1] = user end
     end
-    redis.call('HSET', KEYS[4], tp, last)
+    if last > wm then redis.call('HSET', KEYS[4], tp, last) end
   end
   i = i + 2*n
 end

@@ -143,6 +143,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		Meeting:        meeting,
 		WALMaxAge:      f.walMaxAge,
 		WALMaxBytes:    f.walMaxBytes,
+		RebuildWindow:  f.roomTTL,
 		Logger:         lg,
 	}
 	if err := pc.Validate(); err != nil {

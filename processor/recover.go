@@ -1,0 +1,222 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/wal"
+)
+
+// Recovery after Redis lost its data.
+//
+// Every Apply round trip also reads a generation marker that is written once
+// per Redis data set. When it is missing or changed (Redis restarted without
+// persistence, failed over to an empty replica, or was flushed), the
+// processor rebuilds before it goes on with the batch in hand:
+//
+//  1. adopt the (new) marker;
+//  2. seed every room's stable list and seq from the last record per room on
+//     the output topic, so seq keeps growing and tiles keep their slots;
+//  3. apply every batch the WAL retains, past the watermarks (the batch in
+//     hand may already have raised them past older batches; member
+//     registers make a second apply harmless);
+//  4. merge, store and publish the stable lists of all rebuilt rooms;
+//  5. if the WAL no longer reaches back RebuildWindow (it was pruned), rewind
+//     this processor's partitions to the offsets of RebuildWindow ago and
+//     re-consume; the batch in hand is then not committed.
+//
+// Each processor of the group rebuilds from its own WAL; together they cover
+// the partitions they consumed.
+
+// recoverRedis runs the steps above. It returns rewound = true when the
+// partitions were rewound (step 5).
+func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) {
+	start := time.Now()
+	p.lg.Warn("redis lost its data: rebuilding from the output topic and the WAL")
+	gen, err := p.store.EnsureGeneration(ctx)
+	if err != nil {
+		return false, err
+	}
+	p.store.AdoptGeneration(gen)
+
+	seeds, err := p.lastOutputs(ctx)
+	if err != nil {
+		return false, fmt.Errorf("recover: read %s: %w", p.topics.TopN, err)
+	}
+	if _, err := p.store.RestoreStable(ctx, seeds); err != nil {
+		return false, fmt.Errorf("recover: restore stable lists: %w", err)
+	}
+
+	touched := map[string]bool{}
+	var batches, records int
+	covered := p.walCovers(p.cfg.RebuildWindow)
+	if p.log != nil {
+		err = p.log.Replay(1, func(_ uint64, recs []wal.Record) error {
+			b := newBatch(p, kgoRecords(recs))
+			b.decode(time.Now())
+			if err := p.store.Rebuild(ctx, b.rooms); err != nil {
+				return err
+			}
+			for _, r := range b.rooms {
+				touched[r.Room] = true
+			}
+			batches++
+			records += len(recs)
+			return nil
+		})
+		if err != nil {
+			return false, fmt.Errorf("recover: replay wal: %w", err)
+		}
+	}
+	rb := newBatch(p, nil)
+	for room := range touched {
+		rb.rooms = append(rb.rooms, sink.RoomUpdate{Room: room})
+	}
+	rb.roomTS = map[string]int64{}
+	if err := rb.resolve(ctx); err != nil {
+		return false, fmt.Errorf("recover: stable lists: %w", err)
+	}
+	if len(rb.outputs) > 0 {
+		if err := p.cl.ProduceSync(ctx, rb.outputs...).FirstErr(); err != nil {
+			return false, fmt.Errorf("recover: publish: %w", err)
+		}
+		p.stats.Published.Add(int64(len(rb.outputs)))
+	}
+	p.acks = append(p.acks, rb.acks...)
+	if !covered {
+		if err := p.rewind(ctx, time.Now().Add(-p.cfg.RebuildWindow)); err != nil {
+			return false, err
+		}
+	}
+	p.stats.RedisResets.Add(1)
+	p.cfg.Observer.RedisReset()
+	p.lg.Warn("redis rebuilt", zap.Int("rooms_seeded_from_output", len(seeds)), zap.Int("wal_batches", batches),
+		zap.Int("wal_records", records), zap.Int("rooms_rebuilt", len(touched)), zap.Bool("rewound", !covered),
+		zap.Duration("took", time.Since(start)))
+	return !covered, nil
+}
+
+// walCovers reports whether the WAL holds everything this processor applied
+// in the last window: nothing was ever pruned, or its oldest batch is older.
+func (p *Processor) walCovers(window time.Duration) bool {
+	if p.log == nil {
+		return false
+	}
+	segs := p.log.Segments()
+	if len(segs) == 0 || segs[0].FirstSeq <= 1 {
+		return true
+	}
+	covered := false
+	_ = p.log.Replay(segs[0].FirstSeq, func(_ uint64, recs []wal.Record) error {
+		if len(recs) > 0 && time.Since(recs[0].Timestamp) >= window {
+			covered = true
+		}
+		return errStop
+	})
+	return covered
+}
+
+var errStop = errors.New("stop")
+
+// rewind moves this processor's partitions back to the first offsets at or
+// after since, so that their records are consumed (and applied) again.
+func (p *Processor) rewind(ctx context.Context, since time.Time) error {
+	listed, err := kadm.NewClient(p.cl).ListOffsetsAfterMilli(ctx, since.UnixMilli(), p.topics.Inputs()...)
+	if err != nil {
+		return fmt.Errorf("recover: list offsets: %w", err)
+	}
+	set := map[string]map[int32]kgo.EpochOffset{}
+	listed.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			return
+		}
+		if set[o.Topic] == nil {
+			set[o.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		set[o.Topic][o.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o.Offset}
+	})
+	p.cl.SetOffsets(set) // only partitions this client consumes are moved
+	p.lg.Warn("partitions rewound to re-consume what the WAL no longer holds", zap.Time("since", since))
+	return nil
+}
+
+// lastOutputs reads the output topic from its start to its current end and
+// returns the highest-seq record of every room.
+func (p *Processor) lastOutputs(ctx context.Context) ([]sink.StableSeed, error) {
+	adm := kadm.NewClient(p.cl)
+	ends, err := adm.ListEndOffsets(ctx, p.topics.TopN)
+	if err != nil {
+		return nil, err
+	}
+	starts, err := adm.ListStartOffsets(ctx, p.topics.TopN)
+	if err != nil {
+		return nil, err
+	}
+	want := map[int32]int64{}
+	parts := map[int32]kgo.Offset{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil && o.Offset > 0 {
+			if s, ok := starts.Lookup(o.Topic, o.Partition); !ok || s.Offset < o.Offset {
+				want[o.Partition] = o.Offset
+				parts[o.Partition] = kgo.NewOffset().AtStart()
+			}
+		}
+	})
+	best := map[string]sink.StableSeed{}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	opts := append([]kgo.Opt{kgo.SeedBrokers(p.cfg.Brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{p.topics.TopN: parts})}, p.cfg.KafkaOpts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	for len(want) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		fs.EachError(func(_ string, _ int32, e error) { err = e })
+		if err != nil {
+			return nil, err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset+1 >= want[r.Partition] {
+				delete(want, r.Partition)
+			}
+			var o Output
+			if json.Unmarshal(r.Value, &o) != nil || o.RoomID == "" || o.Seq <= best[o.RoomID].Seq {
+				return
+			}
+			list := make([]string, len(o.Top))
+			for i, m := range o.Top {
+				list[i] = m.UserID
+			}
+			best[o.RoomID] = sink.StableSeed{Room: o.RoomID, Seq: o.Seq, List: list, Out: r.Value}
+		})
+	}
+	seeds := make([]sink.StableSeed, 0, len(best))
+	for _, s := range best {
+		seeds = append(seeds, s)
+	}
+	return seeds, nil
+}
+
+func kgoRecords(recs []wal.Record) []*kgo.Record {
+	out := make([]*kgo.Record, len(recs))
+	for i, r := range recs {
+		out[i] = &kgo.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
+			Key: append([]byte(nil), r.Key...), Value: append([]byte(nil), r.Value...)}
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+package sink
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrRedisReset is returned by Apply when the generation marker differs from
+// the one this sink adopted: Redis lost its data (a restart without
+// persistence, a failover to an empty replica, FLUSHALL) or another
+// processor already noticed that and rebuilt. The caller rebuilds what its
+// own write-ahead log holds, then calls AdoptGeneration. The Apply that
+// returned it ran fully; its effects are kept.
+var ErrRedisReset = errors.New("sink: redis lost its data (generation marker changed)")
+
+// generationKey holds a random id written once per Redis data set. Its loss
+// is how a processor learns that Redis lost everything.
+func generationKey(env string) string { return "rostrum:" + env + ":generation" }
+
+// EnsureGeneration returns the current generation marker, creating one if
+// Redis has none.
+func (r *Redis) EnsureGeneration(ctx context.Context) (string, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	k := generationKey(r.opt.Env)
+	if err := r.c.SetNX(ctx, k, hex.EncodeToString(b[:]), 0).Err(); err != nil {
+		return "", fmt.Errorf("sink: generation marker: %w", err)
+	}
+	g, err := r.c.Get(ctx, k).Result()
+	if err != nil {
+		return "", fmt.Errorf("sink: generation marker: %w", err)
+	}
+	return g, nil
+}
+
+// AdoptGeneration makes Apply expect generation g from now on.
+func (r *Redis) AdoptGeneration(g string) {
+	r.gen.Store(&g)
+}
+
+// checkGeneration compares the marker read in a pipeline with the adopted
+// one. Nothing adopted yet means nothing to compare.
+func (r *Redis) checkGeneration(c *redis.StringCmd) error {
+	want := r.gen.Load()
+	if want == nil {
+		return nil
+	}
+	got, err := c.Result()
+	if err == redis.Nil || (err == nil && got != *want) {
+		return ErrRedisReset
+	}
+	if err != nil {
+		return fmt.Errorf("sink: generation marker: %w", err)
+	}
+	return nil
+}
+
+// StableSeed is a room's last published stable list, used to restore the
+// stable state after Redis lost it, so seq keeps growing and tiles keep
+// their slots.
+type StableSeed struct {
+	Room string
+	Seq  int64
+	List []string
+	Out  []byte
+}
+
+// restoreLua seeds a room's stable hash unless it already has a seq.
+//
+//	KEYS: 1 stable hash
+//	ARGV: 1 seq, 2 list, 3 output record, 4 ttl ms
+const restoreLua = `
+if redis.call('HEXISTS', KEYS[1], 'seq') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'list', ARGV[2], 'out', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+`
+
+var restoreScript = redis.NewScript(restoreLua)
+
+// RestoreStable seeds the stable lists of rooms that have none, in one
+// pipelined round trip, and returns how many it seeded.
+func (r *Redis) RestoreStable(ctx context.Context, seeds []StableSeed) (int, error) {
+	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+		out := make([]*redis.Cmd, len(seeds))
+		for i, s := range seeds {
+			out[i] = restoreScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, s.Room).Stable},
+				strconv.FormatInt(s.Seq, 10), strings.Join(s.List, ","), s.Out, r.args[0])
+		}
+		return out
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range cmds {
+		if v, _ := c.Int64(); v == 1 {
+			n++
+		}
+	}
+	return n, nil
+}

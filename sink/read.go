@@ -1,0 +1,272 @@
+package sink
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrUnknownRoom is returned by RoomView for a room that has no keys in
+// Redis: never seen in this environment, or expired after its idle TTL.
+var ErrUnknownRoom = errors.New("sink: unknown room")
+
+// RoomView is a room as the live page shows it.
+type RoomView struct {
+	Room    string
+	Seq     int64        // seq of the stored stable list; 0: none stored yet
+	Stable  []MemberView // the stored stable list, in slot order
+	Raw     []MemberView // the raw top-N, best first
+	Members int          // ranked members (ZCARD of the ranking)
+}
+
+// MemberView is one member of a top list with the fields of its score.
+type MemberView struct {
+	UserID string
+	Audio  uint8  // 0 off, 1 on
+	Volume uint16 // 0..999
+	Video  uint8  // 0 off, 1 on
+	Role   string // role name, e.g. "host"
+	Score  float64
+	TS     int64 // newest event time of the member, Unix ms
+}
+
+// RoomSummary is one line of the room list.
+type RoomSummary struct {
+	Room    string
+	Seq     int64 // seq of the stored stable list
+	Members int64 // ranked members
+}
+
+// RoomView reads a room's stable and raw top lists in one pipelined round
+// trip, without changing anything. The fields of raw members come from their
+// scores. A member of the stable list is normally in the raw top-N too; the
+// stored list lags the ranking only between an apply and the store of the
+// merged list, and then such a member's fields come from its stored state in
+// a second round trip (Score is 0 when it no longer ranks).
+//
+// It returns ErrUnknownRoom when the room has no keys. It is safe for
+// concurrent use.
+func (r *Redis) RoomView(ctx context.Context, room string) (RoomView, error) {
+	k := RoomKeys(r.opt.Env, room)
+	p := r.c.Pipeline()
+	st := p.HMGet(ctx, k.Stable, "seq", "list")
+	top := p.ZRevRangeWithScores(ctx, k.Ranking, 0, int64(r.opt.TopN-1))
+	card := p.ZCard(ctx, k.Ranking)
+	exists := p.Exists(ctx, k.Members, k.Ranking, k.Stable) // one hash tag: one slot
+	if _, err := p.Exec(ctx); err != nil {
+		return RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+	}
+	if exists.Val() == 0 {
+		return RoomView{}, ErrUnknownRoom
+	}
+	v := RoomView{Room: room, Members: int(card.Val())}
+	seq, list, err := parseStable(st.Val())
+	if err != nil {
+		return RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+	}
+	v.Seq = seq
+
+	v.Raw = make([]MemberView, 0, len(top.Val()))
+	for _, z := range top.Val() {
+		user, _ := z.Member.(string)
+		m, err := r.memberFromScore(user, z.Score)
+		if err != nil {
+			return RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+		}
+		v.Raw = append(v.Raw, m)
+	}
+
+	v.Stable = make([]MemberView, len(list))
+	var missing []int // slots whose member is not in the raw top-N
+	for i, user := range list {
+		j := slices.IndexFunc(v.Raw, func(m MemberView) bool { return m.UserID == user })
+		switch {
+		case j >= 0:
+			v.Stable[i] = v.Raw[j]
+		default:
+			v.Stable[i].UserID = user
+			if user != "" {
+				missing = append(missing, i)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		if err := r.fillFromStates(ctx, k.Members, v.Stable, missing); err != nil {
+			return RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+		}
+	}
+	return v, nil
+}
+
+// parseStable reads the seq and list fields of a stable hash (nil when absent).
+func parseStable(vals []any) (seq int64, list []string, err error) {
+	if s, ok := vals[0].(string); ok {
+		if seq, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return 0, nil, fmt.Errorf("stable seq %q: %w", s, err)
+		}
+	}
+	if s, ok := vals[1].(string); ok && s != "" {
+		list = strings.Split(s, ",")
+	}
+	return seq, list, nil
+}
+
+func (r *Redis) memberFromScore(user string, score float64) (MemberView, error) {
+	s, err := r.opt.Meeting.Decode(score)
+	if err != nil {
+		return MemberView{}, fmt.Errorf("member %q: %w", user, err)
+	}
+	return MemberView{UserID: user, Audio: s.Audio, Volume: s.Volume, Video: s.Video,
+		Role: s.Role.String(), Score: score, TS: s.TS}, nil
+}
+
+// fillFromStates reads the packed states of the members in slots and fills
+// their views. A member without a stored state keeps only its id.
+func (r *Redis) fillFromStates(ctx context.Context, key string, views []MemberView, slots []int) error {
+	users := make([]string, len(slots))
+	for i, slot := range slots {
+		users[i] = views[slot].UserID
+	}
+	vals, err := r.c.HMGet(ctx, key, users...).Result()
+	if err != nil {
+		return err
+	}
+	for i, slot := range slots {
+		b, ok := vals[i].(string)
+		if !ok {
+			continue
+		}
+		var s MemberState
+		if err := s.UnmarshalBinary([]byte(b)); err != nil {
+			return fmt.Errorf("member %q: %w", users[i], err)
+		}
+		e := s.Effective()
+		m := MemberView{UserID: users[i], Audio: e.Audio, Volume: e.Volume, Video: e.Video,
+			Role: e.Role.String(), TS: e.MaxTS}
+		if s.Ranked() {
+			m.Score, _ = s.Score(r.opt.Meeting) // an unencodable state stays at 0
+		}
+		views[slot] = m
+	}
+	return nil
+}
+
+// Rooms lists up to max rooms of the environment, sorted by seq descending
+// (the rooms whose stable list changed most often first), then by room id. It
+// SCANs for the rooms' stable hashes on every master (each master of a Redis
+// Cluster) and reads each room's seq and member count in one more pipelined
+// round trip.
+//
+// The scan stops once max rooms are found, so with more rooms than max the
+// result is the busiest of the rooms found first, not of all rooms: the cost
+// stays bounded by max, not by the size of the key space. A room is listed
+// from its first apply that touched the ranking (which creates its stable
+// hash) until it expires.
+func (r *Redis) Rooms(ctx context.Context, max int) ([]RoomSummary, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	pattern := "rostrum:" + globEscape(r.opt.Env) + ":{*}:s"
+	var (
+		mu    sync.Mutex
+		seen  = make(map[string]struct{})
+		rooms []string
+	)
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, pattern, 512).Result()
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			for _, key := range keys {
+				room, ok := roomOfKey(key)
+				if _, dup := seen[room]; ok && !dup {
+					seen[room] = struct{}{}
+					rooms = append(rooms, room)
+				}
+			}
+			full := len(rooms) >= max
+			mu.Unlock()
+			if full || next == 0 {
+				return nil
+			}
+			cursor = next
+		}
+	}
+	var err error
+	if cc, ok := r.c.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	} else {
+		err = scan(ctx, r.c)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sink: list rooms: %w", err)
+	}
+	if len(rooms) == 0 {
+		return []RoomSummary{}, nil
+	}
+
+	p := r.c.Pipeline()
+	seqs := make([]*redis.SliceCmd, len(rooms))
+	cards := make([]*redis.IntCmd, len(rooms))
+	for i, room := range rooms {
+		k := RoomKeys(r.opt.Env, room)
+		seqs[i] = p.HMGet(ctx, k.Stable, "seq")
+		cards[i] = p.ZCard(ctx, k.Ranking)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("sink: list rooms: %w", err)
+	}
+	out := make([]RoomSummary, len(rooms))
+	for i, room := range rooms {
+		out[i] = RoomSummary{Room: room, Members: cards[i].Val()}
+		if s, ok := seqs[i].Val()[0].(string); ok {
+			if out[i].Seq, err = strconv.ParseInt(s, 10, 64); err != nil {
+				return nil, fmt.Errorf("sink: list rooms: seq %q of %q: %w", s, room, err)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b RoomSummary) int {
+		return cmp.Or(cmp.Compare(b.Seq, a.Seq), cmp.Compare(a.Room, b.Room))
+	})
+	if len(out) > max {
+		out = out[:max]
+	}
+	return out, nil
+}
+
+// roomOfKey returns the room id of a room key: the text between the first
+// "{" and the "}" after it (room ids cannot contain braces).
+func roomOfKey(key string) (string, bool) {
+	i := strings.IndexByte(key, '{')
+	if i < 0 {
+		return "", false
+	}
+	j := strings.IndexByte(key[i+1:], '}')
+	if j <= 0 {
+		return "", false
+	}
+	return key[i+1 : i+1+j], true
+}
+
+// globEscape escapes the characters that SCAN MATCH treats as a pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		switch c {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
