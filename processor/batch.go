@@ -35,6 +35,7 @@ type batch struct {
 	acks       []sink.Ack
 	resolved   bool
 	rewound    bool // recovery rewound the partitions: do not commit
+	stored     int  // stable lists stored by resolve
 }
 
 func newBatch(p *Processor, recs []*kgo.Record) *batch { return &batch{p: p, recs: recs} }
@@ -108,7 +109,7 @@ func (b *batch) run(ctx context.Context) error {
 // the changed ones, re-reading rooms whose seq another processor moved.
 func (b *batch) resolve(ctx context.Context) error {
 	p := b.p
-	b.outputs, b.acks = b.outputs[:0], b.acks[:0]
+	b.outputs, b.acks, b.stored = b.outputs[:0], b.acks[:0], 0
 	start := time.Now()
 	states, err := p.store.Apply(ctx, b.rooms, p.acks)
 	if err != nil {
@@ -155,6 +156,7 @@ func (b *batch) resolve(ctx context.Context) error {
 		var again []string
 		for i, u := range ups {
 			if stored[i] {
+				b.stored++
 				b.outputs = append(b.outputs, p.outputRecord(u.Room, u.Out))
 				b.acks = append(b.acks, sink.Ack{Room: u.Room, Seq: u.PrevSeq + 1})
 			} else {

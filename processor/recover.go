@@ -55,34 +55,13 @@ func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) 
 		return false, fmt.Errorf("recover: restore stable lists: %w", err)
 	}
 
-	touched := map[string]bool{}
-	var batches, records int
 	covered := p.walCovers(p.cfg.RebuildWindow)
-	if p.log != nil {
-		err = p.log.Replay(1, func(_ uint64, recs []wal.Record) error {
-			b := newBatch(p, kgoRecords(recs))
-			b.decode(time.Now())
-			if err := p.store.Rebuild(ctx, b.rooms); err != nil {
-				return err
-			}
-			for _, r := range b.rooms {
-				touched[r.Room] = true
-			}
-			batches++
-			records += len(recs)
-			return nil
-		})
-		if err != nil {
-			return false, fmt.Errorf("recover: replay wal: %w", err)
-		}
-	}
+	var st ReplayStats
 	rb := newBatch(p, nil)
-	for room := range touched {
-		rb.rooms = append(rb.rooms, sink.RoomUpdate{Room: room})
-	}
-	rb.roomTS = map[string]int64{}
-	if err := rb.resolve(ctx); err != nil {
-		return false, fmt.Errorf("recover: stable lists: %w", err)
+	if p.log != nil {
+		if st, rb, err = p.replayLog(ctx, 1, true); err != nil {
+			return false, fmt.Errorf("recover: %w", err)
+		}
 	}
 	if len(rb.outputs) > 0 {
 		if err := p.cl.ProduceSync(ctx, rb.outputs...).FirstErr(); err != nil {
@@ -98,8 +77,8 @@ func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) 
 	}
 	p.stats.RedisResets.Add(1)
 	p.cfg.Observer.RedisReset()
-	p.lg.Warn("redis rebuilt", zap.Int("rooms_seeded_from_output", len(seeds)), zap.Int("wal_batches", batches),
-		zap.Int("wal_records", records), zap.Int("rooms_rebuilt", len(touched)), zap.Bool("rewound", !covered),
+	p.lg.Warn("redis rebuilt", zap.Int("rooms_seeded_from_output", len(seeds)), zap.Int("wal_batches", st.Batches),
+		zap.Int("wal_records", st.Records), zap.Int("rooms_rebuilt", st.Rooms), zap.Bool("rewound", !covered),
 		zap.Duration("took", time.Since(start)))
 	return !covered, nil
 }
