@@ -224,3 +224,21 @@ func (p *Processor) processWithRetry(ctx context.Context, recs []*kgo.Record) er
 		backoff = min(2*backoff, 5*time.Second)
 	}
 }
+
+// Ready reports whether the processor can do its job: it owns at least one
+// input partition, and Redis and Kafka answer. It backs /readyz.
+func (p *Processor) Ready(ctx context.Context) error {
+	if p.Assigned() == 0 {
+		return errors.New("no input partitions assigned (yet)")
+	}
+	if err := p.store.Ping(ctx); err != nil {
+		return err
+	}
+	if err := p.cl.Ping(ctx); err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	return nil
+}
+
+// Group returns the consumer group's name.
+func (p *Processor) Group() string { return p.cfg.Group }

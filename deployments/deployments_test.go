@@ -1,0 +1,759 @@
+// Package deployments_test checks the deployment files of rostrum: the
+// Dockerfile, the compose stack, the Prometheus and Grafana configuration, the
+// Grafana dashboard and the Kubernetes manifests. None of it needs Docker or a
+// cluster: the files are parsed and cross-checked against each other, against
+// rostrum's flags and against the metric names the metrics package exports.
+package deployments_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/rostrumhq/rostrum/metrics"
+)
+
+const env = "prod"
+
+// topics are the topics of env prod that the compose stack creates.
+var topics = []string{
+	env + ".callbacks.rtc",
+	env + ".callbacks.client",
+	env + ".callbacks.signal",
+	env + ".callbacks.dlq",
+	env + ".ranking.topn",
+}
+
+const compactedTopic = env + ".ranking.topn"
+
+// readYAML decodes every document of a YAML file.
+func readYAML(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var docs []map[string]any
+	for {
+		var doc map[string]any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if doc != nil {
+			docs = append(docs, doc)
+		}
+	}
+	if len(docs) == 0 {
+		t.Fatalf("%s: no YAML document", path)
+	}
+	return docs
+}
+
+func readYAML1(t *testing.T, path string) map[string]any {
+	t.Helper()
+	docs := readYAML(t, path)
+	if len(docs) != 1 {
+		t.Fatalf("%s: %d YAML documents, want 1", path, len(docs))
+	}
+	return docs[0]
+}
+
+// get walks a decoded YAML/JSON value by map keys and list indexes (as
+// ints); it fails the test when a step is missing.
+func get(t *testing.T, v any, path ...any) any {
+	t.Helper()
+	cur := v
+	for i, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				t.Fatalf("%v: not a map at %v", path, path[:i])
+			}
+			cur, ok = m[k]
+			if !ok {
+				t.Fatalf("%v: no key %q", path, k)
+			}
+		case int:
+			l, ok := cur.([]any)
+			if !ok || k >= len(l) {
+				t.Fatalf("%v: no element %d", path, k)
+			}
+			cur = l[k]
+		}
+	}
+	return cur
+}
+
+func str(t *testing.T, v any, path ...any) string {
+	t.Helper()
+	s, ok := get(t, v, path...).(string)
+	if !ok {
+		t.Fatalf("%v: not a string: %#v", path, get(t, v, path...))
+	}
+	return s
+}
+
+// strings of a YAML list, or of a single string.
+func strList(t *testing.T, v any, path ...any) []string {
+	t.Helper()
+	switch x := get(t, v, path...).(type) {
+	case string:
+		return []string{x}
+	case []any:
+		out := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				t.Fatalf("%v[%d]: not a string: %#v", path, i, e)
+			}
+			out[i] = s
+		}
+		return out
+	default:
+		t.Fatalf("%v: not a string or a list: %#v", path, x)
+		return nil
+	}
+}
+
+// knownFlags are the flag names of `rostrum run`: those of the flag table in
+// the repository README, plus http (the address of the HTTP server).
+func knownFlags(t *testing.T) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := map[string]bool{"http": true}
+	re := regexp.MustCompile("^\\| `--([a-z0-9-]+)`")
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			flags[m[1]] = true
+		}
+	}
+	for _, f := range []string{"brokers", "redis", "env", "wal-dir", "log-format", "top-n"} {
+		if !flags[f] {
+			t.Fatalf("README flag table lacks --%s; cannot check flag names", f)
+		}
+	}
+	return flags
+}
+
+func TestEveryYAMLFileParses(t *testing.T) {
+	n := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || (!strings.HasSuffix(path, ".yml") && !strings.HasSuffix(path, ".yaml")) {
+			return nil
+		}
+		n++
+		readYAML(t, path)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 8 {
+		t.Fatalf("found %d YAML files, want at least 8", n)
+	}
+}
+
+// dockerfile returns the instructions of the Dockerfile, continuation lines
+// joined and comments dropped.
+func dockerfile(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(string(b), "\n") {
+		trim := strings.TrimSpace(line)
+		if strings.HasPrefix(trim, "#") || (trim == "" && cur.Len() == 0) {
+			continue
+		}
+		if strings.HasSuffix(trim, "\\") {
+			cur.WriteString(strings.TrimSuffix(trim, "\\") + " ")
+			continue
+		}
+		cur.WriteString(trim)
+		out = append(out, cur.String())
+		cur.Reset()
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+func TestDockerfile(t *testing.T) {
+	ins := dockerfile(t)
+	var froms, users []string
+	var build, entry, cmd, expose, volume string
+	for _, in := range ins {
+		word, rest, _ := strings.Cut(in, " ")
+		switch strings.ToUpper(word) {
+		case "FROM":
+			froms = append(froms, rest)
+		case "USER":
+			users = append(users, rest)
+		case "RUN":
+			if strings.Contains(rest, "go build") {
+				build = rest
+			}
+		case "ENTRYPOINT":
+			entry = rest
+		case "CMD":
+			cmd = rest
+		case "EXPOSE":
+			expose = rest
+		case "VOLUME":
+			volume = rest
+		}
+	}
+	if len(froms) < 2 || !strings.HasPrefix(froms[0], "golang:1.26 ") {
+		t.Errorf("want a multi-stage build from golang:1.26, got FROM %q", froms)
+	}
+	if last := froms[len(froms)-1]; !strings.HasPrefix(last, "gcr.io/distroless/static") && !strings.HasPrefix(last, "scratch") {
+		t.Errorf("final stage %q: want distroless static or scratch", last)
+	}
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w"`, "./cmd/rostrum"} {
+		if !strings.Contains(build, want) {
+			t.Errorf("go build %q lacks %s", build, want)
+		}
+	}
+	if len(users) == 0 {
+		t.Fatal("no USER: the container would run as root")
+	}
+	u, _, _ := strings.Cut(users[len(users)-1], ":")
+	if u == "" || u == "0" || u == "root" {
+		t.Errorf("USER %q is root", users[len(users)-1])
+	}
+	if entry != `["/rostrum"]` || cmd != `["run"]` {
+		t.Errorf(`ENTRYPOINT %s CMD %s, want ["/rostrum"] ["run"]`, entry, cmd)
+	}
+	if expose != "8080" {
+		t.Errorf("EXPOSE %q, want 8080", expose)
+	}
+	if !strings.Contains(volume, "/var/lib/rostrum/wal") {
+		t.Errorf("VOLUME %q: want the WAL directory /var/lib/rostrum/wal", volume)
+	}
+}
+
+func TestCompose(t *testing.T) {
+	c := readYAML1(t, "docker-compose.yml")
+	services, _ := get(t, c, "services").(map[string]any)
+	for _, s := range []string{"kafka", "kafka-init", "redis", "rostrum", "prometheus", "grafana"} {
+		if _, ok := services[s]; !ok {
+			t.Errorf("compose has no service %s", s)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// Every image is pinned to a tag, never latest.
+	for name, s := range services {
+		m := s.(map[string]any)
+		img, ok := m["image"].(string)
+		if !ok {
+			t.Errorf("service %s has no image", name)
+			continue
+		}
+		_, tag, ok := strings.Cut(img, ":")
+		if !ok || tag == "" || tag == "latest" {
+			t.Errorf("service %s: image %q is not pinned", name, img)
+		}
+	}
+	if img := str(t, c, "services", "kafka", "image"); !strings.HasPrefix(img, "apache/kafka:") {
+		t.Errorf("kafka image %q, want apache/kafka", img)
+	}
+	if a, b := str(t, c, "services", "kafka", "image"), str(t, c, "services", "kafka-init", "image"); a != b {
+		t.Errorf("kafka-init image %q differs from kafka's %q", b, a)
+	}
+	kenv := get(t, c, "services", "kafka", "environment").(map[string]any)
+	if !strings.Contains(kenv["KAFKA_PROCESS_ROLES"].(string), "controller") {
+		t.Error("kafka is not a KRaft controller")
+	}
+	if !strings.Contains(kenv["KAFKA_ADVERTISED_LISTENERS"].(string), "kafka:9092") {
+		t.Error("kafka does not advertise kafka:9092 to the compose network")
+	}
+
+	// The topics: each created once, 6 partitions, only the output compacted.
+	script := strings.Join(strList(t, c, "services", "kafka-init", "command"), "\n")
+	created := map[string]string{}
+	topicRE := regexp.MustCompile(`--topic\s+(\S+)`)
+	for _, line := range strings.Split(script, "\n") {
+		if !strings.Contains(line, "kafka-topics.sh") || !strings.Contains(line, "--create") {
+			continue
+		}
+		m := topicRE.FindStringSubmatch(line)
+		if m == nil {
+			t.Errorf("topic creation without --topic: %s", line)
+			continue
+		}
+		if _, dup := created[m[1]]; dup {
+			t.Errorf("topic %s created twice", m[1])
+		}
+		created[m[1]] = line
+	}
+	for _, topic := range topics {
+		line, ok := created[topic]
+		if !ok {
+			t.Errorf("kafka-init does not create %s", topic)
+			continue
+		}
+		if !strings.Contains(line, "--partitions 6") {
+			t.Errorf("%s: want --partitions 6: %s", topic, line)
+		}
+		if !strings.Contains(line, "--bootstrap-server kafka:9092") {
+			t.Errorf("%s: want --bootstrap-server kafka:9092: %s", topic, line)
+		}
+		compact := strings.Contains(line, "cleanup.policy=compact")
+		if compact != (topic == compactedTopic) {
+			t.Errorf("%s: compacted=%v, want %v", topic, compact, topic == compactedTopic)
+		}
+	}
+	if len(created) != len(topics) {
+		t.Errorf("kafka-init creates %d topics, want %d", len(created), len(topics))
+	}
+
+	// rostrum: settings, dependencies, WAL volume, image build.
+	renv := get(t, c, "services", "rostrum", "environment").(map[string]any)
+	want := map[string]string{
+		"ROSTRUM_BROKERS": "kafka:9092",
+		"ROSTRUM_REDIS":   "redis:6379",
+		"ROSTRUM_ENV":     env,
+		"ROSTRUM_HTTP":    ":8080",
+	}
+	for k, v := range want {
+		if renv[k] != v {
+			t.Errorf("rostrum %s=%v, want %q", k, renv[k], v)
+		}
+	}
+	flags := knownFlags(t)
+	for k := range renv {
+		name, ok := strings.CutPrefix(k, "ROSTRUM_")
+		if !ok || !flags[strings.ReplaceAll(strings.ToLower(name), "_", "-")] {
+			t.Errorf("rostrum environment %s names no flag", k)
+		}
+	}
+	if v := str(t, c, "services", "rostrum", "depends_on", "kafka-init", "condition"); v != "service_completed_successfully" {
+		t.Errorf("rostrum depends on kafka-init %q", v)
+	}
+	if v := str(t, c, "services", "rostrum", "depends_on", "redis", "condition"); v != "service_healthy" {
+		t.Errorf("rostrum depends on redis %q", v)
+	}
+	if _, ok := get(t, c, "services", "redis").(map[string]any)["healthcheck"]; !ok {
+		t.Error("redis has no healthcheck, but rostrum waits for service_healthy")
+	}
+	if _, ok := get(t, c, "services", "kafka").(map[string]any)["healthcheck"]; !ok {
+		t.Error("kafka has no healthcheck, but kafka-init waits for service_healthy")
+	}
+	if !slices.Contains(strList(t, c, "services", "redis", "command"), "--appendonly") {
+		t.Error("redis runs without --appendonly")
+	}
+	walDir, _ := renv["ROSTRUM_WAL_DIR"].(string)
+	walMounted := false
+	for _, v := range strList(t, c, "services", "rostrum", "volumes") {
+		src, dst, _ := strings.Cut(v, ":")
+		if dst == walDir || dst == walDir+":rw" {
+			walMounted = true
+			if _, ok := get(t, c, "volumes").(map[string]any)[src]; !ok {
+				t.Errorf("WAL volume %s is not a named volume", src)
+			}
+		}
+	}
+	if !walMounted {
+		t.Errorf("no volume on the WAL directory %q", walDir)
+	}
+	ctx := str(t, c, "services", "rostrum", "build", "context")
+	df := str(t, c, "services", "rostrum", "build", "dockerfile")
+	if _, err := os.Stat(filepath.Join(ctx, "go.mod")); err != nil {
+		t.Errorf("build context %s is not the repository root: %v", ctx, err)
+	}
+	if _, err := os.Stat(filepath.Join(ctx, df)); err != nil {
+		t.Errorf("build dockerfile: %v", err)
+	}
+
+	// Bind mounts exist; Grafana's provisioning points at the mounted dashboards.
+	mounts := map[string]string{} // host path → container path
+	for name, s := range services {
+		vols, _ := s.(map[string]any)["volumes"].([]any)
+		for _, v := range vols {
+			src, rest, _ := strings.Cut(v.(string), ":")
+			dst, _, _ := strings.Cut(rest, ":")
+			if strings.HasPrefix(src, "./") {
+				if _, err := os.Stat(src); err != nil {
+					t.Errorf("service %s mounts %s: %v", name, src, err)
+				}
+				mounts[filepath.Clean(src)] = dst
+			}
+		}
+	}
+	if mounts["prometheus/prometheus.yml"] != "/etc/prometheus/prometheus.yml" {
+		t.Errorf("prometheus.yml mounted at %q", mounts["prometheus/prometheus.yml"])
+	}
+	for _, sub := range []string{"datasources", "dashboards"} {
+		if got := mounts["grafana/provisioning/"+sub]; got != "/etc/grafana/provisioning/"+sub {
+			t.Errorf("grafana provisioning of %s mounted at %q", sub, got)
+		}
+	}
+	dashDir := mounts["grafana/dashboards"]
+	p := readYAML1(t, "grafana/provisioning/dashboards/rostrum.yml")
+	if got := str(t, p, "providers", 0, "options", "path"); got != dashDir {
+		t.Errorf("dashboard provider path %q, but grafana/dashboards is mounted at %q", got, dashDir)
+	}
+	genv := get(t, c, "services", "grafana", "environment").(map[string]any)
+	if home, _ := genv["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"].(string); home != "" && home != dashDir+"/rostrum.json" {
+		t.Errorf("home dashboard %q is not %s/rostrum.json", home, dashDir)
+	}
+}
+
+func TestPrometheusAndDatasource(t *testing.T) {
+	p := readYAML1(t, "prometheus/prometheus.yml")
+	found := false
+	for _, sc := range get(t, p, "scrape_configs").([]any) {
+		if sc.(map[string]any)["job_name"] != "rostrum" {
+			continue
+		}
+		for _, st := range get(t, sc, "static_configs").([]any) {
+			if slices.Contains(strList(t, st, "targets"), "rostrum:8080") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("prometheus: no job rostrum scraping rostrum:8080")
+	}
+
+	d := readYAML1(t, "grafana/provisioning/datasources/prometheus.yml")
+	if str(t, d, "datasources", 0, "type") != "prometheus" || str(t, d, "datasources", 0, "url") != "http://prometheus:9090" {
+		t.Errorf("datasource: %v", get(t, d, "datasources", 0))
+	}
+	var dash struct {
+		Templating struct {
+			List []struct {
+				Name    string `json:"name"`
+				Current struct {
+					Value any `json:"value"`
+				} `json:"current"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	readJSON(t, "grafana/dashboards/rostrum.json", &dash)
+	uid := str(t, d, "datasources", 0, "uid")
+	ok := false
+	for _, v := range dash.Templating.List {
+		if v.Name == "datasource" && v.Current.Value == uid {
+			ok = true
+		}
+	}
+	if !ok {
+		t.Errorf("the dashboard's datasource variable does not default to the provisioned uid %q", uid)
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+type panel struct {
+	ID      int    `json:"id"`
+	Type    string `json:"type"`
+	Title   string `json:"title"`
+	GridPos struct {
+		X, Y, W, H int
+	} `json:"gridPos"`
+	Datasource struct {
+		UID string `json:"uid"`
+	} `json:"datasource"`
+	Targets []struct {
+		Expr  string `json:"expr"`
+		RefID string `json:"refId"`
+	} `json:"targets"`
+	Panels []panel `json:"panels"`
+}
+
+func dashboardPanels(t *testing.T) (schema int, uid string, panels []panel) {
+	t.Helper()
+	var d struct {
+		SchemaVersion int     `json:"schemaVersion"`
+		UID           string  `json:"uid"`
+		Title         string  `json:"title"`
+		Panels        []panel `json:"panels"`
+	}
+	readJSON(t, "grafana/dashboards/rostrum.json", &d)
+	var flat []panel
+	for _, p := range d.Panels {
+		flat = append(flat, p)
+		flat = append(flat, p.Panels...) // panels of collapsed rows
+	}
+	return d.SchemaVersion, d.UID, flat
+}
+
+func TestDashboard(t *testing.T) {
+	schema, uid, panels := dashboardPanels(t)
+	if schema < 36 || uid == "" {
+		t.Errorf("schemaVersion %d, uid %q", schema, uid)
+	}
+	ids := map[int]bool{}
+	type cell struct{ x, y int }
+	used := map[cell]string{}
+	exprs := 0
+	for _, p := range panels {
+		if ids[p.ID] {
+			t.Errorf("panel id %d used twice", p.ID)
+		}
+		ids[p.ID] = true
+		g := p.GridPos
+		if g.W <= 0 || g.H <= 0 || g.X < 0 || g.X+g.W > 24 {
+			t.Errorf("panel %q: gridPos %+v outside the 24-column grid", p.Title, g)
+		}
+	grid:
+		for x := g.X; x < g.X+g.W; x++ {
+			for y := g.Y; y < g.Y+g.H; y++ {
+				if other, ok := used[cell{x, y}]; ok {
+					t.Errorf("panel %q overlaps %q at (%d,%d)", p.Title, other, x, y)
+					break grid
+				}
+				used[cell{x, y}] = p.Title
+			}
+		}
+		if p.Type == "row" {
+			continue
+		}
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		if p.Datasource.UID != "${datasource}" {
+			t.Errorf("panel %q: datasource %q, want ${datasource}", p.Title, p.Datasource.UID)
+		}
+		refs := map[string]bool{}
+		for _, tg := range p.Targets {
+			if strings.TrimSpace(tg.Expr) == "" || refs[tg.RefID] {
+				t.Errorf("panel %q: empty expression or duplicate refId %q", p.Title, tg.RefID)
+			}
+			refs[tg.RefID] = true
+			if err := balanced(tg.Expr); err != nil {
+				t.Errorf("panel %q: %s: %v", p.Title, tg.Expr, err)
+			}
+			if strings.Contains(tg.Expr, "_bucket") && !strings.Contains(tg.Expr, "histogram_quantile(") {
+				t.Errorf("panel %q: buckets without histogram_quantile: %s", p.Title, tg.Expr)
+			}
+			if strings.Contains(tg.Expr, "histogram_quantile(") && !regexp.MustCompile(`by \(([a-z_, ]*\b)?le\b`).MatchString(tg.Expr) {
+				t.Errorf("panel %q: histogram_quantile must aggregate by le: %s", p.Title, tg.Expr)
+			}
+			exprs++
+		}
+	}
+	if exprs < 20 {
+		t.Errorf("%d queries, want at least 20", exprs)
+	}
+}
+
+// balanced reports unbalanced (), {} or [] in a PromQL expression.
+func balanced(expr string) error {
+	var stack []rune
+	pairs := map[rune]rune{')': '(', '}': '{', ']': '['}
+	inString := false
+	for _, r := range expr {
+		switch {
+		case r == '"':
+			inString = !inString
+		case inString:
+		case r == '(' || r == '{' || r == '[':
+			stack = append(stack, r)
+		case pairs[r] != 0:
+			if len(stack) == 0 || stack[len(stack)-1] != pairs[r] {
+				return errors.New("unbalanced brackets")
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 0 || inString {
+		return errors.New("unbalanced brackets or quotes")
+	}
+	return nil
+}
+
+var metricRE = regexp.MustCompile(`rostrum_[a-z_]+`)
+
+// dashboardMetrics returns the metric names the dashboard queries, with the
+// _bucket, _sum and _count series of histograms folded into their name.
+func dashboardMetrics(t *testing.T) []string {
+	t.Helper()
+	_, _, panels := dashboardPanels(t)
+	set := map[string]bool{}
+	for _, p := range panels {
+		for _, tg := range p.Targets {
+			for _, m := range metricRE.FindAllString(tg.Expr, -1) {
+				for _, suf := range []string{"_bucket", "_sum", "_count"} {
+					m = strings.TrimSuffix(m, suf)
+				}
+				set[m] = true
+			}
+		}
+	}
+	var out []string
+	for m := range set {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestDashboardMetricsExist(t *testing.T) {
+	known := map[string]bool{}
+	for _, n := range metrics.Names() {
+		known[n] = true
+	}
+	used := dashboardMetrics(t)
+	if len(used) < 15 {
+		t.Fatalf("dashboard queries %d rostrum metrics, want at least 15: %v", len(used), used)
+	}
+	for _, m := range used {
+		if !known[m] {
+			t.Errorf("dashboard queries %s, which metrics.Names() does not list", m)
+		}
+	}
+}
+
+func TestKubernetes(t *testing.T) {
+	byKind := map[string]map[string]any{}
+	for _, f := range []string{"k8s/configmap.yaml", "k8s/deployment.yaml", "k8s/service.yaml"} {
+		for _, doc := range readYAML(t, f) {
+			kind := str(t, doc, "kind")
+			if _, ok := get(t, doc, "metadata").(map[string]any)["namespace"]; ok {
+				t.Errorf("%s: %s names a namespace; the manifests are namespace-agnostic", f, kind)
+			}
+			byKind[kind] = doc
+		}
+	}
+	k := readYAML1(t, "k8s/kustomization.yaml")
+	for _, r := range strList(t, k, "resources") {
+		if _, err := os.Stat(filepath.Join("k8s", r)); err != nil {
+			t.Errorf("kustomization: %v", err)
+		}
+	}
+
+	// The config file: keys are flags; it parses as rostrum reads it.
+	cm := byKind["ConfigMap"]
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(str(t, cm, "data", "rostrum.yaml")), &cfg); err != nil {
+		t.Fatalf("configmap rostrum.yaml: %v", err)
+	}
+	flags := knownFlags(t)
+	for key := range cfg {
+		if !flags[key] || key == "config" {
+			t.Errorf("configmap rostrum.yaml: key %q is no flag of rostrum run", key)
+		}
+	}
+	for _, key := range []string{"brokers", "redis", "env", "top-n", "http", "wal-dir", "log-format"} {
+		if _, ok := cfg[key]; !ok {
+			t.Errorf("configmap rostrum.yaml lacks %s", key)
+		}
+	}
+
+	d := byKind["Deployment"]
+	if r, _ := get(t, d, "spec", "replicas").(int); r != 3 {
+		t.Errorf("replicas %v, want 3", get(t, d, "spec", "replicas"))
+	}
+	podLabels := get(t, d, "spec", "template", "metadata", "labels").(map[string]any)
+	for k, v := range get(t, d, "spec", "selector", "matchLabels").(map[string]any) {
+		if podLabels[k] != v {
+			t.Errorf("deployment selector %s=%v does not match the pod labels", k, v)
+		}
+	}
+	c := get(t, d, "spec", "template", "spec", "containers", 0)
+	if args := strList(t, c, "args"); !slices.Equal(args, []string{"run", "--config", "/etc/rostrum/rostrum.yaml"}) {
+		t.Errorf("args %q", args)
+	}
+	if p, _ := get(t, c, "ports", 0, "containerPort").(int); p != 8080 || str(t, c, "ports", 0, "name") != "http" {
+		t.Errorf("container port %v", get(t, c, "ports", 0))
+	}
+	if cfg["http"] != ":8080" {
+		t.Errorf("configmap http %v: the probes and Prometheus need :8080", cfg["http"])
+	}
+	if p := str(t, c, "livenessProbe", "httpGet", "path"); p != "/healthz" {
+		t.Errorf("liveness probe %s", p)
+	}
+	if p := str(t, c, "readinessProbe", "httpGet", "path"); p != "/readyz" {
+		t.Errorf("readiness probe %s", p)
+	}
+	if cpu, mem := str(t, c, "resources", "requests", "cpu"), str(t, c, "resources", "requests", "memory"); cpu != "500m" || mem != "256Mi" {
+		t.Errorf("requests cpu %s memory %s", cpu, mem)
+	}
+	if _, ok := get(t, c, "resources", "limits").(map[string]any)["memory"]; !ok {
+		t.Error("no memory limit")
+	}
+	if get(t, c, "securityContext", "readOnlyRootFilesystem") != true || get(t, c, "securityContext", "allowPrivilegeEscalation") != false {
+		t.Errorf("container securityContext %v", get(t, c, "securityContext"))
+	}
+	if get(t, d, "spec", "template", "spec", "securityContext", "runAsNonRoot") != true {
+		t.Error("pod does not require runAsNonRoot")
+	}
+
+	// Volumes: the config file at /etc/rostrum, the WAL on an emptyDir at wal-dir.
+	vols := map[string]map[string]any{}
+	for _, v := range get(t, d, "spec", "template", "spec", "volumes").([]any) {
+		vols[str(t, v, "name")] = v.(map[string]any)
+	}
+	mountOf := map[string]string{}
+	for _, m := range get(t, c, "volumeMounts").([]any) {
+		mountOf[str(t, m, "mountPath")] = str(t, m, "name")
+	}
+	cfgVol := vols[mountOf["/etc/rostrum"]]
+	if cfgVol == nil || str(t, cfgVol, "configMap", "name") != str(t, cm, "metadata", "name") {
+		t.Errorf("/etc/rostrum is not the ConfigMap %s", str(t, cm, "metadata", "name"))
+	}
+	walDir, _ := cfg["wal-dir"].(string)
+	walVol := vols[mountOf[walDir]]
+	if walVol == nil {
+		t.Errorf("wal-dir %q is not a mounted volume (the root file system is read-only)", walDir)
+	} else if _, ok := walVol["emptyDir"]; !ok {
+		t.Errorf("WAL volume %v is not an emptyDir", walVol)
+	}
+
+	s := byKind["Service"]
+	if p, _ := get(t, s, "spec", "ports", 0, "port").(int); p != 8080 || str(t, s, "spec", "ports", 0, "name") != "http" {
+		t.Errorf("service port %v", get(t, s, "spec", "ports", 0))
+	}
+	for k, v := range get(t, s, "spec", "selector").(map[string]any) {
+		if podLabels[k] != v {
+			t.Errorf("service selector %s=%v does not match the pod labels", k, v)
+		}
+	}
+	if a := get(t, s, "metadata", "annotations").(map[string]any); a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != "8080" {
+		t.Errorf("service scrape annotations %v", a)
+	}
+}

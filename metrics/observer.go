@@ -1,0 +1,87 @@
+package metrics
+
+import "time"
+
+// The methods below implement the processor's Observer interface. They never
+// block and never panic: a negative count is ignored (a Prometheus counter
+// cannot go down).
+
+// Consumed counts records consumed from topic.
+func (p *Pipeline) Consumed(topic string, records int) {
+	if records >= 0 {
+		p.consumed.WithLabelValues(topic).Add(float64(records))
+	}
+}
+
+// Applied counts events of topic applied to Redis.
+func (p *Pipeline) Applied(topic string, events int) {
+	if events >= 0 {
+		p.applied.WithLabelValues(topic).Add(float64(events))
+	}
+}
+
+// DLQ counts one record of topic sent to the dead-letter topic; reason is the
+// short class of the rule it broke, never free text.
+func (p *Pipeline) DLQ(topic, reason string) {
+	p.dlq.WithLabelValues(topic, reason).Inc()
+}
+
+// Batch observes a completed batch: its size and how long it took, retries
+// included.
+func (p *Pipeline) Batch(records int, took time.Duration) {
+	p.batchRecords.Observe(float64(records))
+	p.batchDuration.Observe(took.Seconds())
+}
+
+// RedisRoundTrip observes one Redis round trip; op is "apply" or "store".
+func (p *Pipeline) RedisRoundTrip(op string, took time.Duration) {
+	p.redisRoundTrip.WithLabelValues(op).Observe(took.Seconds())
+}
+
+// WALAppend observes one write-ahead log append (its fsync included).
+func (p *Pipeline) WALAppend(took time.Duration) {
+	p.walAppend.Observe(took.Seconds())
+}
+
+// ObserveFsync observes one write-ahead log fsync. Its signature is that of
+// wal.Options.OnSync.
+func (p *Pipeline) ObserveFsync(took time.Duration) {
+	p.walFsync.Observe(took.Seconds())
+}
+
+// Published counts output records published.
+func (p *Pipeline) Published(records int) {
+	if records >= 0 {
+		p.published.Add(float64(records))
+	}
+}
+
+// Conflicts counts rooms whose stable list lost a compare-and-set.
+func (p *Pipeline) Conflicts(rooms int) {
+	if rooms >= 0 {
+		p.conflicts.Add(float64(rooms))
+	}
+}
+
+// Retry counts one failed batch attempt that is retried.
+func (p *Pipeline) Retry() { p.retries.Inc() }
+
+// Rebalance counts a rebalance callback that moved partitions (one with no
+// partitions is not counted) and keeps the assigned-partitions gauge: kind
+// "assigned" adds partitions, "revoked" and "lost" subtract them. Another kind
+// is counted but leaves the gauge alone.
+func (p *Pipeline) Rebalance(kind string, partitions int) {
+	if partitions <= 0 {
+		return
+	}
+	p.rebalances.WithLabelValues(kind).Inc()
+	switch kind {
+	case "assigned":
+		p.assigned.Add(float64(partitions))
+	case "revoked", "lost":
+		p.assigned.Sub(float64(partitions))
+	}
+}
+
+// RedisReset counts one rebuild of the state after Redis lost its data.
+func (p *Pipeline) RedisReset() { p.redisResets.Inc() }
