@@ -5,7 +5,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test test-short deps bench fuzz lint vet fmt clean
+.PHONY: all build run test test-short deps deps-browser bench fuzz lint vet fmt clean screenshot
 
 all: build
 
@@ -22,6 +22,17 @@ deps:
 	  echo "installing redis-server (needed by the integration tests)"; \
 	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server redis-tools; }
+
+## deps-browser: Debian's chromium, for the browser test and `make screenshot`.
+deps-browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium (needed by the browser test)"; \
+	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+## screenshot: render the live page into docs/screenshot.png.
+screenshot: deps-browser
+	ROSTRUM_SCREENSHOT=$(CURDIR)/docs/screenshot.png $(GO) test ./web -run '^TestScreenshot$$' -count=1 -v
 
 ## test: every test, against a real redis-server and an in-process Kafka broker.
 test: deps vet

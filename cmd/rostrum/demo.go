@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -70,8 +71,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
   WAL           %s
   input topics  %v
   output topic  %s   DLQ %s
+  live page     %s   (metrics at /metrics)
 Ctrl-C stops everything.
-`, f.brokers, f.brokers, topics.TopN, f.redis, f.walDir, topics.Inputs(), topics.TopN, topics.DLQ)
+`, f.brokers, f.brokers, topics.TopN, f.redis, f.walDir, topics.Inputs(), topics.TopN, topics.DLQ, pageURL(f.http))
 
 	g, ctx := errgroup.WithContext(ctx)
 	ready := make(chan struct{})
@@ -97,4 +99,15 @@ Ctrl-C stops everything.
 	err = g.Wait()
 	lg.Info("demo stopped", zap.Error(err))
 	return err
+}
+
+// pageURL turns the --http listen address into a URL to open.
+func pageURL(addr string) string {
+	if addr == "" {
+		return "(off: --http is empty)"
+	}
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	return "http://" + addr + "/"
 }

@@ -10,13 +10,17 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/metrics"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
+	"github.com/rostrumhq/rostrum/web"
 )
 
 // runFlags are the settings of `rostrum run` (and of the pipeline inside
@@ -35,6 +39,8 @@ type runFlags struct {
 	maxFutureSkew                           time.Duration
 	maxRecordBytes, maxEvents               int
 	logFormat, logLevel                     string
+	http                                    string
+	lagEvery                                time.Duration
 	config                                  string
 }
 
@@ -59,6 +65,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxEvents, "max-events", 10000, "reject array records with more events than this")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&f.http, "http", "127.0.0.1:8080", "address of the HTTP server: live page, /metrics, /healthz, /readyz, /v1/rooms/{room}/top (empty: off)")
+	fs.DurationVar(&f.lagEvery, "lag-interval", 5*time.Second, "how often consumer lag is measured for /metrics")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
 }
 
@@ -179,15 +187,20 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	return runPipeline(ctx, &f, lg, nil)
 }
 
-// runPipeline opens Redis, the WAL and Kafka, runs the processor until ctx
-// ends, and closes everything in reverse order. started, if not nil, is
-// called once the processor is consuming.
+// runPipeline opens Redis, the WAL and Kafka, runs the processor (with the
+// HTTP server and the lag watcher beside it) until ctx ends, and closes
+// everything in reverse order. started, if not nil, is called once the
+// processor is consuming.
 func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(*processor.Processor)) error {
 	pc, so, wo, err := f.pipelineConfig(lg)
 	if err != nil {
 		return err
 	}
 	setRedisLogger(lg)
+	m := metrics.New(f.env)
+	pc.Observer = m
+	wo.OnSync = m.ObserveFsync
+
 	rc := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: splitList(f.redis)})
 	defer rc.Close()
 	store, err := sink.New(rc, so)
@@ -209,12 +222,59 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	if err != nil {
 		return err
 	}
+
+	// The HTTP server and the lag watcher live as long as the processor.
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	sideCtx, stopSide := context.WithCancel(context.WithoutCancel(ctx))
+	g, sideCtx := errgroup.WithContext(sideCtx)
+	if f.http != "" {
+		srv := web.New(web.Options{
+			Source:   store,
+			Metrics:  m.Handler(),
+			Ready:    p.Ready,
+			Logger:   lg,
+			Counters: countersOf(p, m),
+		})
+		g.Go(func() error {
+			if err := srv.ListenAndServe(sideCtx, f.http); err != nil {
+				cancelRun() // an operator relies on /metrics and /readyz: stop rather than run blind
+				return fmt.Errorf("--http %s: %w", f.http, err)
+			}
+			return nil
+		})
+	}
+	lagCl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(pc.Brokers...)}, pc.KafkaOpts...)...)
+	if err != nil {
+		stopSide()
+		return err
+	}
+	defer lagCl.Close()
+	g.Go(func() error {
+		m.WatchLag(sideCtx, lagCl, p.Group(), p.Topics().Inputs(), f.lagEvery, lg)
+		return nil
+	})
+
 	if started != nil {
 		started(p)
 	}
-	err = p.Run(ctx)
+	err = p.Run(runCtx)
+	stopSide()
+	if werr := g.Wait(); werr != nil && err == nil {
+		err = werr
+	}
 	s := p.Stats()
 	lg.Info("stopped", zap.Int64("batches", s.Batches.Load()), zap.Int64("records", s.Records.Load()),
 		zap.Int64("events", s.Events.Load()), zap.Int64("dlq", s.DLQ.Load()), zap.Int64("published", s.Published.Load()))
 	return err
+}
+
+// countersOf feeds the live page's counter strip.
+func countersOf(p *processor.Processor, m *metrics.Pipeline) func() web.Counters {
+	return func() web.Counters {
+		s := p.Stats()
+		lr, ls := m.Lag()
+		return web.Counters{Records: s.Records.Load(), Events: s.Events.Load(), DLQ: s.DLQ.Load(),
+			Published: s.Published.Load(), LagRecords: lr, LagSeconds: ls}
+	}
 }

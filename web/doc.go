@@ -1,0 +1,31 @@
+// Package web serves rostrum's live page and its small HTTP API: the rooms
+// of the environment, each room's stable top-N as the layout service shows
+// it (one tile per slot) beside the raw top-N, and the processor's counters,
+// updated in the browser through Server-Sent Events.
+//
+// Routes:
+//
+//	GET /                      the page (static files embedded, no build step)
+//	GET /static/…              its HTML, CSS and JavaScript
+//	GET /healthz               200 "ok" while the process serves HTTP
+//	GET /readyz                200 "ok", or 503 with the reason (Options.Ready)
+//	GET /metrics               Options.Metrics, when set
+//	GET /api/rooms             [{"room_id","seq","members"}…], busiest first
+//	GET /v1/rooms/{room}/top   {"room_id","seq","members","stable":[…],"raw":[…]}
+//	GET /events?room=ID        text/event-stream: "room" and "counters" events
+//
+// Errors of the JSON routes are {"error": "…"}: 400 for a malformed room id,
+// 404 for a room with no state in Redis, 500 when Redis fails.
+//
+// The event stream polls the Source every Options.Interval and sends a
+// "room" event only when the room's JSON changed, a "counters" event only
+// when the counters changed (with events and records per second computed on
+// the server from the change since the previous poll), and a comment line
+// when it sent nothing, so proxies keep the stream open. A room with no
+// state gives a "missing" event, a failed read an "unavailable" event with
+// the error. Without ?room= the stream carries the counters only. Each open
+// stream costs one RoomView round trip to Redis per interval; a stream ends
+// when its client goes away or ListenAndServe shuts down.
+//
+// The package only reads: it never writes to Redis or Kafka.
+package web

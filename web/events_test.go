@@ -1,0 +1,224 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/web"
+)
+
+// sseEvent is one event of a text/event-stream; a comment has Event ":".
+type sseEvent struct {
+	Event, Data string
+}
+
+// openStream GETs url and returns a channel of its events, closed at the end
+// of the stream, and a function that hangs up.
+func openStream(t *testing.T, url string) (<-chan sseEvent, *http.Response, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ch := make(chan sseEvent, 128)
+	go func() {
+		defer close(ch)
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(nil, 1<<20)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev != (sseEvent{}) {
+					ch <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, ":"):
+				ev.Event = ":"
+			case strings.HasPrefix(line, "event: "):
+				ev.Event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.Data = strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}()
+	return ch, res, cancel
+}
+
+// next returns the next event named name, skipping others.
+func next(t *testing.T, ch <-chan sseEvent, name string) sseEvent {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("stream ended before a %q event", name)
+			}
+			if ev.Event == name {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("no %q event within 10s", name)
+		}
+	}
+}
+
+func TestEventsRoom(t *testing.T) {
+	var calls atomic.Int64
+	counters := func() web.Counters {
+		n := calls.Add(1)
+		return web.Counters{Records: 10 * n, Events: 30 * n, DLQ: 2, Published: n, LagRecords: 7, LagSeconds: 1.5}
+	}
+	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Counters: counters,
+		Interval: 20 * time.Millisecond, Logger: zaptest.NewLogger(t)}))
+	t.Cleanup(ts.Close)
+	ch, res, hangUp := openStream(t, ts.URL+"/events?room=r-1001")
+	defer hangUp()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+
+	ev := next(t, ch, "room")
+	var room struct {
+		RoomID string `json:"room_id"`
+		Seq    int64  `json:"seq"`
+		Stable []struct {
+			UserID string `json:"user_id"`
+		} `json:"stable"`
+	}
+	if err := json.Unmarshal([]byte(ev.Data), &room); err != nil {
+		t.Fatalf("%v in %s", err, ev.Data)
+	}
+	if room.RoomID != "r-1001" || room.Seq != 184 || len(room.Stable) != 7 || room.Stable[0].UserID != "host.wang" {
+		t.Fatalf("room event %s", ev.Data)
+	}
+
+	type countersJSON struct {
+		Records          int64    `json:"records"`
+		Events           int64    `json:"events"`
+		DLQ              int64    `json:"dlq"`
+		Published        int64    `json:"published"`
+		LagRecords       int64    `json:"lag_records"`
+		LagSeconds       float64  `json:"lag_seconds"`
+		EventsPerSecond  *float64 `json:"events_per_second"`
+		RecordsPerSecond *float64 `json:"records_per_second"`
+	}
+	var c countersJSON
+	_ = json.Unmarshal([]byte(next(t, ch, "counters").Data), &c)
+	if c.DLQ != 2 || c.LagRecords != 7 || c.LagSeconds != 1.5 || c.EventsPerSecond != nil {
+		t.Fatalf("first counters %+v: want the totals and no rate yet", c)
+	}
+	_ = json.Unmarshal([]byte(next(t, ch, "counters").Data), &c)
+	if c.EventsPerSecond == nil || *c.EventsPerSecond <= 0 || c.RecordsPerSecond == nil || *c.RecordsPerSecond <= 0 {
+		t.Fatalf("second counters %+v: want positive rates", c)
+	}
+
+	// The room does not change: it is not sent again; keep-alive comments
+	// fill the stream when the counters do not change either.
+	quiet := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond}))
+	t.Cleanup(quiet.Close)
+	qch, _, qHangUp := openStream(t, quiet.URL+"/events?room=r-1001")
+	defer qHangUp()
+	next(t, qch, "room")
+	for range 3 {
+		if ev := <-qch; ev.Event != ":" {
+			t.Fatalf("unchanged room: got %q event, want keep-alive comments", ev.Event)
+		}
+	}
+}
+
+func TestEventsMissingAndBadRoom(t *testing.T) {
+	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond}))
+	t.Cleanup(ts.Close)
+	ch, _, hangUp := openStream(t, ts.URL+"/events?room=nobody")
+	defer hangUp()
+	if ev := next(t, ch, "missing"); !strings.Contains(ev.Data, "unknown room") {
+		t.Fatalf("missing event %q", ev.Data)
+	}
+	ch2, _, hangUp2 := openStream(t, ts.URL+"/events?room=broken")
+	defer hangUp2()
+	if ev := next(t, ch2, "unavailable"); !strings.Contains(ev.Data, "connection refused") {
+		t.Fatalf("unavailable event %q", ev.Data)
+	}
+
+	res, err := http.Get(ts.URL + "/events?room=" + "a%7Bb%7D")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 400 {
+		t.Fatalf("bad room id: status %d, want 400", res.StatusCode)
+	}
+}
+
+// TestEventsEndWithClient checks that a stream's handler returns when its
+// client goes away: ts.Close waits for every handler.
+func TestEventsEndWithClient(t *testing.T) {
+	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond}))
+	ch, _, hangUp := openStream(t, ts.URL+"/events?room=r-1001")
+	next(t, ch, "room")
+	hangUp()
+	closed := make(chan struct{})
+	go func() { ts.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream's handler still runs after its client left")
+	}
+}
+
+// TestListenAndServeShutdown checks that ListenAndServe serves until its
+// context ends, then ends open streams and returns nil.
+func TestListenAndServeShutdown(t *testing.T) {
+	s := web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond, Logger: zaptest.NewLogger(t)})
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ListenAndServe(ctx, addr) }()
+
+	var ch <-chan sseEvent
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not up: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ch, _, hangUp := openStream(t, "http://"+addr+"/events?room=r-1001")
+	defer hangUp()
+	next(t, ch, "room")
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ListenAndServe: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ListenAndServe did not return after its context ended")
+	}
+	for range ch { // the stream ends
+	}
+}

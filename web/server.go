@@ -1,0 +1,159 @@
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"io/fs"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/sink"
+)
+
+// Source is what the page reads. *sink.Redis implements it.
+type Source interface {
+	// Rooms lists up to max rooms, busiest first.
+	Rooms(ctx context.Context, max int) ([]sink.RoomSummary, error)
+	// RoomView reads one room; it returns sink.ErrUnknownRoom for a room
+	// with no state.
+	RoomView(ctx context.Context, room string) (sink.RoomView, error)
+}
+
+var _ Source = (*sink.Redis)(nil)
+
+// Counters are the processor's running totals as the page shows them.
+type Counters struct {
+	Records    int64   // records consumed
+	Events     int64   // events applied
+	DLQ        int64   // records sent to the DLQ
+	Published  int64   // output records published
+	LagRecords int64   // records behind the end of the input partitions
+	LagSeconds float64 // age of the oldest unconsumed record, seconds
+}
+
+// Options configure a Server.
+type Options struct {
+	Source   Source                          // required
+	Counters func() Counters                 // nil: the page shows no counters
+	Metrics  http.Handler                    // mounted at /metrics when not nil
+	Ready    func(ctx context.Context) error // /readyz; nil: always ready
+	Logger   *zap.Logger                     // nil: no logs
+	Interval time.Duration                   // event stream poll interval; default 500ms
+	MaxRooms int                             // rooms listed by /api/rooms at most; default 200
+}
+
+// Server is the HTTP handler of the page and its API. It is safe for
+// concurrent use.
+type Server struct {
+	opt  Options
+	mux  *http.ServeMux
+	lg   *zap.Logger
+	stop chan struct{} // closed when ListenAndServe begins its shutdown
+	once sync.Once
+}
+
+//go:embed static
+var staticFiles embed.FS
+
+// New returns a Server reading from opts.Source. It panics when Source is
+// nil (a wiring mistake, not a runtime condition).
+func New(opts Options) *Server {
+	if opts.Source == nil {
+		panic("web: Options.Source is required")
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = 500 * time.Millisecond
+	}
+	if opts.MaxRooms <= 0 {
+		opts.MaxRooms = 200
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	s := &Server{opt: opts, mux: http.NewServeMux(), lg: opts.Logger, stop: make(chan struct{})}
+	static, err := fs.Sub(staticFiles, "static")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		http.ServeFileFS(w, r, static, "index.html")
+	})
+	s.mux.Handle("GET /static/", noCache(http.StripPrefix("/static/", http.FileServerFS(static))))
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeText(w, http.StatusOK, "ok")
+	})
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	if opts.Metrics != nil {
+		s.mux.Handle("GET /metrics", opts.Metrics)
+	}
+	s.mux.HandleFunc("GET /api/rooms", s.rooms)
+	s.mux.HandleFunc("GET /v1/rooms/{room}/top", s.roomTop)
+	s.mux.HandleFunc("GET /events", s.events)
+	return s
+}
+
+// ServeHTTP serves the routes listed in the package documentation.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// ListenAndServe serves on addr until ctx ends, then shuts down gracefully:
+// open event streams end at once, other requests get up to 5 seconds to
+// finish. It returns nil after a shutdown caused by ctx, or the listen or
+// serve error. After it returns the Server streams no more events.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	hs.RegisterOnShutdown(func() { s.once.Do(func() { close(s.stop) }) })
+	s.lg.Info("http serving", zap.String("addr", ln.Addr().String()))
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err = hs.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	s.lg.Info("http stopped", zap.Error(err))
+	return err
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if err := s.opt.Ready(ctx); err != nil {
+			writeText(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+	}
+	writeText(w, http.StatusOK, "ok")
+}
+
+func writeText(w http.ResponseWriter, code int, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(text))
+}
+
+// noCache makes the browser revalidate the page's files, so a new build is
+// picked up on reload.
+func noCache(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,215 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/web"
+)
+
+// meetingSource serves meetingRooms, the room of meetingRoom as r-1001, an
+// empty room "quiet", and fails for "broken".
+func meetingSource() *fakeSource {
+	f := &fakeSource{rooms: meetingRooms()}
+	f.view = func(room string) (sink.RoomView, error) {
+		switch room {
+		case "r-1001":
+			return meetingRoom(), nil
+		case "quiet":
+			return sink.RoomView{Room: "quiet"}, nil
+		case "broken":
+			return sink.RoomView{}, errors.New("sink: read room \"broken\": connection refused")
+		}
+		return sink.RoomView{}, sink.ErrUnknownRoom
+	}
+	return f
+}
+
+func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	res := rec.Result()
+	body, _ := io.ReadAll(res.Body)
+	return res, string(body)
+}
+
+func decode(t *testing.T, body string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("%v in %s", err, body)
+	}
+}
+
+func keys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func TestRoomTop(t *testing.T) {
+	s := web.New(web.Options{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
+	res, body := get(t, s, "/v1/rooms/r-1001/top")
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d, type %q: %s", res.StatusCode, res.Header.Get("Content-Type"), body)
+	}
+	var raw map[string]any
+	decode(t, body, &raw)
+	if got, want := keys(raw), []string{"members", "raw", "room_id", "seq", "stable"}; !slices.Equal(got, want) {
+		t.Fatalf("room keys %v, want %v", got, want)
+	}
+	first := raw["stable"].([]any)[0].(map[string]any)
+	if got, want := keys(first), []string{"audio", "role", "score", "ts", "user_id", "video", "volume"}; !slices.Equal(got, want) {
+		t.Fatalf("member keys %v, want %v", got, want)
+	}
+
+	type member struct {
+		UserID string  `json:"user_id"`
+		Audio  uint8   `json:"audio"`
+		Volume uint16  `json:"volume"`
+		Video  uint8   `json:"video"`
+		Role   string  `json:"role"`
+		Score  float64 `json:"score"`
+		TS     int64   `json:"ts"`
+	}
+	var v struct {
+		RoomID  string   `json:"room_id"`
+		Seq     int64    `json:"seq"`
+		Members int      `json:"members"`
+		Stable  []member `json:"stable"`
+		Raw     []member `json:"raw"`
+	}
+	decode(t, body, &v)
+	want := meetingRoom()
+	if v.RoomID != "r-1001" || v.Seq != want.Seq || v.Members != want.Members || len(v.Stable) != 7 || len(v.Raw) != 7 {
+		t.Fatalf("room %+v", v)
+	}
+	for i, m := range want.Stable {
+		if got := v.Stable[i]; got != (member{m.UserID, m.Audio, m.Volume, m.Video, m.Role, m.Score, m.TS}) {
+			t.Fatalf("stable[%d] = %+v, want %+v", i, got, m)
+		}
+	}
+	for i, m := range want.Raw {
+		if v.Raw[i].UserID != m.UserID || v.Raw[i].Score != m.Score {
+			t.Fatalf("raw[%d] = %+v, want %+v", i, v.Raw[i], m)
+		}
+	}
+	// Scores are integers below 2^53: written as digits, exact.
+	if score := strconv.FormatFloat(want.Stable[0].Score, 'f', -1, 64); !strings.Contains(body, `"score":`+score+`,`) {
+		t.Fatalf("score %s not written as an integer: %s", score, body)
+	}
+}
+
+func TestRoomTopErrors(t *testing.T) {
+	s := web.New(web.Options{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
+	for _, tc := range []struct {
+		path string
+		code int
+		msg  string
+	}{
+		{"/v1/rooms/nobody/top", 404, "unknown room"},
+		{"/v1/rooms/a%7Bb%7D/top", 400, "room id"},
+		{"/v1/rooms/broken/top", 500, "connection refused"},
+	} {
+		res, body := get(t, s, tc.path)
+		var e struct{ Error string }
+		decode(t, body, &e)
+		if res.StatusCode != tc.code || res.Header.Get("Content-Type") != "application/json" || !strings.Contains(e.Error, tc.msg) {
+			t.Errorf("%s: %d %q %s, want %d with an error naming %q", tc.path, res.StatusCode, res.Header.Get("Content-Type"), body, tc.code, tc.msg)
+		}
+	}
+	// An empty room has empty lists, not null ones.
+	_, body := get(t, s, "/v1/rooms/quiet/top")
+	if !strings.Contains(body, `"stable":[]`) || !strings.Contains(body, `"raw":[]`) {
+		t.Fatalf("empty room: %s", body)
+	}
+}
+
+func TestAPIRooms(t *testing.T) {
+	s := web.New(web.Options{Source: meetingSource()})
+	res, body := get(t, s, "/api/rooms")
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d: %s", res.StatusCode, body)
+	}
+	var rooms []struct {
+		RoomID  string `json:"room_id"`
+		Seq     int64  `json:"seq"`
+		Members int64  `json:"members"`
+	}
+	decode(t, body, &rooms)
+	want := meetingRooms()
+	if len(rooms) != len(want) {
+		t.Fatalf("%d rooms, want %d: %s", len(rooms), len(want), body)
+	}
+	for i, w := range want {
+		if rooms[i].RoomID != w.Room || rooms[i].Seq != w.Seq || rooms[i].Members != w.Members {
+			t.Fatalf("rooms[%d] = %+v, want %+v", i, rooms[i], w)
+		}
+	}
+	s = web.New(web.Options{Source: &fakeSource{}})
+	if _, body = get(t, s, "/api/rooms"); strings.TrimSpace(body) != "[]" {
+		t.Fatalf("no rooms: %s, want []", body)
+	}
+}
+
+func TestHealthReadyMetrics(t *testing.T) {
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "rostrum_records_total 42\n")
+	})
+	ready := errors.New("kafka: no partitions assigned yet")
+	s := web.New(web.Options{Source: meetingSource(), Metrics: metrics,
+		Ready: func(ctx context.Context) error { return ready }})
+
+	if res, body := get(t, s, "/healthz"); res.StatusCode != 200 || body != "ok" {
+		t.Errorf("/healthz: %d %q", res.StatusCode, body)
+	}
+	if res, body := get(t, s, "/readyz"); res.StatusCode != 503 || body != ready.Error() {
+		t.Errorf("/readyz not ready: %d %q", res.StatusCode, body)
+	}
+	ready = nil
+	if res, body := get(t, s, "/readyz"); res.StatusCode != 200 || body != "ok" {
+		t.Errorf("/readyz ready: %d %q", res.StatusCode, body)
+	}
+	if res, body := get(t, s, "/metrics"); res.StatusCode != 200 || body != "rostrum_records_total 42\n" {
+		t.Errorf("/metrics: %d %q", res.StatusCode, body)
+	}
+
+	bare := web.New(web.Options{Source: meetingSource()})
+	if res, body := get(t, bare, "/readyz"); res.StatusCode != 200 || body != "ok" {
+		t.Errorf("/readyz without a check: %d %q", res.StatusCode, body)
+	}
+	if res, _ := get(t, bare, "/metrics"); res.StatusCode != 404 {
+		t.Errorf("/metrics without a handler: %d, want 404", res.StatusCode)
+	}
+}
+
+func TestPageAndStatic(t *testing.T) {
+	s := web.New(web.Options{Source: meetingSource()})
+	for _, tc := range []struct{ path, ctype, contains string }{
+		{"/", "text/html", `id="stable"`},
+		{"/static/app.js", "javascript", "EventSource"},
+		{"/static/style.css", "text/css", ".tile"},
+	} {
+		res, body := get(t, s, tc.path)
+		if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), tc.ctype) || !strings.Contains(body, tc.contains) {
+			t.Errorf("%s: %d %q, want %s containing %q", tc.path, res.StatusCode, res.Header.Get("Content-Type"), tc.ctype, tc.contains)
+		}
+	}
+	if res, _ := get(t, s, "/nothing-here"); res.StatusCode != 404 {
+		t.Errorf("/nothing-here: %d, want 404", res.StatusCode)
+	}
+}

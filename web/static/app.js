@@ -1,0 +1,268 @@
+// rostrum live page: the room list (polled from /api/rooms), and for the
+// selected room its stable tiles, raw top list and the processor counters,
+// pushed by the server as Server-Sent Events on /events?room=ID.
+'use strict';
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const num = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+  const state = {
+    room: null,   // selected room id
+    es: null,     // the open EventSource
+    tiles: [],    // tile elements, one per slot
+    rooms: [],    // last /api/rooms answer
+  };
+
+  const ICONS = {
+    mic: '<svg viewBox="0 0 24 24" aria-hidden="true"><rect x="9" y="3" width="6" height="11" rx="3"/>' +
+      '<path d="M6 11a6 6 0 0 0 12 0M12 17v4" fill="none" stroke-width="2" stroke-linecap="round"/>' +
+      '<path class="slash" d="M4 4l16 16" stroke-width="2.4" stroke-linecap="round"/></svg>',
+    cam: '<svg viewBox="0 0 24 24" aria-hidden="true"><rect x="2.5" y="7" width="13" height="10" rx="2"/>' +
+      '<path d="M16 10.5l5.5-3v9l-5.5-3z"/>' +
+      '<path class="slash" d="M4 4l16 16" stroke-width="2.4" stroke-linecap="round"/></svg>',
+  };
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // A stable colour per user, so a tile that changes hands is easy to spot.
+  function hue(s) {
+    let h = 0;
+    for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0;
+    return h % 360;
+  }
+
+  function initials(user) {
+    const parts = user.split(/[^A-Za-z0-9]+/).filter(Boolean);
+    const s = parts.length > 1 ? parts[0][0] + parts[parts.length - 1][0] : user.slice(0, 2);
+    return s.toUpperCase();
+  }
+
+  function clock(ms) {
+    const d = new Date(ms);
+    const p = (n, w) => String(n).padStart(w, '0');
+    return `${p(d.getHours(), 2)}:${p(d.getMinutes(), 2)}:${p(d.getSeconds(), 2)}.${p(d.getMilliseconds(), 3)}`;
+  }
+
+  // ── room list ─────────────────────────────────────────────────────────
+
+  function renderRooms(rooms) {
+    state.rooms = rooms;
+    const ul = $('rooms');
+    ul.replaceChildren(...rooms.map((r) => {
+      const li = el('li');
+      const b = el('button', r.room_id === state.room ? 'room-btn selected' : 'room-btn');
+      b.type = 'button';
+      b.dataset.room = r.room_id;
+      b.append(el('span', 'room-id', r.room_id),
+        el('span', 'room-sub', `${num.format(r.members)} ranked · seq ${num.format(r.seq)}`));
+      b.addEventListener('click', () => { location.hash = encodeURIComponent(r.room_id); });
+      li.append(b);
+      return li;
+    }));
+    $('room-count').textContent = rooms.length ? String(rooms.length) : '';
+    $('rooms-empty').hidden = rooms.length > 0;
+  }
+
+  async function refreshRooms() {
+    try {
+      const res = await fetch('/api/rooms', { cache: 'no-store' });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const rooms = await res.json();
+      renderRooms(rooms);
+      if (state.room === null && rooms.length > 0) {
+        history.replaceState(null, '', '#' + encodeURIComponent(rooms[0].room_id));
+        select(rooms[0].room_id);
+      }
+    } catch (err) {
+      setConn('rooms unavailable', 'bad');
+    }
+  }
+
+  // ── selected room ─────────────────────────────────────────────────────
+
+  function roomFromHash() {
+    const h = location.hash.slice(1);
+    if (!h) return null;
+    try { return decodeURIComponent(h); } catch (e) { return null; }
+  }
+
+  function select(room) {
+    if (room === state.room) return;
+    state.room = room;
+    for (const b of document.querySelectorAll('.room-btn')) {
+      b.classList.toggle('selected', b.dataset.room === room);
+    }
+    $('room-title').textContent = room || 'no room selected';
+    $('room-meta').textContent = '';
+    state.tiles = [];
+    $('stable').replaceChildren();
+    $('stable-empty').hidden = true;
+    $('raw').tBodies[0].replaceChildren();
+    connect();
+  }
+
+  function connect() {
+    if (state.es) state.es.close();
+    const url = state.room ? '/events?room=' + encodeURIComponent(state.room) : '/events';
+    const es = new EventSource(url);
+    state.es = es;
+    setConn('connecting', '');
+    es.onopen = () => setConn('live', 'ok');
+    es.onerror = () => setConn('reconnecting', 'bad');
+    es.addEventListener('room', (e) => renderRoom(JSON.parse(e.data)));
+    es.addEventListener('missing', () => {
+      $('room-meta').textContent = 'no state in Redis (unknown or expired room)';
+      renderRoom({ room_id: state.room, seq: 0, members: 0, stable: [], raw: [] }, true);
+    });
+    es.addEventListener('unavailable', (e) => {
+      $('room-meta').textContent = 'read failed: ' + JSON.parse(e.data).error;
+    });
+    es.addEventListener('counters', (e) => renderCounters(JSON.parse(e.data)));
+  }
+
+  function setConn(text, cls) {
+    const c = $('conn');
+    c.textContent = text;
+    c.className = 'conn ' + cls;
+  }
+
+  function renderRoom(v, keepMeta) {
+    if (v.room_id !== state.room) return;
+    if (!keepMeta) {
+      $('room-meta').textContent = `${num.format(v.members)} ranked · seq ${num.format(v.seq)}`;
+    }
+    renderStable(v.stable);
+    renderRaw(v.raw, v.stable);
+  }
+
+  // Tiles are keyed by slot: a tile stays where it is and only its content
+  // changes, as on a layout service's screen. A slot that changes hands
+  // flashes. A tile's class stays exactly "tile"; its states are data-
+  // attributes (data-changed, data-speaking, data-empty).
+  function renderStable(stable) {
+    const grid = $('stable');
+    while (state.tiles.length > stable.length) state.tiles.pop().remove();
+    while (state.tiles.length < stable.length) {
+      const t = newTile(state.tiles.length);
+      state.tiles.push(t);
+      grid.append(t);
+    }
+    stable.forEach((m, i) => fillTile(state.tiles[i], m));
+    $('stable-empty').hidden = stable.length > 0;
+  }
+
+  function newTile(slot) {
+    const t = el('div', 'tile');
+    t.dataset.slot = String(slot);
+    t.dataset.user = '';
+    const head = el('div', 'tile-head');
+    head.append(el('span', 'slot', `#${slot + 1}`), el('span', 'role'));
+    const media = el('div', 'media');
+    const mic = el('span', 'icon mic');
+    mic.innerHTML = ICONS.mic;
+    const cam = el('span', 'icon cam');
+    cam.innerHTML = ICONS.cam;
+    media.append(mic, cam);
+    const vol = el('div', 'vol');
+    const track = el('div', 'vol-track');
+    track.append(el('div', 'vol-fill'));
+    vol.append(track, el('span', 'vol-num'));
+    t.append(head, el('div', 'avatar'), el('div', 'name'), media, vol);
+    t.addEventListener('animationend', () => t.removeAttribute('data-changed'));
+    return t;
+  }
+
+  function fillTile(t, m) {
+    const user = m.user_id || '';
+    if (t.dataset.user !== user) {
+      if (t.dataset.user !== '') {
+        t.removeAttribute('data-changed');
+        void t.offsetWidth; // restart the animation
+        t.setAttribute('data-changed', '');
+      }
+      t.dataset.user = user;
+      const av = t.querySelector('.avatar');
+      av.textContent = user ? initials(user) : '';
+      av.style.setProperty('--h', String(hue(user)));
+      t.querySelector('.name').textContent = user || 'empty';
+      t.querySelector('.name').title = user;
+    }
+    t.toggleAttribute('data-empty', !user);
+    t.toggleAttribute('data-speaking', m.audio === 1 && m.volume > 0);
+    const role = t.querySelector('.role');
+    role.textContent = m.role || '';
+    role.className = 'role role-' + (m.role || 'none');
+    setIcon(t.querySelector('.mic'), m.audio === 1, 'microphone');
+    setIcon(t.querySelector('.cam'), m.video === 1, 'camera');
+    const pct = Math.min(100, (m.volume || 0) / 9.99);
+    t.querySelector('.vol-fill').style.width = pct.toFixed(1) + '%';
+    t.querySelector('.vol-num').textContent = String(m.volume || 0);
+    t.title = `${user} · ${m.role} · score ${m.score}`;
+  }
+
+  function setIcon(icon, on, what) {
+    icon.classList.toggle('on', on);
+    icon.classList.toggle('off', !on);
+    icon.title = `${what} ${on ? 'on' : 'off'}`;
+  }
+
+  function renderRaw(raw, stable) {
+    const slots = new Map(stable.map((m, i) => [m.user_id, i + 1]));
+    const rows = raw.map((m, i) => {
+      const tr = el('tr');
+      tr.dataset.user = m.user_id;
+      const slot = slots.get(m.user_id);
+      if (slot === undefined) tr.className = 'unslotted';
+      const onoff = (v) => {
+        const td = el('td', v === 1 ? 'on' : 'off', v === 1 ? 'on' : 'off');
+        return td;
+      };
+      const role = el('td');
+      role.append(el('span', 'role role-' + m.role, m.role));
+      tr.append(
+        el('td', 'num muted', String(i + 1)),
+        el('td', 'user', m.user_id),
+        el('td', 'num', slot === undefined ? '–' : String(slot)),
+        onoff(m.audio),
+        el('td', 'num', String(m.volume)),
+        onoff(m.video),
+        role,
+        scoreCell(m),
+      );
+      return tr;
+    });
+    $('raw').tBodies[0].replaceChildren(...rows);
+  }
+
+  function scoreCell(m) {
+    const td = el('td', 'num mono', String(m.score));
+    td.append(el('span', 'sub', clock(m.ts)));
+    return td;
+  }
+
+    function renderCounters(c) {
+    const set = (k, text) => { $('counters').querySelector(`[data-k="${k}"]`).textContent = text; };
+    set('rate', c.events_per_second == null ? '—' : num.format(c.events_per_second));
+    set('dlq', num.format(c.dlq));
+    set('lag', `${num.format(c.lag_records)} rec · ${c.lag_seconds.toFixed(1)} s`);
+    set('published', num.format(c.published));
+  }
+
+  // ── start ─────────────────────────────────────────────────────────────
+
+  window.addEventListener('hashchange', () => select(roomFromHash()));
+  const first = roomFromHash();
+  if (first !== null) {
+    select(first);
+  } else {
+    connect(); // counters until a room is picked
+  }
+  refreshRooms();
+  setInterval(refreshRooms, 2000);
+})();
