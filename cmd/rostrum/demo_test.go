@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/rostrumhq/rostrum/internal/browser"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 )
 
@@ -57,4 +59,41 @@ func TestDemo(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("demo did not stop cleanly: %v\nstderr:\n%s", err, stderr.String())
 	}
+}
+
+// TestDemoInBrowser loads the live page of a running demo (real pipeline,
+// broker, Redis and simulated meeting) in headless chromium and checks that
+// stable tiles appear and then change as the meeting goes on.
+func TestDemoInBrowser(t *testing.T) {
+	browser.ChromiumPath(t)
+	testenv.RedisBinary(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Main(ctx, []string{"demo", "--kafka-port", "0", "--http", addr, "--rooms", "2", "--members", "20", "--show", "0"}, &stdout, &stderr)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("demo did not stop cleanly: %v\n%s", err, stderr.String())
+		}
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(stdout.String(), "live page") {
+		if time.Now().After(deadline) {
+			t.Fatalf("demo did not start:\n%s\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b := browser.Start(t, "http://"+addr+"/#r-0", 1280, 800)
+	const tiles = `[...document.querySelectorAll('#stable > div.tile')].map(t => t.dataset.user).join()`
+	b.WaitFor("tiles of room r-0", tiles+` !== ""`)
+	var first string
+	b.Eval(tiles, &first)
+	b.WaitFor("the tiles to change", tiles+` !== `+browser.JSString(first))
+	var later string
+	b.Eval(tiles, &later)
+	t.Logf("tiles %s, then %s", first, later)
 }
