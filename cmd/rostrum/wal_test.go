@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
@@ -74,14 +76,14 @@ func TestWALReplay(t *testing.T) {
 		t.Fatalf("first replay: %s", first)
 	}
 	c := r.Client()
-	top, err := c.ZRevRange(context.Background(), sink.RoomKeys("test", "r-1").Ranking, 0, -1).Result()
+	top, err := c.ZRangeArgs(context.Background(), redis.ZRangeArgs{Key: sink.RoomKeys("test", "r-1").Ranking, Start: 0, Stop: -1, Rev: true}).Result()
 	if err != nil || strings.Join(top, ",") != "u-9,u-7,u-5,u-3,u-1" {
 		t.Fatalf("ranking after replay: %v %v", top, err)
 	}
 	if second := run(); !strings.Contains(second, "0 stable lists changed") {
 		t.Fatalf("second replay: %s", second)
 	}
-	again, _ := c.ZRevRange(context.Background(), sink.RoomKeys("test", "r-1").Ranking, 0, -1).Result()
+	again, _ := c.ZRangeArgs(context.Background(), redis.ZRangeArgs{Key: sink.RoomKeys("test", "r-1").Ranking, Start: 0, Stop: -1, Rev: true}).Result()
 	if strings.Join(again, ",") != strings.Join(top, ",") {
 		t.Fatalf("second replay changed the ranking: %v", again)
 	}
