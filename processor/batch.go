@@ -21,6 +21,7 @@ import (
 type batch struct {
 	p    *Processor
 	recs []*kgo.Record
+	fold *folder
 
 	decoded    bool
 	dlq        []*kgo.Record
@@ -38,7 +39,11 @@ type batch struct {
 	stored     int  // stable lists stored by resolve
 }
 
-func newBatch(p *Processor, recs []*kgo.Record) *batch { return &batch{p: p, recs: recs} }
+// newBatch starts a batch that folds into the processor's reusable folder;
+// the previous batch must be finished.
+func newBatch(p *Processor, recs []*kgo.Record) *batch {
+	return &batch{p: p, recs: recs, fold: &p.fold}
+}
 
 func (b *batch) run(ctx context.Context) error {
 	p := b.p
@@ -178,19 +183,9 @@ func (b *batch) resolve(ctx context.Context) error {
 // decode turns the records into folded room updates and DLQ records.
 func (b *batch) decode(now time.Time) {
 	p := b.p
-	type partKey struct {
-		topic string
-		part  int32
-	}
-	type roomFold struct {
-		parts map[partKey]map[string]*sink.MemberState
-		last  map[partKey]int64
-		order []partKey
-	}
-	folds := make(map[string]*roomFold)
-	var roomOrder []string
-	b.roomTS = make(map[string]int64)
-	b.applied = make(map[string]int)
+	f := b.fold
+	f.reset()
+	b.applied = make(map[string]int, 3)
 	var evs []codec.Event
 	for _, r := range b.recs {
 		var err error
@@ -205,45 +200,12 @@ func (b *batch) decode(now time.Time) {
 		}
 		b.events += len(evs)
 		b.applied[r.Topic] += len(evs)
-		k := partKey{r.Topic, r.Partition}
-		for i := range evs {
-			ev := &evs[i]
-			f := folds[ev.RoomID]
-			if f == nil {
-				f = &roomFold{parts: make(map[partKey]map[string]*sink.MemberState), last: make(map[partKey]int64)}
-				folds[ev.RoomID] = f
-				roomOrder = append(roomOrder, ev.RoomID)
-			}
-			members := f.parts[k]
-			if members == nil {
-				members = make(map[string]*sink.MemberState)
-				f.parts[k] = members
-				f.order = append(f.order, k)
-			}
-			f.last[k] = r.Offset
-			st := members[ev.UserID]
-			if st == nil {
-				st = new(sink.MemberState)
-				members[ev.UserID] = st
-			}
-			st.Apply(ev)
-			if ev.TS > b.roomTS[ev.RoomID] {
-				b.roomTS[ev.RoomID] = ev.TS
-			}
-		}
+		f.add(r.Topic, r.Partition, r.Offset, evs)
 	}
-	b.rooms = make([]sink.RoomUpdate, 0, len(roomOrder))
-	for _, room := range roomOrder {
-		f := folds[room]
-		u := sink.RoomUpdate{Room: room, Parts: make([]sink.Part, 0, len(f.order))}
-		for _, k := range f.order {
-			part := sink.Part{Topic: k.topic, Partition: k.part, Last: f.last[k]}
-			for user, st := range f.parts[k] {
-				part.Members = append(part.Members, sink.MemberUpdate{UserID: user, State: *st})
-			}
-			u.Parts = append(u.Parts, part)
-		}
-		b.rooms = append(b.rooms, u)
+	b.rooms = f.build()
+	b.roomTS = make(map[string]int64, len(f.rooms))
+	for i := range f.rooms {
+		b.roomTS[f.rooms[i].room] = f.rooms[i].ts
 	}
 }
 

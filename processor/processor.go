@@ -31,6 +31,7 @@ type Processor struct {
 	lg     *zap.Logger
 
 	acks      []sink.Ack // outputs published by the last batch, acknowledged in the next
+	fold      folder     // reused by every batch (one at a time)
 	lastPrune time.Time
 	walSeq    uint64 // last WAL sequence whose batch was committed
 	stats     Stats

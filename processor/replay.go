@@ -51,8 +51,9 @@ func ReplayWAL(ctx context.Context, cfg Config, store Store, log Log, from uint6
 func (p *Processor) replayLog(ctx context.Context, from uint64, force bool) (ReplayStats, *batch, error) {
 	var st ReplayStats
 	touched := map[string]bool{}
+	var f folder // not p.fold: recovery runs while a batch still holds p.fold's updates
 	err := p.log.Replay(from, func(_ uint64, recs []wal.Record) error {
-		b := newBatch(p, kgoRecords(recs))
+		b := &batch{p: p, recs: kgoRecords(recs), fold: &f}
 		b.decode(time.Now())
 		var err error
 		switch {

@@ -1,0 +1,41 @@
+package processor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/trace"
+)
+
+// BenchmarkDecodeFold measures the per-batch CPU work before Redis: decode
+// and validate every record, then fold the events per room, partition and
+// member. One op is one batch of 1000 records from a meeting trace.
+func BenchmarkDecodeFold(b *testing.B) {
+	cfg := trace.DefaultConfig(11)
+	cfg.Records, cfg.Rooms, cfg.MaxMembers = 1000, 20, 100
+	cfg.BadRate, cfg.DupRate = 0, 0
+	topics := TopicsFor("", "bench")
+	var recs []*kgo.Record
+	events := 0
+	for i, r := range trace.Generate(cfg) {
+		events += len(r.Events)
+		recs = append(recs, &kgo.Record{Topic: "bench.callbacks." + r.Topic, Partition: int32(i % 3), Offset: int64(i), Value: r.Value})
+	}
+	p := &Processor{cfg: Config{Env: "bench"}, topics: topics}
+	p.cfg.withDefaults()
+	p.dec = codec.NewDecoder(codec.DecodeConfig{MaxFutureSkew: 1000 * time.Hour})
+	now := time.Now()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		bt := newBatch(p, recs)
+		bt.decode(now)
+		if len(bt.dlq) != 0 {
+			b.Fatalf("%d records rejected", len(bt.dlq))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+}
