@@ -5,7 +5,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test test-short deps deps-browser bench fuzz lint vet fmt clean screenshot
+.PHONY: all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot
 
 all: build
 
@@ -51,6 +51,10 @@ lint: vet
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## bench-micro: the hot-path micro-benchmarks, benchstat-friendly (-count 6).
+bench-micro:
+	$(GO) test -run '^$$' -bench 'Decode|Layout|Meeting|Merge|Append|Replay' -benchmem -count 6 ./codec ./processor ./stability ./wal
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:
