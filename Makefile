@@ -49,8 +49,9 @@ vet:
 lint: vet
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-bench: deps
+bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	./$(BIN) bench --events 200000 --rate-seconds 3 --naive-seconds 5
 
 ## bench-micro: the hot-path micro-benchmarks, benchstat-friendly (-count 6).
 bench-micro:

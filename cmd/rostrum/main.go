@@ -19,6 +19,7 @@ const usage = `rostrum — real-time ranking engine (Kafka → Redis → stable 
 Usage:
   rostrum run    [flags]   consume callbacks and keep the meeting rankings
   rostrum demo   [flags]   everything embedded: Kafka broker, Redis, a simulated meeting
+  rostrum bench  [flags]   end-to-end benchmark: rostrum vs the naive design vs raw Redis
   rostrum simulate [flags] produce a simulated meeting to a Kafka cluster
   rostrum wal    inspect | replay   look into a WAL directory, or re-apply it to Redis
   rostrum codec  explain   print the score layouts and a few encoded examples
@@ -48,6 +49,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdRun(ctx, args[1:], stderr)
 	case "demo":
 		return cmdDemo(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return cmdBench(ctx, args[1:], stdout, stderr)
 	case "wal":
 		return cmdWAL(ctx, args[1:], stdout, stderr)
 	case "simulate":

@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/demo"
+	"github.com/rostrumhq/rostrum/processor"
+)
+
+// The environments of a run: each mode has its own topics and keys.
+const (
+	envFlat    = "bench"         // rostrum flat out; its inputs also feed naive
+	envRate    = "bench-rate"    // rostrum at a fixed rate
+	envNaive   = "bench-naive"   // naive: output topic and ranking keys
+	envCeiling = "bench-ceiling" // ceiling: ranking keys
+)
+
+// runner holds what the modes of one run share.
+type runner struct {
+	cfg     Config
+	w       *Workload
+	brokers []string
+	redis   string
+	prefix  string        // topic prefix, unique per run on a given cluster
+	admin   *redis.Client // INFO, FLUSHALL, ZCARD: never the measured client
+	rep     *Report
+}
+
+func (b *runner) problem(format string, args ...any) {
+	b.rep.Problems = append(b.rep.Problems, fmt.Sprintf(format, args...))
+}
+
+func (b *runner) note(format string, args ...any) {
+	b.rep.Notes = append(b.rep.Notes, fmt.Sprintf(format, args...))
+}
+
+func (b *runner) progress(format string, args ...any) {
+	fmt.Fprintf(b.cfg.Progress, "bench: "+format+"\n", args...)
+}
+
+// flush deletes every key of Redis, so that each mode starts from nothing.
+func (b *runner) flush(ctx context.Context) error {
+	if err := b.admin.FlushAll(ctx).Err(); err != nil {
+		return fmt.Errorf("bench: FLUSHALL: %w", err)
+	}
+	return nil
+}
+
+// Run generates the workload, starts an in-process Kafka broker and a
+// private redis-server (unless cfg names others), runs the selected modes
+// one after the other and returns their report. It fails on the first mode
+// that cannot complete; irregularities that do not stop a mode (DLQ
+// records, retries) are listed in Report.Problems.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if n := len(strconv.FormatInt(time.Now().UnixMilli(), 10)); n != tsDigits {
+		return nil, fmt.Errorf("bench: the clock's Unix milliseconds have %d digits, not %d", n, tsDigits)
+	}
+	b := &runner{cfg: cfg, brokers: cfg.Brokers, redis: cfg.Redis, rep: &Report{Problems: []string{}}}
+
+	b.progress("generating %d events of workload %s", cfg.Events, cfg.Workload)
+	w, err := Generate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.w = w
+	b.rep.Workload = w.summary()
+
+	if len(b.brokers) == 0 {
+		k, err := demo.StartBroker(0)
+		if err != nil {
+			return nil, err
+		}
+		defer k.Close()
+		b.brokers = []string{k.Addr}
+	} else {
+		b.prefix = "rostrum-bench-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "."
+	}
+	if b.redis == "" {
+		r, err := demo.StartRedis()
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		b.redis = r.Addr
+	}
+	b.admin = redis.NewClient(&redis.Options{Addr: b.redis})
+	defer b.admin.Close()
+	if cfg.Redis != "" {
+		n, err := b.admin.DBSize(ctx).Result()
+		if err != nil {
+			return nil, fmt.Errorf("bench: --redis %s: %w", cfg.Redis, err)
+		}
+		if n > 0 {
+			return nil, fmt.Errorf("bench: --redis %s holds %d keys; the benchmark deletes every key between modes, so give it an empty Redis of its own", cfg.Redis, n)
+		}
+		// Leave it empty, as found.
+		defer func() { _ = b.flush(context.WithoutCancel(ctx)) }()
+	}
+	info, err := readInfo(ctx, b.admin)
+	if err != nil {
+		return nil, err
+	}
+	b.rep.Machine = machine(info.version)
+	b.rep.Machine.EmbeddedKafka = len(cfg.Brokers) == 0
+
+	var topics []string
+	for _, env := range []string{envFlat, envRate, envNaive} {
+		t := processor.TopicsFor(b.prefix, env)
+		topics = append(topics, append(t.Inputs(), t.DLQ, t.TopN)...)
+	}
+	if err := createTopics(ctx, b.brokers, cfg.Partitions, topics...); err != nil {
+		return nil, err
+	}
+	if cfg.has(ModeRostrum) || cfg.has(ModeNaive) {
+		b.progress("preloading %d records", len(w.Records))
+		start := time.Now()
+		if err := preload(ctx, b.brokers, w, processor.TopicsFor(b.prefix, envFlat)); err != nil {
+			return nil, err
+		}
+		b.progress("preloaded in %.1f s", time.Since(start).Seconds())
+	}
+
+	rate := cfg.Rate
+	if cfg.has(ModeRostrum) {
+		b.progress("rostrum: flat out over %d events", len(w.Events))
+		r, err := b.rostrum(ctx)
+		if err != nil {
+			return nil, err
+		}
+		b.done(r)
+		if rate == 0 {
+			rate = r.EventsPerSec / 2
+		}
+		if cfg.RateDuration > 0 {
+			b.progress("rostrum: %.0f events/s offered for up to %s", rate, cfg.RateDuration)
+			r, err := b.rate(ctx, rate)
+			if err != nil {
+				return nil, err
+			}
+			b.done(r)
+		}
+	}
+	if cfg.has(ModeNaive) {
+		b.progress("naive: for up to %s", cfg.NaiveDuration)
+		r, err := b.naive(ctx)
+		if err != nil {
+			return nil, err
+		}
+		b.done(r)
+	}
+	if cfg.has(ModeCeiling) {
+		b.progress("ceiling: %d pipelined ZADDs", len(w.Events))
+		r, err := b.ceiling(ctx)
+		if err != nil {
+			return nil, err
+		}
+		b.done(r)
+	}
+	b.rep.ratios()
+	return b.rep, nil
+}
+
+// done adds a mode's result to the report.
+func (b *runner) done(r Result) {
+	line := fmt.Sprintf("%s: %d events in %.2f s, %.0f events/s", r.Mode, r.Events, r.Seconds, r.EventsPerSec)
+	if r.Latency != nil {
+		line += fmt.Sprintf(", latency p50 %.0f ms p99 %.0f ms", r.Latency.P50, r.Latency.P99)
+	}
+	b.progress("%s", line)
+	b.rep.Results = append(b.rep.Results, r)
+}

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/wal"
+)
+
+// The modes of a run. Mode rostrum also runs the fixed-rate latency run
+// unless Config.RateDuration is negative.
+const (
+	ModeRostrum = "rostrum" // the real processor, flat out over preloaded records
+	ModeNaive   = "naive"   // per event: ZADD, ZREVRANGE 0 6, synchronous produce
+	ModeCeiling = "ceiling" // pipelined ZADDs of the same members, no processing
+)
+
+// AllModes lists every mode, in the order a run executes them.
+func AllModes() []string { return []string{ModeRostrum, ModeNaive, ModeCeiling} }
+
+// Config is one benchmark invocation. Zero values take the defaults noted.
+type Config struct {
+	// Workload names the generated load: "meeting", "town-hall" or "churn"
+	// (see Workloads). Default: meeting.
+	Workload string
+	// Seed selects the generated records; the same Config gives the same
+	// records (their ts fields are set when they are produced). Default: 1.
+	Seed uint64
+	// Events is how many events the workload holds (records hold one or
+	// several). Default: 1,000,000.
+	Events int
+	// Rooms and Members scale the workload; 0 takes the workload's own
+	// default (see Workloads).
+	Rooms, Members int
+	// Modes selects the modes to run (ModeRostrum, ModeNaive, ModeCeiling).
+	// Default: all three.
+	Modes []string
+
+	// Rate is the offered load of the fixed-rate latency run (part of mode
+	// rostrum, after the flat-out run), in events/s. Default: half the
+	// flat-out rate just measured.
+	Rate float64
+	// RateDuration is how long the fixed-rate run offers load. It ends
+	// earlier when the workload runs out of events. Default: 10s; negative:
+	// no fixed-rate run.
+	RateDuration time.Duration
+	// NaiveDuration caps the naive mode. Default: 10s.
+	NaiveDuration time.Duration
+
+	// Brokers are the Kafka seed brokers to use; empty: an in-process kfake
+	// broker on a free loopback port. Topics are created with a prefix
+	// unique to the run, so an existing cluster's topics are left alone.
+	Brokers []string
+	// Redis is the address of a single Redis node to use; empty: a private
+	// redis-server. The benchmark deletes every key of the node between
+	// modes and at the end (FLUSHALL), so it refuses a node that holds keys
+	// at start.
+	Redis string
+	// Partitions of each topic the benchmark creates. Default: 3.
+	Partitions int32
+
+	// TopN, MaxPollRecords and WALSync are the processor's settings, as
+	// `rostrum run` takes them. Defaults: 7, 10000, wal.SyncEveryAppend.
+	TopN           int
+	MaxPollRecords int
+	WALSync        wal.SyncPolicy
+	// WALDir is the parent of the WAL directories the rostrum runs create
+	// (and remove). Default: the system's temporary directory.
+	WALDir string
+
+	// CPUProfile, when set, receives a CPU profile (pprof format) of the
+	// rostrum flat-out run: from the processor's start until it consumed
+	// every record.
+	CPUProfile io.Writer
+	// MemProfile, when set, receives the allocation profile (pprof "allocs")
+	// taken when the rostrum flat-out run ends. It counts every allocation
+	// since the process started, so the workload generation shows too.
+	MemProfile io.Writer
+
+	// Logger receives the processor's logs. Default: zap.NewNop().
+	Logger *zap.Logger
+	// Progress receives one line per step (generating, preloading, each
+	// mode). Default: none.
+	Progress io.Writer
+}
+
+// withDefaults returns c with the zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.Workload == "" {
+		c.Workload = "meeting"
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Events == 0 {
+		c.Events = 1_000_000
+	}
+	if len(c.Modes) == 0 {
+		c.Modes = AllModes()
+	}
+	if c.RateDuration == 0 {
+		c.RateDuration = 10 * time.Second
+	}
+	if c.NaiveDuration == 0 {
+		c.NaiveDuration = 10 * time.Second
+	}
+	if c.Partitions == 0 {
+		c.Partitions = 3
+	}
+	if c.TopN == 0 {
+		c.TopN = 7
+	}
+	if c.MaxPollRecords == 0 {
+		c.MaxPollRecords = 10000
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	return c
+}
+
+// Validate reports the first setting out of range, naming its flag.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if _, ok := workloads[c.Workload]; !ok {
+		return fmt.Errorf("--workload must be one of %s, got %q", strings.Join(WorkloadNames(), ", "), c.Workload)
+	}
+	switch {
+	case c.Events < 1:
+		return fmt.Errorf("--events must be at least 1, got %d", c.Events)
+	case c.Rooms < 0:
+		return fmt.Errorf("--rooms must be at least 1 (0: the workload's default), got %d", c.Rooms)
+	case c.Members < 0:
+		return fmt.Errorf("--members must be at least 1 (0: the workload's default), got %d", c.Members)
+	case c.Rate < 0:
+		return fmt.Errorf("--rate must not be negative, got %v", c.Rate)
+	case c.NaiveDuration < 0:
+		return fmt.Errorf("--naive-seconds must be positive, got %v", c.NaiveDuration.Seconds())
+	case c.Partitions < 1:
+		return fmt.Errorf("--partitions must be at least 1, got %d", c.Partitions)
+	case c.TopN < 1 || c.TopN > 100:
+		return fmt.Errorf("--top-n must be between 1 and 100, got %d", c.TopN)
+	case c.MaxPollRecords < 1:
+		return fmt.Errorf("--max-poll-records must be at least 1, got %d", c.MaxPollRecords)
+	case strings.Contains(c.Redis, ","):
+		return fmt.Errorf("--redis must be one address (the benchmark reads INFO of a single node), got %q", c.Redis)
+	}
+	for _, m := range c.Modes {
+		if !slices.Contains(AllModes(), m) {
+			return fmt.Errorf("--modes: unknown mode %q (modes: %s)", m, strings.Join(AllModes(), ","))
+		}
+	}
+	return nil
+}
+
+func (c Config) has(mode string) bool { return slices.Contains(c.Modes, mode) }

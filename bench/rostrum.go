@@ -1,0 +1,372 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/metrics"
+	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/wal"
+)
+
+// modeRate is the Result.Mode of the fixed-rate latency run.
+const modeRate = "rostrum@rate"
+
+// pipeline is one processor wired as `rostrum run` wires it (Redis sink,
+// WAL, Prometheus metrics as observer) over one environment's topics,
+// without the HTTP server and the lag watcher.
+type pipeline struct {
+	p      *processor.Processor
+	rc     *redis.Client
+	hook   *roundTrips
+	stages *stages
+	log    *wal.Log
+	walDir string
+	topics processor.Topics
+
+	cancel context.CancelFunc
+	done   chan error
+	exited bool
+	err    error // Run's error, once exited
+}
+
+// stages wraps the processor's observer (the Prometheus metrics, as in
+// `rostrum run`) and adds up the time of the steps it reports.
+type stages struct {
+	processor.Observer
+	batches, batch, wal, apply, store atomic.Int64 // count; nanoseconds
+}
+
+func (s *stages) Batch(records int, took time.Duration) {
+	s.batches.Add(1)
+	s.batch.Add(int64(took))
+	s.Observer.Batch(records, took)
+}
+
+func (s *stages) WALAppend(took time.Duration) {
+	s.wal.Add(int64(took))
+	s.Observer.WALAppend(took)
+}
+
+func (s *stages) RedisRoundTrip(op string, took time.Duration) {
+	if op == "apply" {
+		s.apply.Add(int64(took))
+	} else {
+		s.store.Add(int64(took))
+	}
+	s.Observer.RedisRoundTrip(op, took)
+}
+
+// means returns the mean milliseconds per batch of each step; "other" is
+// the rest of the batch: decode, fold, merge, publish, commit.
+func (s *stages) means() map[string]float64 {
+	n := float64(s.batches.Load())
+	if n == 0 {
+		return nil
+	}
+	ms := func(v int64) float64 { return float64(v) / n / 1e6 }
+	batch, wal, apply, store := s.batch.Load(), s.wal.Load(), s.apply.Load(), s.store.Load()
+	return map[string]float64{"batch": ms(batch), "wal_append": ms(wal), "redis_apply": ms(apply),
+		"redis_store": ms(store), "other": ms(batch - wal - apply - store)}
+}
+
+// startPipeline creates the processor of env; start runs it.
+func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, error) {
+	cfg := b.cfg
+	pl := &pipeline{hook: &roundTrips{}, topics: processor.TopicsFor(b.prefix, env), done: make(chan error, 1)}
+	m := metrics.New(env)
+	pl.stages = &stages{Observer: m}
+	pl.rc = redis.NewClient(&redis.Options{Addr: b.redis})
+	pl.rc.AddHook(pl.hook)
+	store, err := sink.New(pl.rc, sink.Options{Env: env, TopN: cfg.TopN, Logger: cfg.Logger})
+	if err != nil {
+		pl.close()
+		return nil, err
+	}
+	if pl.walDir, err = os.MkdirTemp(cfg.WALDir, "rostrum-bench-wal-"); err != nil {
+		pl.close()
+		return nil, fmt.Errorf("bench: WAL directory: %w", err)
+	}
+	if pl.log, err = wal.Open(pl.walDir, wal.Options{Sync: cfg.WALSync, Logger: cfg.Logger, OnSync: m.ObserveFsync}); err != nil {
+		pl.close()
+		return nil, err
+	}
+	pc := processor.Config{
+		Brokers:        b.brokers,
+		Env:            env,
+		TopicPrefix:    b.prefix,
+		Group:          b.prefix + "rostrum-" + env,
+		TopN:           cfg.TopN,
+		MaxPollRecords: cfg.MaxPollRecords,
+		Logger:         cfg.Logger,
+		Observer:       pl.stages,
+	}
+	if pl.p, err = processor.New(ctx, pc, store, pl.log); err != nil {
+		pl.close()
+		return nil, err
+	}
+	// The first batch would load the scripts after a NOSCRIPT reply; load
+	// them now so that the measured batches show their steady round trips.
+	if err := store.LoadScripts(ctx); err != nil {
+		pl.close()
+		return nil, err
+	}
+	return pl, nil
+}
+
+func (pl *pipeline) start(ctx context.Context) {
+	ctx, pl.cancel = context.WithCancel(ctx)
+	go func() { pl.done <- pl.p.Run(ctx) }()
+}
+
+// stop stops the processor and returns Run's error.
+func (pl *pipeline) stop() error {
+	pl.cancel()
+	if !pl.exited {
+		pl.err, pl.exited = <-pl.done, true
+	}
+	return pl.err
+}
+
+// close releases the WAL, its directory and the Redis client.
+func (pl *pipeline) close() {
+	if pl.log != nil {
+		_ = pl.log.Close()
+	}
+	if pl.walDir != "" {
+		_ = os.RemoveAll(pl.walDir)
+	}
+	_ = pl.rc.Close()
+}
+
+// waitFor polls cond every millisecond until it holds. It fails when the
+// processor stops, or when progress() has not changed for stall.
+func (pl *pipeline) waitFor(ctx context.Context, what string, cond func() bool, progress func() int64, stall time.Duration) error {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	last, lastAt := progress(), time.Now()
+	for !cond() {
+		if n := progress(); n != last {
+			last, lastAt = n, time.Now()
+		} else if time.Since(lastAt) > stall {
+			return fmt.Errorf("bench: no progress for %s waiting for %s", stall, what)
+		}
+		select {
+		case err := <-pl.done:
+			pl.err, pl.exited = err, true
+			if err == nil {
+				err = errors.New("it returned")
+			}
+			return fmt.Errorf("bench: processor stopped while waiting for %s: %w", what, err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+func (pl *pipeline) waitAssigned(ctx context.Context) error {
+	return pl.waitFor(ctx, "the group to assign partitions", func() bool { return pl.p.Assigned() > 0 },
+		func() int64 { return 0 }, time.Minute)
+}
+
+func (pl *pipeline) waitRecords(ctx context.Context, n int64) error {
+	records := func() int64 { return pl.p.Stats().Records.Load() }
+	return pl.waitFor(ctx, fmt.Sprintf("%d records to be consumed", n), func() bool { return records() >= n }, records, time.Minute)
+}
+
+// counters copies the processor's totals into r and reports problems.
+func (b *runner) counters(r *Result, pl *pipeline, wantEvents int64) {
+	s := pl.p.Stats()
+	r.Records, r.Published = s.Records.Load(), s.Published.Load()
+	r.DLQ, r.Retries, r.Conflicts = s.DLQ.Load(), s.Retries.Load(), s.Conflicts.Load()
+	r.Stages = pl.stages.means()
+	if r.DLQ > 0 {
+		b.problem("%s: %d records went to the DLQ", r.Mode, r.DLQ)
+	}
+	if r.Retries > 0 {
+		b.problem("%s: %d batches were retried", r.Mode, r.Retries)
+	}
+	if ev := s.Events.Load(); ev != wantEvents {
+		b.problem("%s: the processor applied %d events, %d were produced", r.Mode, ev, wantEvents)
+	}
+}
+
+// rostrum runs the real processor flat out over the preloaded records.
+func (b *runner) rostrum(ctx context.Context) (Result, error) {
+	w := b.w
+	if err := b.flush(ctx); err != nil {
+		return Result{}, err
+	}
+	pl, err := b.startPipeline(ctx, envFlat)
+	if err != nil {
+		return Result{}, err
+	}
+	defer pl.close()
+	m := meter{admin: b.admin, hook: pl.hook}
+	before, err := m.snap(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if b.cfg.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(b.cfg.CPUProfile); err != nil {
+			return Result{}, fmt.Errorf("bench: --cpuprofile: %w", err)
+		}
+	}
+	profiling := b.cfg.CPUProfile != nil
+	defer func() {
+		if profiling {
+			pprof.StopCPUProfile()
+		}
+	}()
+	pl.start(ctx)
+	defer func() { _ = pl.stop() }()
+	if err := pl.waitAssigned(ctx); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	if err := pl.waitRecords(ctx, int64(len(w.Records))); err != nil {
+		return Result{}, err
+	}
+	elapsed := time.Since(start)
+	if profiling {
+		pprof.StopCPUProfile()
+		profiling = false
+	}
+	after, err := m.snap(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := pl.stop(); err != nil {
+		return Result{}, fmt.Errorf("bench: processor: %w", err)
+	}
+	r := Result{Mode: ModeRostrum, Events: int64(len(w.Events)), Seconds: elapsed.Seconds()}
+	r.EventsPerSec = float64(r.Events) / r.Seconds
+	fill(&r, before, after, pl.p.Stats().Batches.Load())
+	b.counters(&r, pl, r.Events)
+	if err := b.memory(ctx, &r, envFlat, before.redis.usedMemory); err != nil {
+		return Result{}, err
+	}
+	walBytes, err := dirBytes(pl.walDir)
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: WAL size: %w", err)
+	}
+	r.WALBytesPerEvent = float64(walBytes) / float64(r.Events)
+	lat, err := outputLatencies(ctx, b.brokers, pl.topics.TopN)
+	if err != nil {
+		return Result{}, err
+	}
+	r.Latency = latencyOf(lat)
+	if b.cfg.MemProfile != nil {
+		runtime.GC()
+		if err := pprof.Lookup("allocs").WriteTo(b.cfg.MemProfile, 0); err != nil {
+			return Result{}, fmt.Errorf("bench: --memprofile: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// memory sets r's Redis memory per ranked member of env's rooms.
+func (b *runner) memory(ctx context.Context, r *Result, env string, usedBefore int64) error {
+	in, err := readInfo(ctx, b.admin)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, len(b.w.RoomIDs))
+	for i, id := range b.w.RoomIDs {
+		keys[i] = sink.RoomKeys(env, id).Ranking
+	}
+	if r.RankedMembers, err = rankedMembers(ctx, b.admin, keys); err != nil {
+		return err
+	}
+	if r.RankedMembers > 0 {
+		r.RedisBytesPerMember = float64(in.usedMemory-usedBefore) / float64(r.RankedMembers)
+	}
+	r.RedisKeys, err = keyKinds(ctx, b.admin)
+	return err
+}
+
+// rate runs the processor while a producer offers the workload's records
+// at a fixed rate of events, each record stamped with its produce time, and
+// measures the latency from that time to the publication of the outputs.
+func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
+	w := b.w
+	if err := b.flush(ctx); err != nil {
+		return Result{}, err
+	}
+	pl, err := b.startPipeline(ctx, envRate)
+	if err != nil {
+		return Result{}, err
+	}
+	defer pl.close()
+	prod, err := newProducer(b.brokers, w, pl.topics, 0)
+	if err != nil {
+		return Result{}, err
+	}
+	defer prod.close()
+	pl.start(ctx)
+	defer func() { _ = pl.stop() }()
+	if err := pl.waitAssigned(ctx); err != nil {
+		return Result{}, err
+	}
+	m := meter{admin: b.admin, hook: pl.hook}
+	before, err := m.snap(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	var events, records int64
+	for i := range w.Records {
+		// Sleep only when more than a millisecond ahead: records go out in
+		// small bursts, on schedule on average.
+		due := start.Add(time.Duration(float64(events) / rate * float64(time.Second)))
+		if d := time.Until(due); d > time.Millisecond {
+			time.Sleep(d)
+		}
+		now := time.Now()
+		if now.Sub(start) >= b.cfg.RateDuration {
+			break
+		}
+		prod.send(ctx, i, now)
+		events += int64(w.Records[i].n)
+		records++
+	}
+	if err := prod.flush(ctx); err != nil {
+		return Result{}, err
+	}
+	if err := pl.waitRecords(ctx, records); err != nil {
+		return Result{}, err
+	}
+	elapsed := time.Since(start)
+	after, err := m.snap(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := pl.stop(); err != nil {
+		return Result{}, fmt.Errorf("bench: processor: %w", err)
+	}
+	r := Result{Mode: modeRate, Events: events, Seconds: elapsed.Seconds(), OfferedRate: rate}
+	r.EventsPerSec = float64(events) / r.Seconds
+	fill(&r, before, after, pl.p.Stats().Batches.Load())
+	b.counters(&r, pl, events)
+	lat, err := outputLatencies(ctx, b.brokers, pl.topics.TopN)
+	if err != nil {
+		return Result{}, err
+	}
+	r.Latency = latencyOf(lat)
+	if int(records) == len(w.Records) {
+		b.note("%s: the workload ran out after %.1f s of the %s asked; pass more --events for a longer run",
+			modeRate, elapsed.Seconds(), b.cfg.RateDuration)
+	}
+	return r, nil
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/bench"
+	"github.com/rostrumhq/rostrum/wal"
+)
+
+// cmdBench runs `rostrum bench`: the end-to-end benchmark (see package
+// bench and docs/PERFORMANCE.md). The table or JSON goes to stdout,
+// progress and logs to stderr.
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var names []string
+	for _, w := range bench.Workloads() {
+		names = append(names, fmt.Sprintf("%s (%d rooms × %d members)", w.Name, w.Rooms, w.Members))
+	}
+	workload := fs.String("workload", "meeting", "workload: "+strings.Join(names, ", "))
+	events := fs.Int("events", 1_000_000, "events in the workload (records hold one or several)")
+	rooms := fs.Int("rooms", 0, "rooms (churn: rooms open at once); 0: the workload's default")
+	members := fs.Int("members", 0, "members per room; 0: the workload's default")
+	seed := fs.Uint64("seed", 1, "seed of the generated workload")
+	modes := fs.String("modes", strings.Join(bench.AllModes(), ","), "modes to run, comma-separated: rostrum (flat out, then at --rate), naive, ceiling")
+	rate := fs.Float64("rate", 0, "offered events/s of the fixed-rate latency run; 0: half the flat-out rate")
+	rateSeconds := fs.Float64("rate-seconds", 10, "length of the fixed-rate latency run; 0: skip it")
+	naiveSeconds := fs.Float64("naive-seconds", 10, "time cap of the naive mode")
+	brokers := fs.String("brokers", "", "Kafka seed brokers, comma-separated; empty: an in-process broker")
+	redisAddr := fs.String("redis", "", "address of an empty Redis node the benchmark may FLUSHALL; empty: a private redis-server")
+	partitions := fs.Int("partitions", 3, "partitions of each topic the benchmark creates")
+	topN := fs.Int("top-n", 7, "length of the stable top list, 1..100")
+	maxPoll := fs.Int("max-poll-records", 10000, "records per batch at most")
+	walSync := fs.String("wal-sync", "always", "WAL fsync policy: always or none")
+	walDir := fs.String("wal-dir", "", "parent directory of the runs' WAL directories (removed afterwards); empty: the system's temporary directory")
+	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rostrum flat-out run to this file")
+	memProfile := fs.String("memprofile", "", "write the allocation profile at the end of the rostrum flat-out run to this file")
+	logLevel := fs.String("log-level", "warn", "processor log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	lf := runFlags{logFormat: "console", logLevel: *logLevel}
+	lg, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lg.Sync() }()
+
+	cfg := bench.Config{
+		Workload:       *workload,
+		Seed:           *seed,
+		Events:         *events,
+		Rooms:          *rooms,
+		Members:        *members,
+		Modes:          splitList(*modes),
+		Rate:           *rate,
+		RateDuration:   seconds(*rateSeconds),
+		NaiveDuration:  seconds(*naiveSeconds),
+		Brokers:        splitList(*brokers),
+		Redis:          *redisAddr,
+		Partitions:     int32(*partitions),
+		TopN:           *topN,
+		MaxPollRecords: *maxPoll,
+		WALDir:         *walDir,
+		Logger:         lg,
+		Progress:       stderr,
+	}
+	switch {
+	case *events < 1: // 0 would mean the default in Config
+		return fmt.Errorf("--events must be at least 1, got %d", *events)
+	case *rateSeconds < 0:
+		return fmt.Errorf("--rate-seconds must not be negative, got %v", *rateSeconds)
+	case *naiveSeconds <= 0:
+		return fmt.Errorf("--naive-seconds must be positive, got %v", *naiveSeconds)
+	case *rateSeconds == 0:
+		cfg.RateDuration = -1 // no fixed-rate run
+	}
+	switch *walSync {
+	case "always":
+		cfg.WALSync = wal.SyncEveryAppend
+	case "none":
+		cfg.WALSync = wal.SyncNone
+	default:
+		return fmt.Errorf("--wal-sync must be always or none, got %q", *walSync)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			_ = f.Close() // a no-op after the close below
+		}
+	}()
+	for _, p := range []struct {
+		path string
+		dst  *io.Writer
+	}{{*cpuProfile, &cfg.CPUProfile}, {*memProfile, &cfg.MemProfile}} {
+		if p.path == "" {
+			continue
+		}
+		f, err := os.Create(p.path)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		*p.dst = f
+	}
+
+	rep, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", f.Name(), err)
+		}
+	}
+	lg.Info("bench done", zap.Int("problems", len(rep.Problems)))
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return rep.WriteTable(stdout)
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

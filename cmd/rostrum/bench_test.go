@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/rostrumhq/rostrum/bench"
+	"github.com/rostrumhq/rostrum/internal/testenv"
+)
+
+// TestBench runs `rostrum bench` on a tiny workload with every mode and
+// checks that the JSON report holds plausible figures. It asserts no
+// timings: a slow machine gives smaller numbers, not a failure.
+func TestBench(t *testing.T) {
+	testenv.RedisBinary(t) // the benchmark starts a private redis-server
+	var stdout, stderr bytes.Buffer
+	err := cmdBench(context.Background(), []string{"--events", "20000", "--rooms", "200", "--members", "20",
+		"--naive-seconds", "1", "--rate-seconds", "1", "--json"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, stdout.String())
+	}
+	if len(rep.Problems) > 0 {
+		t.Errorf("problems: %q", rep.Problems)
+	}
+	if rep.Workload.Name != "meeting" || rep.Workload.Events != 20000 || rep.Workload.Rooms != 200 || rep.Workload.Members != 20 {
+		t.Errorf("workload %+v, want meeting with 20000 events, 200 rooms of 20 members", rep.Workload)
+	}
+	if rep.Machine.CPUs < 1 || rep.Machine.Go == "" || rep.Machine.Redis == "" {
+		t.Errorf("machine %+v lacks facts", rep.Machine)
+	}
+	modes := map[string]bench.Result{}
+	for _, r := range rep.Results {
+		modes[r.Mode] = r
+		if r.Events <= 0 || r.Seconds <= 0 || r.EventsPerSec <= 0 {
+			t.Errorf("%s: %d events in %v s, %v events/s", r.Mode, r.Events, r.Seconds, r.EventsPerSec)
+		}
+		if r.RoundTrips <= 0 || r.RedisCommandsPerEvent <= 0 || r.AllocsPerEvent <= 0 || r.BytesPerEvent <= 0 || r.CPUSecondsPerMEvents <= 0 {
+			t.Errorf("%s: a cost is missing: %+v", r.Mode, r)
+		}
+	}
+	for _, m := range []string{"rostrum", "rostrum@rate", "naive", "ceiling"} {
+		if _, ok := modes[m]; !ok {
+			t.Fatalf("no result for mode %s; results: %+v", m, rep.Results)
+		}
+	}
+	for _, m := range []string{"rostrum", "rostrum@rate"} {
+		r := modes[m]
+		if r.Events != 20000 && m == "rostrum" {
+			t.Errorf("%s: %d events, want 20000", m, r.Events)
+		}
+		if r.Batches < 1 || r.RoundTripsPerBatch <= 0 || r.RoundTripsPerBatch > 2 {
+			t.Errorf("%s: %v round trips per batch over %d batches, want 1..2", m, r.RoundTripsPerBatch, r.Batches)
+		}
+		if r.Latency == nil || r.Latency.Samples == 0 || r.Latency.P50 < 0 || r.Latency.P99 < r.Latency.P50 || r.Latency.P999 < r.Latency.P99 {
+			t.Errorf("%s: latency %+v", m, r.Latency)
+		}
+		if r.Published == 0 || r.DLQ != 0 || r.Retries != 0 {
+			t.Errorf("%s: %d published, %d DLQ, %d retries", m, r.Published, r.DLQ, r.Retries)
+		}
+	}
+	ros := modes["rostrum"]
+	if ros.WALBytesPerEvent <= 0 || ros.RedisBytesPerMember <= 0 || ros.RankedMembers <= 0 {
+		t.Errorf("rostrum: WAL %v B/event, Redis %v B/member over %d members", ros.WALBytesPerEvent, ros.RedisBytesPerMember, ros.RankedMembers)
+	}
+	if n := modes["naive"]; n.RoundTripsPerBatch < 2 {
+		t.Errorf("naive: %v Redis round trips per event, want 2 (ZADD, ZREVRANGE)", n.RoundTripsPerBatch)
+	}
+	if rep.RostrumOverNaive <= 0 || rep.RostrumOverCeiling <= 0 {
+		t.Errorf("ratios rostrum/naive %v, rostrum/ceiling %v", rep.RostrumOverNaive, rep.RostrumOverCeiling)
+	}
+	if want := ros.EventsPerSec / modes["naive"].EventsPerSec; rep.RostrumOverNaive != want {
+		t.Errorf("rostrum/naive = %v, want %v", rep.RostrumOverNaive, want)
+	}
+}
+
+// TestBenchFlags checks that bad settings are refused before anything starts.
+func TestBenchFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--workload", "concert"},
+		{"--modes", "rostrum,fast"},
+		{"--events", "0"},
+		{"--naive-seconds", "0"},
+		{"--wal-sync", "sometimes"},
+		{"--redis", "a:1,b:2"},
+		{"extra"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := cmdBench(context.Background(), args, &stdout, &stderr); err == nil {
+			t.Errorf("bench %q: no error", args)
+		}
+	}
+}
