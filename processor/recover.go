@@ -181,7 +181,7 @@ func (p *Processor) lastOutputs(ctx context.Context) ([]sink.StableSeed, error) 
 			for i, m := range o.Top {
 				list[i] = m.UserID
 			}
-			best[o.RoomID] = sink.StableSeed{Room: o.RoomID, Seq: o.Seq, List: list, Out: r.Value}
+			best[o.RoomID] = sink.StableSeed{Room: o.RoomID, Seq: o.Seq, List: list}
 		})
 	}
 	seeds := make([]sink.StableSeed, 0, len(best))

@@ -69,17 +69,18 @@ type StableSeed struct {
 	Room string
 	Seq  int64
 	List []string
-	Out  []byte
 }
 
 // restoreLua seeds a room's stable hash unless it already has a seq.
 //
+// The output itself is already published, so it is not kept.
+//
 //	KEYS: 1 stable hash
-//	ARGV: 1 seq, 2 list, 3 output record, 4 ttl ms
+//	ARGV: 1 seq, 2 list, 3 ttl ms
 const restoreLua = `
 if redis.call('HEXISTS', KEYS[1], 'seq') == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'list', ARGV[2], 'out', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'list', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `
 
@@ -92,7 +93,7 @@ func (r *Redis) RestoreStable(ctx context.Context, seeds []StableSeed) (int, err
 		out := make([]*redis.Cmd, len(seeds))
 		for i, s := range seeds {
 			out[i] = restoreScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, s.Room).Stable},
-				strconv.FormatInt(s.Seq, 10), strings.Join(s.List, ","), s.Out, r.args[0])
+				strconv.FormatInt(s.Seq, 10), strings.Join(s.List, ","), r.args[0])
 		}
 		return out
 	})

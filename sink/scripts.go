@@ -28,7 +28,8 @@ import "github.com/redis/go-redis/v9"
 // Reply: {applied (0/1), seq, stable list, pending output or "", version,
 // user1, score1, …} with the raw top-n best first.
 const applyLua = `
-local F = '<BBBBBHllllll'
+local F = '<BBBBBHlI4I4I4I4I4'
+local NONE, MAXD = 4294967295, 4294967294
 local ttl, topn, epoch, tmax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local mA, mV, mVid, mR = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local force = ARGV[9] == '1'
@@ -47,9 +48,25 @@ local function merge(s, u)
   if u[12] > s[12] then s[12] = u[12] end
 end
 local function unpack12(b)
+  -- stored: values, newest time, then each field's time as a delta below it
+  if #b ~= 35 then error('rostrum: member state of ' .. #b .. ' bytes, want 35') end
   local a = {struct.unpack(F, b)}
-  a[13] = nil
-  return a
+  if a[5] ~= 1 then error('rostrum: member state format ' .. a[5] .. ', want 1') end
+  local mx = a[7]
+  local s = {a[1], a[2], a[3], a[4], a[5], a[6], 0, 0, 0, 0, 0, mx}
+  for j = 0, 4 do
+    local d = a[8+j]
+    if d ~= NONE then s[7+j] = mx - d end
+  end
+  return s
+end
+local function pack12(s)
+  local d = {}
+  for j = 0, 4 do
+    local t = s[7+j]
+    if t == 0 then d[j+1] = NONE else d[j+1] = math.min(s[12] - t, MAXD) end
+  end
+  return struct.pack(F, s[1], s[2], s[3], s[4], 1, s[6], s[12], d[1], d[2], d[3], d[4], d[5])
 end
 
 for _ = 1, nparts do
@@ -78,10 +95,10 @@ if applied == 1 then
     local hset, zadd, zrem = {}, {}, {}
     for k, user in ipairs(chunk) do
       local s
-      if stored[k] then s = unpack12(stored[k]) else s = {0,0,0,0,0,0,0,0,0,0,0,0} end
+      if stored[k] then s = unpack12(stored[k]) else s = {0,0,0,0,1,0,0,0,0,0,0,0} end
       local before = stored[k]
       merge(s, upd[user])
-      local packed = struct.pack(F, s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12])
+      local packed = pack12(s)
       if packed ~= before then
         hset[#hset+1] = user; hset[#hset+1] = packed
         local role = s[4]
@@ -131,13 +148,15 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 `
 
-// ackLua clears a room's pending mark once its output with that seq has been
-// published. A newer pending output stays pending.
+// ackLua clears a room's pending mark, and drops the stored copy of the
+// output, once the output with that seq has been published: the copy exists
+// only to republish after a crash (about 20 bytes per ranked member that
+// idle rooms would otherwise keep). A newer pending output stays pending.
 //
 //	KEYS: 1 stable hash
 //	ARGV: 1 published seq
 const ackLua = `
-if redis.call('HGET', KEYS[1], 'pending') == ARGV[1] then redis.call('HDEL', KEYS[1], 'pending') end
+if redis.call('HGET', KEYS[1], 'pending') == ARGV[1] then redis.call('HDEL', KEYS[1], 'pending', 'out') end
 return 1
 `
 

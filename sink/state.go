@@ -41,7 +41,7 @@ type MemberState struct {
 }
 
 // StateSize is the length of the stored (packed) form of a MemberState.
-const StateSize = 5 + 2 + 6*8
+const StateSize = 5 + 2 + 8 + 5*4
 
 // Apply folds one meeting event into the state.
 func (s *MemberState) Apply(ev *codec.Event) {
@@ -111,32 +111,51 @@ func (s MemberState) Score(m *codec.Meeting) (float64, error) {
 	return m.Encode(codec.MemberScore{Audio: e.Audio, Volume: e.Volume, Video: e.Video, Role: e.Role, TS: e.MaxTS})
 }
 
-// AppendBinary appends the packed form stored in Redis: audio, video,
-// presence, role (1 byte each, then 1 spare), volume (2 bytes), then the six
-// times (8 bytes each), all little-endian. The Lua scripts read and write the
-// same layout with struct.pack("<BBBBBHllllll", …).
+// AppendBinary appends the packed form stored in Redis (35 bytes, little-
+// endian): audio, video, presence, role (1 byte each), the format version (1),
+// volume (2 bytes), MaxTS (8 bytes), then the times of audio, volume, video,
+// role and presence as 4-byte deltas below MaxTS, 0xFFFFFFFF meaning "never
+// set". A field more than 2^32-2 ms (49.7 days) older than the member's newest
+// event is stored as exactly that old: rooms expire long before (--room-ttl).
+// The Lua scripts read and write the same layout with
+// struct.pack("<BBBBBHlI4I4I4I4I4", …).
 func (s *MemberState) AppendBinary(b []byte) []byte {
-	b = append(b, s.Audio, s.Video, s.Presence, uint8(s.Role), 0)
+	b = append(b, s.Audio, s.Video, s.Presence, uint8(s.Role), stateVersion)
 	b = binary.LittleEndian.AppendUint16(b, s.Volume)
-	for _, t := range [...]int64{s.AudioTS, s.VolumeTS, s.VideoTS, s.RoleTS, s.PresenceTS, s.MaxTS} {
-		b = binary.LittleEndian.AppendUint64(b, uint64(t))
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.MaxTS))
+	for _, t := range [...]int64{s.AudioTS, s.VolumeTS, s.VideoTS, s.RoleTS, s.PresenceTS} {
+		d := uint32(tsNone)
+		if t != 0 {
+			d = uint32(min(s.MaxTS-t, tsMaxDelta))
+		}
+		b = binary.LittleEndian.AppendUint32(b, d)
 	}
 	return b
 }
 
+const (
+	stateVersion = 1         // format of the packed state; the scripts refuse others
+	tsNone       = 1<<32 - 1 // delta of a field never set
+	tsMaxDelta   = 1<<32 - 2
+)
+
 // errStateSize is returned for a stored state of the wrong length.
-var errStateSize = errors.New("sink: stored member state has the wrong size")
+var errStateSize = errors.New("sink: stored member state has the wrong size or format version")
 
 // UnmarshalBinary reads the packed form written by AppendBinary.
 func (s *MemberState) UnmarshalBinary(b []byte) error {
-	if len(b) != StateSize {
+	if len(b) != StateSize || b[4] != stateVersion {
 		return errStateSize
 	}
 	s.Audio, s.Video, s.Presence, s.Role = b[0], b[1], b[2], codec.Role(b[3])
 	s.Volume = binary.LittleEndian.Uint16(b[5:])
-	ts := [...]*int64{&s.AudioTS, &s.VolumeTS, &s.VideoTS, &s.RoleTS, &s.PresenceTS, &s.MaxTS}
+	s.MaxTS = int64(binary.LittleEndian.Uint64(b[7:]))
+	ts := [...]*int64{&s.AudioTS, &s.VolumeTS, &s.VideoTS, &s.RoleTS, &s.PresenceTS}
 	for i, p := range ts {
-		*p = int64(binary.LittleEndian.Uint64(b[7+8*i:]))
+		*p = 0
+		if d := binary.LittleEndian.Uint32(b[15+4*i:]); d != tsNone {
+			*p = s.MaxTS - int64(d)
+		}
 	}
 	return nil
 }

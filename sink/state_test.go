@@ -9,7 +9,7 @@ import (
 
 func TestMemberStatePackRoundTrip(t *testing.T) {
 	s := MemberState{Audio: 1, Video: 1, Volume: 999, Role: codec.RoleHost, Presence: presenceIn,
-		AudioTS: 1, VolumeTS: 2, VideoTS: 3, RoleTS: 4, PresenceTS: 5, MaxTS: 1763700000123}
+		AudioTS: 1763700000001, VolumeTS: 1763700000002, VideoTS: 0, RoleTS: 1763700000004, PresenceTS: 1763700000123, MaxTS: 1763700000123}
 	b := s.AppendBinary(nil)
 	if len(b) != StateSize {
 		t.Fatalf("packed %d bytes, want %d", len(b), StateSize)
@@ -20,6 +20,11 @@ func TestMemberStatePackRoundTrip(t *testing.T) {
 	}
 	if err := got.UnmarshalBinary(b[:10]); err == nil {
 		t.Fatal("short state accepted")
+	}
+	// A field older than the delta range is stored as the oldest it can say.
+	s.AudioTS = s.MaxTS - 100*24*3600*1000
+	if err := got.UnmarshalBinary(s.AppendBinary(nil)); err != nil || got.AudioTS != s.MaxTS-(1<<32-2) {
+		t.Fatalf("clamped field: %d, %v", got.AudioTS, err)
 	}
 }
 
