@@ -88,9 +88,14 @@ func (c DecodeConfig) Validate() error {
 // UTF-8, at most MaxRecordBytes long. Each object must hold:
 //
 //	room_id, user_id  string, 1..128 bytes of [A-Za-z0-9._:@-]
-//	type              "join", "leave", "audio", "video", "volume" or "role"
+//	type              meeting: "join", "leave", "audio", "video", "volume",
+//	                  "role"; boards: "gift", "score", "received", "read",
+//	                  "passed", "trade"
 //	value             audio, video: integer 0 or 1; volume: integer 0..999;
-//	                  role: a role name; join, leave: absent
+//	                  role: a role name; gift, score, trade: integer
+//	                  1..2^53-1; join, leave, received, read, passed: absent
+//	id                optional: the producer's event id, 1..128 bytes of
+//	                  [A-Za-z0-9._:@-]
 //	ts                integer Unix milliseconds, > 0, at most MaxFutureSkew
 //	                  after the clock passed to Decode
 //	source            optional: "rtc", "client" or "signal"
@@ -203,6 +208,7 @@ const (
 	bitValue
 	bitTS
 	bitSource
+	bitID
 )
 
 // maxEscapedKnown is the longest a known field name can be in the record:
@@ -225,6 +231,8 @@ func knownField(k []byte) uint8 {
 		return bitTS
 	case "source":
 		return bitSource
+	case "id":
+		return bitID
 	}
 	return 0
 }
@@ -242,6 +250,8 @@ func knownName(f uint8) string {
 		return "value"
 	case bitTS:
 		return "ts"
+	case bitID:
+		return "id"
 	}
 	return "source"
 }
@@ -511,6 +521,8 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
 		return false, s.id(&ev.RoomID, "room_id")
 	case bitUserID:
 		return false, s.id(&ev.UserID, "user_id")
+	case bitID:
+		return false, s.id(&ev.ID, "id")
 	case bitType:
 		var scratch [16]byte
 		name, err := s.enumName("type", scratch[:0])
@@ -519,7 +531,7 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
 		}
 		t, ok := parseType(name)
 		if !ok {
-			return false, s.eventErr("type", "unknown type "+quoteTrunc(name)+" (want join, leave, audio, video, volume or role)")
+			return false, s.eventErr("type", "unknown type "+quoteTrunc(name)+" (want join, leave, audio, video, volume, role, gift, score, received, read, passed or trade)")
 		}
 		ev.Type = t
 	case bitValue:
@@ -589,11 +601,26 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
 func (s *jsonScanner) checkValue(ev *Event) *DecodeError {
 	lit := s.buf[s.valRef.start:s.valRef.end]
 	switch ev.Type {
-	case TypeJoin, TypeLeave:
+	case TypeJoin, TypeLeave, TypeReceived, TypeRead, TypePassed:
 		if s.valKind != valueNone {
 			return s.eventErr("value", "must be absent for type "+ev.Type.String())
 		}
 		return nil
+	case TypeGift, TypeScore, TypeTrade:
+		switch s.valKind {
+		case valueNone:
+			return s.eventErr("value", "required for type "+ev.Type.String())
+		case valueInt:
+			v, ok := parseInt(lit)
+			if ok && v >= 1 && v <= MaxAmount {
+				ev.Value = v
+				return nil
+			}
+			return s.eventErr("value", ev.Type.String()+" must be 1.."+strconv.FormatInt(MaxAmount, 10)+", got "+numTrunc(lit))
+		case valueNumber:
+			return s.eventErr("value", ev.Type.String()+" must be an integer, got "+numTrunc(lit))
+		}
+		return s.eventErr("value", ev.Type.String()+" must be an integer, got a string")
 	case TypeAudio, TypeVideo, TypeVolume:
 		hi := int64(1)
 		if ev.Type == TypeVolume {

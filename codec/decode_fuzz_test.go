@@ -273,10 +273,19 @@ func refObject(dec *json.Decoder, depth int, source Source, maxTS int64) (Event,
 	if e.TS, err = integer("ts"); err != nil || e.TS <= 0 || e.TS > maxTS {
 		return Event{}, fmt.Errorf("ts %d: %v", e.TS, err)
 	}
+	if _, ok := fields["id"]; ok {
+		if e.ID, err = str("id"); err != nil || !refIDPattern.MatchString(e.ID) {
+			return Event{}, fmt.Errorf("id %q: %v", e.ID, err)
+		}
+	}
 	switch e.Type {
-	case TypeJoin, TypeLeave:
+	case TypeJoin, TypeLeave, TypeReceived, TypeRead, TypePassed:
 		if _, ok := fields["value"]; ok {
-			return Event{}, errors.New("value with join/leave")
+			return Event{}, errors.New("value with a value-less type")
+		}
+	case TypeGift, TypeScore, TypeTrade:
+		if e.Value, err = integer("value"); err != nil || e.Value < 1 || e.Value > MaxAmount {
+			return Event{}, fmt.Errorf("value %d: %v", e.Value, err)
 		}
 	case TypeAudio, TypeVideo, TypeVolume:
 		hi := int64(1)

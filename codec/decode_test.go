@@ -138,8 +138,8 @@ func TestDecode(t *testing.T) {
 
 		// type.
 		{name: "type missing", value: withField("type", ""), err: &DecodeError{-1, "type", "required"}},
-		{name: "type unknown", value: withField("type", `"gift"`), err: &DecodeError{-1, "type", `unknown type "gift" (want join, leave, audio, video, volume or role)`}},
-		{name: "type case-sensitive", value: withField("type", `"VOLUME"`), err: &DecodeError{-1, "type", `unknown type "VOLUME" (want join, leave, audio, video, volume or role)`}},
+		{name: "type unknown", value: withField("type", `"tip"`), err: &DecodeError{-1, "type", `unknown type "tip" (want join, leave, audio, video, volume, role, gift, score, received, read, passed or trade)`}},
+		{name: "type case-sensitive", value: withField("type", `"VOLUME"`), err: &DecodeError{-1, "type", `unknown type "VOLUME" (want join, leave, audio, video, volume, role, gift, score, received, read, passed or trade)`}},
 		{name: "type number", value: withField("type", `5`), err: &DecodeError{-1, "type", "must be a string"}},
 		{name: "type escaped", value: withField("type", `"vol\u0075me"`), want: []Event{vol}},
 
@@ -172,6 +172,17 @@ func TestDecode(t *testing.T) {
 		{name: "role unknown", value: typed("role", `"admin"`), err: &DecodeError{-1, "value", `unknown role "admin"`}},
 		{name: "role number", value: typed("role", `4`), err: &DecodeError{-1, "value", "role must be a role name, got 4"}},
 		{name: "role missing", value: typed("role", ""), err: &DecodeError{-1, "value", "required for type role"}},
+		{name: "gift 1", value: typed("gift", "1"), want: []Event{small(Event{Type: TypeGift, Value: 1, Source: SourceRTC})}},
+		{name: "gift max", value: typed("gift", "9007199254740991"), want: []Event{small(Event{Type: TypeGift, Value: MaxAmount, Source: SourceRTC})}},
+		{name: "gift over max", value: typed("gift", "9007199254740992"), err: &DecodeError{-1, "value", "gift must be 1..9007199254740991, got 9007199254740992"}},
+		{name: "gift 0", value: typed("gift", "0"), err: &DecodeError{-1, "value", "gift must be 1..9007199254740991, got 0"}},
+		{name: "gift missing", value: typed("gift", ""), err: &DecodeError{-1, "value", "required for type gift"}},
+		{name: "score float", value: typed("score", "2.5"), err: &DecodeError{-1, "value", "score must be an integer, got 2.5"}},
+		{name: "trade string", value: typed("trade", `"3"`), err: &DecodeError{-1, "value", "trade must be an integer, got a string"}},
+		{name: "trade 7", value: typed("trade", "7"), want: []Event{small(Event{Type: TypeTrade, Value: 7, Source: SourceRTC})}},
+		{name: "received", value: typed("received", ""), want: []Event{small(Event{Type: TypeReceived, Source: SourceRTC})}},
+		{name: "read", value: typed("read", "null"), want: []Event{small(Event{Type: TypeRead, Source: SourceRTC})}},
+		{name: "passed with value", value: typed("passed", "1"), err: &DecodeError{-1, "value", "must be absent for type passed"}},
 		{name: "value before type", value: `{"value":"cohost","room_id":"r","user_id":"u","ts":1,"type":"role"}`, want: []Event{small(Event{Type: TypeRole, Value: int64(RoleCohost), Source: SourceRTC})}},
 
 		// ts.
@@ -195,7 +206,13 @@ func TestDecode(t *testing.T) {
 		{name: "source number", value: okEvent(`"source":1`), err: &DecodeError{-1, "source", "must be a string"}},
 
 		// Unknown fields, duplicates, nesting.
-		{name: "unknown fields ignored", value: okEvent(`"id":"evt-1","meta":{"a":[1,-2.5e+3,true,false,null,"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"]},"Ts":"x"`), want: []Event{vol}},
+		{name: "id", value: okEvent(`"id":"evt-1"`), want: []Event{{RoomID: "r-1001", UserID: "u-42", Type: TypeVolume, Value: 512, TS: ts, Source: SourceRTC, ID: "evt-1"}}},
+		{name: "id null", value: okEvent(`"id":null`), want: []Event{vol}},
+		{name: "id empty", value: okEvent(`"id":""`), err: &DecodeError{-1, "id", "must be 1..128 bytes, got 0"}},
+		{name: "id slash", value: okEvent(`"id":"a/b"`), err: &DecodeError{-1, "id", `invalid character '/' at byte 1 (allowed [A-Za-z0-9._:@-])`}},
+		{name: "id number", value: okEvent(`"id":7`), err: &DecodeError{-1, "id", "must be a string"}},
+		{name: "id duplicate", value: okEvent(`"id":"a","id":"b"`), err: &DecodeError{-1, "", `duplicate field "id"`}},
+		{name: "unknown fields ignored", value: okEvent(`"meta":{"a":[1,-2.5e+3,true,false,null,"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"]},"Ts":"x"`), want: []Event{vol}},
 		{name: "unknown field invalid JSON", value: okEvent(`"meta":[1,]`), err: &DecodeError{-1, "json", "invalid character ']' looking for beginning of value at byte 94"}},
 		{name: "unknown field bad literal", value: okEvent(`"meta":nul`), err: &DecodeError{-1, "json", "invalid character '}' in literal null (expecting 'l') at byte 94"}},
 		{name: "duplicate known field", value: okEvent(`"ts":1`), err: &DecodeError{-1, "", `duplicate field "ts"`}},
@@ -433,7 +450,10 @@ func TestDecodeConfig(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	for ty := TypeJoin; ty <= TypeRole; ty++ {
+	for ty := TypeJoin; ty <= TypeTrade; ty++ {
+		if ty.Board() != (ty >= TypeGift) {
+			t.Errorf("%v.Board() = %v", ty, ty.Board())
+		}
 		if got, ok := ParseType(ty.String()); !ok || got != ty {
 			t.Errorf("ParseType(%q) = %v, %v", ty.String(), got, ok)
 		}
@@ -454,7 +474,7 @@ func TestNames(t *testing.T) {
 	if Type(0).String() != "unknown" || Role(8).String() != "unknown" || Source(4).String() != "unknown" || Role(0).Ranked() {
 		t.Error("invalid values must print as unknown and not rank")
 	}
-	for _, bad := range []string{"", "Join", "gift"} {
+	for _, bad := range []string{"", "Join", "Gift", "tip"} {
 		if _, ok := ParseType(bad); ok {
 			t.Errorf("ParseType(%q) accepted", bad)
 		}

@@ -12,10 +12,28 @@ const (
 	TypeVideo                  // Value 0 (off) or 1 (on)
 	TypeVolume                 // Value 0..999
 	TypeRole                   // Value is a Role
+
+	// The board event types (DESIGN §8). They never touch a meeting
+	// ranking; only the leaderboards count them.
+	TypeGift     // Value: amount >= 1 (seed 000)
+	TypeScore    // Value: points >= 1 (seed 001)
+	TypeReceived // Value 0 (seed 001's actions)
+	TypeRead     // Value 0
+	TypePassed   // Value 0
+	TypeTrade    // Value: amount >= 1; the item id travels in RoomID (seed 002)
 )
 
+// MaxAmount is the largest value of a gift, score or trade event: the
+// largest integer a Redis score (an IEEE-754 double) holds exactly.
+const MaxAmount = 1<<53 - 1
+
+// Board reports whether t is a board event type (gift, score, received,
+// read, passed, trade) rather than a meeting one.
+func (t Type) Board() bool { return t >= TypeGift && t <= TypeTrade }
+
 // String returns the wire name of t ("join", "leave", "audio", "video",
-// "volume", "role"), or "unknown" for any other value.
+// "volume", "role", "gift", "score", "received", "read", "passed",
+// "trade"), or "unknown" for any other value.
 func (t Type) String() string {
 	switch t {
 	case TypeJoin:
@@ -30,6 +48,18 @@ func (t Type) String() string {
 		return "volume"
 	case TypeRole:
 		return "role"
+	case TypeGift:
+		return "gift"
+	case TypeScore:
+		return "score"
+	case TypeReceived:
+		return "received"
+	case TypeRead:
+		return "read"
+	case TypePassed:
+		return "passed"
+	case TypeTrade:
+		return "trade"
 	}
 	return "unknown"
 }
@@ -52,6 +82,18 @@ func parseType[S ~string | ~[]byte](s S) (Type, bool) {
 		return TypeVolume, true
 	case "role":
 		return TypeRole, true
+	case "gift":
+		return TypeGift, true
+	case "score":
+		return TypeScore, true
+	case "received":
+		return TypeReceived, true
+	case "read":
+		return TypeRead, true
+	case "passed":
+		return TypePassed, true
+	case "trade":
+		return TypeTrade, true
 	}
 	return 0, false
 }
@@ -171,7 +213,11 @@ type Event struct {
 	RoomID string // 1..128 bytes of [A-Za-z0-9._:@-]
 	UserID string // 1..128 bytes of [A-Za-z0-9._:@-]
 	Type   Type
-	Value  int64  // audio/video: 0 or 1; volume: 0..999; role: the Role; join/leave: 0
+	Value  int64  // audio/video: 0 or 1; volume: 0..999; role: the Role; gift/score/trade: 1..MaxAmount; others: 0
 	TS     int64  // event time, Unix milliseconds, > 0
 	Source Source // from the record, else the topic's
+	// ID is the producer's optional event id ("" when absent), same rules
+	// as the other ids: a producer that retries sends the same id, and a
+	// board counts each id once (DESIGN §8).
+	ID string
 }

@@ -218,6 +218,9 @@ func (p *Processor) checkEvents(evs []codec.Event) error {
 		if p.room != nil && !p.room.MatchString(ev.RoomID) {
 			return &ruleError{"room_env", fmt.Sprintf("event[%d].room_id: %q does not belong to environment %s (room pattern %s)", i, ev.RoomID, p.cfg.Env, p.cfg.RoomPattern)}
 		}
+		if ev.Type.Board() {
+			continue // the boards check their own time rules
+		}
 		if ev.TS < epoch {
 			return &ruleError{"ts", fmt.Sprintf("event[%d].ts: %d is before the score epoch %s", i, ev.TS, p.cfg.Meeting.Epoch().UTC().Format(time.RFC3339))}
 		}

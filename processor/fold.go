@@ -76,6 +76,9 @@ func (f *folder) add(topic string, partition int32, offset int64, evs []codec.Ev
 	}
 	for i := range evs {
 		ev := &evs[i]
+		if ev.Type.Board() {
+			continue // counted by the boards, never by a meeting ranking
+		}
 		ri, ok := f.roomIdx[ev.RoomID]
 		if !ok {
 			ri = int32(len(f.rooms))

@@ -43,8 +43,12 @@ type MemberState struct {
 // StateSize is the length of the stored (packed) form of a MemberState.
 const StateSize = 5 + 2 + 8 + 5*4
 
-// Apply folds one meeting event into the state.
+// Apply folds one meeting event into the state; a board event (gift,
+// score, …) changes nothing.
 func (s *MemberState) Apply(ev *codec.Event) {
+	if ev.Type.Board() {
+		return
+	}
 	switch ev.Type {
 	case codec.TypeAudio:
 		lww8(&s.Audio, &s.AudioTS, uint8(ev.Value), ev.TS)

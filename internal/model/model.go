@@ -72,14 +72,18 @@ func New(meeting *codec.Meeting) *Model {
 	return &Model{meeting: meeting, rooms: make(map[string]map[string]*MemberState)}
 }
 
-// Apply applies one meeting event. Events may come in any order and more
-// than once.
+// Apply applies one meeting event; board events (gift, score, …) never
+// touch a meeting ranking and are ignored. Events may come in any order and
+// more than once.
 //
 // Apply panics on an event that codec's Decoder never returns (an empty id,
 // an unknown type, a value out of its type's range), and on one whose ts the
 // meeting codec cannot score (before its epoch or past its window): both are
 // bugs in the test that feeds the model.
 func (m *Model) Apply(ev codec.Event) {
+	if ev.Type.Board() {
+		return
+	}
 	if err := m.check(ev); err != nil {
 		panic(fmt.Sprintf("model: apply %+v: %v", ev, err))
 	}
