@@ -1,0 +1,120 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// BoardFeedConfig shapes the simulated leaderboard load.
+type BoardFeedConfig struct {
+	Brokers []string
+	Env     string
+	Rooms   int     // live rooms receiving gifts; default 12
+	Users   int     // viewers and players; default 200
+	Items   int     // traded items; default 20
+	Rate    float64 // board events per second; default 50
+	Seed    uint64  // default 1
+}
+
+// FeedBoards produces the board events of DESIGN §8 to the env's client
+// topic in real time until ctx ends: gifts to live rooms (seed 000), points
+// and received/read/passed actions of users (seed 001), and item trades
+// (seed 002). A few events carry an id and are sent twice, as a producer
+// that retries would, so the boards' id check has work to do.
+func FeedBoards(ctx context.Context, cfg BoardFeedConfig) error {
+	if cfg.Rooms == 0 {
+		cfg.Rooms = 12
+	}
+	if cfg.Users == 0 {
+		cfg.Users = 200
+	}
+	if cfg.Items == 0 {
+		cfg.Items = 20
+	}
+	if cfg.Rate == 0 {
+		cfg.Rate = 50
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = 1
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	topic := cfg.Env + ".callbacks.client"
+	g := newBoardGen(cfg)
+	tick := time.NewTicker(time.Duration(float64(time.Second) / cfg.Rate))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-tick.C:
+			key, value, retry := g.next(now.UnixMilli())
+			n := 1
+			if retry {
+				n = 2
+			}
+			for range n {
+				cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(key), Value: value}, nil)
+			}
+		}
+	}
+}
+
+// boardGen draws board events: skewed so that a few rooms, users and items
+// lead, with enough churn near the top to make the boards move.
+type boardGen struct {
+	cfg BoardFeedConfig
+	rnd *rand.Rand
+	n   int
+}
+
+func newBoardGen(cfg BoardFeedConfig) *boardGen {
+	return &boardGen{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, 0xb0a2d))}
+}
+
+// skewed returns an index in [0, n) where low indexes are more likely.
+func (g *boardGen) skewed(n int) int {
+	x := g.rnd.Float64()
+	return int(x * x * float64(n))
+}
+
+// next returns the key and value of one board event at ts, and whether to
+// send it twice (a producer's retry of an event with an id).
+func (g *boardGen) next(ts int64) (key string, value []byte, retry bool) {
+	g.n++
+	user := "u-" + strconv.Itoa(g.skewed(g.cfg.Users)+1)
+	var room, typ string
+	var amount int64
+	switch x := g.rnd.IntN(100); {
+	case x < 40:
+		room, typ = "r-"+strconv.Itoa(1001+g.skewed(g.cfg.Rooms)), "gift"
+		amount = []int64{1, 1, 5, 10, 52, 99, 520}[g.rnd.IntN(7)]
+	case x < 55:
+		room, typ = "quiz", "score"
+		amount = int64(1 + g.rnd.IntN(10))
+	case x < 70:
+		room, typ = "inbox", []string{"received", "received", "read", "passed"}[g.rnd.IntN(4)]
+	default:
+		room, typ = "item-"+strconv.Itoa(1+g.skewed(g.cfg.Items)), "trade"
+		amount = int64(1 + g.rnd.IntN(20))
+	}
+	id := ""
+	if g.rnd.IntN(10) == 0 {
+		id = fmt.Sprintf(`,"id":"evt-%d-%d"`, g.cfg.Seed, g.n)
+		retry = true
+	}
+	val := ""
+	if amount > 0 {
+		val = `,"value":` + strconv.FormatInt(amount, 10)
+	}
+	value = fmt.Appendf(nil, `{"room_id":%q,"user_id":%q,"type":%q%s,"ts":%d%s}`, room, user, typ, val, ts, id)
+	return room, value, retry
+}
