@@ -55,7 +55,7 @@ bench: deps build
 
 ## bench-micro: the hot-path micro-benchmarks, benchstat-friendly (-count 6).
 bench-micro:
-	$(GO) test -run '^$$' -bench 'Decode|Layout|Meeting|Merge|Append|Replay' -benchmem -count 6 ./codec ./processor ./stability ./wal
+	$(GO) test -run '^$$' -bench 'Decode|Fold|Layout|Meeting|Merge|Append|Replay' -benchmem -count 6 ./codec ./processor ./stability ./wal
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:
