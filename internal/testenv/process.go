@@ -71,10 +71,16 @@ func (p *process) stop(sig syscall.Signal) {
 // or timeout passes. A server still loading its data set answers -LOADING
 // and is waited for.
 func waitReady(addr string, p *process, timeout time.Duration) error {
+	return waitReadyWith(func() error { return redisping.Ping(addr) }, p, timeout)
+}
+
+// waitReadyWith is waitReady with the check given: ping returns nil once the
+// server answers.
+func waitReadyWith(ping func() error, p *process, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
-		if last = redisping.Ping(addr); last == nil {
+		if last = ping(); last == nil {
 			return nil
 		}
 		select {
