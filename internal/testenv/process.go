@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rostrumhq/rostrum/internal/redisping"
 )
 
 const (
@@ -67,16 +65,10 @@ func (p *process) stop(sig syscall.Signal) {
 	}
 }
 
-// waitReady polls addr until it answers PING with PONG, the process exits,
-// or timeout passes. A server still loading its data set answers -LOADING
-// and is waited for.
-func waitReady(addr string, p *process, timeout time.Duration) error {
-	return waitReadyWith(func() error { return redisping.Ping(addr) }, p, timeout)
-}
-
-// waitReadyWith is waitReady with the check given: ping returns nil once the
-// server answers.
-func waitReadyWith(ping func() error, p *process, timeout time.Duration) error {
+// waitReady calls ping until it returns nil (the server answers PING with
+// PONG), the process exits, or timeout passes. A server still loading its
+// data set answers -LOADING and is waited for.
+func waitReady(ping func() error, p *process, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {

@@ -179,7 +179,7 @@ func (r *Redis) start() error {
 	if r.user != "" || r.certs != nil {
 		ping = r.pingSecure
 	}
-	if err := waitReadyWith(ping, p, startTimeout); err != nil {
+	if err := waitReady(ping, p, startTimeout); err != nil {
 		r.stop(syscall.SIGKILL)
 		log := r.log() + p.out.String()
 		if strings.Contains(log, "Address already in use") {
