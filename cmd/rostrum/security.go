@@ -262,6 +262,16 @@ func (s *securityFlags) redisOptions(addr string) (*redis.UniversalOptions, erro
 	return o, nil
 }
 
+// redisSingle returns the options of a client of the single node addr, for
+// the commands that need one node (bench).
+func (s *securityFlags) redisSingle(addr string) (*redis.Options, error) {
+	u, err := s.redisOptions(addr)
+	if err != nil {
+		return nil, err
+	}
+	return &redis.Options{Addr: addr, Username: u.Username, Password: u.Password, TLSConfig: u.TLSConfig, Dialer: u.Dialer}, nil
+}
+
 func tlsDialer(cfg *tls.Config, timeout time.Duration) func(context.Context, string, string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c := cfg.Clone()
@@ -347,4 +357,27 @@ func configWarnings(fs *flag.FlagSet, path string, file map[string]any) []string
 	}
 	return []string{fmt.Sprintf("--config %s holds %s and is readable by group or others (mode %04o); chmod 600 it",
 		path, strings.Join(keys, ", "), fi.Mode().Perm())}
+}
+
+// applySecurityEnv fills the unset security flags of fs (--redis-* and
+// --kafka-* but --redis itself) from ROSTRUM_<FLAG>, for the commands that
+// take no config file (simulate, bench). Their other flags keep ignoring
+// the environment, so a shell's ROSTRUM_ENV=prod meant for `run` does not
+// send simulated load to prod.
+func applySecurityEnv(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if err != nil || set[f.Name] || !(strings.HasPrefix(f.Name, "kafka-") || strings.HasPrefix(f.Name, "redis-")) {
+			return
+		}
+		env := "ROSTRUM_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s: %v", env, e)
+			}
+		}
+	})
+	return err
 }

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/rostrumhq/rostrum/demo"
 )
@@ -23,25 +21,7 @@ func cmdSimulate(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	// The environment fills the Kafka security settings (ROSTRUM_KAFKA_SASL,
-	// ROSTRUM_KAFKA_PASSWORD, …) as it does for `rostrum run`; the other
-	// flags keep ignoring it, so a shell's ROSTRUM_ENV=prod set for `run`
-	// does not send simulated load to prod.
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if err != nil || set[f.Name] || !strings.HasPrefix(f.Name, "kafka-") {
-			return
-		}
-		env := "ROSTRUM_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s: %v", env, e)
-			}
-		}
-	})
-	if err != nil {
+	if err := applySecurityEnv(fs); err != nil {
 		return err
 	}
 	kopts, err := sec.kafkaOpts()
