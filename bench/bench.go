@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/demo"
 	"github.com/rostrumhq/rostrum/processor"
@@ -26,6 +27,8 @@ type runner struct {
 	w       *Workload
 	brokers []string
 	redis   string
+	kopts   []kgo.Opt     // TLS and SASL of an external cluster
+	ropts   redis.Options // connection settings of an external Redis, without Addr
 	prefix  string        // topic prefix, unique per run on a given cluster
 	admin   *redis.Client // INFO, FLUSHALL, ZCARD: never the measured client
 	rep     *Report
@@ -41,6 +44,19 @@ func (b *runner) note(format string, args ...any) {
 
 func (b *runner) progress(format string, args ...any) {
 	fmt.Fprintf(b.cfg.Progress, "bench: "+format+"\n", args...)
+}
+
+// kafka returns the options that reach the run's brokers, then opts.
+func (b *runner) kafka(opts ...kgo.Opt) []kgo.Opt {
+	return append(append([]kgo.Opt{kgo.SeedBrokers(b.brokers...)}, b.kopts...), opts...)
+}
+
+// redisOptions returns the options of a new client of the run's Redis;
+// poolSize 0 is go-redis's default.
+func (b *runner) redisOptions(poolSize int) *redis.Options {
+	o := b.ropts
+	o.Addr, o.PoolSize = b.redis, poolSize
+	return &o
 }
 
 // flush deletes every key of Redis, so that each mode starts from nothing.
@@ -83,6 +99,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		b.brokers = []string{k.Addr}
 	} else {
 		b.prefix = "rostrum-bench-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "."
+		b.kopts = cfg.KafkaOpts
 	}
 	if b.redis == "" {
 		r, err := demo.StartRedis()
@@ -91,8 +108,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		defer r.Close()
 		b.redis = r.Addr
+	} else if cfg.RedisOptions != nil {
+		b.ropts = *cfg.RedisOptions
 	}
-	b.admin = redis.NewClient(&redis.Options{Addr: b.redis})
+	b.admin = redis.NewClient(b.redisOptions(0))
 	defer b.admin.Close()
 	if cfg.Redis != "" {
 		n, err := b.admin.DBSize(ctx).Result()
@@ -117,13 +136,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		t := processor.TopicsFor(b.prefix, env)
 		topics = append(topics, append(t.Inputs(), t.DLQ, t.TopN)...)
 	}
-	if err := createTopics(ctx, b.brokers, cfg.Partitions, topics...); err != nil {
+	if err := createTopics(ctx, b.kafka(), cfg.Partitions, topics...); err != nil {
 		return nil, err
 	}
 	if cfg.has(ModeRostrum) || cfg.has(ModeNaive) {
 		b.progress("preloading %d records", len(w.Records))
 		start := time.Now()
-		if err := preload(ctx, b.brokers, w, processor.TopicsFor(b.prefix, envFlat)); err != nil {
+		if err := preload(ctx, b.kafka(), w, processor.TopicsFor(b.prefix, envFlat)); err != nil {
 			return nil, err
 		}
 		b.progress("preloaded in %.1f s", time.Since(start).Seconds())

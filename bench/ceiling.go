@@ -52,7 +52,7 @@ func (b *runner) ceiling(ctx context.Context) (Result, error) {
 	}
 
 	hook := &roundTrips{}
-	rc := redis.NewClient(&redis.Options{Addr: b.redis, PoolSize: ceilingConns})
+	rc := redis.NewClient(b.redisOptions(ceilingConns))
 	defer rc.Close()
 	rc.AddHook(hook)
 	if err := rc.Ping(ctx).Err(); err != nil { // dial before the clock starts

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/wal"
@@ -61,6 +63,14 @@ type Config struct {
 	// modes and at the end (FLUSHALL), so it refuses a node that holds keys
 	// at start.
 	Redis string
+	// KafkaOpts are added to every Kafka client of a run against Brokers:
+	// TLS and SASL for a cluster that needs them. Ignored with the
+	// in-process broker.
+	KafkaOpts []kgo.Opt
+	// RedisOptions, when set, are the connection settings (ACL user,
+	// password, TLS) of every client of Redis; Addr is taken from Redis.
+	// Ignored with the private redis-server.
+	RedisOptions *redis.Options
 	// Partitions of each topic the benchmark creates. Default: 3.
 	Partitions int32
 

@@ -16,9 +16,10 @@ import (
 	"github.com/rostrumhq/rostrum/processor"
 )
 
-// createTopics creates the topics that do not exist yet.
-func createTopics(ctx context.Context, brokers []string, partitions int32, topics ...string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+// createTopics creates the topics that do not exist yet; conn are the
+// options that reach the brokers (seeds, TLS, SASL).
+func createTopics(ctx context.Context, conn []kgo.Opt, partitions int32, topics ...string) error {
+	cl, err := kgo.NewClient(conn...)
 	if err != nil {
 		return err
 	}
@@ -27,7 +28,7 @@ func createTopics(ctx context.Context, brokers []string, partitions int32, topic
 	defer cancel()
 	resp, err := kadm.NewClient(cl).CreateTopics(ctx, partitions, -1, nil, topics...)
 	if err != nil {
-		return fmt.Errorf("bench: create topics on %v: %w", brokers, err)
+		return fmt.Errorf("bench: create topics: %w", err)
 	}
 	for _, r := range resp.Sorted() {
 		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
@@ -60,10 +61,11 @@ type producer struct {
 	err error
 }
 
-// newProducer returns a producer; linger is the client's ProducerLinger.
-func newProducer(brokers []string, w *Workload, t processor.Topics, linger time.Duration) (*producer, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ProducerLinger(linger),
-		kgo.MaxBufferedRecords(1<<16), kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))
+// newProducer returns a producer; conn reach the brokers, linger is the
+// client's ProducerLinger.
+func newProducer(conn []kgo.Opt, w *Workload, t processor.Topics, linger time.Duration) (*producer, error) {
+	cl, err := kgo.NewClient(append(conn, kgo.ProducerLinger(linger),
+		kgo.MaxBufferedRecords(1<<16), kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))...)
 	if err != nil {
 		return nil, err
 	}
@@ -105,8 +107,8 @@ func (p *producer) close() { p.cl.Close() }
 
 // preload produces every record of w to the input topics of t and waits for
 // the acknowledgements.
-func preload(ctx context.Context, brokers []string, w *Workload, t processor.Topics) error {
-	p, err := newProducer(brokers, w, t, 10*time.Millisecond)
+func preload(ctx context.Context, conn []kgo.Opt, w *Workload, t processor.Topics) error {
+	p, err := newProducer(conn, w, t, 10*time.Millisecond)
 	if err != nil {
 		return err
 	}
@@ -121,9 +123,9 @@ func preload(ctx context.Context, brokers []string, w *Workload, t processor.Top
 // returns, per output record, its publish time (the Kafka record timestamp,
 // set by the processor's producer client) minus its ts field (the newest
 // event time of the batch for the room), in milliseconds.
-func outputLatencies(ctx context.Context, brokers []string, topic string) ([]int64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
+func outputLatencies(ctx context.Context, conn []kgo.Opt, topic string) ([]int64, error) {
+	cl, err := kgo.NewClient(append(conn, kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))...)
 	if err != nil {
 		return nil, err
 	}

@@ -51,12 +51,12 @@ func (b *runner) naive(ctx context.Context) (Result, error) {
 	in := processor.TopicsFor(b.prefix, envFlat)
 	out := processor.TopicsFor(b.prefix, envNaive).TopN
 	hook := &roundTrips{}
-	rc := redis.NewClient(&redis.Options{Addr: b.redis})
+	rc := redis.NewClient(b.redisOptions(0))
 	defer rc.Close()
 	rc.AddHook(hook)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.brokers...), kgo.ConsumerGroup(b.prefix+"rostrum-"+envNaive),
+	cl, err := kgo.NewClient(b.kafka(kgo.ConsumerGroup(b.prefix+"rostrum-"+envNaive),
 		kgo.ConsumeTopics(in.Inputs()...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.DefaultProduceTopic(out), kgo.ProducerLinger(0))
+		kgo.DefaultProduceTopic(out), kgo.ProducerLinger(0))...)
 	if err != nil {
 		return Result{}, err
 	}

@@ -85,7 +85,7 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 	pl := &pipeline{hook: &roundTrips{}, topics: processor.TopicsFor(b.prefix, env), done: make(chan error, 1)}
 	m := metrics.New(env)
 	pl.stages = &stages{Observer: m}
-	pl.rc = redis.NewClient(&redis.Options{Addr: b.redis})
+	pl.rc = redis.NewClient(b.redisOptions(0))
 	pl.rc.AddHook(pl.hook)
 	store, err := sink.New(pl.rc, sink.Options{Env: env, TopN: cfg.TopN, Logger: cfg.Logger})
 	if err != nil {
@@ -109,6 +109,7 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 		MaxPollRecords: cfg.MaxPollRecords,
 		Logger:         cfg.Logger,
 		Observer:       pl.stages,
+		KafkaOpts:      b.kopts,
 	}
 	if pl.p, err = processor.New(ctx, pc, store, pl.log); err != nil {
 		pl.close()
@@ -262,7 +263,7 @@ func (b *runner) rostrum(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("bench: WAL size: %w", err)
 	}
 	r.WALBytesPerEvent = float64(walBytes) / float64(r.Events)
-	lat, err := outputLatencies(ctx, b.brokers, pl.topics.TopN)
+	lat, err := outputLatencies(ctx, b.kafka(), pl.topics.TopN)
 	if err != nil {
 		return Result{}, err
 	}
@@ -309,7 +310,7 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 		return Result{}, err
 	}
 	defer pl.close()
-	prod, err := newProducer(b.brokers, w, pl.topics, 0)
+	prod, err := newProducer(b.kafka(), w, pl.topics, 0)
 	if err != nil {
 		return Result{}, err
 	}
@@ -359,7 +360,7 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 	r.EventsPerSec = float64(events) / r.Seconds
 	fill(&r, before, after, pl.p.Stats().Batches.Load())
 	b.counters(&r, pl, events)
-	lat, err := outputLatencies(ctx, b.brokers, pl.topics.TopN)
+	lat, err := outputLatencies(ctx, b.kafka(), pl.topics.TopN)
 	if err != nil {
 		return Result{}, err
 	}

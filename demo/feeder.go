@@ -15,6 +15,9 @@ type FeedConfig struct {
 	Env        string
 	Rooms      int // default 12
 	MaxMembers int // size of the largest rooms; default 60
+	// KafkaOpts are added to the producer's options: TLS and SASL for
+	// brokers that need them.
+	KafkaOpts []kgo.Opt
 }
 
 // Feed produces a simulated meeting to the env's callback topics in real
@@ -29,7 +32,7 @@ func Feed(ctx context.Context, cfg FeedConfig) error {
 	if cfg.MaxMembers == 0 {
 		cfg.MaxMembers = 60
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.ProducerLinger(5*time.Millisecond))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...), kgo.ProducerLinger(5 * time.Millisecond)}, cfg.KafkaOpts...)...)
 	if err != nil {
 		return err
 	}

@@ -15,10 +15,11 @@ import (
 )
 
 // View consumes the output topic and prints, every interval, the stable
-// top lists of the busiest rooms as a layout service would see them.
-func View(ctx context.Context, brokers []string, topic string, rooms int, interval time.Duration, w io.Writer) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+// top lists of the busiest rooms as a layout service would see them. opts
+// are added to the consumer's options (TLS and SASL).
+func View(ctx context.Context, brokers []string, topic string, rooms int, interval time.Duration, w io.Writer, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -46,13 +47,29 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rostrum flat-out run to this file")
 	memProfile := fs.String("memprofile", "", "write the allocation profile at the end of the rostrum flat-out run to this file")
 	logLevel := fs.String("log-level", "warn", "processor log level: debug, info, warn, error")
+	var sec securityFlags
+	sec.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	lf := runFlags{logFormat: "console", logLevel: *logLevel}
+	if err := applySecurityEnv(fs); err != nil {
+		return err
+	}
+	if err := sec.resolve(); err != nil {
+		return err
+	}
+	// The in-process broker and the private redis-server take no
+	// credentials: security settings are for the servers given by flag.
+	switch {
+	case *brokers == "" && sec.kafkaSet:
+		return errors.New("--kafka-sasl and --kafka-tls* need --brokers: the in-process broker has neither")
+	case *redisAddr == "" && sec.redisSet:
+		return errors.New("--redis-user, --redis-password and --redis-tls* need --redis: the private redis-server has none of them")
+	}
+	lf := runFlags{logFormat: "console", logLevel: *logLevel, warnings: sec.warnings}
 	lg, err := lf.logger(stderr)
 	if err != nil {
 		return err
@@ -99,6 +116,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if cfg.KafkaOpts, err = sec.kafkaOpts(); err != nil {
+		return err
+	}
+	if *redisAddr != "" {
+		if cfg.RedisOptions, err = sec.redisSingle(*redisAddr); err != nil {
+			return err
+		}
+	}
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
@@ -122,7 +147,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
-		return err
+		return scrubError(err, sec.secrets()...)
 	}
 	for _, f := range files {
 		if err := f.Close(); err != nil {

@@ -13,8 +13,9 @@ import (
 // applySources fills every flag that was not given on the command line from,
 // in order of precedence, the environment (ROSTRUM_<FLAG>, dashes as
 // underscores) and then the YAML config file named by --config (keys are the
-// flag names). An unknown key in the file is an error naming it.
-func applySources(fs *flag.FlagSet, configPath string) error {
+// flag names). An unknown key in the file is an error naming it. It returns
+// the warnings worth logging at start-up (a readable file holding secrets).
+func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
@@ -22,10 +23,10 @@ func applySources(fs *flag.FlagSet, configPath string) error {
 	if configPath != "" {
 		b, err := os.ReadFile(configPath)
 		if err != nil {
-			return fmt.Errorf("--config: %w", err)
+			return nil, fmt.Errorf("--config: %w", err)
 		}
 		if err := yaml.Unmarshal(b, &file); err != nil {
-			return fmt.Errorf("--config %s: %w", configPath, err)
+			return nil, fmt.Errorf("--config %s: %w", configPath, err)
 		}
 		keys := make([]string, 0, len(file))
 		for k := range file {
@@ -34,7 +35,7 @@ func applySources(fs *flag.FlagSet, configPath string) error {
 		sort.Strings(keys)
 		for _, k := range keys {
 			if fs.Lookup(k) == nil || k == "config" {
-				return fmt.Errorf("--config %s: unknown key %q (keys are the flag names of `rostrum %s -h`)", configPath, k, fs.Name())
+				return nil, fmt.Errorf("--config %s: unknown key %q (keys are the flag names of `rostrum %s -h`)", configPath, k, fs.Name())
 			}
 		}
 	}
@@ -51,13 +52,24 @@ func applySources(fs *flag.FlagSet, configPath string) error {
 			return
 		}
 		if v, ok := file[f.Name]; ok {
+			if _, isSecret := f.Value.(*secret); isSecret {
+				// An unquoted 0x1F or 1e3 would arrive as a number and
+				// be rendered back as another text than the password.
+				if _, isString := v.(string); !isString {
+					err = fmt.Errorf("--config %s: %s must be a quoted YAML string", configPath, f.Name)
+					return
+				}
+			}
 			s := yamlScalar(v)
 			if e := fs.Set(f.Name, s); e != nil {
 				err = fmt.Errorf("--config %s: %s: %q: %v", configPath, f.Name, s, e)
 			}
 		}
 	})
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return configWarnings(fs, configPath, file), nil
 }
 
 // yamlScalar renders a YAML value as flag text; a list becomes a comma list.

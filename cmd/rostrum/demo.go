@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,6 +37,18 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	lg, err := f.logger(stderr)
+	if err != nil {
+		return err
+	}
+	// The embedded servers take no credentials: security settings only make
+	// sense for servers given with --brokers and --redis.
+	switch {
+	case f.brokers == "" && f.sec.kafkaSet:
+		return errors.New("--kafka-sasl and --kafka-tls* need --brokers: the embedded broker has neither")
+	case f.redis == "" && f.sec.redisSet:
+		return errors.New("--redis-user, --redis-password and --redis-tls* need --redis: the embedded Redis has none of them")
+	}
+	kopts, err := f.sec.kafkaOpts()
 	if err != nil {
 		return err
 	}
@@ -78,7 +91,7 @@ Ctrl-C stops everything.
 	g, ctx := errgroup.WithContext(ctx)
 	ready := make(chan struct{})
 	g.Go(func() error {
-		return runPipeline(ctx, &f, lg, func(*processor.Processor) { close(ready) })
+		return scrubError(runPipeline(ctx, &f, lg, func(*processor.Processor) { close(ready) }), f.sec.secrets()...)
 	})
 	g.Go(func() error {
 		select {
@@ -86,7 +99,7 @@ Ctrl-C stops everything.
 		case <-ctx.Done():
 			return nil
 		}
-		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: *rooms, MaxMembers: *members})
+		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: *rooms, MaxMembers: *members, KafkaOpts: kopts})
 	})
 	g.Go(func() error {
 		select {
@@ -94,7 +107,7 @@ Ctrl-C stops everything.
 		case <-ctx.Done():
 			return nil
 		}
-		return demo.View(ctx, splitList(f.brokers), topics.TopN, *show, 2*time.Second, stdout)
+		return demo.View(ctx, splitList(f.brokers), topics.TopN, *show, 2*time.Second, stdout, kopts...)
 	})
 	err = g.Wait()
 	lg.Info("demo stopped", zap.Error(err))

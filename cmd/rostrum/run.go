@@ -42,6 +42,9 @@ type runFlags struct {
 	http                                    string
 	lagEvery                                time.Duration
 	config                                  string
+	sec                                     securityFlags
+
+	warnings []string // found while parsing; logged by logger
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -68,10 +71,11 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.http, "http", "127.0.0.1:8080", "address of the HTTP server: live page, /metrics, /healthz, /readyz, /v1/rooms/{room}/top (empty: off)")
 	fs.DurationVar(&f.lagEvery, "lag-interval", 5*time.Second, "how often consumer lag is measured for /metrics")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
+	f.sec.register(fs)
 }
 
 // parseFlags parses args, then fills unset flags from the environment and
-// the config file.
+// the config file, and checks the security settings (reading their files).
 func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -83,7 +87,15 @@ func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
 	if cfg == "" {
 		cfg = lookupEnv("ROSTRUM_CONFIG")
 	}
-	return applySources(fs, cfg)
+	warnings, err := applySources(fs, cfg)
+	if err != nil {
+		return err
+	}
+	if err := f.sec.resolve(); err != nil {
+		return err
+	}
+	f.warnings = append(warnings, f.sec.warnings...)
+	return nil
 }
 
 func (f *runFlags) logger(stderr io.Writer) (*zap.Logger, error) {
@@ -102,7 +114,11 @@ func (f *runFlags) logger(stderr io.Writer) (*zap.Logger, error) {
 	default:
 		return nil, fmt.Errorf("--log-format must be json or console, got %q", f.logFormat)
 	}
-	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(stderr), lvl)), nil
+	lg := zap.New(zapcore.NewCore(enc, zapcore.AddSync(stderr), lvl))
+	for _, w := range f.warnings {
+		lg.Warn(w)
+	}
+	return lg, nil
 }
 
 // pipelineConfig validates the flags that the processor, sink and WAL take.
@@ -157,6 +173,9 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	if err := pc.Validate(); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
+	if pc.KafkaOpts, err = f.sec.kafkaOpts(); err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	}
 	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
 	return pc, so, wal.Options{Sync: sync, Logger: lg}, nil
 }
@@ -184,7 +203,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer func() { _ = lg.Sync() }()
-	return runPipeline(ctx, &f, lg, nil)
+	return scrubError(runPipeline(ctx, &f, lg, nil), f.sec.secrets()...)
 }
 
 // runPipeline opens Redis, the WAL and Kafka, runs the processor (with the
@@ -201,7 +220,11 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	pc.Observer = m
 	wo.OnSync = m.ObserveFsync
 
-	rc := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: splitList(f.redis)})
+	ro, err := f.sec.redisOptions(f.redis)
+	if err != nil {
+		return err
+	}
+	rc := redis.NewUniversalClient(ro)
 	defer rc.Close()
 	store, err := sink.New(rc, so)
 	if err != nil {
@@ -211,7 +234,7 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	err = store.Ping(pingCtx)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("redis %s unreachable: %w", f.redis, err)
+		return f.sec.redisError(f.redis, err)
 	}
 	log, err := wal.Open(f.walDir, wo)
 	if err != nil {
@@ -220,7 +243,7 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	defer log.Close()
 	p, err := processor.New(ctx, pc, store, log)
 	if err != nil {
-		return err
+		return f.sec.kafkaError(err)
 	}
 
 	// The HTTP server and the lag watcher live as long as the processor.

@@ -127,14 +127,18 @@ func walReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	rc := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: splitList(f.redis)})
+	ro, err := f.sec.redisOptions(f.redis)
+	if err != nil {
+		return err
+	}
+	rc := redis.NewUniversalClient(ro)
 	defer rc.Close()
 	store, err := sink.New(rc, so)
 	if err != nil {
 		return err
 	}
 	if err := store.Ping(ctx); err != nil {
-		return fmt.Errorf("redis %s unreachable: %w", f.redis, err)
+		return f.sec.redisError(f.redis, err)
 	}
 	log, err := wal.Open(f.walDir, wo)
 	if err != nil {

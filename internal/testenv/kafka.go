@@ -10,6 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 const (
@@ -39,6 +42,9 @@ type Kafka struct {
 	Cluster *kfake.Cluster
 
 	tb testing.TB
+	// auth holds the SASL and TLS options of every client testenv creates
+	// for a cluster started WithSASL or WithKafkaTLS.
+	auth []kgo.Opt
 
 	mu   sync.Mutex
 	base *kgo.Client // shared by the helpers; created on first use
@@ -52,7 +58,12 @@ type kafkaConfig struct {
 	port    int
 	topics  []seedTopics
 	fake    []kfake.Opt
+	sasl    []saslUser
+	certs   *Certs
+	mutual  bool
 }
+
+type saslUser struct{ mechanism, user, pass string }
 
 type seedTopics struct {
 	partitions int32
@@ -81,6 +92,22 @@ func WithPort(port int) KafkaOption { return func(c *kafkaConfig) { c.port = por
 // kfake.AllowAutoTopicCreation. A container-backed Kafka ignores them.
 func WithKfakeOptions(opts ...kfake.Opt) KafkaOption {
 	return func(c *kafkaConfig) { c.fake = append(c.fake, opts...) }
+}
+
+// WithSASL turns SASL authentication on and adds a superuser with the given
+// mechanism ("PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512"), name and password.
+// It may be given several times; testenv's own clients authenticate as the
+// first user. A container-backed Kafka ignores it.
+func WithSASL(mechanism, user, pass string) KafkaOption {
+	return func(c *kafkaConfig) { c.sasl = append(c.sasl, saslUser{mechanism, user, pass}) }
+}
+
+// WithKafkaTLS makes the brokers speak TLS only, presenting c's server
+// certificate; with mutual, clients must present a certificate signed by c's
+// CA. testenv's own clients use c.ClientConfig. A container-backed Kafka
+// ignores it.
+func WithKafkaTLS(c *Certs, mutual bool) KafkaOption {
+	return func(cfg *kafkaConfig) { cfg.certs, cfg.mutual = c, mutual }
 }
 
 // StartKafka starts a kfake cluster listening on loopback and closes it when
@@ -127,6 +154,17 @@ func StartKafka(tb testing.TB, opts ...KafkaOption) *Kafka {
 	for _, st := range cfg.topics {
 		fopts = append(fopts, kfake.SeedTopics(st.partitions, st.topics...))
 	}
+	if len(cfg.sasl) > 0 {
+		fopts = append(fopts, kfake.EnableSASL())
+		for _, u := range cfg.sasl {
+			fopts = append(fopts, kfake.Superuser(u.mechanism, u.user, u.pass))
+		}
+		k.auth = append(k.auth, kgo.SASL(saslMechanism(tb, cfg.sasl[0])))
+	}
+	if cfg.certs != nil {
+		fopts = append(fopts, kfake.TLS(cfg.certs.ServerConfig(cfg.mutual)))
+		k.auth = append(k.auth, kgo.DialTLSConfig(cfg.certs.ClientConfig()))
+	}
 	fopts = append(fopts, cfg.fake...)
 	c, err := kfake.NewCluster(fopts...)
 	if err != nil {
@@ -159,12 +197,14 @@ func (k *Kafka) Fault(faults ...kfake.Fault) *kfake.FaultHandle {
 }
 
 // Client returns a kgo client seeded with the cluster's brokers, with
-// metadata refreshed at most every 50 ms, then opts (which override those).
+// metadata refreshed at most every 50 ms and the cluster's SASL and TLS
+// settings, then opts (which override those; but kgo.SASL adds a mechanism
+// after the cluster's own, which kgo tries first).
 // It is closed when the test ends; closing it earlier too is fine.
 func (k *Kafka) Client(opts ...kgo.Opt) *kgo.Client {
 	k.tb.Helper()
-	all := append([]kgo.Opt{kgo.SeedBrokers(k.Seeds...), kgo.MetadataMinAge(metadataMinAge)}, opts...)
-	cl, err := kgo.NewClient(all...)
+	all := append([]kgo.Opt{kgo.SeedBrokers(k.Seeds...), kgo.MetadataMinAge(metadataMinAge)}, k.auth...)
+	cl, err := kgo.NewClient(append(all, opts...)...)
 	if err != nil {
 		k.tb.Fatalf("testenv: new kgo client for %v: %v", k.Seeds, err)
 	}
@@ -267,13 +307,13 @@ func (k *Kafka) ReadAll(topic string) []*kgo.Record {
 
 	// Control records are kept so that a partition ending in a
 	// transaction marker is seen to reach its end.
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(k.Seeds...),
 		kgo.MetadataMinAge(metadataMinAge),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(),
-	)
+	}, k.auth...)...)
 	if err != nil {
 		k.tb.Fatalf("testenv: ReadAll %s: new kgo client: %v", topic, err)
 	}
@@ -313,4 +353,19 @@ func (k *Kafka) ReadAll(topic string) []*kgo.Record {
 		out = append(out, byPart[p]...)
 	}
 	return out
+}
+
+// saslMechanism returns the client side of u's mechanism.
+func saslMechanism(tb testing.TB, u saslUser) sasl.Mechanism {
+	tb.Helper()
+	switch u.mechanism {
+	case "PLAIN":
+		return plain.Auth{User: u.user, Pass: u.pass}.AsMechanism()
+	case "SCRAM-SHA-256":
+		return scram.Auth{User: u.user, Pass: u.pass}.AsSha256Mechanism()
+	case "SCRAM-SHA-512":
+		return scram.Auth{User: u.user, Pass: u.pass}.AsSha512Mechanism()
+	}
+	tb.Fatalf("testenv: WithSASL: unknown mechanism %q (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)", u.mechanism)
+	return nil
 }

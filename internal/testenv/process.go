@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rostrumhq/rostrum/internal/redisping"
 )
 
 const (
@@ -67,14 +65,14 @@ func (p *process) stop(sig syscall.Signal) {
 	}
 }
 
-// waitReady polls addr until it answers PING with PONG, the process exits,
-// or timeout passes. A server still loading its data set answers -LOADING
-// and is waited for.
-func waitReady(addr string, p *process, timeout time.Duration) error {
+// waitReady calls ping until it returns nil (the server answers PING with
+// PONG), the process exits, or timeout passes. A server still loading its
+// data set answers -LOADING and is waited for.
+func waitReady(ping func() error, p *process, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
-		if last = redisping.Ping(addr); last == nil {
+		if last = ping(); last == nil {
 			return nil
 		}
 		select {

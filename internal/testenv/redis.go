@@ -12,8 +12,11 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/internal/redisping"
 )
 
 // InstallHint is printed when a Redis binary the tests need is missing.
@@ -32,6 +35,10 @@ type Redis struct {
 	port    int
 	persist bool
 	extra   []string
+	user    string // ACL user (WithACLUser); empty: the default user, no password
+	pass    string
+	certs   *Certs // TLS only (WithRedisTLS); nil: plain TCP
+	mutual  bool   // TLS clients must present a certificate
 
 	mu   sync.Mutex
 	proc *process // nil while stopped
@@ -51,6 +58,21 @@ func WithArgs(args ...string) RedisOption {
 	return func(r *Redis) { r.extra = append(r.extra, args...) }
 }
 
+// WithACLUser creates the ACL user name with password pass and full rights,
+// and disables the default user, so every connection must AUTH as name.
+// Client, Options and Restart authenticate as that user.
+func WithACLUser(name, pass string) RedisOption {
+	return func(r *Redis) { r.user, r.pass = name, pass }
+}
+
+// WithRedisTLS makes the server speak TLS only (its plain port is off),
+// presenting c's server certificate; with mutual, clients must present a
+// certificate signed by c's CA (tls-auth-clients yes). Client, Options and
+// Restart use c.ClientConfig.
+func WithRedisTLS(c *Certs, mutual bool) RedisOption {
+	return func(r *Redis) { r.certs, r.mutual = c, mutual }
+}
+
 // RedisBinary returns the path of redis-server, failing the test with
 // InstallHint when it is missing.
 func RedisBinary(tb testing.TB) string {
@@ -65,15 +87,21 @@ func RedisBinary(tb testing.TB) string {
 // In a build with the docker tag and ROSTRUM_TEST_DOCKER=1 it starts a Redis
 // container instead (options are ignored), or skips the test when no Docker
 // engine is reachable.
+//
+// A server with WithACLUser or WithRedisTLS is always a local redis-server:
+// the container path knows neither.
 func StartRedis(tb testing.TB, opts ...RedisOption) *Redis {
 	tb.Helper()
-	if addr, ok := dockerRedis(tb); ok {
-		return &Redis{Addr: addr, tb: tb}
-	}
-	r := &Redis{tb: tb, dir: tb.TempDir()}
+	r := &Redis{tb: tb}
 	for _, o := range opts {
 		o(r)
 	}
+	if r.user == "" && r.certs == nil {
+		if addr, ok := dockerRedis(tb); ok {
+			return &Redis{Addr: addr, tb: tb}
+		}
+	}
+	r.dir = tb.TempDir()
 	r.launch(FreePort)
 	return r
 }
@@ -114,6 +142,21 @@ func (r *Redis) args() []string {
 		"--logfile", r.logPath(),
 		"--dbfilename", "dump.rdb",
 	}
+	if r.certs != nil {
+		auth := "optional"
+		if r.mutual {
+			auth = "yes"
+		}
+		a = append(a, "--port", "0", "--tls-port", strconv.Itoa(r.port),
+			"--tls-cert-file", r.certs.ServerCertFile, "--tls-key-file", r.certs.ServerKeyFile,
+			"--tls-ca-cert-file", r.certs.CAFile, "--tls-auth-clients", auth)
+	}
+	if r.user != "" {
+		// redis-server quotes each argument into its config line, so the
+		// password may hold any character.
+		a = append(a, "--user", "default", "off",
+			"--user", r.user, "on", ">"+r.pass, "~*", "&*", "+@all")
+	}
 	if r.persist {
 		a = append(a, "--save", "3600 1")
 	} else {
@@ -132,7 +175,11 @@ func (r *Redis) start() error {
 	r.mu.Lock()
 	r.proc = p
 	r.mu.Unlock()
-	if err := waitReady(r.Addr, p, startTimeout); err != nil {
+	ping := func() error { return redisping.Ping(r.Addr) }
+	if r.user != "" || r.certs != nil {
+		ping = r.pingSecure
+	}
+	if err := waitReady(ping, p, startTimeout); err != nil {
 		r.stop(syscall.SIGKILL)
 		log := r.log() + p.out.String()
 		if strings.Contains(log, "Address already in use") {
@@ -198,7 +245,7 @@ func (r *Redis) Restart(keepData bool) {
 	r.skipIfContainer("Restart")
 	if keepData {
 		if r.running() {
-			c := redis.NewClient(&redis.Options{Addr: r.Addr})
+			c := redis.NewClient(r.Options())
 			err := c.Save(context.Background()).Err()
 			_ = c.Close()
 			if err != nil {
@@ -220,7 +267,31 @@ func (r *Redis) Restart(keepData bool) {
 // Client returns a go-redis client for the server, closed when the test
 // ends. It survives Restart: go-redis reconnects on the next command.
 func (r *Redis) Client() *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: r.Addr})
+	c := redis.NewClient(r.Options())
 	r.tb.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// Options returns go-redis options that reach the server: its address and,
+// when set, the ACL user and the TLS client configuration. Each call returns
+// a new value the caller may change.
+func (r *Redis) Options() *redis.Options {
+	o := &redis.Options{Addr: r.Addr, Username: r.user, Password: r.pass}
+	if r.certs != nil {
+		o.TLSConfig = r.certs.ClientConfig()
+	}
+	return o
+}
+
+// pingSecure is the readiness check of a server that needs TLS or AUTH,
+// which the raw RESP ping does not speak.
+func (r *Redis) pingSecure() error {
+	o := r.Options()
+	o.MaxRetries = -1
+	o.DialTimeout = time.Second
+	c := redis.NewClient(o)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return c.Ping(ctx).Err()
 }

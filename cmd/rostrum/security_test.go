@@ -1,0 +1,437 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"gopkg.in/yaml.v3"
+
+	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/sink"
+)
+
+// lockedBuffer collects the output of a command whose goroutines log
+// concurrently.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	return p
+}
+
+// assertNoSecret fails when any of the texts holds the secret.
+func assertNoSecret(t *testing.T, secret string, texts map[string]string) {
+	t.Helper()
+	for name, s := range texts {
+		if strings.Contains(s, secret) {
+			t.Errorf("%s holds the secret %q:\n%s", name, secret, s)
+		}
+	}
+}
+
+func TestSecretPrintsRedacted(t *testing.T) {
+	const pw = "hunter2-Sup3r"
+	s := secret{pw}
+	type holder struct {
+		Password secret `json:"password" yaml:"password"`
+		Ptr      *secret
+	}
+	h := holder{Password: s, Ptr: &s}
+	var out []string
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d", "%10s"} {
+		out = append(out, fmt.Sprintf(verb, s), fmt.Sprintf(verb, h), fmt.Sprintf(verb, &s))
+	}
+	j, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := yaml.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	lf := runFlags{logFormat: "json", logLevel: "debug"}
+	lg, err := lf.logger(&logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg.Info("x", zap.Any("any", s), zap.Stringer("str", s), zap.Reflect("reflect", h), zap.Any("holder", h))
+	out = append(out, string(j), string(y), logs.String(), fmt.Sprint(scrubError(fmt.Errorf("dial: %s", pw), s)))
+	for _, o := range out {
+		if strings.Contains(o, pw) {
+			t.Errorf("printed form holds the password: %s", o)
+		}
+	}
+	if !strings.Contains(string(j), `"password":"[redacted]"`) || !strings.Contains(logs.String(), redacted) {
+		t.Errorf("want [redacted]; JSON %s, log %s", j, logs.String())
+	}
+	if s.reveal() != pw || (secret{}).String() != "" {
+		t.Errorf("reveal = %q, empty String = %q", s.reveal(), secret{}.String())
+	}
+}
+
+func TestSecurityConfigSources(t *testing.T) {
+	pwFile := writeFile(t, "kafka.pw", "from-file\n", 0o600)
+	cfg := writeFile(t, "rostrum.yaml", `redis-user: app
+redis-password: "0x1F"
+redis-tls-insecure-skip-verify: true
+kafka-sasl: SCRAM-SHA-512
+kafka-user: yaml-user
+kafka-password-file: `+pwFile+"\n", 0o600)
+	t.Setenv("ROSTRUM_KAFKA_USER", "env-user")
+	f, err := parseRun(t, "--config", cfg, "--redis-user", "flag-user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &f.sec
+	if s.redisUser != "flag-user" || s.redisPass.reveal() != "0x1F" || s.kafkaUser != "env-user" || s.kafkaPass.reveal() != "from-file" ||
+		s.redisTLSConfig == nil || !s.redisTLSConfig.InsecureSkipVerify || s.kafkaMechanism == nil || s.kafkaMechanism.Name() != "SCRAM-SHA-512" {
+		t.Fatalf("got redis user %q pass %q tls %v, kafka user %q pass %q mechanism %v", s.redisUser, s.redisPass.reveal(),
+			s.redisTLSConfig, s.kafkaUser, s.kafkaPass.reveal(), s.kafkaMechanism)
+	}
+	if len(f.warnings) != 1 || !strings.Contains(f.warnings[0], "--redis-tls-insecure-skip-verify") {
+		t.Errorf("warnings %q; want the one on skipped verification", f.warnings)
+	}
+
+	// An unquoted password YAML reads as a number would change its text.
+	bad := writeFile(t, "bad.yaml", "redis-password: 0x1F\n", 0o600)
+	if _, err := parseRun(t, "--config", bad); err == nil || !strings.Contains(err.Error(), "redis-password must be a quoted YAML string") {
+		t.Errorf("unquoted password: %v", err)
+	}
+}
+
+func TestSecurityErrorsNameTheField(t *testing.T) {
+	const pw = "Pa55-known-secret"
+	dir := t.TempDir()
+	notPEM := writeFile(t, "ca.pem", "not a certificate", 0o600)
+	empty := writeFile(t, "empty.pw", "\n", 0o600)
+	pwFile := writeFile(t, "pw", pw, 0o600)
+	certs := testenv.NewCerts(t)
+	cases := []struct {
+		field string
+		args  []string
+	}{
+		{"--redis-user", []string{"--redis-user", "app"}},
+		{"--redis-password-file", []string{"--redis-password", pw, "--redis-password-file", pwFile}},
+		{"--redis-password-file", []string{"--redis-password-file", filepath.Join(dir, "missing")}},
+		{"--redis-password-file", []string{"--redis-password-file", empty}},
+		{"--redis-tls-ca", []string{"--redis-tls-ca", filepath.Join(dir, "missing.pem")}},
+		{"--redis-tls-ca", []string{"--redis-tls-ca", notPEM}},
+		{"--redis-tls-key", []string{"--redis-tls-cert", certs.ClientCertFile}},
+		{"--redis-tls-cert", []string{"--redis-tls-key", certs.ClientKeyFile}},
+		{"--redis-tls-cert", []string{"--redis-tls-cert", certs.ClientCertFile, "--redis-tls-key", certs.ServerKeyFile}},
+		{"--kafka-tls-ca", []string{"--kafka-tls-ca", notPEM}},
+		{"--kafka-tls-key", []string{"--kafka-tls-cert", certs.ClientCertFile}},
+		{"--kafka-user", []string{"--kafka-sasl", "plain", "--kafka-password", pw}},
+		{"--kafka-password", []string{"--kafka-sasl", "scram-sha-256", "--kafka-user", "u"}},
+		{"--kafka-sasl", []string{"--kafka-user", "u", "--kafka-password", pw}},
+		{"--kafka-sasl", []string{"--kafka-sasl", "gssapi", "--kafka-user", "u", "--kafka-password", pw}},
+	}
+	for _, c := range cases {
+		var stderr bytes.Buffer
+		err := Main(context.Background(), append([]string{"run", "--wal-dir", t.TempDir()}, c.args...), new(bytes.Buffer), &stderr)
+		if err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%v: error %v does not name %s", c.args, err, c.field)
+			continue
+		}
+		assertNoSecret(t, pw, map[string]string{"error": err.Error(), "stderr": stderr.String()})
+	}
+	// The embedded servers of the demo take no credentials.
+	for _, args := range [][]string{{"--kafka-sasl", "plain", "--kafka-user", "u", "--kafka-password", pw}, {"--redis-password", pw}} {
+		err := Main(context.Background(), append([]string{"demo", "--kafka-port", "0"}, args...), new(bytes.Buffer), new(bytes.Buffer))
+		if err == nil || !strings.Contains(err.Error(), "embedded") {
+			t.Errorf("demo %v: %v; want a refusal naming the embedded server", args, err)
+		}
+	}
+}
+
+// TestConfigFileModeWarning checks the start-up warning on a config file
+// that holds a secret and is readable by others, and that the log line does
+// not hold the secret.
+func TestConfigFileModeWarning(t *testing.T) {
+	const pw = "cfg-known-secret"
+	for _, c := range []struct {
+		mode    os.FileMode
+		content string
+		warn    bool
+	}{
+		{0o644, `redis-password: "` + pw + `"` + "\n", true},
+		{0o640, `kafka-password: "` + pw + `"` + "\nkafka-sasl: plain\nkafka-user: u\nkafka-tls: true\n", true},
+		{0o600, `redis-password: "` + pw + `"` + "\n", false},
+		{0o644, "top-n: 5\n", false}, // no secret in it
+	} {
+		cfg := writeFile(t, "rostrum.yaml", c.content, c.mode)
+		var stdout, stderr lockedBuffer
+		err := Main(context.Background(), []string{"run", "--config", cfg, "--redis", "127.0.0.1:1", "--wal-dir", t.TempDir(), "--log-level", "debug"}, &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), "redis 127.0.0.1:1 unreachable") {
+			t.Fatalf("mode %04o: %v", c.mode, err)
+		}
+		got := strings.Contains(stderr.String(), "is readable by group or others")
+		if got != c.warn {
+			t.Errorf("mode %04o, %q: warned %v, want %v; log:\n%s", c.mode, c.content, got, c.warn, stderr.String())
+		}
+		if c.warn && !strings.Contains(stderr.String(), `"level":"warn"`) {
+			t.Errorf("warning not logged at warn level:\n%s", stderr.String())
+		}
+		assertNoSecret(t, pw, map[string]string{"error": err.Error(), "stderr": stderr.String(), "stdout": stdout.String()})
+	}
+}
+
+// secureServers starts a TLS-only redis-server requiring AUTH as an ACL user
+// and a kfake cluster requiring TLS and SASL, both with client certificates,
+// and writes the rostrum config to reach them (passwords in files).
+type secureServers struct {
+	certs      *testenv.Certs
+	redis      *testenv.Redis
+	kafka      *testenv.Kafka
+	topics     processor.Topics
+	redisPW    string
+	kafkaPW    map[string]string // by --kafka-sasl value
+	redisPWF   string
+	kafkaPWF   map[string]string
+	configPath string // YAML: addresses, users, TLS files (no password)
+}
+
+func startSecure(t *testing.T) *secureServers {
+	t.Helper()
+	s := &secureServers{
+		certs:   testenv.NewCerts(t),
+		topics:  processor.TopicsFor("", "test"),
+		redisPW: "redis-known-secret-4711",
+		kafkaPW: map[string]string{"plain": "plain-known-secret", "scram-sha-256": "sha256-known-secret", "scram-sha-512": "sha512-known-secret"},
+	}
+	s.redis = testenv.StartRedis(t, testenv.WithACLUser("rostrum", s.redisPW), testenv.WithRedisTLS(s.certs, true))
+	s.kafka = testenv.StartKafka(t, testenv.WithTopics(3, append(s.topics.Inputs(), s.topics.DLQ, s.topics.TopN)...),
+		testenv.WithKafkaTLS(s.certs, true),
+		testenv.WithSASL("SCRAM-SHA-512", "rostrum-512", s.kafkaPW["scram-sha-512"]),
+		testenv.WithSASL("SCRAM-SHA-256", "rostrum-256", s.kafkaPW["scram-sha-256"]),
+		testenv.WithSASL("PLAIN", "rostrum-plain", s.kafkaPW["plain"]))
+	s.redisPWF = writeFile(t, "redis.pw", s.redisPW+"\n", 0o600)
+	s.kafkaPWF = map[string]string{}
+	for m, pw := range s.kafkaPW {
+		s.kafkaPWF[m] = writeFile(t, m+".pw", pw, 0o600)
+	}
+	s.configPath = writeFile(t, "rostrum.yaml", fmt.Sprintf(`brokers: %s
+redis: %s
+env: test
+http: ""
+redis-user: rostrum
+redis-tls-ca: %s
+redis-tls-cert: %s
+redis-tls-key: %s
+kafka-tls-ca: %s
+kafka-tls-cert: %s
+kafka-tls-key: %s
+kafka-tls-server-name: localhost
+`, s.kafka.Seeds[0], s.redis.Addr, s.certs.CAFile, s.certs.ClientCertFile, s.certs.ClientKeyFile,
+		s.certs.CAFile, s.certs.ClientCertFile, s.certs.ClientKeyFile), 0o600)
+	return s
+}
+
+// kafkaArgs are the flags of one SASL mechanism with its user and password
+// file.
+func (s *secureServers) kafkaArgs(mech string) []string {
+	user := map[string]string{"plain": "rostrum-plain", "scram-sha-256": "rostrum-256", "scram-sha-512": "rostrum-512"}[mech]
+	return []string{"--kafka-sasl", mech, "--kafka-user", user, "--kafka-password-file", s.kafkaPWF[mech]}
+}
+
+func (s *secureServers) secrets() []string {
+	out := []string{s.redisPW}
+	for _, pw := range s.kafkaPW {
+		out = append(out, pw)
+	}
+	return out
+}
+
+// TestRunSecureEndToEnd runs `rostrum run` from a SASL (SCRAM-SHA-512) and
+// mutual-TLS kfake into a TLS-only, ACL-protected redis-server, and checks
+// the ranking in Redis, the published top list, and that no password shows
+// in the debug log.
+func TestRunSecureEndToEnd(t *testing.T) {
+	s := startSecure(t)
+	ts := time.Now().UnixMilli()
+	for i := 0; i < 5; i++ {
+		v := fmt.Sprintf(`[{"room_id":"r-1","user_id":"u-%d","type":"audio","value":1,"ts":%d},{"room_id":"r-1","user_id":"u-%d","type":"volume","value":%d,"ts":%d}]`,
+			i, ts+int64(i), i, i*100, ts+int64(i))
+		s.kafka.Produce(s.topics.RTC, []byte("r-1"), []byte(v))
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr lockedBuffer
+	done := make(chan error, 1)
+	args := append([]string{"run", "--config", s.configPath, "--redis-password-file", s.redisPWF,
+		"--wal-dir", t.TempDir(), "--log-level", "debug"}, s.kafkaArgs("scram-sha-512")...)
+	go func() { done <- Main(ctx, args, &stdout, &stderr) }()
+
+	rc := s.redis.Client()
+	key := sink.RoomKeys("test", "r-1").Ranking
+	want := []string{"u-4", "u-3", "u-2", "u-1", "u-0"}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, _ := rc.ZRangeArgs(context.Background(), redis.ZRangeArgs{Key: key, Start: 0, Stop: -1, Rev: true}).Result()
+		if strings.Join(got, ",") == strings.Join(want, ",") {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("run stopped: %v\nlog:\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ranking %v, want %v; log:\n%s", got, want, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for len(s.kafka.ReadAll(s.topics.TopN)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no top list published; log:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run did not stop cleanly: %v", err)
+	}
+	if !strings.Contains(stderr.String(), `"msg":"consuming"`) {
+		t.Errorf("no consuming line in the log:\n%s", stderr.String())
+	}
+	for _, pw := range s.secrets() {
+		assertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
+	}
+}
+
+// TestRunEachSASLMechanism starts the processor from the CLI configuration
+// with each SASL mechanism against the same TLS kfake; it must get to
+// consuming with each.
+func TestRunEachSASLMechanism(t *testing.T) {
+	s := startSecure(t)
+	for _, mech := range []string{"plain", "scram-sha-256", "scram-sha-512"} {
+		t.Run(mech, func(t *testing.T) {
+			f, err := parseRun(t, append([]string{"--config", s.configPath, "--redis-password-file", s.redisPWF,
+				"--wal-dir", t.TempDir(), "--group", "g-" + mech}, s.kafkaArgs(mech)...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			started := false
+			err = runPipeline(ctx, f, zap.NewNop(), func(*processor.Processor) { started = true; cancel() })
+			if err != nil || !started {
+				t.Fatalf("started %v, err %v", started, err)
+			}
+		})
+	}
+}
+
+// TestRunWrongPasswordFailsClearly gives `rostrum run` a wrong Redis, then a
+// wrong Kafka password: it must stop at start-up naming what failed and the
+// flags to check, with the password in neither the error nor the log.
+func TestRunWrongPasswordFailsClearly(t *testing.T) {
+	s := startSecure(t)
+	const wrong = "wrong-known-secret-0815"
+	wrongFile := writeFile(t, "wrong.pw", wrong, 0o600)
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"redis", append([]string{"--redis-password", wrong}, s.kafkaArgs("scram-sha-256")...),
+			[]string{"redis " + s.redis.Addr, `authentication as user "rostrum" failed`, "--redis-password"}},
+		{"redis without user", append([]string{"--redis-user", "", "--redis-password", wrong}, s.kafkaArgs("scram-sha-256")...),
+			[]string{"redis " + s.redis.Addr, "authentication as the default user failed"}},
+		{"kafka", []string{"--redis-password-file", s.redisPWF, "--kafka-sasl", "scram-sha-256", "--kafka-user", "rostrum-256", "--kafka-password-file", wrongFile},
+			[]string{"kafka: SASL scram-sha-256 authentication as user \"rostrum-256\" failed", "--kafka-password"}},
+		{"kafka plain", []string{"--redis-password-file", s.redisPWF, "--kafka-sasl", "plain", "--kafka-user", "rostrum-plain", "--kafka-password", wrong},
+			[]string{"kafka: SASL plain authentication", "--kafka-password"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr lockedBuffer
+			err := Main(context.Background(), append([]string{"run", "--config", s.configPath, "--wal-dir", t.TempDir(), "--log-level", "debug"}, c.args...), &stdout, &stderr)
+			if err == nil {
+				t.Fatal("run started with a wrong password")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			for _, pw := range append(s.secrets(), wrong) {
+				assertNoSecret(t, pw, map[string]string{"error": err.Error(), "stderr": stderr.String(), "stdout": stdout.String()})
+			}
+		})
+	}
+}
+
+// TestWALReplaySecureRedis replays an empty WAL into the TLS, ACL-protected
+// Redis: `wal replay` connects as `run` does.
+func TestWALReplaySecureRedis(t *testing.T) {
+	s := startSecure(t)
+	var stdout bytes.Buffer
+	t.Setenv("ROSTRUM_REDIS_PASSWORD", s.redisPW)
+	err := Main(context.Background(), []string{"wal", "replay", "--config", s.configPath, "--wal-dir", t.TempDir(), "--log-level", "error"}, &stdout, new(bytes.Buffer))
+	if err != nil || !strings.Contains(stdout.String(), "replayed 0 batches") {
+		t.Fatalf("replay: %v, %s", err, stdout.String())
+	}
+}
+
+// TestBenchSecureServers runs a small `rostrum bench` (every mode) against
+// the SASL+TLS kfake and the TLS+ACL redis-server given by flags, with the
+// passwords from the environment.
+func TestBenchSecureServers(t *testing.T) {
+	s := startSecure(t)
+	t.Setenv("ROSTRUM_REDIS_PASSWORD", s.redisPW)
+	t.Setenv("ROSTRUM_KAFKA_PASSWORD", s.kafkaPW["scram-sha-256"])
+	var stdout, stderr lockedBuffer
+	err := Main(context.Background(), []string{"bench", "--events", "2000", "--rooms", "20", "--members", "10",
+		"--naive-seconds", "1", "--rate-seconds", "0", "--json",
+		"--brokers", s.kafka.Seeds[0], "--kafka-sasl", "scram-sha-256", "--kafka-user", "rostrum-256",
+		"--kafka-tls-ca", s.certs.CAFile, "--kafka-tls-cert", s.certs.ClientCertFile, "--kafka-tls-key", s.certs.ClientKeyFile,
+		"--redis", s.redis.Addr, "--redis-user", "rostrum",
+		"--redis-tls-ca", s.certs.CAFile, "--redis-tls-cert", s.certs.ClientCertFile, "--redis-tls-key", s.certs.ClientKeyFile,
+	}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	var rep struct {
+		Results []struct{ Mode string }
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil || len(rep.Results) == 0 {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	for _, pw := range s.secrets() {
+		assertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
+	}
+}

@@ -1,0 +1,144 @@
+package testenv
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Certs is a throwaway certificate authority with one server and one client
+// certificate, written as PEM files into a temporary directory of the test.
+// The server certificate is valid for localhost, 127.0.0.1 and ::1, so both
+// redis-server and kfake can present it on loopback.
+type Certs struct {
+	Dir            string // directory holding the files below
+	CAFile         string // the CA certificate, to trust
+	ServerCertFile string // server certificate, signed by the CA
+	ServerKeyFile  string // its private key (PKCS #8)
+	ClientCertFile string // client certificate, signed by the CA
+	ClientKeyFile  string // its private key (PKCS #8)
+
+	pool           *x509.CertPool
+	server, client tls.Certificate
+}
+
+// NewCerts generates a CA and its server and client certificates (ECDSA
+// P-256, valid from an hour ago for a day) in a fresh t.TempDir().
+func NewCerts(tb testing.TB) *Certs {
+	tb.Helper()
+	dir := tb.TempDir()
+	c := &Certs{
+		Dir:            dir,
+		CAFile:         filepath.Join(dir, "ca.pem"),
+		ServerCertFile: filepath.Join(dir, "server.pem"),
+		ServerKeyFile:  filepath.Join(dir, "server-key.pem"),
+		ClientCertFile: filepath.Join(dir, "client.pem"),
+		ClientKeyFile:  filepath.Join(dir, "client-key.pem"),
+		pool:           x509.NewCertPool(),
+	}
+	now := time.Now()
+	caKey := newKey(tb)
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "rostrum test CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		tb.Fatalf("testenv: create CA certificate: %v", err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		tb.Fatalf("testenv: parse CA certificate: %v", err)
+	}
+	c.pool.AddCert(ca)
+	writePEM(tb, c.CAFile, "CERTIFICATE", caDER)
+
+	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage, certFile, keyFile string) tls.Certificate {
+		key := newKey(tb)
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial),
+			Subject:      pkix.Name{CommonName: cn},
+			NotBefore:    now.Add(-time.Hour),
+			NotAfter:     now.Add(24 * time.Hour),
+			KeyUsage:     x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		}
+		if usage == x509.ExtKeyUsageServerAuth {
+			tmpl.DNSNames = []string{"localhost"}
+			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			tb.Fatalf("testenv: create %s certificate: %v", cn, err)
+		}
+		pk, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			tb.Fatalf("testenv: marshal %s key: %v", cn, err)
+		}
+		writePEM(tb, certFile, "CERTIFICATE", der)
+		writePEM(tb, keyFile, "PRIVATE KEY", pk)
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			tb.Fatalf("testenv: load %s key pair: %v", cn, err)
+		}
+		return cert
+	}
+	c.server = leaf(2, "localhost", x509.ExtKeyUsageServerAuth, c.ServerCertFile, c.ServerKeyFile)
+	c.client = leaf(3, "rostrum test client", x509.ExtKeyUsageClientAuth, c.ClientCertFile, c.ClientKeyFile)
+	return c
+}
+
+// ServerConfig returns a TLS configuration presenting the server
+// certificate. With mutual, clients must present a certificate signed by
+// the CA.
+func (c *Certs) ServerConfig(mutual bool) *tls.Config {
+	cfg := &tls.Config{Certificates: []tls.Certificate{c.server}, MinVersion: tls.VersionTLS12}
+	if mutual {
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		cfg.ClientCAs = c.pool
+	}
+	return cfg
+}
+
+// ClientConfig returns a TLS configuration that trusts the CA, presents the
+// client certificate, and expects the server to be 127.0.0.1.
+func (c *Certs) ClientConfig() *tls.Config {
+	return &tls.Config{
+		RootCAs:      c.pool,
+		Certificates: []tls.Certificate{c.client},
+		ServerName:   "127.0.0.1",
+		MinVersion:   tls.VersionTLS12,
+	}
+}
+
+func newKey(tb testing.TB) *ecdsa.PrivateKey {
+	tb.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		tb.Fatalf("testenv: generate key: %v", err)
+	}
+	return k
+}
+
+func writePEM(tb testing.TB, path, typ string, der []byte) {
+	tb.Helper()
+	// 0600, as a private key must be: redis-server runs as the same user.
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		tb.Fatalf("testenv: write %s: %v", path, err)
+	}
+}
