@@ -19,6 +19,9 @@ type BoardFeedConfig struct {
 	Items   int     // traded items; default 20
 	Rate    float64 // board events per second; default 50
 	Seed    uint64  // default 1
+	// KafkaOpts are added to the producer's options: TLS and SASL for
+	// external brokers.
+	KafkaOpts []kgo.Opt
 }
 
 // FeedBoards produces the board events of DESIGN §8 to the env's client
@@ -42,7 +45,7 @@ func FeedBoards(ctx context.Context, cfg BoardFeedConfig) error {
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.ProducerLinger(5*time.Millisecond))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...), kgo.ProducerLinger(5 * time.Millisecond)}, cfg.KafkaOpts...)...)
 	if err != nil {
 		return err
 	}
