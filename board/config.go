@@ -505,4 +505,3 @@ func fmtDur(d time.Duration) string {
 	}
 	return sb.String()
 }
-
