@@ -198,8 +198,20 @@ func (u Unit) example() string {
 	return "like 2026-11"
 }
 
-// periodsBetween returns how many periods lie from p to q (q after p).
-func (b *Board) periodsBetween(p, q Period) int64 { return b.index(q.key) - b.index(p.key) }
+// periodsBetween returns how many periods lie from p to q: 0 for the same
+// period, negative when q is before p. Hours are walked one by one near the
+// limit, since skipped and repeated wall-clock hours make keys uneven.
+func (b *Board) periodsBetween(p, q Period, limit int64) int64 {
+	d := b.index(q.key) - b.index(p.key)
+	if b.unit != Hour || d <= 0 || d > limit+3 {
+		return d
+	}
+	n := int64(0)
+	for x := p; x.key < q.key; x = b.Period(x.End) {
+		n++
+	}
+	return n
+}
 
 // expireAt returns when the keys of period p may go: the end of the period
 // retention periods after it, plus grace.
