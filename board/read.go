@@ -101,7 +101,11 @@ func (s *Store) Around(ctx context.Context, board, member string, n int, period,
 	if err != nil {
 		return Page{}, err
 	}
-	return s.read(ctx, t, "around", member, n)
+	p, err := s.read(ctx, t, "around", member, n)
+	if err == nil && len(p.Members) == 0 { // a ranked member lists at least itself
+		return Page{}, fmt.Errorf("%w: %q is not ranked", ErrUnknownMember, member)
+	}
+	return p, err
 }
 
 // target is one readable ranking: a board's period or window.
