@@ -423,8 +423,10 @@ func (b *Board) compileTie(c *Config, now time.Time) error {
 		b.rb = need
 		b.maxTotal = 1<<(codec.MaxBits-need) - 1
 	} else {
-		tb := bitsFor(uint64(c.MaxTotal))
-		if tb+need > codec.MaxBits {
+		tb := bits.Len64(uint64(c.MaxTotal)) // holds 0..MaxTotal
+		// A periodic board's reached field must span its longest period; a
+		// rolling board's span is its horizon, checked below.
+		if (b.kind == Periodic && tb+need > codec.MaxBits) || tb >= codec.MaxBits {
 			return fieldErr("max_total", "%d needs %d bits and the reached time at %s needs %d, more than the %d bits a Redis score holds exactly (lower max_total or coarsen tie_resolution)",
 				c.MaxTotal, tb, b.res, need, codec.MaxBits)
 		}
