@@ -131,7 +131,12 @@ func TestCompileErrors(t *testing.T) {
 		{func(c *Config) { c.Events = []string{"volume"} }, "boards[0].events:"},
 		{func(c *Config) { c.Events = []string{"read"} }, "boards[0].value: read events carry no value"},
 		{func(c *Config) { c.Op = "best" }, "boards[0].op: best needs kind periodic"},
-		{func(c *Config) { c.Kind = "periodic"; c.Slice, c.Slices = 0, 0; c.Period = "week"; c.TZ = "Mars/Olympus" }, "boards[0].tz:"},
+		{func(c *Config) {
+			c.Kind = "periodic"
+			c.Slice, c.Slices = 0, 0
+			c.Period = "week"
+			c.TZ = "Mars/Olympus"
+		}, "boards[0].tz:"},
 		{func(c *Config) { c.Tie = "first-reached"; c.MaxTotal = 1 << 40 }, "boards[0].max_total:"},
 		{func(c *Config) { c.Tie = "first-reached"; c.MaxTotal = 1 << 30 }, "boards[0].max_total: the first-reached layout ends"},
 		{func(c *Config) {
