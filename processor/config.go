@@ -43,6 +43,10 @@ type Config struct {
 	// When the WAL does not reach that far, partitions are rewound to
 	// re-consume from Kafka. Default 24h.
 	RebuildWindow time.Duration
+	Logger        *zap.Logger
+	Observer      Observer  // measurements (metrics); default none
+	KafkaOpts     []kgo.Opt // extra client options (TLS, SASL, test tuning)
+
 	// Boards are the leaderboards fed by the same batches (DESIGN §8); their
 	// state lives in BoardStore, which is required when Boards is not empty
 	// (typically board.NewStore over the same Redis). Default none.
@@ -52,9 +56,6 @@ type Config struct {
 	// slices that left their windows; default 5s. Expiry is by wall clock
 	// and runs also while no event arrives.
 	BoardExpireEvery time.Duration
-	Logger           *zap.Logger
-	Observer         Observer  // measurements (metrics); default none
-	KafkaOpts        []kgo.Opt // extra client options (TLS, SASL, test tuning)
 }
 
 func (c *Config) withDefaults() {

@@ -31,13 +31,14 @@ type Processor struct {
 	room   *regexp.Regexp
 	lg     *zap.Logger
 
-	acks       []sink.Ack   // outputs published by the last batch, acknowledged in the next
-	fold       folder       // reused by every batch (one at a time)
-	boardBatch *board.Batch // likewise, for the boards; nil without boards
-	lastPrune  time.Time
-	walSeq     uint64 // last WAL sequence whose batch was committed
-	stats      Stats
-	assigned   atomic.Int64
+	acks      []sink.Ack // outputs published by the last batch, acknowledged in the next
+	fold      folder     // reused by every batch (one at a time)
+	lastPrune time.Time
+	walSeq    uint64 // last WAL sequence whose batch was committed
+	stats     Stats
+	assigned  atomic.Int64
+
+	boardBatch *board.Batch // reused like fold, for the boards; nil without boards
 }
 
 // Stats are running totals, safe to read while the processor runs.
