@@ -33,7 +33,8 @@ func (p *Pipeline) Batch(records int, took time.Duration) {
 	p.batchDuration.Observe(took.Seconds())
 }
 
-// RedisRoundTrip observes one Redis round trip; op is "apply" or "store".
+// RedisRoundTrip observes one Redis round trip; op is "apply", "store" or
+// "boards".
 func (p *Pipeline) RedisRoundTrip(op string, took time.Duration) {
 	p.redisRoundTrip.WithLabelValues(op).Observe(took.Seconds())
 }

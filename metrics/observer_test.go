@@ -110,7 +110,7 @@ func TestObserverHistograms(t *testing.T) {
 
 func TestKnownChildrenExportedAtZero(t *testing.T) {
 	fams := scrape(t, metrics.New("test"))
-	for _, op := range []string{"apply", "store"} {
+	for _, op := range []string{"apply", "store", "boards"} {
 		if h := histogram(t, fams, "rostrum_redis_roundtrip_seconds", "op="+op); h.GetSampleCount() != 0 {
 			t.Errorf("op=%s count = %d before any observation", op, h.GetSampleCount())
 		}

@@ -184,7 +184,7 @@ func New(env string) *Pipeline {
 	p.groupLagSeconds = gauge(nameGroupLagSeconds,
 		"Age in seconds of the oldest record not yet committed by the consumer group, over all its input partitions.")
 
-	for _, op := range []string{"apply", "store"} {
+	for _, op := range []string{"apply", "store", "boards"} {
 		p.redisRoundTrip.WithLabelValues(op)
 	}
 	for _, kind := range []string{"assigned", "revoked", "lost"} {

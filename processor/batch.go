@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/stability"
@@ -37,12 +38,19 @@ type batch struct {
 	resolved   bool
 	rewound    bool // recovery rewound the partitions: do not commit
 	stored     int  // stable lists stored by resolve
+
+	// leaderboards (boards.go); board is nil without boards
+	board      *board.Batch
+	boardsDone bool
+	lateSeen   map[recordID]bool // records already sent to the DLQ for a late board event
+	lateDLQ    []*kgo.Record     // records the board scripts found late
+	lateSent   bool
 }
 
 // newBatch starts a batch that folds into the processor's reusable folder;
 // the previous batch must be finished.
 func newBatch(p *Processor, recs []*kgo.Record) *batch {
-	return &batch{p: p, recs: recs, fold: &p.fold}
+	return &batch{p: p, recs: recs, fold: &p.fold, board: p.boardBatch}
 }
 
 func (b *batch) run(ctx context.Context) error {
@@ -81,6 +89,9 @@ func (b *batch) run(ctx context.Context) error {
 		}
 		b.resolved = true
 	}
+	if err := b.boardsStep(ctx); err != nil {
+		return err
+	}
 	if len(b.outputs) > 0 {
 		if err := p.cl.ProduceSync(ctx, b.outputs...).FirstErr(); err != nil {
 			return fmt.Errorf("produce output: %w", err)
@@ -104,7 +115,7 @@ func (b *batch) run(ctx context.Context) error {
 	p.acks = append(p.acks[:0], b.acks...)
 	p.stats.Records.Add(int64(len(b.recs)))
 	p.stats.Events.Add(int64(b.events))
-	p.stats.DLQ.Add(int64(len(b.dlq)))
+	p.stats.DLQ.Add(int64(len(b.dlq) + len(b.lateDLQ)))
 	b.observe()
 	p.maybePrune()
 	return nil
@@ -186,6 +197,10 @@ func (b *batch) decode(now time.Time) {
 	f := b.fold
 	f.reset()
 	b.applied = make(map[string]int, 3)
+	if b.board != nil {
+		b.board.Reset()
+		b.lateSeen = map[recordID]bool{}
+	}
 	var evs []codec.Event
 	for _, r := range b.recs {
 		var err error
@@ -201,6 +216,7 @@ func (b *batch) decode(now time.Time) {
 		b.events += len(evs)
 		b.applied[r.Topic] += len(evs)
 		f.add(r.Topic, r.Partition, r.Offset, evs)
+		b.addBoards(r, evs)
 	}
 	b.rooms = f.build()
 	b.roomTS = make(map[string]int64, len(f.rooms))
@@ -254,6 +270,9 @@ func (b *batch) observe() {
 	}
 	for i, r := range b.dlq {
 		o.DLQ(string(r.Headers[1].Value), b.dlqReasons[i])
+	}
+	for _, r := range b.lateDLQ {
+		o.DLQ(string(r.Headers[1].Value), "late")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 )
 
@@ -45,6 +46,16 @@ type Config struct {
 	Logger        *zap.Logger
 	Observer      Observer  // measurements (metrics); default none
 	KafkaOpts     []kgo.Opt // extra client options (TLS, SASL, test tuning)
+
+	// Boards are the leaderboards fed by the same batches (DESIGN §8); their
+	// state lives in BoardStore, which is required when Boards is not empty
+	// (typically board.NewStore over the same Redis). Default none.
+	Boards     []*board.Board
+	BoardStore BoardStore
+	// BoardExpireEvery is how often rolling and windows boards subtract the
+	// slices that left their windows; default 5s. Expiry is by wall clock
+	// and runs also while no event arrives.
+	BoardExpireEvery time.Duration
 }
 
 func (c *Config) withDefaults() {
@@ -78,6 +89,9 @@ func (c *Config) withDefaults() {
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = 100 * time.Millisecond
 	}
+	if c.BoardExpireEvery == 0 {
+		c.BoardExpireEvery = 5 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -107,6 +121,12 @@ func (c *Config) Validate() error {
 		if _, err := regexp.Compile(c.RoomPattern); err != nil {
 			return fmt.Errorf("--room-pattern: %v", err)
 		}
+	}
+	if len(c.Boards) > 0 && c.BoardStore == nil {
+		return errors.New("boards are configured but Config.BoardStore is nil")
+	}
+	if c.BoardExpireEvery < 0 {
+		return fmt.Errorf("board expiry interval must be positive, got %s", c.BoardExpireEvery)
 	}
 	return nil
 }

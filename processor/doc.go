@@ -15,6 +15,9 @@
 //     lists that changed (a second round trip, compare-and-set on seq and
 //     on the ranking version, so a list merged from a raw top-N that another
 //     processor changed meanwhile is never stored);
+//     Then apply the batch's leaderboard events (boards.go), one script per
+//     board, each guarded by the board's own watermarks, and produce the DLQ
+//     records of events the scripts found late;
 //  6. publish the changed rooms' stable lists, and the DLQ records, and wait
 //     for the broker's acknowledgements;
 //  7. commit the batch's offsets;

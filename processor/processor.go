@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/sink"
 )
@@ -36,6 +37,8 @@ type Processor struct {
 	walSeq    uint64 // last WAL sequence whose batch was committed
 	stats     Stats
 	assigned  atomic.Int64
+
+	boardBatch *board.Batch // reused like fold, for the boards; nil without boards
 }
 
 // Stats are running totals, safe to read while the processor runs.
@@ -48,6 +51,9 @@ type Stats struct {
 	Conflicts   atomic.Int64 // stable-list compare-and-set retries
 	Retries     atomic.Int64 // failed batch attempts retried
 	RedisResets atomic.Int64 // times Redis was found empty and rebuilt
+
+	BoardEvents    atomic.Int64 // board events counted by the boards
+	BoardSaturated atomic.Int64 // board score updates whose total exceeded max_total
 }
 
 // New connects to Kafka and checks the topics, but consumes nothing until Run.
@@ -68,6 +74,9 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 	}
 	if cfg.RoomPattern != "" {
 		p.room = regexp.MustCompile(cfg.RoomPattern)
+	}
+	if len(cfg.Boards) > 0 {
+		p.boardBatch = board.NewBatch(cfg.Boards)
 	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
@@ -110,6 +119,12 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		return nil, err
 	}
 	store.AdoptGeneration(gen)
+	if p.boardBatch != nil {
+		if err := cfg.BoardStore.Adopt(ctx, gen); err != nil {
+			cl.Close()
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -169,6 +184,12 @@ func (p *Processor) Assigned() int { return int(p.assigned.Load()) }
 // commits it, and leaves the group. It returns nil after a clean stop.
 func (p *Processor) Run(ctx context.Context) error {
 	defer p.cl.Close() // leaves the group
+	if p.boardBatch != nil {
+		expCtx, stopExpiry := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); p.expireBoards(expCtx) }()
+		defer func() { stopExpiry(); <-done }()
+	}
 	p.lg.Info("consuming", zap.String("env", p.cfg.Env), zap.String("group", p.cfg.Group),
 		zap.Strings("topics", p.topics.Inputs()))
 	for {

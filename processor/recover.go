@@ -46,6 +46,13 @@ func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) 
 		return false, err
 	}
 	p.store.AdoptGeneration(gen)
+	if p.boardBatch != nil {
+		// Stamp the boards with the new generation before the log replay
+		// below re-applies their events under their (lost) watermarks.
+		if err := p.cfg.BoardStore.Adopt(ctx, gen); err != nil {
+			return false, err
+		}
+	}
 
 	seeds, err := p.lastOutputs(ctx)
 	if err != nil {

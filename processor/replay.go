@@ -2,10 +2,12 @@ package processor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"time"
 
+	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
@@ -37,6 +39,12 @@ func ReplayWAL(ctx context.Context, cfg Config, store Store, log Log, from uint6
 		}
 		p.room = re
 	}
+	if len(cfg.Boards) > 0 {
+		if cfg.BoardStore == nil {
+			return ReplayStats{}, errors.New("boards are configured but Config.BoardStore is nil")
+		}
+		p.boardBatch = board.NewBatch(cfg.Boards)
+	}
 	st, rb, err := p.replayLog(ctx, from, false)
 	if err != nil {
 		return st, err
@@ -52,9 +60,20 @@ func (p *Processor) replayLog(ctx context.Context, from uint64, force bool) (Rep
 	var st ReplayStats
 	touched := map[string]bool{}
 	var f folder // not p.fold: recovery runs while a batch still holds p.fold's updates
+	var bb *board.Batch
+	if p.boardBatch != nil {
+		bb = board.NewBatch(p.cfg.Boards) // likewise not p.boardBatch
+	}
 	err := p.log.Replay(from, func(_ uint64, recs []wal.Record) error {
-		b := &batch{p: p, recs: kgoRecords(recs), fold: &f}
+		b := &batch{p: p, recs: kgoRecords(recs), fold: &f, board: bb}
 		b.decode(time.Now())
+		// Boards are applied under their watermarks even when rebuilding:
+		// their operations are not idempotent, and a Redis that lost its
+		// data lost the watermarks too, so each record counts once. Late
+		// records were sent to the DLQ when first consumed.
+		if err := b.applyBoards(ctx); err != nil {
+			return err
+		}
 		var err error
 		switch {
 		case len(b.rooms) == 0:

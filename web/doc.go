@@ -13,6 +13,15 @@
 //	GET /api/rooms             [{"room_id","seq","members"}…], busiest first
 //	GET /v1/rooms/{room}/top   {"room_id","seq","members","stable":[…],"raw":[…]}
 //	GET /events?room=ID        text/event-stream: "room" and "counters" events
+//	GET /v1/boards                                   [{"name","kind","period","next_reset","windows"}…]
+//	GET /v1/boards/{name}/top?n=10&offset=0[&period=P][&window=W]
+//	GET /v1/boards/{name}/members/{member}[?period=P][&window=W]
+//	GET /v1/boards/{name}/members/{member}/around?n=5[&period=P][&window=W]
+//
+// The board routes (boards.go, DESIGN §8) read Options.Boards; a page is
+// {"board","period","window","total_members","members":[{"member","rank",
+// "total","reached_at"}…]}, ranks 1-based and unique. They answer 400 for a
+// malformed parameter and 404 for an unknown board, period, window or member.
 //
 // Errors of the JSON routes are {"error": "…"}: 400 for a malformed room id,
 // 404 for a room with no state in Redis, 500 when Redis fails.

@@ -39,6 +39,7 @@ type Counters struct {
 // Options configure a Server.
 type Options struct {
 	Source   Source                          // required
+	Boards   Boards                          // leaderboards (/v1/boards…); nil: none configured
 	Counters func() Counters                 // nil: the page shows no counters
 	Metrics  http.Handler                    // mounted at /metrics when not nil
 	Ready    func(ctx context.Context) error // /readyz; nil: always ready
@@ -94,6 +95,7 @@ func New(opts Options) *Server {
 	}
 	s.mux.HandleFunc("GET /api/rooms", s.rooms)
 	s.mux.HandleFunc("GET /v1/rooms/{room}/top", s.roomTop)
+	s.registerBoards()
 	s.mux.HandleFunc("GET /events", s.events)
 	return s
 }

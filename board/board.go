@@ -1,0 +1,195 @@
+package board
+
+import (
+	"time"
+
+	"github.com/rostrumhq/rostrum/codec"
+)
+
+// Board is a compiled board definition. It is immutable and safe for
+// concurrent use.
+type Board struct {
+	name   string
+	kind   Kind
+	op     Op
+	events uint32 // bit t set: events of codec.Type t are counted
+	byRoom bool   // member is the room id (else the user id)
+	one    bool   // count events instead of summing values
+	grace  time.Duration
+
+	// periodic
+	unit      Unit
+	loc       *time.Location
+	weekStart time.Weekday
+	retention int
+
+	// rolling and windows
+	slice       time.Duration
+	windows     []int64  // slices per window, ascending
+	windowNames []string // "3m", "1h", … (rolling: the one window)
+	epoch       time.Time
+
+	// score layout
+	firstReached bool
+	res          time.Duration // first-reached resolution
+	rb           int           // bits of the reached field (first-reached)
+	maxTotal     int64         // largest total the score orders exactly
+}
+
+// Name returns the board's name.
+func (b *Board) Name() string { return b.name }
+
+// Kind returns the board's kind.
+func (b *Board) Kind() Kind { return b.kind }
+
+// Op returns how the board combines a member's events.
+func (b *Board) Op() Op { return b.op }
+
+// Unit returns a periodic board's period unit (0 for other kinds).
+func (b *Board) Unit() Unit { return b.unit }
+
+// Location returns a periodic board's time zone (nil for other kinds).
+func (b *Board) Location() *time.Location { return b.loc }
+
+// WeekStart returns the first day of a week board's weeks.
+func (b *Board) WeekStart() time.Weekday { return b.weekStart }
+
+// Retention returns how many past periods a periodic board keeps readable.
+func (b *Board) Retention() int { return b.retention }
+
+// Grace returns how long after its period or slice closes an event is
+// still accepted.
+func (b *Board) Grace() time.Duration { return b.grace }
+
+// Slice returns a rolling or windows board's slice length (0 for periodic).
+func (b *Board) Slice() time.Duration { return b.slice }
+
+// Windows returns the names of a rolling or windows board's windows
+// ("3m", "10m", "1h", …), shortest first; nil for a periodic board.
+func (b *Board) Windows() []string { return append([]string(nil), b.windowNames...) }
+
+// WindowSlices returns the number of slices of each window, shortest first.
+func (b *Board) WindowSlices() []int64 { return append([]int64(nil), b.windows...) }
+
+// Epoch returns a rolling or windows board's first-reached origin.
+func (b *Board) Epoch() time.Time { return b.epoch }
+
+// FirstReached reports whether ties go to whoever reached the total first.
+func (b *Board) FirstReached() bool { return b.firstReached }
+
+// TieResolution returns the unit of the first-reached time (0 without tie).
+func (b *Board) TieResolution() time.Duration { return b.res }
+
+// ReachedBits returns the width of the score's first-reached field (0
+// without tie); the total takes the 53-ReachedBits bits above it.
+func (b *Board) ReachedBits() int { return b.rb }
+
+// MaxTotal returns the largest total the score orders exactly.
+func (b *Board) MaxTotal() int64 { return b.maxTotal }
+
+// Horizon returns the last time a rolling or windows first-reached board
+// can encode: Epoch + 2^ReachedBits × TieResolution. Zero for other boards.
+func (b *Board) Horizon() time.Time {
+	if b.kind == Periodic || !b.firstReached {
+		return time.Time{}
+	}
+	return b.epoch.Add(time.Duration(1<<b.rb) * b.res)
+}
+
+// Counts reports whether the board counts events of type t.
+func (b *Board) Counts(t codec.Type) bool { return t < 32 && b.events&(1<<t) != 0 }
+
+// Events returns the event types the board counts.
+func (b *Board) Events() []codec.Type {
+	var out []codec.Type
+	for t := codec.TypeGift; t <= codec.TypeTrade; t++ {
+		if b.Counts(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// MemberOf returns who ev ranks on this board: its room id or its user id.
+func (b *Board) MemberOf(ev *codec.Event) string {
+	if b.byRoom {
+		return ev.RoomID
+	}
+	return ev.UserID
+}
+
+// ValueOf returns what ev adds (incr) or sets (best, set): 1 for value:
+// one boards, else the event's value.
+func (b *Board) ValueOf(ev *codec.Event) int64 {
+	if b.one {
+		return 1
+	}
+	return ev.Value
+}
+
+// Window returns the index of the window named w ("" is the first, the
+// shortest). A name that parses as a duration matches too ("3m0s").
+func (b *Board) Window(w string) (int, bool) {
+	if b.kind == Periodic {
+		return 0, w == ""
+	}
+	if w == "" {
+		return 0, true
+	}
+	for i, n := range b.windowNames {
+		if n == w {
+			return i, true
+		}
+	}
+	if d, err := time.ParseDuration(w); err == nil {
+		for i, n := range b.windows {
+			if time.Duration(n)*b.slice == d {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// SliceOf returns the index of the slice holding Unix millisecond ms:
+// floor(ms / slice), slices counted from 1970-01-01T00:00:00Z.
+func (b *Board) SliceOf(ms int64) int64 { return floorDiv(ms, b.slice.Milliseconds()) }
+
+// SliceStart returns the Unix millisecond at which slice s starts.
+func (b *Board) SliceStart(s int64) int64 { return s * b.slice.Milliseconds() }
+
+// ExpiredThrough returns, for window w, the last slice that has left it at
+// now (grace included): a slice s has left when now ≥ end of the last window
+// that held it + grace, that is s ≤ floor((now-grace)/slice) - slices(w).
+func (b *Board) ExpiredThrough(w int, now time.Time) int64 {
+	return b.SliceOf(now.Add(-b.grace).UnixMilli()) - b.windows[w]
+}
+
+// LateAt returns when an event of Unix millisecond ms becomes late: for a
+// periodic board its period's end + grace; for a rolling or windows board
+// when its slice leaves the largest window + grace.
+func (b *Board) LateAt(ms int64) time.Time {
+	if b.kind == Periodic {
+		return b.Period(time.UnixMilli(ms)).End.Add(b.grace)
+	}
+	s := b.SliceOf(ms)
+	return time.UnixMilli(b.SliceStart(s + b.windows[len(b.windows)-1])).Add(b.grace)
+}
+
+// NextReset returns when the board next changes by time alone: the end of
+// the current period, or the start of the next slice (when the oldest
+// slice of each window leaves it, grace aside).
+func (b *Board) NextReset(now time.Time) time.Time {
+	if b.kind == Periodic {
+		return b.Period(now).End
+	}
+	return time.UnixMilli(b.SliceStart(b.SliceOf(now.UnixMilli()) + 1)).UTC()
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}

@@ -1,0 +1,116 @@
+// Package board keeps rostrum's leaderboards (DESIGN §8): it compiles board
+// definitions, cuts event time into periods and slices, and keeps each
+// board's state in Redis, exactly once under redelivery.
+//
+// # Kinds
+//
+// A periodic board ranks members per calendar period (hour, day, week with a
+// configurable first day, month) of an IANA zone, DST included; the period
+// comes from the event time, never the clock, so a replay lands where the
+// original did. Past periods stay readable for Retention periods: their keys
+// carry an EXPIREAT.
+//
+// A rolling board ranks the last N slices; a windows board keeps several
+// such windows over the same slices. Slices are aligned to UTC (a slice
+// divides a day, so one starts at every 00:00 UTC); slice s holds the event
+// times [s·slice, (s+1)·slice) in Unix milliseconds. An event is added on
+// arrival to its slice's hash and to every window that still holds the
+// slice ("real time, a constant number of writes per event"). Store.Expire
+// subtracts a slice from a window once it has left it: when now ≥ (s +
+// slices(window))·slice + grace. The last subtracted slice of each window is
+// recorded by the same script that subtracts, so expiry is atomic and
+// exactly once whoever calls it, however often, and it works while no event
+// arrives.
+//
+// # Time: late events and grace
+//
+// Late is decided twice. Batch.Add compares the record's Kafka timestamp
+// with the event's period (end + grace) or slice (the time its largest
+// window drops it + grace): deterministic on replay. The Redis script checks
+// again atomically: an event for a slice at or below a window's last
+// subtracted slice is not added to that window, and when no window takes it
+// the event is late (Result.Late, and a per-board counter in Redis). Late
+// events go to the DLQ with reason class "late"; the rest of their record
+// counts normally.
+//
+// Grace delays the subtraction of a slice as much as it delays lateness, so
+// a window may hold up to one slice more than its length for the grace
+// period after a slice boundary.
+//
+// # Operators and first-reached ties
+//
+//	op    total                                   reached_at
+//	incr  sum of values (or of 1s, value: one)    time of the newest counted event
+//	best  largest value                           earliest time that value was seen
+//	set   value of the newest event (equal        time of that event
+//	      times: the larger value)
+//
+// best and set are order independent, so replays and redeliveries in any
+// order agree; they need periodic boards (a window cannot subtract them).
+//
+// With tie: first-reached the sorted-set score is
+//
+//	score = min(total, max_total)·2^rb + (2^rb − 1 − reachedRel)
+//	reachedRel = floor((reached_at − origin) / tie_resolution)
+//
+// where rb = 53 − bits(max_total), so every score is an integer below 2^53,
+// exact in a double (codec.NewFirstReached is the layout). The origin is the
+// period's start for periodic boards (rb covers the longest period of the
+// unit, DST included) and the board's epoch for rolling and windows boards
+// (which work until epoch + 2^rb·tie_resolution; Compile refuses a board
+// whose horizon ends within a year). Totals are kept exactly in a hash next
+// to the sorted set; a total above max_total ranks as max_total (it is
+// counted as saturated). With tie: none the score is the total itself and
+// equal totals follow Redis's order: reverse lexicographic by member in a
+// descending read. Ranks are 1-based and unique.
+//
+// # Exactly once
+//
+// Every board has its own watermarks, "topic/partition" → last applied
+// offset, like the meeting rooms. Board operations are not idempotent, so a
+// part (one topic-partition's events of a batch, folded) is sent with its
+// first and last offset: the script skips a part whose last offset is at or
+// below the watermark, applies one whose first offset is above it, and
+// refuses one that overlaps it, answering with the watermark; Apply then
+// re-sends that part folded from watermark+1 only (a second round trip, only
+// after a partial redelivery). Events with an id are never folded: each is
+// counted only if SADD into its period's or slice's id set returns 1, so a
+// producer's retry counts once while its period or slice is kept.
+//
+// # Redis keys
+//
+// Every key of a board carries the board in one hash tag, so each script
+// runs on one Redis Cluster slot; one script call per board per batch,
+// pipelined together:
+//
+//	rostrum:{env}:board:{name}:w              hash  "topic/partition" → last offset; "gen" → generation
+//	rostrum:{env}:board:{name}:n              hash  counters: late, saturated
+//	periodic, per period (label):
+//	rostrum:{env}:board:{name}:p:<label>:z    zset  member → score
+//	rostrum:{env}:board:{name}:p:<label>:m    hash  member → "total reached_at"
+//	rostrum:{env}:board:{name}:p:<label>:i    set   event ids counted
+//	rolling and windows:
+//	rostrum:{env}:board:{name}:z:<j>          zset  window j: member → score
+//	rostrum:{env}:board:{name}:m              hash  member → "reached_at total_0 … total_k"
+//	rostrum:{env}:board:{name}:x              hash  window j → last subtracted slice
+//	rostrum:{env}:board:{name}:s              zset  slices held (score = slice index)
+//	rostrum:{env}:board:{name}:s:<slice>      hash  member → sum of the slice
+//	rostrum:{env}:board:{name}:s:<slice>:i    set   event ids counted in the slice
+//
+// (the env is literal text; the braces around the name are the hash tag).
+// Period keys expire at the end of the period Retention periods later plus
+// grace; slice keys are deleted by Expire once no window needs them. A
+// board removed from the configuration leaves its keys behind.
+//
+// # Redis lost its data
+//
+// Board state is not idempotent, so it is never rebuilt past the
+// watermarks: when Redis lost its data it lost the watermarks too, and
+// replaying the write-ahead log through Apply counts each retained record
+// once. The board watermark hash carries the generation adopted (Adopt); a
+// script that finds another one refuses to apply (ErrRedisReset), so no
+// batch lands on an empty Redis before the older batches are replayed.
+// What the log no longer holds is lost for the boards.
+//
+// The package imports codec, go-redis and the standard library.
+package board

@@ -1,0 +1,38 @@
+package board
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors the read methods return (wrapped with detail); the HTTP layer maps
+// ErrBadParam to 400 and the others to 404.
+var (
+	ErrUnknownBoard  = errors.New("unknown board")
+	ErrUnknownPeriod = errors.New("unknown period")
+	ErrUnknownWindow = errors.New("unknown window")
+	ErrUnknownMember = errors.New("unknown member")
+	ErrBadParam      = errors.New("bad parameter")
+)
+
+// ErrRedisReset is returned by Store.Apply when a board's state was created
+// under another generation of the Redis data set than the one adopted with
+// Store.Adopt (Redis lost its data). The parts already applied are kept; the
+// caller rebuilds from its write-ahead log, adopts the new generation and
+// applies again (the watermarks skip what was applied).
+var ErrRedisReset = errors.New("board: redis lost its data (board generation changed)")
+
+// RejectError says why Batch.Add did not count an event of a record. Class
+// is a short metrics label: "late" (its period or slice had closed when the
+// record was produced, grace included) or "ts" (its time is outside what the
+// board's score layout can encode).
+type RejectError struct {
+	Board string
+	Event int // index of the event in the record
+	Class string
+	Msg   string
+}
+
+func (e *RejectError) Error() string {
+	return fmt.Sprintf("board %s: event[%d]: %s", e.Board, e.Event, e.Msg)
+}

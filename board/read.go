@@ -1,0 +1,204 @@
+package board
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Info describes a board for the list endpoint.
+type Info struct {
+	Name      string
+	Kind      Kind
+	Period    string    // current period label (periodic), else ""
+	NextReset time.Time // end of the current period, or the next slice boundary
+	Windows   []string  // rolling and windows boards
+}
+
+// Entry is one ranked member.
+type Entry struct {
+	Member    string
+	Rank      int64 // 1-based, unique (equal scores follow Redis's order)
+	Total     int64
+	ReachedAt int64 // Unix ms: event time at which the member reached its total
+}
+
+// Page is a slice of a board's ranking.
+type Page struct {
+	Board        string
+	Period       string // periodic: the period's label
+	Window       string // rolling and windows: the window's name
+	TotalMembers int64
+	Members      []Entry
+}
+
+// Boards describes every board at now.
+func (s *Store) Boards(now time.Time) []Info {
+	out := make([]Info, 0, len(s.boards))
+	for _, b := range s.boards {
+		inf := Info{Name: b.name, Kind: b.kind, NextReset: b.NextReset(now), Windows: b.Windows()}
+		if b.kind == Periodic {
+			inf.Period = b.Period(now).Label
+		}
+		out = append(out, inf)
+	}
+	return out
+}
+
+// MaxPage is the most members Top and Around return in one page.
+const MaxPage = 1000
+
+// Top returns n members (1..MaxPage) from rank offset+1 of board's period
+// (periodic; "" is the current one) or window (rolling and windows; "" is
+// the first). Errors: ErrUnknownBoard, ErrUnknownPeriod (a period in the
+// future or past the retention), ErrUnknownWindow, ErrBadParam.
+func (s *Store) Top(ctx context.Context, board, period, window string, offset, n int) (Page, error) {
+	if offset < 0 {
+		return Page{}, fmt.Errorf("%w: offset %d must not be negative", ErrBadParam, offset)
+	}
+	if n < 1 || n > MaxPage {
+		return Page{}, fmt.Errorf("%w: n %d must be between 1 and %d", ErrBadParam, n, MaxPage)
+	}
+	t, err := s.target(board, period, window)
+	if err != nil {
+		return Page{}, err
+	}
+	return s.read(ctx, t, "top", offset, n)
+}
+
+// Member returns member's entry; ErrUnknownMember when it is not ranked in
+// that period or window.
+func (s *Store) Member(ctx context.Context, board, member, period, window string) (Entry, error) {
+	if member == "" {
+		return Entry{}, fmt.Errorf("%w: empty member", ErrBadParam)
+	}
+	t, err := s.target(board, period, window)
+	if err != nil {
+		return Entry{}, err
+	}
+	p, err := s.read(ctx, t, "member", member, 0)
+	if err != nil {
+		return Entry{}, err
+	}
+	if len(p.Members) != 1 {
+		return Entry{}, fmt.Errorf("%w: %q is not ranked", ErrUnknownMember, member)
+	}
+	return p.Members[0], nil
+}
+
+// Around returns member with up to n (0..MaxPage/2) members ranked above
+// and n below it; ErrUnknownMember when it is not ranked.
+func (s *Store) Around(ctx context.Context, board, member string, n int, period, window string) (Page, error) {
+	if member == "" {
+		return Page{}, fmt.Errorf("%w: empty member", ErrBadParam)
+	}
+	if n < 0 || n > MaxPage/2 {
+		return Page{}, fmt.Errorf("%w: n %d must be between 0 and %d", ErrBadParam, n, MaxPage/2)
+	}
+	t, err := s.target(board, period, window)
+	if err != nil {
+		return Page{}, err
+	}
+	p, err := s.read(ctx, t, "around", member, n)
+	if err == nil && len(p.Members) == 0 { // a ranked member lists at least itself
+		return Page{}, fmt.Errorf("%w: %q is not ranked", ErrUnknownMember, member)
+	}
+	return p, err
+}
+
+// target is one readable ranking: a board's period or window.
+type target struct {
+	b      *Board
+	period string
+	window int
+	zset   string
+	state  string
+}
+
+func (s *Store) target(board, period, window string) (target, error) {
+	b, ok := s.byName[board]
+	if !ok {
+		return target{}, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
+	}
+	t := target{b: b}
+	P := s.prefix(b)
+	if b.kind == Periodic {
+		if window != "" {
+			return target{}, fmt.Errorf("%w: board %s is periodic and has no windows", ErrBadParam, board)
+		}
+		now := s.now()
+		cur := b.Period(now)
+		p := cur
+		if period != "" {
+			var err error
+			if p, err = b.ParsePeriod(period); err != nil {
+				return target{}, err
+			}
+			if d := b.periodsBetween(p, cur, int64(b.retention)); d < 0 || d > int64(b.retention) {
+				return target{}, fmt.Errorf("%w: %s of board %s is not kept (the current one is %s, %d past ones are kept)",
+					ErrUnknownPeriod, period, board, cur.Label, b.retention)
+			}
+		}
+		t.period = p.Label
+		t.zset, t.state = P+"p:"+p.Label+":z", P+"p:"+p.Label+":m"
+		return t, nil
+	}
+	if period != "" {
+		return target{}, fmt.Errorf("%w: board %s is %s and has no periods", ErrBadParam, board, b.kind)
+	}
+	j, ok := b.Window(window)
+	if !ok {
+		return target{}, fmt.Errorf("%w: board %s has windows %s, not %q", ErrUnknownWindow, board, strings.Join(b.windowNames, ", "), window)
+	}
+	t.window = j
+	t.zset, t.state = P+"z:"+strconv.Itoa(j), P+"m"
+	return t, nil
+}
+
+func (s *Store) read(ctx context.Context, t target, mode string, a any, n int) (Page, error) {
+	cmds, err := s.eval(ctx, readScript, 1, func(int) ([]string, []any) {
+		return []string{t.zset, t.state}, []any{mode, a, n}
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	vals, err := cmds[0].Slice()
+	if err != nil {
+		return Page{}, fmt.Errorf("board %s: read: %w", t.b.name, err)
+	}
+	page := Page{Board: t.b.name, Period: t.period, Members: []Entry{}}
+	if t.b.kind != Periodic {
+		page.Window = t.b.windowNames[t.window]
+	}
+	if len(vals) == 1 {
+		return page, nil // not ranked
+	}
+	if len(vals) < 2 || (len(vals)-2)%3 != 0 {
+		return Page{}, fmt.Errorf("board %s: read: unexpected reply of %d values", t.b.name, len(vals))
+	}
+	page.TotalMembers, _ = vals[0].(int64)
+	rank, _ := vals[1].(int64)
+	for k := 2; k < len(vals); k += 3 {
+		member, _ := vals[k].(string)
+		st, _ := vals[k+1].(string)
+		e := Entry{Member: member, Rank: rank + 1}
+		rank++
+		f := strings.Fields(st)
+		num := func(i int) int64 {
+			if i >= len(f) {
+				return 0
+			}
+			x, _ := strconv.ParseFloat(f[i], 64)
+			return int64(x)
+		}
+		if t.b.kind == Periodic {
+			e.Total, e.ReachedAt = num(0), num(1)
+		} else {
+			e.ReachedAt, e.Total = num(0), num(1+t.window)
+		}
+		page.Members = append(page.Members, e)
+	}
+	return page, nil
+}

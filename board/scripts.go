@@ -1,0 +1,280 @@
+package board
+
+import "github.com/redis/go-redis/v9"
+
+// luaCommon defines the score of a member, shared by the scripts.
+//
+//	score = min(total, maxt)·2^rb + (2^rb − 1 − floor((reached − origin)/res))   (tie: first-reached)
+//	score = min(total, maxt)                                                     (tie: none)
+//
+// Every value is an integer below 2^53, exact in Lua's doubles; string.format
+// with %.0f writes it exactly (tostring would round to 14 digits).
+const luaCommon = `
+local function fmt(x) return string.format('%.0f', x) end
+local tie, rb, res, maxt = false, 0, 1, 0
+local R = 1
+local sat = 0
+local function setlayout(t, b, r, m)
+  tie = t == '1'; rb = tonumber(b); res = tonumber(r); maxt = tonumber(m); R = 2^rb
+end
+local function score(total, reached, origin)
+  local t = total
+  if t > maxt then t = maxt; sat = sat + 1 end
+  if not tie then return fmt(t) end
+  local rel = math.floor((reached - origin) / res)
+  if rel < 0 then rel = 0 elseif rel > R - 1 then rel = R - 1 end
+  return fmt(t * R + (R - 1 - rel))
+end
+-- rolling member state: "reached t1 … tk"
+local function rparse(s, nwin)
+  local v = {}
+  if s then for w in string.gmatch(s, '%S+') do v[#v+1] = tonumber(w) end end
+  if #v == 0 then v[1] = 0 end
+  for j = #v, nwin do v[j+1] = v[j+1] or 0 end
+  return v
+end
+local function rformat(v, nwin)
+  local out = {}
+  for j = 1, nwin + 1 do out[j] = fmt(v[j]) end
+  return table.concat(out, ' ')
+end
+`
+
+// applyLua applies one board's share of a batch atomically.
+//
+//	KEYS: 1 the board's watermark hash (P .. 'w'); every other key is built
+//	      from the prefix P and carries the same hash tag
+//	ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'r'),
+//	      4 op, 5 tie (1/0), 6 rb, 7 res ms, 8 max total, 9 origin (rolling
+//	      epoch ms), 10 windows, 11 parts, then per part:
+//	      "topic/partition", first offset, last offset, buckets, then per
+//	      bucket: bucket (period label or slice index), origin ms (period
+//	      start), expire-at ms (period keys), entries, then per entry:
+//	      member, value, ts ms, id ('' = none)
+//
+// A part whose last offset is at or below the watermark is skipped; one
+// whose first offset is above it is applied and raises the watermark; one
+// that overlaps it is left alone and reported, so the caller re-sends it from
+// watermark+1 (board operations are not idempotent).
+//
+// Reply: {'reset'} when the generation differs, else {applied, skipped,
+// duplicates, saturated, n splits, (part index, watermark)…, n late,
+// (part index, bucket)…}.
+const applyLua = luaCommon + `
+local P = ARGV[1]
+if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return {'reset'} end
+local periodic, op = ARGV[3] == 'p', ARGV[4]
+setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+local origin0, nwin, nparts = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local i = 12
+local applied, skipped, dup, late = 0, 0, 0, 0
+local splits, lates = {}, {}
+local L = {}
+if not periodic then
+  local x = redis.call('HMGET', P .. 'x', unpack((function() local t = {} for j = 0, nwin-1 do t[#t+1] = j end return t end)()))
+  for j = 1, nwin do if x[j] then L[j] = tonumber(x[j]) end end
+end
+
+local function periodicBucket(bucket, org, exp, ne)
+  local base = P .. 'p:' .. bucket .. ':'
+  local zk, mk, ik = base .. 'z', base .. 'm', base .. 'i'
+  for e = 0, ne - 1 do
+    local k = i + 4 * e
+    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
+    if id ~= '' and redis.call('SADD', ik, id) == 0 then
+      dup = dup + 1
+    else
+      applied = applied + 1
+      local st = redis.call('HGET', mk, member)
+      local total, reached
+      if st then
+        local sp = string.find(st, ' ', 1, true)
+        total, reached = tonumber(string.sub(st, 1, sp - 1)), tonumber(string.sub(st, sp + 1))
+      end
+      local changed = true
+      if not total then
+        total, reached = v, ts
+      elseif op == 'incr' then
+        total = total + v
+        if ts > reached then reached = ts end
+      elseif op == 'best' then
+        if v > total or (v == total and ts < reached) then total, reached = v, ts else changed = false end
+      else
+        if ts > reached or (ts == reached and v > total) then total, reached = v, ts else changed = false end
+      end
+      if changed then
+        redis.call('HSET', mk, member, fmt(total) .. ' ' .. fmt(reached))
+        redis.call('ZADD', zk, score(total, reached, org), member)
+      end
+    end
+  end
+  redis.call('PEXPIREAT', zk, exp)
+  redis.call('PEXPIREAT', mk, exp)
+  redis.call('PEXPIREAT', ik, exp)
+end
+
+local function rollingBucket(pi, bucket, ne)
+  local s = tonumber(bucket)
+  local take, any = {}, false
+  for j = 1, nwin do
+    if L[j] == nil or s > L[j] then take[j] = true; any = true end
+  end
+  if not any then
+    lates[#lates+1] = pi; lates[#lates+1] = bucket
+    late = late + ne
+    return
+  end
+  local sk, mk = P .. 's:' .. bucket, P .. 'm'
+  redis.call('ZADD', P .. 's', s, bucket)
+  for e = 0, ne - 1 do
+    local k = i + 4 * e
+    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
+    if id ~= '' and redis.call('SADD', sk .. ':i', id) == 0 then
+      dup = dup + 1
+    else
+      applied = applied + 1
+      redis.call('HINCRBY', sk, member, v)
+      local st = rparse(redis.call('HGET', mk, member), nwin)
+      local moved = ts > st[1]
+      if moved then st[1] = ts end
+      for j = 1, nwin do
+        if take[j] then st[j+1] = st[j+1] + v end
+        if take[j] or (moved and st[j+1] > 0) then
+          redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
+        end
+      end
+      redis.call('HSET', mk, member, rformat(st, nwin))
+    end
+  end
+end
+
+for pi = 1, nparts do
+  local tp, first, last, nb = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), tonumber(ARGV[i+3])
+  i = i + 4
+  local wm = tonumber(redis.call('HGET', KEYS[1], tp) or '-1')
+  local mode = 'apply'
+  if last <= wm then
+    mode = 'skip'; skipped = skipped + 1
+  elseif first <= wm then
+    mode = 'split'; splits[#splits+1] = pi; splits[#splits+1] = fmt(wm)
+  end
+  for _ = 1, nb do
+    local bucket, org, exp, ne = ARGV[i], tonumber(ARGV[i+1]), ARGV[i+2], tonumber(ARGV[i+3])
+    i = i + 4
+    if mode == 'apply' then
+      if periodic then periodicBucket(bucket, org, exp, ne) else rollingBucket(pi, bucket, ne) end
+    end
+    i = i + 4 * ne
+  end
+  if mode == 'apply' then redis.call('HSET', KEYS[1], tp, fmt(last)) end
+end
+if late > 0 then redis.call('HINCRBY', P .. 'n', 'late', late) end
+if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
+local reply = {applied, skipped, dup, sat, #splits / 2}
+for _, v in ipairs(splits) do reply[#reply+1] = v end
+reply[#reply+1] = #lates / 2
+for _, v in ipairs(lates) do reply[#reply+1] = v end
+return reply
+`
+
+// expireLua subtracts the slices that have left each window of one rolling
+// or windows board, records the last subtracted slice per window in the same
+// step, removes members whose total reaches 0, and deletes the slices no
+// window needs any more.
+//
+//	KEYS: 1 the board's last-subtracted hash (P .. 'x')
+//	ARGV: 1 P, 2 tie, 3 rb, 4 res ms, 5 max total, 6 origin ms, 7 windows,
+//	      then per window the last slice that has left it at now
+//
+// Reply: {subtractions, members removed, slices deleted}.
+const expireLua = luaCommon + `
+local P = ARGV[1]
+setlayout(ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+local origin0, nwin = tonumber(ARGV[6]), tonumber(ARGV[7])
+local mk = P .. 'm'
+local subtracted, removed, deleted = 0, 0, 0
+local lmin
+for j = 1, nwin do
+  local T = tonumber(ARGV[7+j])
+  local Lr, L = redis.call('HGET', KEYS[1], j-1), nil
+  if Lr then L = tonumber(Lr) end
+  if L == nil or T > L then
+    local lo = '-inf'
+    if L then lo = '(' .. fmt(L) end
+    local zk = P .. 'z:' .. (j-1)
+    for _, sl in ipairs(redis.call('ZRANGEBYSCORE', P .. 's', lo, fmt(T))) do
+      local h = redis.call('HGETALL', P .. 's:' .. sl)
+      for k = 1, #h, 2 do
+        local member, v = h[k], tonumber(h[k+1])
+        local raw = redis.call('HGET', mk, member)
+        if raw then
+          local st = rparse(raw, nwin)
+          st[j+1] = st[j+1] - v
+          if st[j+1] <= 0 then
+            st[j+1] = 0
+            if redis.call('ZREM', zk, member) == 1 then removed = removed + 1 end
+          else
+            redis.call('ZADD', zk, score(st[j+1], st[1], origin0), member)
+          end
+          local any = false
+          for jj = 2, nwin + 1 do if st[jj] > 0 then any = true end end
+          if any then redis.call('HSET', mk, member, rformat(st, nwin)) else redis.call('HDEL', mk, member) end
+        end
+      end
+      subtracted = subtracted + 1
+    end
+    redis.call('HSET', KEYS[1], j-1, fmt(T))
+    L = T
+  end
+  if lmin == nil or L < lmin then lmin = L end
+end
+if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
+for _, sl in ipairs(redis.call('ZRANGEBYSCORE', P .. 's', '-inf', fmt(lmin))) do
+  redis.call('DEL', P .. 's:' .. sl, P .. 's:' .. sl .. ':i')
+  deleted = deleted + 1
+end
+redis.call('ZREMRANGEBYSCORE', P .. 's', '-inf', fmt(lmin))
+return {subtracted, removed, deleted}
+`
+
+// readLua reads a page of a ranking and the members' states atomically.
+//
+//	KEYS: 1 ranking zset, 2 member state hash
+//	ARGV: 1 mode: 'top' (2 offset, 3 count), 'member' (2 member),
+//	      'around' (2 member, 3 n)
+//
+// Reply: {members in the zset, rank of the first listed (0-based),
+// member, state, score, …}, or {-1} when the member is not ranked.
+const readLua = `
+local mode = ARGV[1]
+local card = redis.call('ZCARD', KEYS[1])
+local lo, hi
+if mode == 'top' then
+  lo = tonumber(ARGV[2]); hi = lo + tonumber(ARGV[3]) - 1
+else
+  local r = redis.call('ZREVRANK', KEYS[1], ARGV[2])
+  if not r then return {-1} end
+  if mode == 'member' then lo, hi = r, r else
+    local n = tonumber(ARGV[3])
+    lo = r - n; if lo < 0 then lo = 0 end
+    hi = r + n
+  end
+end
+local reply = {card, lo}
+if hi < lo then return reply end
+local ms = redis.call('ZREVRANGE', KEYS[1], lo, hi, 'WITHSCORES')
+if #ms == 0 then return reply end
+local names = {}
+for k = 1, #ms, 2 do names[#names+1] = ms[k] end
+local sts = redis.call('HMGET', KEYS[2], unpack(names))
+for k = 1, #names do
+  reply[#reply+1] = names[k]; reply[#reply+1] = sts[k] or ''; reply[#reply+1] = ms[2*k]
+end
+return reply
+`
+
+var (
+	applyScript  = redis.NewScript(applyLua)
+	expireScript = redis.NewScript(expireLua)
+	readScript   = redis.NewScript(readLua)
+)

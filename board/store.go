@@ -1,0 +1,413 @@
+package board
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Store keeps the boards of one environment in Redis. It is safe for
+// concurrent use: one processor goroutine applies batches, another expires
+// slices, HTTP handlers read. Apply must be called by one goroutine at a
+// time per Batch.
+type Store struct {
+	rdb    redis.UniversalClient
+	env    string
+	boards []*Board
+	byName map[string]*Board
+	now    func() time.Time
+	gen    string
+}
+
+// NewStore returns a store for boards in environment env, writing through
+// rdb (a single node, failover or cluster client).
+func NewStore(rdb redis.UniversalClient, env string, boards []*Board) *Store {
+	s := &Store{rdb: rdb, env: env, boards: boards, byName: map[string]*Board{}, now: time.Now}
+	for _, b := range boards {
+		s.byName[b.name] = b
+	}
+	return s
+}
+
+// SetClock replaces the clock the read methods use to find the current
+// period (tests, replays). Call it before the store is used.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// Board returns the board named name.
+func (s *Store) Board(name string) (*Board, bool) { b, ok := s.byName[name]; return b, ok }
+
+// List returns the store's boards, in configuration order.
+func (s *Store) List() []*Board { return s.boards }
+
+// NewBatch returns an empty batch for the store's boards.
+func (s *Store) NewBatch() *Batch { return NewBatch(s.boards) }
+
+// prefix returns the common prefix of a board's keys; the braces are the
+// board's hash tag.
+func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{" + b.name + "}:" }
+
+// Result is what Apply did.
+type Result struct {
+	Late      []Late // records with events that the scripts found late
+	Applied   int    // board events counted (after watermarks and id de-duplication)
+	Skipped   int    // parts skipped whole by the watermarks (already applied)
+	Duplicate int    // events not counted because their id was counted before
+	Splits    int    // parts re-sent from the watermark (a partial redelivery)
+	Saturated int    // score updates whose total exceeded the board's max_total
+}
+
+// Late names a record that had an event a board found late in Redis: its
+// slice had already left every window. (Batch.Add catches most late events
+// earlier, from the record time.)
+type Late struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Board     string
+	Event     int // index of the event in the record
+}
+
+// call is one script call: board bi's parts, each sent from offset from[k]
+// on (-1: all).
+type call struct {
+	board int
+	parts []*part
+	from  []int64
+}
+
+// Apply writes a batch: one script call per board (all pipelined in one round
+// trip), each guarded by the board's per-partition watermarks so that a
+// redelivered record has no second effect. A part that overlaps a watermark
+// (a partial redelivery) is re-sent from watermark+1 in a second round trip.
+// A retried Apply of the same batch is harmless.
+//
+// It returns ErrRedisReset when a board's generation differs from the one
+// adopted (the other boards' calls ran and are kept).
+func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
+	var res Result
+	var calls []call
+	for bi, parts := range b.parts {
+		if len(parts) == 0 {
+			continue
+		}
+		from := make([]int64, len(parts))
+		for k := range from {
+			from[k] = -1
+		}
+		calls = append(calls, call{board: bi, parts: parts, from: from})
+	}
+	reset := false
+	for attempt := 0; len(calls) > 0; attempt++ {
+		if attempt == 10 {
+			return res, fmt.Errorf("board: parts kept overlapping the watermarks (concurrent writers?)")
+		}
+		cmds, err := s.eval(ctx, applyScript, len(calls), func(k int) ([]string, []any) {
+			return s.applyArgs(b, &calls[k])
+		})
+		if err != nil {
+			return res, err
+		}
+		var next []call
+		for k, c := range cmds {
+			bd := b.boards[calls[k].board]
+			vals, err := c.Slice()
+			if err != nil {
+				return res, fmt.Errorf("board %s: apply: %w", bd.name, err)
+			}
+			if len(vals) == 1 && vals[0] == "reset" {
+				reset = true
+				continue
+			}
+			again, err := parseApply(vals, &calls[k], bd, &res)
+			if err != nil {
+				return res, fmt.Errorf("board %s: apply: %w", bd.name, err)
+			}
+			if again != nil {
+				next = append(next, *again)
+			}
+		}
+		calls = next
+	}
+	if reset {
+		return res, ErrRedisReset
+	}
+	return res, nil
+}
+
+// parseApply reads a script reply into res and returns the call that
+// re-sends the parts that overlapped their watermark, if any.
+func parseApply(vals []any, c *call, bd *Board, res *Result) (*call, error) {
+	n := func(i int) int64 {
+		if i >= len(vals) {
+			return 0
+		}
+		switch v := vals[i].(type) {
+		case int64:
+			return v
+		case string:
+			x, _ := strconv.ParseInt(v, 10, 64)
+			return x
+		}
+		return 0
+	}
+	if len(vals) < 6 {
+		return nil, fmt.Errorf("unexpected reply of %d values", len(vals))
+	}
+	res.Applied += int(n(0))
+	res.Skipped += int(n(1))
+	res.Duplicate += int(n(2))
+	res.Saturated += int(n(3))
+	i := 4
+	ns := int(n(i))
+	i++
+	var again *call
+	for range ns {
+		pi, wm := int(n(i))-1, n(i+1)
+		i += 2
+		if again == nil {
+			again = &call{board: c.board}
+		}
+		again.parts = append(again.parts, c.parts[pi])
+		again.from = append(again.from, wm)
+		res.Splits++
+	}
+	nl := int(n(i))
+	i++
+	for range nl {
+		pi, bucket := int(n(i))-1, n(i+1)
+		i += 2
+		p := c.parts[pi]
+		for _, e := range p.entries {
+			if e.offset > c.from[pi] && e.bucket == bucket {
+				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.name, Event: e.event})
+			}
+		}
+	}
+	return again, nil
+}
+
+// applyArgs renders one call's script arguments: entries folded per bucket
+// and member, except those with an id, which are sent one by one.
+func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
+	bd := b.boards[c.board]
+	P := s.prefix(bd)
+	kind := "r"
+	if bd.kind == Periodic {
+		kind = "p"
+	}
+	tie := "0"
+	if bd.firstReached {
+		tie = "1"
+	}
+	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), bd.maxTotal,
+		bd.epoch.UnixMilli(), len(bd.windows), len(c.parts)}
+	type fkey struct {
+		bucket int64
+		member string
+	}
+	for k, p := range c.parts {
+		from := c.from[k]
+		var first, last int64 = -1, -1
+		var buckets []int64
+		byBucket := map[int64][]entry{}
+		folded := map[fkey]int{}
+		for _, e := range p.entries {
+			if e.offset <= from {
+				continue
+			}
+			if first < 0 {
+				first = e.offset
+			}
+			last = e.offset
+			list, seen := byBucket[e.bucket]
+			if !seen {
+				buckets = append(buckets, e.bucket)
+			}
+			if e.id == "" {
+				fk := fkey{e.bucket, e.member}
+				if at, ok := folded[fk]; ok {
+					list[at] = fold(bd.op, list[at], e)
+					continue
+				}
+				folded[fk] = len(list)
+			}
+			byBucket[e.bucket] = append(list, e)
+		}
+		args = append(args, p.topic+"/"+strconv.Itoa(int(p.partition)), first, last, len(buckets))
+		for _, bk := range buckets {
+			list := byBucket[bk]
+			if bd.kind == Periodic {
+				pi := b.periods[c.board][bk]
+				args = append(args, pi.label, pi.start, pi.expireAt, len(list))
+			} else {
+				args = append(args, bk, 0, 0, len(list))
+			}
+			for _, e := range list {
+				args = append(args, e.member, e.value, e.ts, e.id)
+			}
+		}
+	}
+	return []string{P + "w"}, args
+}
+
+// fold combines two events of one member in one bucket into one with the
+// same effect under op.
+func fold(op Op, a, e entry) entry {
+	switch op {
+	case Incr:
+		a.value += e.value
+		a.ts = max(a.ts, e.ts)
+	case Best:
+		if e.value > a.value || (e.value == a.value && e.ts < a.ts) {
+			a.value, a.ts = e.value, e.ts
+		}
+	case Set:
+		if e.ts > a.ts || (e.ts == a.ts && e.value > a.value) {
+			a.value, a.ts = e.value, e.ts
+		}
+	}
+	return a
+}
+
+// ExpireResult is what Expire did.
+type ExpireResult struct {
+	Subtracted int // (slice, window) subtractions
+	Removed    int // members removed from a window whose total reached 0
+	Deleted    int // slices deleted (no window needs them any more)
+}
+
+// Expire subtracts, for every rolling and windows board, each slice that has
+// left a window by now (grace included) from that window, each board in one
+// atomic script that also records the last subtracted slice, so a crash
+// never subtracts twice or skips one, and several processors may call it at
+// once. It works without events arriving; the processor calls it on a
+// ticker. All boards go in one pipelined round trip.
+func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error) {
+	var res ExpireResult
+	var rolling []*Board
+	for _, b := range s.boards {
+		if b.kind != Periodic {
+			rolling = append(rolling, b)
+		}
+	}
+	if len(rolling) == 0 {
+		return res, nil
+	}
+	cmds, err := s.eval(ctx, expireScript, len(rolling), func(k int) ([]string, []any) {
+		b := rolling[k]
+		P := s.prefix(b)
+		tie := "0"
+		if b.firstReached {
+			tie = "1"
+		}
+		args := []any{P, tie, b.rb, b.res.Milliseconds(), b.maxTotal, b.epoch.UnixMilli(), len(b.windows)}
+		for j := range b.windows {
+			args = append(args, b.ExpiredThrough(j, now))
+		}
+		return []string{P + "x"}, args
+	})
+	if err != nil {
+		return res, err
+	}
+	for k, c := range cmds {
+		v, err := c.Int64Slice()
+		if err != nil || len(v) != 3 {
+			return res, fmt.Errorf("board %s: expire: %v %w", rolling[k].name, v, err)
+		}
+		res.Subtracted += int(v[0])
+		res.Removed += int(v[1])
+		res.Deleted += int(v[2])
+	}
+	return res, nil
+}
+
+// Adopt makes Apply expect Redis generation gen (the sink's generation
+// marker) and stamps every board whose state has no generation yet with
+// it: after Redis lost its data, a board's scripts refuse to apply until
+// the processor has noticed and replays its log under the new generation.
+func (s *Store) Adopt(ctx context.Context, gen string) error {
+	p := s.rdb.Pipeline()
+	for _, b := range s.boards {
+		p.HSetNX(ctx, s.prefix(b)+"w", "gen", gen)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		return fmt.Errorf("board: adopt generation: %w", err)
+	}
+	s.gen = gen
+	return nil
+}
+
+// Counters returns a board's counters kept in Redis: events found late by
+// the scripts, and score updates that saturated at max_total.
+func (s *Store) Counters(ctx context.Context, board string) (late, saturated int64, err error) {
+	b, ok := s.byName[board]
+	if !ok {
+		return 0, 0, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
+	}
+	v, err := s.rdb.HMGet(ctx, s.prefix(b)+"n", "late", "saturated").Result()
+	if err != nil {
+		return 0, 0, fmt.Errorf("board %s: counters: %w", board, err)
+	}
+	num := func(x any) int64 { sv, _ := x.(string); n, _ := strconv.ParseInt(sv, 10, 64); return n }
+	return num(v[0]), num(v[1]), nil
+}
+
+// eval runs n calls of script in one pipeline. Calls that fail with
+// NOSCRIPT (Redis restarted, failed over or flushed its scripts) are run
+// again, alone, after loading the scripts; the others' results stand, so
+// nothing is applied twice.
+func (s *Store) eval(ctx context.Context, script *redis.Script, n int, args func(k int) ([]string, []any)) ([]*redis.Cmd, error) {
+	type kv struct {
+		keys []string
+		args []any
+	}
+	all := make([]kv, n)
+	for k := range n {
+		all[k].keys, all[k].args = args(k)
+	}
+	cmds := make([]*redis.Cmd, n)
+	todo := make([]int, n)
+	for k := range todo {
+		todo[k] = k
+	}
+	for attempt := 0; ; attempt++ {
+		p := s.rdb.Pipeline()
+		for _, k := range todo {
+			cmds[k] = script.EvalSha(ctx, p, all[k].keys, all[k].args...)
+		}
+		_, _ = p.Exec(ctx) // each command's own error decides
+		var again []int
+		for _, k := range todo {
+			if err := cmds[k].Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+				again = append(again, k)
+			}
+		}
+		if len(again) == 0 || attempt == 1 {
+			break
+		}
+		if err := s.LoadScripts(ctx); err != nil {
+			return nil, err
+		}
+		todo = again
+	}
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && err != redis.Nil {
+			return nil, fmt.Errorf("board: redis: %w", err)
+		}
+	}
+	return cmds, nil
+}
+
+// LoadScripts loads the Lua scripts into Redis (every master of a cluster).
+func (s *Store) LoadScripts(ctx context.Context) error {
+	for _, sc := range []*redis.Script{applyScript, expireScript, readScript} {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			return fmt.Errorf("board: load scripts: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/sink"
+)
+
+// BoardStore is the leaderboard state the processor writes; *board.Store
+// implements it.
+type BoardStore interface {
+	// Apply writes a batch's board events under the boards' watermarks.
+	Apply(ctx context.Context, b *board.Batch) (board.Result, error)
+	// Expire subtracts the slices that have left their windows by now.
+	Expire(ctx context.Context, now time.Time) (board.ExpireResult, error)
+	// Adopt makes Apply expect Redis generation gen.
+	Adopt(ctx context.Context, gen string) error
+}
+
+var _ BoardStore = (*board.Store)(nil)
+
+// addBoards feeds the board events of a valid record into the batch's board
+// batch. A late event (or one a board cannot encode) sends the record to the
+// DLQ with that reason; the record's other events still count.
+func (b *batch) addBoards(r *kgo.Record, evs []codec.Event) {
+	if b.board == nil {
+		return
+	}
+	if err := b.board.Add(r.Topic, r.Partition, r.Offset, r.Timestamp, evs); err != nil {
+		var re *board.RejectError
+		class := "other"
+		if errors.As(err, &re) {
+			class = re.Class
+		}
+		b.dlq = append(b.dlq, b.p.dlqRecord(r, err.Error()))
+		b.dlqReasons = append(b.dlqReasons, class)
+		b.lateSeen[recordID{r.Topic, r.Partition, r.Offset}] = true
+	}
+}
+
+type recordID struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
+// applyBoards writes the batch's board events. Records that a board script
+// found late become DLQ records (reason class "late") that the batch
+// produces before it commits. A retry after a failure is harmless: the
+// boards' watermarks skip what was applied.
+func (b *batch) applyBoards(ctx context.Context) error {
+	p := b.p
+	if b.board == nil || b.board.Len() == 0 {
+		return nil
+	}
+	start := time.Now()
+	res, err := p.cfg.BoardStore.Apply(ctx, b.board)
+	if err != nil {
+		return err
+	}
+	p.cfg.Observer.RedisRoundTrip("boards", time.Since(start))
+	p.stats.BoardEvents.Add(int64(res.Applied))
+	p.stats.BoardSaturated.Add(int64(res.Saturated))
+	for _, l := range res.Late {
+		id := recordID{l.Topic, l.Partition, l.Offset}
+		if b.lateSeen[id] {
+			continue
+		}
+		b.lateSeen[id] = true
+		for _, r := range b.recs {
+			if r.Topic == l.Topic && r.Partition == l.Partition && r.Offset == l.Offset {
+				b.lateDLQ = append(b.lateDLQ, p.dlqRecord(r, fmt.Sprintf("board %s: event[%d]: late: its slice had left every window when it was applied", l.Board, l.Event)))
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// boardsStep runs applyBoards with the Redis-reset handling of resolve, then
+// produces the DLQ records of the late events it found.
+func (b *batch) boardsStep(ctx context.Context) error {
+	p := b.p
+	if !b.boardsDone {
+		err := b.applyBoards(ctx)
+		if errors.Is(err, board.ErrRedisReset) || errors.Is(err, sink.ErrRedisReset) {
+			rewound, rerr := p.recoverRedis(ctx)
+			if rerr != nil {
+				return rerr
+			}
+			b.rewound = b.rewound || rewound
+			err = b.applyBoards(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("boards: %w", err)
+		}
+		b.boardsDone = true
+	}
+	if len(b.lateDLQ) > 0 && !b.lateSent {
+		if err := p.cl.ProduceSync(ctx, b.lateDLQ...).FirstErr(); err != nil {
+			return fmt.Errorf("produce dlq (late): %w", err)
+		}
+		b.lateSent = true
+	}
+	return nil
+}
+
+// expireBoards calls BoardStore.Expire every BoardExpireEvery until ctx
+// ends. Every call is atomic per board and idempotent, so a failed one is
+// simply made again at the next tick.
+func (p *Processor) expireBoards(ctx context.Context) {
+	t := time.NewTicker(p.cfg.BoardExpireEvery)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			_, err := p.cfg.BoardStore.Expire(ctx, now)
+			switch {
+			case err != nil && ctx.Err() == nil && !failing:
+				p.lg.Warn("board expiry failed; retrying every tick", zap.Error(err))
+				failing = true
+			case err == nil && failing:
+				p.lg.Info("board expiry works again")
+				failing = false
+			}
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/rostrumhq/rostrum/board"
+)
+
+// Boards is what the leaderboard routes read. *board.Store implements it.
+type Boards interface {
+	Boards(now time.Time) []board.Info
+	Top(ctx context.Context, board, period, window string, offset, n int) (board.Page, error)
+	Member(ctx context.Context, board, member, period, window string) (board.Entry, error)
+	Around(ctx context.Context, board, member string, n int, period, window string) (board.Page, error)
+}
+
+var _ Boards = (*board.Store)(nil)
+
+type boardInfoJSON struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	Period    string   `json:"period"`     // current period (periodic boards), else ""
+	NextReset int64    `json:"next_reset"` // Unix ms
+	Windows   []string `json:"windows,omitempty"`
+}
+
+type boardEntryJSON struct {
+	Member    string `json:"member"`
+	Rank      int64  `json:"rank"`
+	Total     int64  `json:"total"`
+	ReachedAt int64  `json:"reached_at"`
+}
+
+type boardPageJSON struct {
+	Board        string           `json:"board"`
+	Period       string           `json:"period"`
+	Window       string           `json:"window"`
+	TotalMembers int64            `json:"total_members"`
+	Members      []boardEntryJSON `json:"members"`
+}
+
+func (s *Server) registerBoards() {
+	s.mux.HandleFunc("GET /v1/boards", s.boardList)
+	s.mux.HandleFunc("GET /v1/boards/{name}/top", s.boardTop)
+	s.mux.HandleFunc("GET /v1/boards/{name}/members/{member}", s.boardMember)
+	s.mux.HandleFunc("GET /v1/boards/{name}/members/{member}/around", s.boardAround)
+}
+
+func (s *Server) boardList(w http.ResponseWriter, r *http.Request) {
+	out := []boardInfoJSON{}
+	if s.opt.Boards != nil {
+		for _, b := range s.opt.Boards.Boards(time.Now()) {
+			out = append(out, boardInfoJSON{Name: b.Name, Kind: b.Kind.String(), Period: b.Period,
+				NextReset: b.NextReset.UnixMilli(), Windows: b.Windows})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) boardTop(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	n, ok1 := intParam(w, q.Get("n"), "n", 10)
+	offset, ok2 := intParam(w, q.Get("offset"), "offset", 0)
+	if !ok1 || !ok2 || !s.haveBoards(w) {
+		return
+	}
+	p, err := s.opt.Boards.Top(r.Context(), r.PathValue("name"), q.Get("period"), q.Get("window"), offset, n)
+	if err != nil {
+		s.boardFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toPageJSON(p))
+}
+
+func (s *Server) boardMember(w http.ResponseWriter, r *http.Request) {
+	if !s.haveBoards(w) {
+		return
+	}
+	q := r.URL.Query()
+	e, err := s.opt.Boards.Member(r.Context(), r.PathValue("name"), r.PathValue("member"), q.Get("period"), q.Get("window"))
+	if err != nil {
+		s.boardFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, boardEntryJSON(e))
+}
+
+func (s *Server) boardAround(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	n, ok := intParam(w, q.Get("n"), "n", 5)
+	if !ok || !s.haveBoards(w) {
+		return
+	}
+	p, err := s.opt.Boards.Around(r.Context(), r.PathValue("name"), r.PathValue("member"), n, q.Get("period"), q.Get("window"))
+	if err != nil {
+		s.boardFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toPageJSON(p))
+}
+
+// haveBoards answers 404 when the server has no boards configured.
+func (s *Server) haveBoards(w http.ResponseWriter) bool {
+	if s.opt.Boards == nil {
+		writeJSON(w, http.StatusNotFound, errorJSON{"unknown board: no boards are configured"})
+		return false
+	}
+	return true
+}
+
+func toPageJSON(p board.Page) boardPageJSON {
+	out := boardPageJSON{Board: p.Board, Period: p.Period, Window: p.Window, TotalMembers: p.TotalMembers,
+		Members: make([]boardEntryJSON, len(p.Members))}
+	for i, e := range p.Members {
+		out.Members[i] = boardEntryJSON(e)
+	}
+	return out
+}
+
+// intParam parses an optional integer query parameter, answering 400 when
+// it is malformed.
+func intParam(w http.ResponseWriter, v, name string, def int) (int, bool) {
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorJSON{name + " must be an integer, got " + strconv.Quote(v)})
+		return 0, false
+	}
+	return n, true
+}
+
+// boardFail answers a board read error: 400 for a bad parameter, 404 for an
+// unknown board, period, window or member, else 500.
+func (s *Server) boardFail(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, board.ErrBadParam):
+		writeJSON(w, http.StatusBadRequest, errorJSON{err.Error()})
+	case errors.Is(err, board.ErrUnknownBoard), errors.Is(err, board.ErrUnknownPeriod),
+		errors.Is(err, board.ErrUnknownWindow), errors.Is(err, board.ErrUnknownMember):
+		writeJSON(w, http.StatusNotFound, errorJSON{err.Error()})
+	default:
+		s.fail(w, r, err)
+	}
+}

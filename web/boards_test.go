@@ -1,0 +1,124 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/web"
+)
+
+// boardServer serves a weekly first-reached board and a windows board from
+// a real Store on a real redis-server, with a few events applied.
+func boardServer(t *testing.T) (http.Handler, time.Time) {
+	t.Helper()
+	bs, err := board.Compile([]board.Config{
+		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",
+			TZ: "Asia/Shanghai", Tie: "first-reached"},
+		{Name: "item-trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
+			Windows: []time.Duration{3 * time.Minute, time.Hour}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := testenv.StartRedis(t).Client()
+	st := board.NewStore(rdb, "test", bs)
+	now := time.Now()
+	st.SetClock(func() time.Time { return now })
+	b := st.NewBatch()
+	ts := now.Add(-time.Minute).UnixMilli()
+	evs := []codec.Event{
+		{RoomID: "r", UserID: "u-1", Type: codec.TypeScore, Value: 10, TS: ts},
+		{RoomID: "r", UserID: "u-2", Type: codec.TypeScore, Value: 10, TS: ts + 5}, // same total, later: ranks below u-1
+		{RoomID: "r", UserID: "u-3", Type: codec.TypeScore, Value: 30, TS: ts},
+		{RoomID: "item-1", UserID: "u", Type: codec.TypeTrade, Value: 500, TS: ts},
+		{RoomID: "item-2", UserID: "u", Type: codec.TypeTrade, Value: 700, TS: ts},
+	}
+	if err := b.Add("t", 0, 0, now, evs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	return web.New(web.Options{Source: meetingSource(), Boards: st}), now
+}
+
+func TestBoardRoutes(t *testing.T) {
+	h, now := boardServer(t)
+	week := mustBoard(t, "week").Period(now).Label
+
+	resp, body := get(t, h, "/v1/boards")
+	var list []map[string]any
+	if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &list) != nil || len(list) != 2 || list[0]["period"] != week {
+		t.Fatalf("list: %d %s", resp.StatusCode, body)
+	}
+
+	resp, body = get(t, h, "/v1/boards/weekly-score/top?n=10")
+	want := `{"board":"weekly-score","period":"` + week + `","window":"","total_members":3,"members":[` +
+		`{"member":"u-3","rank":1,"total":30,"reached_at":` + itoa(now.Add(-time.Minute).UnixMilli()) + `},` +
+		`{"member":"u-1","rank":2,"total":10,"reached_at":` + itoa(now.Add(-time.Minute).UnixMilli()) + `},` +
+		`{"member":"u-2","rank":3,"total":10,"reached_at":` + itoa(now.Add(-time.Minute).UnixMilli()+5) + `}]}` + "\n"
+	if resp.StatusCode != 200 || body != want {
+		t.Fatalf("top: %d\n got %s\nwant %s", resp.StatusCode, body, want)
+	}
+
+	for _, c := range []struct {
+		path string
+		code int
+		has  string
+	}{
+		{"/v1/boards/weekly-score/top?n=1&offset=1", 200, `"member":"u-1","rank":2`},
+		{"/v1/boards/weekly-score/top?period=" + week, 200, `"total_members":3`},
+		{"/v1/boards/weekly-score/members/u-2", 200, `{"member":"u-2","rank":3,"total":10`},
+		{"/v1/boards/weekly-score/members/u-2/around?n=1", 200, `"members":[{"member":"u-1","rank":2`},
+		{"/v1/boards/item-trades/top", 200, `"window":"3m","total_members":2,"members":[{"member":"item-2","rank":1,"total":700`},
+		{"/v1/boards/item-trades/top?window=1h", 200, `"window":"1h"`},
+		{"/v1/boards/item-trades/members/item-1?window=1h", 200, `"rank":2,"total":500`},
+		{"/v1/boards/nope/top", 404, `unknown board`},
+		{"/v1/boards/weekly-score/members/nobody", 404, `unknown member`},
+		{"/v1/boards/weekly-score/members/nobody/around", 404, `unknown member`},
+		{"/v1/boards/weekly-score/top?period=2020-W01", 404, `unknown period`},
+		{"/v1/boards/weekly-score/top?period=2099-W01", 404, `unknown period`},
+		{"/v1/boards/weekly-score/top?period=2026-11", 400, `not a week label`},
+		{"/v1/boards/item-trades/top?window=5m", 404, `unknown window`},
+		{"/v1/boards/item-trades/top?period=2026-W01", 400, `no periods`},
+		{"/v1/boards/weekly-score/top?n=0", 400, `n 0`},
+		{"/v1/boards/weekly-score/top?n=x", 400, `n must be an integer`},
+		{"/v1/boards/weekly-score/top?offset=-1", 400, `offset`},
+	} {
+		resp, body := get(t, h, c.path)
+		if resp.StatusCode != c.code || !strings.Contains(body, c.has) || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s, want %d with %s", c.path, resp.StatusCode, body, c.code, c.has)
+		}
+		if c.code != 200 && !strings.Contains(body, `{"error":`) {
+			t.Errorf("%s: error body %s", c.path, body)
+		}
+	}
+}
+
+func TestBoardRoutesWithoutBoards(t *testing.T) {
+	h := web.New(web.Options{Source: meetingSource()})
+	if resp, body := get(t, h, "/v1/boards"); resp.StatusCode != 200 || body != "[]\n" {
+		t.Errorf("list: %d %q", resp.StatusCode, body)
+	}
+	if resp, _ := get(t, h, "/v1/boards/x/top"); resp.StatusCode != 404 {
+		t.Errorf("top: %d", resp.StatusCode)
+	}
+}
+
+func mustBoard(t *testing.T, unit string) *board.Board {
+	bs, err := board.Compile([]board.Config{{Name: "x", Events: []string{"score"}, Member: "user_id", Kind: "periodic",
+		Period: unit, TZ: "Asia/Shanghai"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs[0]
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
