@@ -34,6 +34,9 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			if k == boardsKey && fs.Lookup("http") != nil {
+				continue // read by readBoards (run and demo)
+			}
 			if fs.Lookup(k) == nil || k == "config" {
 				return nil, fmt.Errorf("--config %s: unknown key %q (keys are the flag names of `rostrum %s -h`)", configPath, k, fs.Name())
 			}

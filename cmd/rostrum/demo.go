@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rostrumhq/rostrum/demo"
+	"github.com/rostrumhq/rostrum/examples"
 	"github.com/rostrumhq/rostrum/processor"
 )
 
@@ -26,6 +27,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rooms := fs.Int("rooms", 12, "simulated rooms")
 	members := fs.Int("members", 60, "members of the largest simulated rooms")
 	show := fs.Int("show", 4, "rooms shown in the console view")
+	boardRate := fs.Float64("board-rate", 20, "simulated board events (gifts, points, actions, trades) per second; 0: none")
 	// Demo defaults: embedded everything, readable logs, a throwaway WAL.
 	_ = fs.Set("env", "demo")
 	_ = fs.Set("redis", "")
@@ -39,6 +41,13 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	lg, err := f.logger(stderr)
 	if err != nil {
 		return err
+	}
+	if len(f.boards) == 0 {
+		// Every seed scenario's board, unless the config file has its own.
+		if f.boards, err = parseBoards(examples.BoardsYAML); err != nil {
+			return fmt.Errorf("examples/boards.yaml: %w", err)
+		}
+		f.boardsSource = "examples/boards.yaml"
 	}
 	// The embedded servers take no credentials: security settings only make
 	// sense for servers given with --brokers and --redis.
@@ -85,8 +94,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
   input topics  %v
   output topic  %s   DLQ %s
   live page     %s   (metrics at /metrics)
+  leaderboards  %s   (%d boards from %s; JSON at /v1/boards)
 Ctrl-C stops everything.
-`, f.brokers, f.brokers, topics.TopN, f.redis, f.walDir, topics.Inputs(), topics.TopN, topics.DLQ, pageURL(f.http))
+`, f.brokers, f.brokers, topics.TopN, f.redis, f.walDir, topics.Inputs(), topics.TopN, topics.DLQ, pageURL(f.http),
+		boardsURL(f.http), len(f.boards), f.boardsSource)
 
 	g, ctx := errgroup.WithContext(ctx)
 	ready := make(chan struct{})
@@ -101,6 +112,16 @@ Ctrl-C stops everything.
 		}
 		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: *rooms, MaxMembers: *members, KafkaOpts: kopts})
 	})
+	if *boardRate > 0 {
+		g.Go(func() error {
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				return nil
+			}
+			return demo.FeedBoards(ctx, demo.BoardFeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rate: *boardRate, KafkaOpts: kopts})
+		})
+	}
 	g.Go(func() error {
 		select {
 		case <-ready:
@@ -112,6 +133,14 @@ Ctrl-C stops everything.
 	err = g.Wait()
 	lg.Info("demo stopped", zap.Error(err))
 	return err
+}
+
+// boardsURL is the leaderboards page under the --http listen address.
+func boardsURL(addr string) string {
+	if addr == "" {
+		return "(off: --http is empty)"
+	}
+	return pageURL(addr) + "static/boards.html"
 }
 
 // pageURL turns the --http listen address into a URL to open.

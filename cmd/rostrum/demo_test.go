@@ -96,4 +96,15 @@ func TestDemoInBrowser(t *testing.T) {
 	var later string
 	b.Eval(tiles, &later)
 	t.Logf("tiles %s, then %s", first, later)
+
+	// The leaderboards page of the same demo: the example boards fill up
+	// from the simulated gifts.
+	bb := browser.Start(t, "http://"+addr+"/static/boards.html", 1280, 800)
+	const gifts = `document.querySelectorAll('[data-board="room-gifts-7d"] tbody td.mono').length`
+	bb.WaitFor("ranked rooms on the gift board", gifts+` > 0`)
+	var boards int
+	bb.Eval(`document.querySelectorAll('section.board').length`, &boards)
+	if boards != 10 {
+		t.Errorf("boards page shows %d boards, want the 10 of examples/boards.yaml", boards)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/metrics"
 	"github.com/rostrumhq/rostrum/processor"
@@ -43,6 +44,8 @@ type runFlags struct {
 	lagEvery                                time.Duration
 	config                                  string
 	sec                                     securityFlags
+	boards                                  []board.Config // the config file's boards: list
+	boardsSource                            string         // where boards came from, for errors
 
 	warnings []string // found while parsing; logged by logger
 }
@@ -91,6 +94,10 @@ func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.boards, err = readBoards(cfg); err != nil {
+		return err
+	}
+	f.boardsSource = "--config " + cfg
 	if err := f.sec.resolve(); err != nil {
 		return err
 	}
@@ -173,6 +180,11 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	if err := pc.Validate(); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
+	// Set after Validate: the board store needs the Redis client that
+	// runPipeline opens.
+	if pc.Boards, err = compileBoards(f.boards, f.boardsSource); err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	}
 	if pc.KafkaOpts, err = f.sec.kafkaOpts(); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
@@ -236,6 +248,11 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	if err != nil {
 		return f.sec.redisError(f.redis, err)
 	}
+	var boards *board.Store
+	if len(pc.Boards) > 0 {
+		boards = board.NewStore(rc, f.env, pc.Boards)
+		pc.BoardStore = boards
+	}
 	log, err := wal.Open(f.walDir, wo)
 	if err != nil {
 		return fmt.Errorf("--wal-dir %s: %w", f.walDir, err)
@@ -252,13 +269,17 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	sideCtx, stopSide := context.WithCancel(context.WithoutCancel(ctx))
 	g, sideCtx := errgroup.WithContext(sideCtx)
 	if f.http != "" {
-		srv := web.New(web.Options{
+		opts := web.Options{
 			Source:   store,
 			Metrics:  m.Handler(),
 			Ready:    p.Ready,
 			Logger:   lg,
 			Counters: countersOf(p, m),
-		})
+		}
+		if boards != nil {
+			opts.Boards = boards
+		}
+		srv := web.New(opts)
 		g.Go(func() error {
 			if err := srv.ListenAndServe(sideCtx, f.http); err != nil {
 				cancelRun() // an operator relies on /metrics and /readyz: stop rather than run blind
