@@ -36,10 +36,10 @@ type Config struct {
 	// shorter stints are the noise the strategies should ignore. Default 2s.
 	MinStint time.Duration
 
-	// The hysteresis parameters, as the processor takes them.
-	Dwell  time.Duration // default 1s
-	Grace  time.Duration // default 3s
-	Margin int           // volume steps; default 200
+	// The hysteresis parameters, as processor.Config takes them.
+	Dwell  time.Duration // default 1s; negative: none
+	Grace  time.Duration // default 3s; negative: none
+	Margin int           // volume steps; default 200; negative: off
 }
 
 func (c Config) withDefaults() Config {
@@ -97,10 +97,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("flicker: Batch must be at least 1ms, got %s", c.Batch)
 	case c.MinStint < 0:
 		return errors.New("flicker: MinStint must not be negative")
-	case c.Dwell < 0 || c.Grace < 0:
-		return errors.New("flicker: Dwell and Grace must not be negative")
-	case c.Margin < 0 || c.Margin > codec.MaxVolume+1:
-		return fmt.Errorf("flicker: Margin must be between 0 and %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
+	case c.Dwell > time.Minute || c.Grace > time.Minute:
+		return errors.New("flicker: Dwell and Grace must be at most 1m")
+	case c.Margin > codec.MaxVolume+1:
+		return fmt.Errorf("flicker: Margin must be at most %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ type Report struct {
 	MinStint  string           `json:"min_stint"`
 	Dwell     string           `json:"dwell"`
 	Grace     string           `json:"grace"`
-	Margin    int              `json:"margin_volume_steps"`
+	Margin    int              `json:"margin_volume_steps"` // negative: off
 	Scenarios []ScenarioResult `json:"scenarios"`
 }
 
@@ -166,7 +166,7 @@ func Run(cfg Config) (*Report, error) {
 	}
 	cfg = cfg.withDefaults()
 	rep := &Report{Seed: cfg.Seed, Duration: cfg.Duration.String(), N: cfg.N, Batch: cfg.Batch.String(),
-		MinStint: cfg.MinStint.String(), Dwell: cfg.Dwell.String(), Grace: cfg.Grace.String(), Margin: cfg.Margin}
+		MinStint: cfg.MinStint.String(), Dwell: max(0, cfg.Dwell).String(), Grace: max(0, cfg.Grace).String(), Margin: cfg.Margin}
 	for _, name := range cfg.Scenarios {
 		sc, _ := ScenarioByName(name)
 		rep.Scenarios = append(rep.Scenarios, replay(cfg, sc, Generate(sc, cfg.Duration, cfg.Seed)))
@@ -209,7 +209,10 @@ func (l *lane) set(list []string, at, measureFrom int64) {
 func replay(cfg Config, sc Scenario, evs []codec.Event) ScenarioResult {
 	meeting := codec.NewMeeting(codec.DefaultEpoch)
 	rm := newRoom(meeting)
-	h := stability.Hysteresis{N: cfg.N, Dwell: cfg.Dwell, Grace: cfg.Grace, Margin: MarginScore(meeting, cfg.Margin)}
+	h := stability.Hysteresis{N: cfg.N, Dwell: max(0, cfg.Dwell), Grace: max(0, cfg.Grace), Margin: math.Inf(1)}
+	if cfg.Margin >= 0 {
+		h.Margin = MarginScore(meeting, cfg.Margin)
+	}
 	var st stability.State
 	lanes := []*lane{{name: Raw}, {name: Seed}, {name: Hysteresis}}
 	for _, l := range lanes {

@@ -127,7 +127,7 @@ func TestValidate(t *testing.T) {
 		{Config{Duration: time.Second}, "Duration"},
 		{Config{N: 101}, "N must be"},
 		{Config{Margin: 5000}, "Margin"},
-		{Config{Dwell: -1}, "Dwell"},
+		{Config{Dwell: time.Hour}, "Dwell"},
 	} {
 		if err := tt.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Validate(%+v) = %v, want an error about %s", tt.cfg, err, tt.want)

@@ -11,7 +11,11 @@ import (
 func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "flicker benchmark: seed %d, %s per meeting, top-%d, lists merged every %s; a member truly belongs after %s in the raw top-N\n",
 		r.Seed, r.Duration, r.N, r.Batch, r.MinStint)
-	fmt.Fprintf(w, "hysteresis: dwell %s, grace %s, margin %d volume steps\n\n", r.Dwell, r.Grace, r.Margin)
+	margin := fmt.Sprintf("%d volume steps", r.Margin)
+	if r.Margin < 0 {
+		margin = "off"
+	}
+	fmt.Fprintf(w, "hysteresis: dwell %s, grace %s, margin %s\n\n", r.Dwell, r.Grace, margin)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tstrategy\tchanges/min\treplaced/min\tmoved/min\tappear p50\tappear p95\tstale share\t")
 	for _, s := range r.Scenarios {

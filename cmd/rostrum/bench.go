@@ -20,6 +20,9 @@ import (
 // bench and docs/PERFORMANCE.md). The table or JSON goes to stdout,
 // progress and logs to stderr.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if wantsFlicker(args) {
+		return cmdFlicker(args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var names []string
@@ -46,6 +49,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rostrum flat-out run to this file")
 	memProfile := fs.String("memprofile", "", "write the allocation profile at the end of the rostrum flat-out run to this file")
 	logLevel := fs.String("log-level", "warn", "processor log level: debug, info, warn, error")
+	fs.Bool("flicker", false, "run the flicker benchmark instead (rostrum bench --flicker -h for its flags)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
