@@ -21,8 +21,14 @@ func (p *Processor) maybeStepDue(ctx context.Context) {
 	if p.hyst == nil || time.Since(p.lastDue) < p.cfg.DueInterval {
 		return
 	}
-	p.lastDue = time.Now()
-	if _, err := p.stepDue(ctx, time.Now().UnixMilli()); err != nil && ctx.Err() == nil {
+	now := time.Now()
+	p.lastDue = now
+	// The last batch's apply peeked at the due set: when that is recent and
+	// nothing was due by now, there is nothing to look for.
+	if peek, ok := p.store.PeekDue(); ok && now.Sub(peek.Seen) < p.cfg.DueInterval && (peek.At == 0 || peek.At > now.UnixMilli()) {
+		return
+	}
+	if _, err := p.stepDue(ctx, now.UnixMilli()); err != nil && ctx.Err() == nil {
 		p.lg.Warn("stepping due rooms failed; they stay due", zap.Error(err))
 	}
 }
@@ -34,10 +40,12 @@ func (p *Processor) maybeStepDue(ctx context.Context) {
 // deadlines (see sink's due set for why it reads the states once more). It
 // returns how many rooms it stepped.
 func (p *Processor) stepDue(ctx context.Context, until int64) (int, error) {
+	start := time.Now()
 	due, err := p.store.DueRooms(ctx, until, dueBatch)
 	if err != nil || len(due) == 0 {
 		return 0, err
 	}
+	p.cfg.Observer.RedisRoundTrip("due", time.Since(start))
 	b := newBatch(p, nil)
 	b.roomTS = make(map[string]int64, len(due))
 	b.due = make(map[string]int64, len(due))

@@ -35,6 +35,9 @@ type Store interface {
 	// changed meanwhile; DueStates reads the rooms' hysteresis states;
 	// ArmDue enters deadlines, moving entries only earlier.
 	DueRooms(ctx context.Context, until int64, max int) ([]sink.DueRoom, error)
+	// PeekDue returns the due set's earliest deadline as the last Apply saw
+	// it (false: no Apply yet).
+	PeekDue() (sink.DuePeek, bool)
 	SettleDue(ctx context.Context, rooms []sink.DueRoom, next []int64) error
 	DueStates(ctx context.Context, rooms []string) ([]string, error)
 	ArmDue(ctx context.Context, rooms []sink.DueRoom) error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -35,6 +36,23 @@ import (
 type DueRoom struct {
 	Room string
 	At   int64 // Unix ms
+}
+
+// DuePeek is the due set's earliest deadline as an Apply saw it.
+type DuePeek struct {
+	At   int64     // earliest deadline, Unix ms; 0: the due set was empty
+	Seen time.Time // when the Apply read it
+}
+
+// PeekDue returns what the last Apply saw of the due set, and false before
+// any Apply. While batches flow, it spares the timer a round trip of its
+// own to learn that nothing is due yet.
+func (r *Redis) PeekDue() (DuePeek, bool) {
+	p := r.due.Load()
+	if p == nil {
+		return DuePeek{}, false
+	}
+	return *p, true
 }
 
 // DueRooms returns up to max rooms whose deadline is at or before until

@@ -31,6 +31,7 @@ type Redis struct {
 	opt  Options
 	args [8]any // fixed leading arguments of the apply script
 	gen  atomic.Pointer[string]
+	due  atomic.Pointer[DuePeek] // the due set's earliest entry, as the last Apply saw it
 }
 
 // New returns a sink writing through c, which may be a single node, a
@@ -139,14 +140,17 @@ const Unranked = -1.0
 
 // Apply writes the rooms' updates, each room in one atomic script guarded
 // by its watermarks, and clears the pending marks of acks, all in one
-// pipelined round trip. It returns one RoomState per room, in order.
+// pipelined round trip. It returns one RoomState per room, in order. The
+// same round trip peeks at the due set's earliest entry (see PeekDue).
 //
 // The same round trip reads the generation marker: when it differs from the
 // adopted one, Apply returns ErrRedisReset (see there).
 func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]RoomState, error) {
 	var gen *redis.StringCmd
+	var due *redis.ZSliceCmd
 	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
 		gen = p.Get(ctx, generationKey(r.opt.Env))
+		due = p.ZRangeWithScores(ctx, dueKey(r.opt.Env), 0, 0)
 		for _, a := range acks {
 			ackScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
 		}
@@ -161,6 +165,13 @@ func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]Ro
 	}
 	if err := r.checkGeneration(gen); err != nil {
 		return nil, err
+	}
+	if zs, err := due.Result(); err == nil {
+		peek := &DuePeek{Seen: time.Now()}
+		if len(zs) > 0 {
+			peek.At = int64(zs[0].Score)
+		}
+		r.due.Store(peek)
 	}
 	states := make([]RoomState, len(rooms))
 	for i, c := range cmds {

@@ -127,14 +127,17 @@ end
 local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h')
 local pending = ''
 if st[3] and st[3] == st[1] then pending = st[4] end
+local top = redis.call('ZREVRANGE', KEYS[2], 0, topn-1, 'WITHSCORES')
+local intop = {}
+for k = 1, #top, 2 do intop[top[k]] = top[k+1] end
+-- Shown members are mostly in the top: only the others cost a ZSCORE.
 local scores = {}
 if st[2] then
   for user in string.gmatch(st[2], '[^,]+') do
-    scores[#scores+1] = redis.call('ZSCORE', KEYS[2], user) or ''
+    scores[#scores+1] = intop[user] or redis.call('ZSCORE', KEYS[2], user) or ''
   end
 end
 local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, tonumber(st[5] or '0'), st[6] or '', table.concat(scores, ',')}
-local top = redis.call('ZREVRANGE', KEYS[2], 0, topn-1, 'WITHSCORES')
 for k = 1, #top do reply[#reply+1] = top[k] end
 return reply
 `

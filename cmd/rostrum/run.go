@@ -267,11 +267,13 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	g, sideCtx := errgroup.WithContext(sideCtx)
 	if f.http != "" {
 		srv := web.New(web.Options{
-			Source:   store,
-			Metrics:  m.Handler(),
-			Ready:    p.Ready,
-			Logger:   lg,
-			Counters: countersOf(p, m),
+			Source:    store,
+			Metrics:   m.Handler(),
+			Ready:     p.Ready,
+			Logger:    lg,
+			Counters:  countersOf(p, m),
+			Stability: pc.Stability,
+			TopN:      pc.TopN,
 		})
 		g.Go(func() error {
 			if err := srv.ListenAndServe(sideCtx, f.http); err != nil {
