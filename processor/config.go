@@ -44,7 +44,7 @@ type Config struct {
 	Grace time.Duration
 	// Margin, in volume steps, is the lead over the weakest shown member
 	// out of the raw top-N that lets a member replace it at once; default
-	// 200, negative: never (only the dwell).
+	// 400, negative: never (only the dwell).
 	Margin int
 	// DueInterval is how often the processor looks for rooms whose dwell or
 	// grace has ended without new events; default 100ms.
@@ -90,7 +90,7 @@ func (c *Config) withDefaults() {
 		c.Grace = 3 * time.Second
 	}
 	if c.Margin == 0 {
-		c.Margin = 200
+		c.Margin = 400
 	}
 	if c.DueInterval == 0 {
 		c.DueInterval = 100 * time.Millisecond

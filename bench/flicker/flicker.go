@@ -39,7 +39,7 @@ type Config struct {
 	// The hysteresis parameters, as processor.Config takes them.
 	Dwell  time.Duration // default 1s; negative: none
 	Grace  time.Duration // default 3s; negative: none
-	Margin int           // volume steps; default 200; negative: off
+	Margin int           // volume steps; default 400; negative: off
 }
 
 func (c Config) withDefaults() Config {
@@ -73,7 +73,7 @@ func (c Config) withDefaults() Config {
 		c.Grace = 3 * time.Second
 	}
 	if c.Margin == 0 {
-		c.Margin = 200
+		c.Margin = 400
 	}
 	return c
 }

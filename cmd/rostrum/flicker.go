@@ -45,7 +45,7 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	minStint := fs.Duration("min-stint", 2*time.Second, "how long a member stays in (or out of) the raw top-N to truly belong (or no longer belong)")
 	dwell := fs.Duration("dwell", time.Second, "hysteresis dwell (0: none)")
 	grace := fs.Duration("grace", 3*time.Second, "hysteresis grace (0: none)")
-	margin := fs.Int("margin", 200, "hysteresis margin in volume steps (0: off)")
+	margin := fs.Int("margin", 400, "hysteresis margin in volume steps (0: off)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	if err := fs.Parse(args); err != nil {
 		return err
