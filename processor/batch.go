@@ -13,7 +13,6 @@ import (
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/sink"
-	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -36,8 +35,9 @@ type batch struct {
 	outputs    []*kgo.Record
 	acks       []sink.Ack
 	resolved   bool
-	rewound    bool // recovery rewound the partitions: do not commit
-	stored     int  // stable lists stored by resolve
+	rewound    bool             // recovery rewound the partitions: do not commit
+	stored     int              // stable lists stored by resolve
+	due        map[string]int64 // when not nil, merge records each room's hysteresis deadline (0: none)
 
 	// leaderboards (boards.go); board is nil without boards
 	board      *board.Batch
@@ -133,7 +133,15 @@ func (b *batch) resolve(ctx context.Context) error {
 	}
 	p.cfg.Observer.RedisRoundTrip("apply", time.Since(start))
 	p.acks = p.acks[:0] // cleared in Redis by this Apply
-	var ids []string
+	return b.merge(ctx, states)
+}
+
+// merge computes the rooms' new stable lists (and hysteresis states) from
+// the states read, stores those that changed with a compare-and-set, and
+// queues their outputs; rooms that moved on meanwhile are read and merged
+// again. It records each room's hysteresis deadline as stored in b.due.
+func (b *batch) merge(ctx context.Context, states []sink.RoomState) error {
+	p := b.p
 	for attempt := 0; len(states) > 0; attempt++ {
 		if attempt == 10 {
 			return fmt.Errorf("stable list of %d rooms kept changing under concurrent writers", len(states))
@@ -146,19 +154,25 @@ func (b *batch) resolve(ctx context.Context) error {
 				b.outputs = append(b.outputs, p.outputRecord(st.Room, st.Pending))
 				b.acks = append(b.acks, sink.Ack{Room: st.Room, Seq: st.Seq})
 			}
-			ids = ids[:0]
-			for _, m := range st.Top {
-				ids = append(ids, m.UserID)
+			ts := b.roomTS[st.Room]
+			next, state, due := p.stable(st, ts)
+			if b.due != nil {
+				b.due[st.Room] = due
 			}
-			next := stability.Merge(nil, st.Stable, ids, p.cfg.TopN)
-			if slices.Equal(next, st.Stable) {
+			listChanged := !slices.Equal(next, st.Stable)
+			if !listChanged && state == st.HState {
 				continue
 			}
-			out, err := p.encodeOutput(st, next, b.roomTS[st.Room])
-			if err != nil {
-				return err
+			u := sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: next,
+				PrevState: st.HState, State: state, StateOnly: !listChanged, Due: due}
+			if listChanged {
+				out, err := p.encodeOutput(st, next, ts)
+				if err != nil {
+					return err
+				}
+				u.Out = out
 			}
-			ups = append(ups, sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: next, Out: out})
+			ups = append(ups, u)
 		}
 		if len(ups) == 0 {
 			return nil
@@ -171,12 +185,13 @@ func (b *batch) resolve(ctx context.Context) error {
 		p.cfg.Observer.RedisRoundTrip("store", time.Since(start))
 		var again []string
 		for i, u := range ups {
-			if stored[i] {
+			switch {
+			case !stored[i]:
+				again = append(again, u.Room)
+			case !u.StateOnly:
 				b.stored++
 				b.outputs = append(b.outputs, p.outputRecord(u.Room, u.Out))
 				b.acks = append(b.acks, sink.Ack{Room: u.Room, Seq: u.PrevSeq + 1})
-			} else {
-				again = append(again, u.Room)
 			}
 		}
 		if len(again) == 0 {

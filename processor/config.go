@@ -34,6 +34,23 @@ type Config struct {
 	Decode  codec.DecodeConfig
 	Meeting *codec.Meeting // default codec.NewMeeting(codec.DefaultEpoch)
 
+	// Stability is the stable strategy: StabilityHysteresis (default) or
+	// StabilitySeed (seed 003's merge). See docs/STABILITY.md.
+	Stability string
+	// Dwell is how long a member must hold its place in the raw top-N
+	// before it replaces a shown member; default 1s, negative: none.
+	Dwell time.Duration
+	// Grace is how long a shown member that fell out of the raw top-N
+	// stays; default 3s, negative: none.
+	Grace time.Duration
+	// Margin, in volume steps, is the lead over the weakest shown member
+	// out of the raw top-N that lets a member replace it at once; default
+	// 400, negative: never (only the dwell).
+	Margin int
+	// DueInterval is how often the processor looks for rooms whose dwell or
+	// grace has ended without new events; default 100ms.
+	DueInterval time.Duration
+
 	WALPruneEvery time.Duration // how often to prune the WAL; default 1m
 	WALMaxAge     time.Duration // keep at most this much committed history; default 24h
 	WALMaxBytes   int64         // and at most this many bytes; default 1 GiB
@@ -73,6 +90,21 @@ func (c *Config) withDefaults() {
 	}
 	if c.Meeting == nil {
 		c.Meeting = codec.NewMeeting(codec.DefaultEpoch)
+	}
+	if c.Stability == "" {
+		c.Stability = StabilityHysteresis
+	}
+	if c.Dwell == 0 {
+		c.Dwell = time.Second
+	}
+	if c.Grace == 0 {
+		c.Grace = 3 * time.Second
+	}
+	if c.Margin == 0 {
+		c.Margin = 400
+	}
+	if c.DueInterval == 0 {
+		c.DueInterval = 100 * time.Millisecond
 	}
 	if c.WALPruneEvery == 0 {
 		c.WALPruneEvery = time.Minute
@@ -116,6 +148,18 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxPollRecords < 1 {
 		return fmt.Errorf("--max-poll-records must be at least 1, got %d", c.MaxPollRecords)
+	}
+	switch {
+	case c.Stability != StabilityHysteresis && c.Stability != StabilitySeed:
+		return fmt.Errorf("--stability must be %s or %s, got %q", StabilityHysteresis, StabilitySeed, c.Stability)
+	case c.Dwell > time.Minute:
+		return fmt.Errorf("--dwell must be at most 1m, got %s", c.Dwell)
+	case c.Grace > time.Minute:
+		return fmt.Errorf("--grace must be at most 1m, got %s", c.Grace)
+	case c.Margin > codec.MaxVolume+1:
+		return fmt.Errorf("--margin must be at most %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
+	case c.DueInterval < time.Millisecond:
+		return fmt.Errorf("--due-interval must be at least 1ms, got %s", c.DueInterval)
 	}
 	if c.RoomPattern != "" {
 		if _, err := regexp.Compile(c.RoomPattern); err != nil {

@@ -11,11 +11,13 @@
 //  3. fold the events per room, topic-partition and member;
 //  4. apply all touched rooms to Redis in one pipelined round trip, each room
 //     in one script guarded by its per-partition watermarks;
-//  5. merge each touched room's raw top-N into its stable list and store the
-//     lists that changed (a second round trip, compare-and-set on seq and
-//     on the ranking version, so a list merged from a raw top-N that another
-//     processor changed meanwhile is never stored);
-//     Then apply the batch's leaderboard events (boards.go), one script per
+//  5. merge each touched room's raw top-N into its stable list (the
+//     hysteresis by default, or seed 003's merge; see stable.go) and store
+//     the lists and hysteresis states that changed (a second round trip,
+//     compare-and-set on seq, on the ranking version and on the state, so a
+//     list merged from a raw top-N that another processor changed meanwhile
+//     is never stored);
+//     then apply the batch's leaderboard events (boards.go), one script per
 //     board, each guarded by the board's own watermarks, and produce the DLQ
 //     records of events the scripts found late;
 //  6. publish the changed rooms' stable lists, and the DLQ records, and wait
@@ -29,6 +31,10 @@
 // and no stable-list change is lost. Rebalances are blocked while a batch is
 // in flight (kgo.BlockRebalanceOnPoll), so offsets are never committed for a
 // partition this processor no longer owns.
+//
+// Between batches, on the same goroutine, a timer steps the rooms whose
+// hysteresis dwell or grace ended without new events (due.go); it stores and
+// publishes like a batch and commits no offsets.
 //
 // The processor depends on small interfaces (Store, Log) that the sink and
 // wal packages implement; they never import it.

@@ -55,6 +55,11 @@ func testKafkaOpts() []kgo.Opt {
 
 // startProcessor builds the real pipeline: WAL, Redis sink, processor.
 func startProcessor(ctx context.Context, brokers []string, redisAddr, walDir string, maxPoll int) (*processor.Processor, func(), error) {
+	return startProcessorWith(ctx, brokers, redisAddr, walDir, maxPoll, nil)
+}
+
+// startProcessorWith is startProcessor with the configuration edited by edit.
+func startProcessorWith(ctx context.Context, brokers []string, redisAddr, walDir string, maxPoll int, edit func(*processor.Config)) (*processor.Processor, func(), error) {
 	rc := redis.NewClient(&redis.Options{Addr: redisAddr})
 	store, err := sink.New(rc, sink.Options{Env: env})
 	if err != nil {
@@ -64,11 +69,20 @@ func startProcessor(ctx context.Context, brokers []string, redisAddr, walDir str
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := processor.New(ctx, processor.Config{
+	cfg := processor.Config{
 		Brokers: brokers, Env: env, MaxPollRecords: maxPoll,
-		Decode:    codec.DecodeConfig{MaxFutureSkew: time.Minute},
+		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute},
+		// The hysteresis without dwell or grace: the stable set is the raw
+		// set after every batch, so the end state can be compared with the
+		// model's at once. TestEndToEndHysteresis and TestHysteresis
+		// exercise real waits.
+		Dwell: -1, Grace: -1,
 		KafkaOpts: testKafkaOpts(),
-	}, store, log)
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	p, err := processor.New(ctx, cfg, store, log)
 	if err != nil {
 		log.Close()
 		rc.Close()
@@ -353,6 +367,36 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("processed %d records, produced %d", s.Records.Load(), len(w.trace))
 	}
 	t.Logf("batches %d, events %d, DLQ %d, published %d", s.Batches.Load(), s.Events.Load(), s.DLQ.Load(), s.Published.Load())
+}
+
+// TestEndToEndHysteresis is TestEndToEnd with the default dwell and grace:
+// once the timer has stepped every room whose dwell or grace was pending
+// (the trace's event times are long past, so all of them are due), every
+// room's last published set is the model's top-7 again.
+func TestEndToEndHysteresis(t *testing.T) {
+	w := newWorld(t, e2eTrace(5, 20000))
+	w.waitProduced(w.produce(len(w.trace), 0))
+	ctx, cancel := context.WithCancel(context.Background())
+	p, closeFn, err := startProcessorWith(ctx, w.kafka.Seeds, w.redis.Addr, t.TempDir(), 1000, func(c *processor.Config) {
+		c.Dwell, c.Grace = 0, 0 // the defaults
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	w.waitCaughtUp(2 * time.Minute)
+	waitNoDue(t, w.rc)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	closeFn()
+	w.check()
+	if p.Stats().DueSteps.Load() == 0 {
+		t.Fatal("no room was stepped by the timer")
+	}
+	t.Logf("published %d, rooms stepped by the timer %d", p.Stats().Published.Load(), p.Stats().DueSteps.Load())
 }
 
 // child is a processor running as a separate process.

@@ -12,7 +12,7 @@ type Observer interface {
 	Applied(topic string, events int)
 	DLQ(topic, reason string)
 	Batch(records int, took time.Duration)
-	RedisRoundTrip(op string, took time.Duration) // op: "apply", "store" or "boards"
+	RedisRoundTrip(op string, took time.Duration) // op: "apply", "store", "boards", or "due" (the timer looking for due rooms)
 	WALAppend(took time.Duration)
 	Published(records int)
 	Conflicts(rooms int)

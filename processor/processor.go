@@ -17,6 +17,7 @@ import (
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/stability"
 )
 
 // Processor consumes one environment's callback topics and keeps its meeting
@@ -30,6 +31,10 @@ type Processor struct {
 	dec    *codec.Decoder
 	room   *regexp.Regexp
 	lg     *zap.Logger
+
+	hyst      *stability.Hysteresis // nil: the seed merge
+	dropMuted bool                  // audio leads the score: a muted member leaves the shown list at once
+	lastDue   time.Time             // last look for due rooms
 
 	acks      []sink.Ack // outputs published by the last batch, acknowledged in the next
 	fold      folder     // reused by every batch (one at a time)
@@ -49,6 +54,7 @@ type Stats struct {
 	DLQ         atomic.Int64 // records sent to the DLQ
 	Published   atomic.Int64 // output records published (including republished pending ones)
 	Conflicts   atomic.Int64 // stable-list compare-and-set retries
+	DueSteps    atomic.Int64 // rooms stepped by the timer (a dwell or grace ended without events)
 	Retries     atomic.Int64 // failed batch attempts retried
 	RedisResets atomic.Int64 // times Redis was found empty and rebuilt
 
@@ -71,7 +77,9 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		log:    log,
 		dec:    codec.NewDecoder(cfg.Decode),
 		lg:     cfg.Logger,
+		hyst:   cfg.hysteresis(),
 	}
+	p.dropMuted = cfg.Meeting.Layout().Fields()[0].Name == "audio"
 	if cfg.RoomPattern != "" {
 		p.room = regexp.MustCompile(cfg.RoomPattern)
 	}
@@ -193,12 +201,12 @@ func (p *Processor) Run(ctx context.Context) error {
 	p.lg.Info("consuming", zap.String("env", p.cfg.Env), zap.String("group", p.cfg.Group),
 		zap.Strings("topics", p.topics.Inputs()))
 	for {
-		fetches := p.cl.PollRecords(ctx, p.cfg.MaxPollRecords)
+		fetches := p.poll(ctx)
 		if fetches.IsClientClosed() {
 			return nil
 		}
 		fetches.EachError(func(t string, part int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				p.lg.Warn("fetch error", zap.String("topic", t), zap.Int32("partition", part), zap.Error(err))
 			}
 		})
@@ -215,7 +223,19 @@ func (p *Processor) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		p.maybeStepDue(ctx)
 	}
+}
+
+// poll waits for records; with the hysteresis it waits at most DueInterval,
+// so that the timer runs while no records arrive.
+func (p *Processor) poll(ctx context.Context) kgo.Fetches {
+	if p.hyst == nil {
+		return p.cl.PollRecords(ctx, p.cfg.MaxPollRecords)
+	}
+	pctx, cancel := context.WithTimeout(ctx, p.cfg.DueInterval)
+	defer cancel()
+	return p.cl.PollRecords(pctx, p.cfg.MaxPollRecords)
 }
 
 // processWithRetry runs a batch until it succeeds. Every step is idempotent,

@@ -27,9 +27,11 @@ type OutputMember struct {
 }
 
 // encodeOutput renders the output record of room st with the new stable list
-// (seq = st.Seq+1). Every member of list is in st.Top, whose scores carry all
-// the fields. ts is the newest event time of the batch for the room; a room
-// re-merged without events of its own keeps the time of its top member.
+// (seq = st.Seq+1). Every member of list is in st.Top or, kept by the
+// hysteresis, in st.Stable with a score in st.StableScores; the scores
+// carry all the fields. ts is the newest event time of the batch for the
+// room (or the deadline the timer stepped it at); a room re-merged without
+// events of its own keeps the time of its top member.
 func (p *Processor) encodeOutput(st *sink.RoomState, list []string, ts int64) ([]byte, error) {
 	b := make([]byte, 0, 64+96*len(list))
 	b = append(b, `{"room_id":`...)
@@ -39,13 +41,7 @@ func (p *Processor) encodeOutput(st *sink.RoomState, list []string, ts int64) ([
 	var members []byte
 	var newest int64
 	for i, id := range list {
-		var score float64
-		for _, m := range st.Top {
-			if m.UserID == id {
-				score = m.Score
-				break
-			}
-		}
+		score := scoreOf(st, id)
 		f, err := p.cfg.Meeting.Decode(score)
 		if err != nil {
 			return nil, err
@@ -98,4 +94,20 @@ func (p *Processor) dlqRecord(r *kgo.Record, reason string) *kgo.Record {
 			{Key: "rostrum-offset", Value: strconv.AppendInt(nil, r.Offset, 10)},
 		},
 	}
+}
+
+// scoreOf returns the current score of id, a member of room st's raw top-N
+// or of its stored stable list (0 when it is in neither).
+func scoreOf(st *sink.RoomState, id string) float64 {
+	for _, m := range st.Top {
+		if m.UserID == id {
+			return m.Score
+		}
+	}
+	for i, m := range st.Stable {
+		if m == id && i < len(st.StableScores) && st.StableScores[i] != sink.Unranked {
+			return st.StableScores[i]
+		}
+	}
+	return 0
 }

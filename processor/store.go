@@ -28,6 +28,19 @@ type Store interface {
 	Rebuild(ctx context.Context, rooms []sink.RoomUpdate) error
 	// RestoreStable seeds stable lists of rooms that have none.
 	RestoreStable(ctx context.Context, seeds []sink.StableSeed) (int, error)
+
+	// The due set: rooms whose hysteresis must be stepped without events
+	// (see sink.DueRoom). DueRooms lists those due by until; SettleDue moves
+	// the entries read to the next deadlines (0: removes them) unless they
+	// changed meanwhile; DueStates reads the rooms' hysteresis states;
+	// ArmDue enters deadlines, moving entries only earlier.
+	DueRooms(ctx context.Context, until int64, max int) ([]sink.DueRoom, error)
+	// PeekDue returns the due set's earliest deadline as the last Apply saw
+	// it (false: no Apply yet).
+	PeekDue() (sink.DuePeek, bool)
+	SettleDue(ctx context.Context, rooms []sink.DueRoom, next []int64) error
+	DueStates(ctx context.Context, rooms []string) ([]string, error)
+	ArmDue(ctx context.Context, rooms []sink.DueRoom) error
 }
 
 // Log is the write-ahead log; wal.Log implements it.

@@ -6,7 +6,7 @@ package sink
 type Keys struct {
 	Members    string // hash: user id → packed MemberState
 	Ranking    string // sorted set: ranked user id → codec score
-	Stable     string // hash: seq, list (comma-separated ids), v (ranking version), pending and out (an output not yet acknowledged as published)
+	Stable     string // hash: seq, list (comma-separated ids), v (ranking version), pending and out (an output not yet acknowledged as published), h (hysteresis state, stability.State's text)
 	Watermarks string // hash: "topic/partition" → last applied offset
 }
 
@@ -19,3 +19,10 @@ func RoomKeys(env, room string) Keys {
 	p := "rostrum:" + env + ":{" + room + "}:"
 	return Keys{Members: p + "m", Ranking: p + "z", Stable: p + "s", Watermarks: p + "w"}
 }
+
+// dueKey is the environment's sorted set of rooms whose hysteresis has a
+// deadline: room id → the Unix ms at which it must be stepped again even
+// without events. It lies outside every room's hash tag (one key for the
+// whole environment), so it is written by its own commands, never from a
+// room's script.
+func dueKey(env string) string { return "rostrum:" + env + ":due" }

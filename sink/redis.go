@@ -31,6 +31,7 @@ type Redis struct {
 	opt  Options
 	args [8]any // fixed leading arguments of the apply script
 	gen  atomic.Pointer[string]
+	due  atomic.Pointer[DuePeek] // the due set's earliest entry, as the last Apply saw it
 }
 
 // New returns a sink writing through c, which may be a single node, a
@@ -126,18 +127,30 @@ type RoomState struct {
 	Pending []byte   // stored output whose publication was never acknowledged, else nil
 	Version int64    // ranking version: bumped by every apply that changes the ranking
 	Top     []Ranked // raw top-N, best first
+	// HState is the stored hysteresis state (stability.State's text), ""
+	// when none.
+	HState string
+	// StableScores are the current scores of Stable's members, slot by
+	// slot; Unranked for a member that is no longer in the ranking.
+	StableScores []float64
 }
+
+// Unranked is the StableScores entry of a member that is no longer ranked.
+const Unranked = -1.0
 
 // Apply writes the rooms' updates, each room in one atomic script guarded
 // by its watermarks, and clears the pending marks of acks, all in one
-// pipelined round trip. It returns one RoomState per room, in order.
+// pipelined round trip. It returns one RoomState per room, in order. The
+// same round trip peeks at the due set's earliest entry (see PeekDue).
 //
 // The same round trip reads the generation marker: when it differs from the
 // adopted one, Apply returns ErrRedisReset (see there).
 func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]RoomState, error) {
 	var gen *redis.StringCmd
+	var due *redis.ZSliceCmd
 	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
 		gen = p.Get(ctx, generationKey(r.opt.Env))
+		due = p.ZRangeWithScores(ctx, dueKey(r.opt.Env), 0, 0)
 		for _, a := range acks {
 			ackScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
 		}
@@ -152,6 +165,13 @@ func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]Ro
 	}
 	if err := r.checkGeneration(gen); err != nil {
 		return nil, err
+	}
+	if zs, err := due.Result(); err == nil {
+		peek := &DuePeek{Seen: time.Now()}
+		if len(zs) > 0 {
+			peek.At = int64(zs[0].Score)
+		}
+		r.due.Store(peek)
 	}
 	states := make([]RoomState, len(rooms))
 	for i, c := range cmds {
@@ -215,7 +235,8 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 	if err != nil {
 		return fmt.Errorf("sink: apply room %q: %w", room, err)
 	}
-	if len(vals) < 5 || len(vals)%2 != 1 {
+	const head = 7 // values before the raw top list
+	if len(vals) < head || len(vals)%2 != 1 {
 		return fmt.Errorf("sink: apply room %q: unexpected reply of %d values", room, len(vals))
 	}
 	st.Room = room
@@ -228,8 +249,26 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 		st.Pending = []byte(out)
 	}
 	st.Version = vals[4].(int64)
-	st.Top = make([]Ranked, 0, (len(vals)-5)/2)
-	for i := 5; i < len(vals); i += 2 {
+	st.HState, _ = vals[5].(string)
+	st.StableScores = st.StableScores[:0]
+	if scores, _ := vals[6].(string); len(st.Stable) > 0 {
+		for s := range strings.SplitSeq(scores, ",") {
+			score := Unranked
+			if s != "" {
+				f, err := strconv.ParseFloat(s, 64)
+				if err != nil {
+					return fmt.Errorf("sink: apply room %q: score %q of a stable member: %w", room, s, err)
+				}
+				score = f
+			}
+			st.StableScores = append(st.StableScores, score)
+		}
+		if len(st.StableScores) != len(st.Stable) {
+			return fmt.Errorf("sink: apply room %q: %d scores for %d stable members", room, len(st.StableScores), len(st.Stable))
+		}
+	}
+	st.Top = make([]Ranked, 0, (len(vals)-head)/2)
+	for i := head; i < len(vals); i += 2 {
 		user, _ := vals[i].(string)
 		s, _ := vals[i+1].(string)
 		score, err := strconv.ParseFloat(s, 64)
@@ -242,28 +281,55 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 }
 
 // StableUpdate is a new stable list to store if the room's seq is still
-// PrevSeq and its ranking still at Version (both as read by Apply or Read).
-// Out is the output record to publish; it is kept as pending until
-// acknowledged.
+// PrevSeq, its ranking still at Version and its hysteresis state still
+// PrevState (all as read by Apply or Read). Out is the output record to
+// publish; it is kept as pending until acknowledged.
 type StableUpdate struct {
 	Room    string
 	PrevSeq int64
 	Version int64
 	List    []string
 	Out     []byte
+
+	PrevState string // hysteresis state as read
+	State     string // new hysteresis state; "" for none
+	// StateOnly stores State alone: the list is unchanged, so the seq stays
+	// and nothing is published (List and Out are ignored).
+	StateOnly bool
+	// Due, when not 0, is the Unix ms at which the room must be stepped
+	// again without events; the room is entered in the environment's due
+	// set at that time or earlier (see DueRooms).
+	Due int64
 }
 
 // StoreStable stores the lists in one pipelined round trip. stored[i] is false
-// when room i's seq or ranking moved on since it was read (another processor
-// stored a list or changed the ranking first); the caller reads the room
-// again and merges anew.
+// when room i's seq, ranking or hysteresis state moved on since it was read
+// (another processor stored a list or changed the ranking first); the caller
+// reads the room again and merges anew.
+//
+// The same round trip enters each update's Due time in the environment's
+// due set (ZADD LT: an entry only ever moves earlier here). That key is in
+// another hash slot than the room, so it is a command of its own, run even
+// when the compare-and-set fails: an entry too early only costs one step
+// that changes nothing, while a missing one would leave a decision waiting
+// for the room's next event.
 func (r *Redis) StoreStable(ctx context.Context, ups []StableUpdate) (stored []bool, err error) {
 	ttl := r.args[0]
+	due := dueKey(r.opt.Env)
 	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
-		out := make([]*redis.Cmd, len(ups))
+		out := make([]*redis.Cmd, len(ups), 2*len(ups))
 		for i, u := range ups {
+			bump := "1"
+			if u.StateOnly {
+				bump = "0"
+			}
 			out[i] = commitScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, u.Room).Stable},
-				u.PrevSeq, u.Version, strings.Join(u.List, ","), u.Out, ttl)
+				u.PrevSeq, u.Version, strings.Join(u.List, ","), u.Out, ttl, u.PrevState, u.State, bump)
+		}
+		for _, u := range ups {
+			if u.Due > 0 {
+				out = append(out, p.Do(ctx, "ZADD", due, "LT", u.Due, u.Room))
+			}
 		}
 		return out
 	})
@@ -271,7 +337,7 @@ func (r *Redis) StoreStable(ctx context.Context, ups []StableUpdate) (stored []b
 		return nil, err
 	}
 	stored = make([]bool, len(ups))
-	for i, c := range cmds {
+	for i, c := range cmds[:len(ups)] {
 		n, err := c.Int64()
 		if err != nil {
 			return nil, fmt.Errorf("sink: store stable list of %q: %w", ups[i].Room, err)
@@ -317,7 +383,7 @@ func isNoScript(cmds []*redis.Cmd) bool {
 
 // LoadScripts loads the Lua scripts into Redis (every master of a cluster).
 func (r *Redis) LoadScripts(ctx context.Context) error {
-	for _, s := range []*redis.Script{applyScript, commitScript, ackScript, restoreScript} {
+	for _, s := range []*redis.Script{applyScript, commitScript, ackScript, restoreScript, settleScript} {
 		if err := s.Load(ctx, r.c).Err(); err != nil {
 			return fmt.Errorf("sink: load scripts: %w", err)
 		}

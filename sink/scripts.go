@@ -26,7 +26,10 @@ import "github.com/redis/go-redis/v9"
 // has changed meanwhile is never stored.
 //
 // Reply: {applied (0/1), seq, stable list, pending output or "", version,
-// user1, score1, …} with the raw top-n best first.
+// hysteresis state or "", scores of the stable list's members
+// (comma-separated, "" for a member no longer ranked), user1, score1, …}
+// with the raw top-n best first. The stable members' scores tell the
+// hysteresis which of them left the ranking and how strong the others are.
 const applyLua = `
 local F = '<BBBBBHlI4I4I4I4I4'
 local NONE, MAXD = 4294967295, 4294967294
@@ -121,29 +124,45 @@ if applied == 1 then
   for k = 1, 4 do redis.call('PEXPIRE', KEYS[k], ttl) end
 end
 
-local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v')
+local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h')
 local pending = ''
 if st[3] and st[3] == st[1] then pending = st[4] end
-local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, tonumber(st[5] or '0')}
 local top = redis.call('ZREVRANGE', KEYS[2], 0, topn-1, 'WITHSCORES')
+local intop = {}
+for k = 1, #top, 2 do intop[top[k]] = top[k+1] end
+-- Shown members are mostly in the top: only the others cost a ZSCORE.
+local scores = {}
+if st[2] then
+  for user in string.gmatch(st[2], '[^,]+') do
+    scores[#scores+1] = intop[user] or redis.call('ZSCORE', KEYS[2], user) or ''
+  end
+end
+local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, tonumber(st[5] or '0'), st[6] or '', table.concat(scores, ',')}
 for k = 1, #top do reply[#reply+1] = top[k] end
 return reply
 `
 
-// commitLua stores a room's new stable list if neither the stable list nor
-// the ranking changed since they were read (compare-and-set on seq and the
-// ranking version), and marks the output as pending until the publisher
-// acknowledges it.
+// commitLua stores a room's new stable list and hysteresis state if
+// neither the stable list, nor the ranking, nor the state changed since they
+// were read (compare-and-set on seq, the ranking version and the state), and
+// marks the output as pending until the publisher acknowledges it. With
+// ARGV[8] = 0 it stores the state alone: the list did not change, so there
+// is no new seq and no output (a challenger began to wait, say).
 //
 //	KEYS: 1 stable hash
-//	ARGV: 1 seq read, 2 version read, 3 new list, 4 output record, 5 ttl ms
+//	ARGV: 1 seq read, 2 version read, 3 new list, 4 output record, 5 ttl ms,
+//	      6 state read, 7 new state ("" for none), 8 new list (1) or state only (0)
 //
-// Reply: 1 stored (the new seq is ARGV[1]+1), 0 something moved on meanwhile.
+// Reply: 1 stored (with a new list, the new seq is ARGV[1]+1), 0 something
+// moved on meanwhile.
 const commitLua = `
-local st = redis.call('HMGET', KEYS[1], 'seq', 'v')
+local st = redis.call('HMGET', KEYS[1], 'seq', 'v', 'h')
 local seq = tonumber(st[1] or '0')
-if seq ~= tonumber(ARGV[1]) or tonumber(st[2] or '0') ~= tonumber(ARGV[2]) then return 0 end
-redis.call('HSET', KEYS[1], 'seq', seq+1, 'list', ARGV[3], 'out', ARGV[4], 'pending', seq+1)
+if seq ~= tonumber(ARGV[1]) or tonumber(st[2] or '0') ~= tonumber(ARGV[2]) or (st[3] or '') ~= ARGV[6] then return 0 end
+if ARGV[8] == '1' then
+  redis.call('HSET', KEYS[1], 'seq', seq+1, 'list', ARGV[3], 'out', ARGV[4], 'pending', seq+1)
+end
+if ARGV[7] == '' then redis.call('HDEL', KEYS[1], 'h') else redis.call('HSET', KEYS[1], 'h', ARGV[7]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 `

@@ -17,6 +17,11 @@ type roomJSON struct {
 	Members int          `json:"members"` // ranked members
 	Stable  []memberJSON `json:"stable"`  // slot order
 	Raw     []memberJSON `json:"raw"`     // best first
+	// Event stream only: the processor's strategy (which made Stable), and
+	// seed 003's merge of the raw lists this stream has read, in slot order,
+	// so the page can show both.
+	Strategy string       `json:"strategy,omitempty"`
+	Seed     []memberJSON `json:"seed,omitempty"`
 }
 
 type memberJSON struct {

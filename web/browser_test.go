@@ -75,6 +75,16 @@ func TestBrowserTiles(t *testing.T) {
 	}
 	t.Logf("tiles %v, then %v (after %d reads)", first, later, src.calls.Load())
 
+	// The switch shows the seed merge of the same raw lists, and counts the
+	// visible changes of both.
+	b.Eval(`document.getElementById('mode-seed').click(), true`, new(bool))
+	b.WaitFor("seed merge tiles", `document.getElementById('stable').dataset.mode === 'seed' && `+tilesJS+`.length === 7 && `+
+		tilesJS+`.every(u => u.startsWith('user-'))`)
+	b.WaitFor("change counts", `document.querySelector('.rate[data-k="seed"]').textContent.endsWith('changes/min') && `+
+		`document.getElementById('strategy').textContent === 'hysteresis'`)
+	b.Eval(`document.getElementById('mode-published').click(), true`, new(bool))
+	b.WaitFor("published tiles", `document.getElementById('stable').dataset.mode === 'published' && `+tilesJS+`.length === 7`)
+
 	b.WaitFor("the room list", `document.querySelector('button[data-room="still"]')`)
 	b.Eval(`document.querySelector('button[data-room="still"]').click(), true`, new(bool))
 	b.WaitFor("the clicked room", tilesJS+`.join() === "solo" && location.hash === "#still"`)

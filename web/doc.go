@@ -30,7 +30,11 @@
 // "room" event only when the room's JSON changed, a "counters" event only
 // when the counters changed (with events and records per second computed on
 // the server from the change since the previous poll), and a comment line
-// when it sent nothing, so proxies keep the stream open. A room with no
+// when it sent nothing, so proxies keep the stream open. A "room" event also
+// names the processor's stable strategy (Options.Stability) and carries
+// "seed": seed 003's merge of the raw lists this stream has read, so the page
+// can switch a room's tiles between the published list and the seed merge
+// and count the visible changes of both. A room with no
 // state gives a "missing" event, a failed read an "unavailable" event with
 // the error. Without ?room= the stream carries the counters only. Each open
 // stream costs one RoomView round trip to Redis per interval; a stream ends

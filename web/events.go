@@ -6,11 +6,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/stability"
 )
 
 // countersJSON is the "counters" event. The rates are null until the
@@ -45,6 +47,8 @@ type stream struct {
 	prev     Counters
 	prevTime time.Time
 	sampled  bool
+
+	seed []string // seed merge of the raw lists read so far (stability.Merge)
 }
 
 // send writes the event unless its data equals what was last sent under
@@ -89,7 +93,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	for {
 		sent := false
 		if room != "" {
-			event, data, err := s.roomEvent(r, room)
+			event, data, err := s.roomEvent(r, room, st)
 			if err != nil && !failing && ctx.Err() == nil {
 				s.lg.Warn("event stream: read room failed", zap.String("room", room), zap.Error(err))
 			}
@@ -128,15 +132,34 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // roomEvent reads the room and returns the event to send: "room" with the
 // room's JSON, "missing" for a room with no state, or "unavailable" when the
 // read failed (the error is returned as well).
-func (s *Server) roomEvent(r *http.Request, room string) (string, []byte, error) {
+//
+// The room's JSON also carries the seed merge of the raw lists this stream
+// has read, so the page can switch between what the processor publishes
+// and what seed 003's merge would show, both from the same raw top-N. The
+// stream reads the raw list once per interval, less often than the
+// processor merges, which if anything hides some of the seed merge's
+// flicker: the comparison favours it.
+func (s *Server) roomEvent(r *http.Request, room string, st *stream) (string, []byte, error) {
 	v, err := s.opt.Source.RoomView(r.Context(), room)
 	switch {
 	case errors.Is(err, sink.ErrUnknownRoom):
+		st.seed = nil
 		return "missing", mustJSON(errorJSON{"unknown room"}), nil
 	case err != nil:
 		return "unavailable", mustJSON(errorJSON{err.Error()}), err
 	}
-	return "room", mustJSON(toRoomJSON(v)), nil
+	ids := make([]string, len(v.Raw))
+	for i, m := range v.Raw {
+		ids[i] = m.UserID
+	}
+	st.seed = stability.Merge(nil, st.seed, ids, s.opt.TopN)
+	j := toRoomJSON(v)
+	j.Strategy = s.opt.Stability
+	j.Seed = make([]memberJSON, len(st.seed))
+	for i, id := range st.seed {
+		j.Seed[i] = j.Raw[slices.IndexFunc(j.Raw, func(m memberJSON) bool { return m.UserID == id })]
+	}
+	return "room", mustJSON(j), nil
 }
 
 // counters returns the counters event for c sampled at now, with the rates

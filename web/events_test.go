@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/web"
 )
 
@@ -220,5 +222,43 @@ func TestListenAndServeShutdown(t *testing.T) {
 		t.Fatal("ListenAndServe did not return after its context ended")
 	}
 	for range ch { // the stream ends
+	}
+}
+
+// TestEventsSeedMerge: the room event carries the seed merge of the raw
+// lists the stream read, slot-sticky across reads, beside the processor's
+// list and strategy.
+func TestEventsSeedMerge(t *testing.T) {
+	src := rotatingSource() // the raw top-7 shifts by one member per read
+	ts := httptest.NewServer(web.New(web.Options{Source: src, Interval: 10 * time.Millisecond, Stability: "seed"}))
+	t.Cleanup(ts.Close)
+	ch, _, hangUp := openStream(t, ts.URL+"/events?room=spin")
+	defer hangUp()
+	type room struct {
+		Strategy string `json:"strategy"`
+		Raw      []struct {
+			UserID string `json:"user_id"`
+		} `json:"raw"`
+		Seed []struct {
+			UserID string `json:"user_id"`
+		} `json:"seed"`
+	}
+	var prev []string
+	for i := 0; i < 4; i++ {
+		var r room
+		if err := json.Unmarshal([]byte(next(t, ch, "room").Data), &r); err != nil {
+			t.Fatal(err)
+		}
+		var raw, seed []string
+		for _, m := range r.Raw {
+			raw = append(raw, m.UserID)
+		}
+		for _, m := range r.Seed {
+			seed = append(seed, m.UserID)
+		}
+		if want := stability.Merge(nil, prev, raw, 7); r.Strategy != "seed" || !slices.Equal(seed, want) {
+			t.Fatalf("read %d: strategy %q, seed %v; want the merge %v of %v into %v", i, r.Strategy, seed, want, raw, prev)
+		}
+		prev = seed
 	}
 }

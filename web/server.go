@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/stability"
 )
 
 // Source is what the page reads. *sink.Redis implements it.
@@ -46,6 +47,10 @@ type Options struct {
 	Logger   *zap.Logger                     // nil: no logs
 	Interval time.Duration                   // event stream poll interval; default 500ms
 	MaxRooms int                             // rooms listed by /api/rooms at most; default 200
+	// Stability names the processor's stable strategy, as the page labels
+	// the published list; default "hysteresis".
+	Stability string
+	TopN      int // length of the lists; default 7
 }
 
 // Server is the HTTP handler of the page and its API. It is safe for
@@ -72,6 +77,12 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxRooms <= 0 {
 		opts.MaxRooms = 200
+	}
+	if opts.Stability == "" {
+		opts.Stability = "hysteresis"
+	}
+	if opts.TopN <= 0 {
+		opts.TopN = stability.DefaultN
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()

@@ -21,6 +21,9 @@ import (
 // bench and docs/PERFORMANCE.md). The table or JSON goes to stdout,
 // progress and logs to stderr.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if wantsFlicker(args) {
+		return cmdFlicker(args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var names []string
@@ -49,6 +52,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	logLevel := fs.String("log-level", "warn", "processor log level: debug, info, warn, error")
 	var sec securityFlags
 	sec.register(fs)
+	fs.Bool("flicker", false, "run the flicker benchmark instead (rostrum bench --flicker -h for its flags)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/rostrumhq/rostrum/bench"
+	"github.com/rostrumhq/rostrum/bench/flicker"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 )
 
@@ -94,5 +96,38 @@ func TestBenchFlags(t *testing.T) {
 		if err := cmdBench(context.Background(), args, &stdout, &stderr); err == nil {
 			t.Errorf("bench %q: no error", args)
 		}
+	}
+}
+
+// TestBenchFlicker runs `rostrum bench --flicker` on short meetings and
+// checks the JSON report: every scenario with the three strategies. Its
+// numbers are asserted in package flicker.
+func TestBenchFlicker(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := cmdBench(context.Background(), []string{"--flicker", "--duration", "1m", "--scenarios", "discussion,lecture", "--json"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bench --flicker: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var rep flicker.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, stdout.String())
+	}
+	if len(rep.Scenarios) != 2 || rep.Scenarios[0].Name != "discussion" || rep.Dwell != "1s" {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, s := range rep.Scenarios {
+		if len(s.Results) != 3 || s.Result(flicker.Hysteresis) == nil || s.Events == 0 {
+			t.Fatalf("%s: %+v", s.Name, s)
+		}
+	}
+	stdout.Reset()
+	if err := cmdBench(context.Background(), []string{"--flicker", "--duration", "1m", "--scenarios", "lecture"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "lecture  hysteresis") {
+		t.Fatalf("table:\n%s", stdout.String())
+	}
+	if err := cmdBench(context.Background(), []string{"--flicker", "--scenarios", "opera"}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "opera") {
+		t.Fatalf("unknown scenario: %v", err)
 	}
 }

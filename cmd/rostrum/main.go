@@ -20,6 +20,7 @@ Usage:
   rostrum run    [flags]   consume callbacks and keep the meeting rankings
   rostrum demo   [flags]   everything embedded: Kafka broker, Redis, a simulated meeting
   rostrum bench  [flags]   end-to-end benchmark: rostrum vs the naive design vs raw Redis
+  rostrum bench --flicker  how much the shown top-N flickers: raw vs seed merge vs hysteresis
   rostrum simulate [flags] produce a simulated meeting to a Kafka cluster
   rostrum wal    inspect | replay   look into a WAL directory, or re-apply it to Redis
   rostrum codec  explain   print the score layouts and a few encoded examples

@@ -58,6 +58,11 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		"--room-pattern": {"--room-pattern", "("},
 		"--log-format":   {"--log-format", "xml"},
 		"--room-ttl":     {"--room-ttl", "1s"},
+		"--stability":    {"--stability", "calm"},
+		"--dwell":        {"--dwell", "-1s"},
+		"--grace":        {"--grace", "2h"},
+		"--margin":       {"--margin", "5000"},
+		"--due-interval": {"--due-interval", "1us"},
 	}
 	for field, args := range cases {
 		err := Main(context.Background(), append([]string{"run"}, args...), new(bytes.Buffer), new(bytes.Buffer))

@@ -42,6 +42,9 @@ type runFlags struct {
 	logFormat, logLevel                     string
 	http                                    string
 	lagEvery                                time.Duration
+	stability                               string
+	dwell, grace, dueInterval               time.Duration
+	margin                                  int
 	config                                  string
 	sec                                     securityFlags
 	boards                                  []board.Config // the config file's boards: list
@@ -73,6 +76,11 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.http, "http", "127.0.0.1:8080", "address of the HTTP server: live page, /metrics, /healthz, /readyz, /v1/rooms/{room}/top (empty: off)")
 	fs.DurationVar(&f.lagEvery, "lag-interval", 5*time.Second, "how often consumer lag is measured for /metrics")
+	fs.StringVar(&f.stability, "stability", processor.StabilityHysteresis, "stable top list strategy: hysteresis (members change only when it lasts) or seed (seed 003's merge); see docs/STABILITY.md")
+	fs.DurationVar(&f.dwell, "dwell", time.Second, "hysteresis: how long a member must hold its place in the raw top-N before it replaces a shown one (0: at once)")
+	fs.DurationVar(&f.grace, "grace", 3*time.Second, "hysteresis: how long a shown member out of the raw top-N stays (0: it goes at once)")
+	fs.IntVar(&f.margin, "margin", 400, "hysteresis: a member leading the weakest shown one out of the raw top-N by this many volume steps replaces it at once (0: off)")
+	fs.DurationVar(&f.dueInterval, "due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
 	f.sec.register(fs)
 }
@@ -157,6 +165,12 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		err = errors.New("--wal-dir is required")
 	case f.redis == "":
 		err = errors.New("--redis is required")
+	case f.dwell < 0:
+		err = fmt.Errorf("--dwell must not be negative, got %s", f.dwell)
+	case f.grace < 0:
+		err = fmt.Errorf("--grace must not be negative, got %s", f.grace)
+	case f.margin < 0:
+		err = fmt.Errorf("--margin must not be negative (0 turns it off), got %d", f.margin)
 	}
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
@@ -175,7 +189,14 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		WALMaxAge:      f.walMaxAge,
 		WALMaxBytes:    f.walMaxBytes,
 		RebuildWindow:  f.roomTTL,
-		Logger:         lg,
+		Stability:      f.stability,
+		// The processor reads zero as its default and a negative value as
+		// none; on the command line the defaults are explicit, so 0 is none.
+		Dwell:       noneIfZero(f.dwell),
+		Grace:       noneIfZero(f.grace),
+		Margin:      marginOrOff(f.margin),
+		DueInterval: f.dueInterval,
+		Logger:      lg,
 	}
 	if err := pc.Validate(); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
@@ -190,6 +211,22 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	}
 	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
 	return pc, so, wal.Options{Sync: sync, Logger: lg}, nil
+}
+
+// noneIfZero maps a flag's 0 ("none") to the processor's negative "none".
+func noneIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// marginOrOff maps the flag's 0 ("off") to the processor's negative "off".
+func marginOrOff(m int) int {
+	if m == 0 {
+		return -1
+	}
+	return m
 }
 
 func splitList(s string) []string {
@@ -270,11 +307,13 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	g, sideCtx := errgroup.WithContext(sideCtx)
 	if f.http != "" {
 		opts := web.Options{
-			Source:   store,
-			Metrics:  m.Handler(),
-			Ready:    p.Ready,
-			Logger:   lg,
-			Counters: countersOf(p, m),
+			Source:    store,
+			Metrics:   m.Handler(),
+			Ready:     p.Ready,
+			Logger:    lg,
+			Counters:  countersOf(p, m),
+			Stability: pc.Stability,
+			TopN:      pc.TopN,
 		}
 		if boards != nil {
 			opts.Boards = boards

@@ -12,6 +12,12 @@
     es: null,     // the open EventSource
     tiles: [],    // tile elements, one per slot
     rooms: [],    // last /api/rooms answer
+    mode: 'published', // tiles show the published list, or the seed merge
+    last: null,   // last room event
+    // Visible changes of both lists, as [time ms, count] pairs, for the
+    // changes-per-minute figures beside the switch.
+    changes: { published: [], seed: [] },
+    prev: { published: null, seed: null },
   };
 
   const ICONS = {
@@ -99,6 +105,10 @@
       b.classList.toggle('selected', b.dataset.room === room);
     }
     $('room-title').textContent = room || 'no room selected';
+    state.last = null;
+    state.changes = { published: [], seed: [] };
+    state.prev = { published: null, seed: null };
+    renderRates();
     $('room-meta').textContent = '';
     state.tiles = [];
     $('stable').replaceChildren();
@@ -137,8 +147,57 @@
     if (!keepMeta) {
       $('room-meta').textContent = `${num.format(v.members)} ranked · seq ${num.format(v.seq)}`;
     }
-    renderStable(v.stable);
-    renderRaw(v.raw, v.stable);
+    if (v.strategy) $('strategy').textContent = v.strategy;
+    state.last = v;
+    count('published', v.stable);
+    count('seed', v.seed || []);
+    renderRates();
+    const shown = shownList(v);
+    renderStable(shown);
+    renderRaw(v.raw, shown);
+  }
+
+  function shownList(v) {
+    return state.mode === 'seed' ? (v.seed || []) : v.stable;
+  }
+
+  // Visible changes from the previous list: tiles replaced plus tiles moved,
+  // as the flicker benchmark counts them.
+  function count(which, list) {
+    const ids = list.map((m) => m.user_id);
+    const prev = state.prev[which];
+    state.prev[which] = ids;
+    if (prev === null) return;
+    let entered = 0, moved = 0;
+    ids.forEach((id, i) => {
+      const j = prev.indexOf(id);
+      if (j < 0) entered++;
+      else if (j !== i) moved++;
+    });
+    const left = prev.filter((id) => !ids.includes(id)).length;
+    const n = Math.max(entered, left) + moved;
+    if (n > 0) state.changes[which].push([Date.now(), n]);
+  }
+
+  function renderRates() {
+    const since = Date.now() - 60000;
+    for (const which of ['published', 'seed']) {
+      const c = state.changes[which].filter(([t]) => t >= since);
+      state.changes[which] = c;
+      const n = c.reduce((a, [, k]) => a + k, 0);
+      document.querySelector(`.rate[data-k="${which}"]`).textContent = `${num.format(n)} changes/min`;
+    }
+  }
+
+  function setMode(mode) {
+    state.mode = mode;
+    $('stable').dataset.mode = mode;
+    $('mode-published').setAttribute('aria-pressed', String(mode === 'published'));
+    $('mode-seed').setAttribute('aria-pressed', String(mode === 'seed'));
+    // Start the tiles afresh: switching lists is not a change of the room.
+    state.tiles = [];
+    $('stable').replaceChildren();
+    if (state.last) renderRoom(state.last, true);
   }
 
   // Tiles are keyed by slot: a tile stays where it is and only its content
@@ -256,6 +315,8 @@
 
   // ── start ─────────────────────────────────────────────────────────────
 
+  $('mode-published').addEventListener('click', () => setMode('published'));
+  $('mode-seed').addEventListener('click', () => setMode('seed'));
   window.addEventListener('hashchange', () => select(roomFromHash()));
   const first = roomFromHash();
   if (first !== null) {
@@ -265,4 +326,5 @@
   }
   refreshRooms();
   setInterval(refreshRooms, 2000);
+  setInterval(renderRates, 1000);
 })();

@@ -1,0 +1,136 @@
+package flicker
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rostrumhq/rostrum/codec"
+)
+
+// TestTargets checks the targets of the stable strategy on the default
+// meetings: on the discussion at most half the visible changes of the seed
+// merge with a median time to appear of at most 1 s, and in no scenario more
+// changes than the seed merge, and a stale share of at most 10%. These are counts on the events' clock, not
+// timings, so they are the same on every machine.
+func TestTargets(t *testing.T) {
+	rep, err := Run(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", table.String())
+	if len(rep.Scenarios) != len(Scenarios()) {
+		t.Fatalf("%d scenarios reported, want %d", len(rep.Scenarios), len(Scenarios()))
+	}
+	for _, s := range rep.Scenarios {
+		raw, seed, hyst := s.Result(Raw), s.Result(Seed), s.Result(Hysteresis)
+		if raw == nil || seed == nil || hyst == nil {
+			t.Fatalf("%s: a strategy is missing: %+v", s.Name, s.Results)
+		}
+		if s.Stints < 50 {
+			t.Errorf("%s: only %d stints of members who truly belong: too few to measure", s.Name, s.Stints)
+		}
+		if hyst.ChangesPerMin > seed.ChangesPerMin {
+			t.Errorf("%s: hysteresis %.1f changes/min, more than the seed merge's %.1f", s.Name, hyst.ChangesPerMin, seed.ChangesPerMin)
+		}
+		// The seed merge moves nothing that stays, and follows the raw set.
+		if seed.MovedPerMin > raw.MovedPerMin/10 || seed.ReplacedPerMin != raw.ReplacedPerMin {
+			t.Errorf("%s: seed merge %+v against raw %+v", s.Name, seed, raw)
+		}
+		// The price of calm: shown members that no longer belong, kept small.
+		if hyst.StaleShare > 0.10 {
+			t.Errorf("%s: hysteresis shows members who no longer belong %.1f%% of the time, want at most 10%%", s.Name, 100*hyst.StaleShare)
+		}
+		if raw.StaleShare != 0 || raw.AppearP95 != 0 {
+			t.Errorf("%s: the raw top-N is the truth, yet %+v", s.Name, raw)
+		}
+	}
+	d := findScenario(t, rep, "discussion")
+	seed, hyst := d.Result(Seed), d.Result(Hysteresis)
+	if hyst.ChangesPerMin > seed.ChangesPerMin/2 {
+		t.Errorf("discussion: hysteresis %.1f changes/min, want at most half of the seed merge's %.1f", hyst.ChangesPerMin, seed.ChangesPerMin)
+	}
+	if hyst.AppearP50 > 1 {
+		t.Errorf("discussion: hysteresis median time to appear %.2f s, want at most 1 s", hyst.AppearP50)
+	}
+}
+
+func findScenario(t *testing.T, rep *Report, name string) *ScenarioResult {
+	t.Helper()
+	for i := range rep.Scenarios {
+		if rep.Scenarios[i].Name == name {
+			return &rep.Scenarios[i]
+		}
+	}
+	t.Fatalf("scenario %s missing", name)
+	return nil
+}
+
+// TestDeterministic: the same Config gives the same report, byte for byte;
+// another seed gives another meeting.
+func TestDeterministic(t *testing.T) {
+	cfg := Config{Duration: 2 * time.Minute, Scenarios: []string{"discussion", "lecture"}}
+	a, _ := Run(cfg)
+	b, _ := Run(cfg)
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		t.Fatalf("two runs differ:\n%s\n%s", ja, jb)
+	}
+	cfg.Seed = 2
+	c, _ := Run(cfg)
+	if jc, _ := json.Marshal(c); bytes.Equal(ja, jc) {
+		t.Fatal("seeds 1 and 2 gave the same report")
+	}
+	for _, sc := range Scenarios() {
+		e1, e2 := Generate(sc, time.Minute, 7), Generate(sc, time.Minute, 7)
+		if !slices.Equal(e1, e2) {
+			t.Fatalf("%s: Generate is not deterministic", sc.Name)
+		}
+		if !slices.IsSortedFunc(e1, func(a, b codec.Event) int { return int(a.TS - b.TS) }) {
+			t.Fatalf("%s: events not in time order", sc.Name)
+		}
+	}
+}
+
+func TestChanges(t *testing.T) {
+	for _, tt := range []struct {
+		a, b            []string
+		replaced, moved int
+	}{
+		{nil, []string{"a", "b"}, 2, 0},
+		{[]string{"a", "b"}, []string{"a", "b"}, 0, 0},
+		{[]string{"a", "b"}, []string{"b", "a"}, 0, 2},
+		{[]string{"a", "b", "c"}, []string{"a", "d", "c"}, 1, 0},
+		{[]string{"a", "b", "c"}, []string{"c", "a"}, 1, 2},
+		{[]string{"a", "b"}, nil, 2, 0},
+	} {
+		if r, m := changes(tt.a, tt.b); r != tt.replaced || m != tt.moved {
+			t.Errorf("changes(%v, %v) = %d, %d; want %d, %d", tt.a, tt.b, r, m, tt.replaced, tt.moved)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Scenarios: []string{"opera"}}, `unknown scenario "opera"`},
+		{Config{Duration: time.Second}, "Duration"},
+		{Config{N: 101}, "N must be"},
+		{Config{Margin: 5000}, "Margin"},
+		{Config{Dwell: time.Hour}, "Dwell"},
+	} {
+		if err := tt.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Validate(%+v) = %v, want an error about %s", tt.cfg, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The due set lets any processor of the group find the rooms whose
+// hysteresis must be stepped without new events (a challenger's dwell or a
+// shown member's grace ends), also after a restart or a rebalance: it lives
+// in Redis, not in a processor. It is a sorted set per environment, room id →
+// deadline (Unix ms, on the rooms' event clock).
+//
+// Its entries obey one rule: a room whose stored hysteresis state has a
+// deadline D has an entry at D or earlier. Writers keep it so:
+//
+//   - StoreStable enters the new state's deadline with ZADD LT, after the
+//     room's compare-and-set in the same pipeline (an entry only moves
+//     earlier; a failed compare-and-set leaves at worst an early entry).
+//   - A processor that stepped a due room moves its entry from the deadline
+//     it read to the deadline of the state it stored, or removes it
+//     (SettleDue: only if the entry is still the one it read), then reads the
+//     rooms' states again (DueStates) and enters their deadlines once more
+//     (ArmDue). A state stored by someone else between its read and its
+//     settle is seen by that second read, and one stored after it enters its
+//     own deadline after the settle: the rule holds without a transaction
+//     across hash slots.
+//
+// An early or stale entry costs one step that changes nothing.
+
+// DueRoom is a room of the due set with its deadline.
+type DueRoom struct {
+	Room string
+	At   int64 // Unix ms
+}
+
+// DuePeek is the due set's earliest deadline as an Apply saw it.
+type DuePeek struct {
+	At   int64     // earliest deadline, Unix ms; 0: the due set was empty
+	Seen time.Time // when the Apply read it
+}
+
+// PeekDue returns what the last Apply saw of the due set, and false before
+// any Apply. While batches flow, it spares the timer a round trip of its
+// own to learn that nothing is due yet.
+func (r *Redis) PeekDue() (DuePeek, bool) {
+	p := r.due.Load()
+	if p == nil {
+		return DuePeek{}, false
+	}
+	return *p, true
+}
+
+// DueRooms returns up to max rooms whose deadline is at or before until
+// (Unix ms), earliest first.
+func (r *Redis) DueRooms(ctx context.Context, until int64, max int) ([]DueRoom, error) {
+	zs, err := r.c.ZRangeByScoreWithScores(ctx, dueKey(r.opt.Env), &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(until, 10), Count: int64(max),
+	}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("sink: read due rooms: %w", err)
+	}
+	out := make([]DueRoom, len(zs))
+	for i, z := range zs {
+		room, _ := z.Member.(string)
+		out[i] = DueRoom{Room: room, At: int64(z.Score)}
+	}
+	return out, nil
+}
+
+// settleLua moves a room's due entry from the deadline the caller read to
+// the next one, or removes it when there is none, unless the entry changed
+// meanwhile.
+//
+//	KEYS: 1 due set
+//	ARGV: 1 room, 2 deadline read, 3 next deadline (0: none)
+const settleLua = `
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not s or tonumber(s) ~= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] == '0' then redis.call('ZREM', KEYS[1], ARGV[1]) else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1]) end
+return 1
+`
+
+var settleScript = redis.NewScript(settleLua)
+
+// SettleDue moves the entries of rooms, read at rooms[i].At, to next[i]
+// (0: removes them), each only if it is still at the time read; one
+// pipelined round trip.
+func (r *Redis) SettleDue(ctx context.Context, rooms []DueRoom, next []int64) error {
+	key := []string{dueKey(r.opt.Env)}
+	_, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+		out := make([]*redis.Cmd, len(rooms))
+		for i, d := range rooms {
+			out[i] = settleScript.EvalSha(ctx, p, key, d.Room, d.At, next[i])
+		}
+		return out
+	})
+	return err
+}
+
+// DueStates returns the stored hysteresis states of rooms ("" for none),
+// one pipelined round trip.
+func (r *Redis) DueStates(ctx context.Context, rooms []string) ([]string, error) {
+	p := r.c.Pipeline()
+	cmds := make([]*redis.StringCmd, len(rooms))
+	for i, room := range rooms {
+		cmds[i] = p.HGet(ctx, RoomKeys(r.opt.Env, room).Stable, "h")
+	}
+	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("sink: read hysteresis states: %w", err)
+	}
+	out := make([]string, len(rooms))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
+// ArmDue enters the rooms at their deadlines in the due set, moving existing
+// entries only earlier (ZADD LT); one round trip.
+func (r *Redis) ArmDue(ctx context.Context, rooms []DueRoom) error {
+	if len(rooms) == 0 {
+		return nil
+	}
+	p := r.c.Pipeline()
+	for _, d := range rooms {
+		p.ZAddLT(ctx, dueKey(r.opt.Env), redis.Z{Score: float64(d.At), Member: d.Room})
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		return fmt.Errorf("sink: arm due rooms: %w", err)
+	}
+	return nil
+}
