@@ -21,6 +21,10 @@ type Options struct {
 	TopN    int            // size of the raw and stable top lists; default 7
 	RoomTTL time.Duration  // idle rooms expire after this, refreshed on every write; default 24h
 	Meeting *codec.Meeting // score layout; default codec.NewMeeting(codec.DefaultEpoch)
+	// MaxMembers caps the members (ranked or not) kept per room; a new
+	// member beyond it is refused and reported in RoomState.Refused, while
+	// existing members keep working. Default 0: no cap.
+	MaxMembers int
 	Logger  *zap.Logger    // nil: no logs
 }
 
@@ -29,7 +33,7 @@ type Options struct {
 type Redis struct {
 	c    redis.UniversalClient
 	opt  Options
-	args [8]any // fixed leading arguments of the apply script
+	args [9]any // fixed leading arguments of the apply script
 	gen  atomic.Pointer[string]
 }
 
@@ -51,6 +55,9 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 	if opt.Logger == nil {
 		opt.Logger = zap.NewNop()
 	}
+	if opt.MaxMembers < 0 {
+		return nil, fmt.Errorf("sink: Options.MaxMembers must be >= 0 (0: no cap), got %d", opt.MaxMembers)
+	}
 	r := &Redis{c: c, opt: opt}
 	f := opt.Meeting.Layout().Fields()
 	mult := func(name string) string {
@@ -67,12 +74,13 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 			tmax = fi.Max
 		}
 	}
-	r.args = [8]any{
+	r.args = [9]any{
 		strconv.FormatInt(opt.RoomTTL.Milliseconds(), 10),
 		strconv.Itoa(opt.TopN),
 		strconv.FormatInt(opt.Meeting.Epoch().UnixMilli(), 10),
 		strconv.FormatUint(tmax, 10),
 		mult("audio"), mult("volume"), mult("video"), mult("role"),
+		strconv.Itoa(opt.MaxMembers),
 	}
 	return r, nil
 }
@@ -126,6 +134,9 @@ type RoomState struct {
 	Pending []byte   // stored output whose publication was never acknowledged, else nil
 	Version int64    // ranking version: bumped by every apply that changes the ranking
 	Top     []Ranked // raw top-N, best first
+	// Refused lists the users of this apply that were not admitted because
+	// the room holds Options.MaxMembers members (see applyLua).
+	Refused []string
 }
 
 // Apply writes the rooms' updates, each room in one atomic script guarded
@@ -215,7 +226,7 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 	if err != nil {
 		return fmt.Errorf("sink: apply room %q: %w", room, err)
 	}
-	if len(vals) < 5 || len(vals)%2 != 1 {
+	if len(vals) < 6 || len(vals)%2 != 0 {
 		return fmt.Errorf("sink: apply room %q: unexpected reply of %d values", room, len(vals))
 	}
 	st.Room = room
@@ -228,8 +239,11 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 		st.Pending = []byte(out)
 	}
 	st.Version = vals[4].(int64)
-	st.Top = make([]Ranked, 0, (len(vals)-5)/2)
-	for i := 5; i < len(vals); i += 2 {
+	if ref, _ := vals[5].(string); ref != "" {
+		st.Refused = strings.Split(ref, ",")
+	}
+	st.Top = make([]Ranked, 0, (len(vals)-6)/2)
+	for i := 6; i < len(vals); i += 2 {
 		user, _ := vals[i].(string)
 		s, _ := vals[i+1].(string)
 		score, err := strconv.ParseFloat(s, 64)
