@@ -36,6 +36,9 @@ type Processor struct {
 	walSeq    uint64 // last WAL sequence whose batch was committed
 	stats     Stats
 	assigned  atomic.Int64
+	health    health // back-pressure state (backpressure.go)
+	gen       generation    // Redis data-set tracking (generation.go)
+	guard     *chunkedStore // p.store's wrapper: chunking, refused members
 }
 
 // Stats are running totals, safe to read while the processor runs.
@@ -110,6 +113,12 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		return nil, err
 	}
 	store.AdoptGeneration(gen)
+	if err := p.loadGeneration(gen); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	p.guard = chunked(store, cfg.MaxRoomsPerApply)
+	p.store = p.guard
 	return p, nil
 }
 
@@ -169,15 +178,22 @@ func (p *Processor) Assigned() int { return int(p.assigned.Load()) }
 // commits it, and leaves the group. It returns nil after a clean stop.
 func (p *Processor) Run(ctx context.Context) error {
 	defer p.cl.Close() // leaves the group
+	if err := p.rebuildAtStart(ctx); err != nil {
+		return err
+	}
 	p.lg.Info("consuming", zap.String("env", p.cfg.Env), zap.String("group", p.cfg.Group),
 		zap.Strings("topics", p.topics.Inputs()))
 	for {
-		fetches := p.cl.PollRecords(ctx, p.cfg.MaxPollRecords)
+		// A poll waits at most GenerationCheckEvery, so that an idle
+		// processor still notices that Redis lost its data (generation.go).
+		pollCtx, cancelPoll := context.WithTimeout(ctx, p.cfg.GenerationCheckEvery)
+		fetches := p.cl.PollRecords(pollCtx, p.cfg.MaxPollRecords)
+		cancelPoll()
 		if fetches.IsClientClosed() {
 			return nil
 		}
 		fetches.EachError(func(t string, part int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				p.lg.Warn("fetch error", zap.String("topic", t), zap.Int32("partition", part), zap.Error(err))
 			}
 		})
@@ -194,6 +210,9 @@ func (p *Processor) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		if len(recs) == 0 {
+			p.checkIdle(ctx)
+		}
 	}
 }
 
@@ -207,14 +226,21 @@ func (p *Processor) processWithRetry(ctx context.Context, recs []*kgo.Record) er
 	backoff := p.cfg.RetryBackoff
 	start := time.Now()
 	for {
-		err := b.run(context.WithoutCancel(ctx))
+		err := p.finishRebuild(context.WithoutCancel(ctx), b)
 		if err == nil {
+			err = b.run(context.WithoutCancel(ctx))
+		}
+		if err == nil {
+			p.health.recovered()
+			p.resumeFetching()
 			p.stats.Batches.Add(1)
 			p.cfg.Observer.Batch(len(recs), time.Since(start))
 			return nil
 		}
 		p.stats.Retries.Add(1)
 		p.cfg.Observer.Retry()
+		p.health.failed(err, time.Now())
+		p.pauseFetching()
 		p.lg.Warn("batch failed, retrying", zap.Int("records", len(recs)), zap.Duration("backoff", backoff), zap.Error(err))
 		jitter := time.Duration(rand.Int64N(int64(backoff)/2 + 1))
 		select {
@@ -226,9 +252,13 @@ func (p *Processor) processWithRetry(ctx context.Context, recs []*kgo.Record) er
 	}
 }
 
-// Ready reports whether the processor can do its job: it owns at least one
-// input partition, and Redis and Kafka answer. It backs /readyz.
+// Ready reports whether the processor can do its job: no batch has been
+// failing for long (see backpressure.go), it owns at least one input
+// partition, and Redis and Kafka answer. It backs /readyz.
 func (p *Processor) Ready(ctx context.Context) error {
+	if err := p.health.unready(&p.cfg, time.Now()); err != nil {
+		return err
+	}
 	if p.Assigned() == 0 {
 		return errors.New("no input partitions assigned (yet)")
 	}
