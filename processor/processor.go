@@ -36,7 +36,7 @@ type Processor struct {
 	walSeq    uint64 // last WAL sequence whose batch was committed
 	stats     Stats
 	assigned  atomic.Int64
-	health    health // back-pressure state (backpressure.go)
+	health    health        // back-pressure state (backpressure.go)
 	gen       generation    // Redis data-set tracking (generation.go)
 	guard     *chunkedStore // p.store's wrapper: chunking, refused members
 }

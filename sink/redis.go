@@ -25,7 +25,7 @@ type Options struct {
 	// member beyond it is refused and reported in RoomState.Refused, while
 	// existing members keep working. Default 0: no cap.
 	MaxMembers int
-	Logger  *zap.Logger    // nil: no logs
+	Logger     *zap.Logger // nil: no logs
 }
 
 // Redis is the meeting ranking store. It is safe for concurrent use; the
