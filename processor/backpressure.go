@@ -101,3 +101,7 @@ func (p *Processor) observeBackPressure(paused bool) {
 // FetchPaused reports whether input fetching is paused because a batch is
 // failing.
 func (p *Processor) FetchPaused() bool { return p.health.paused.Load() }
+
+// BufferedRecords returns how many fetched records the Kafka client holds
+// that have not been polled yet. With fetching paused it does not grow.
+func (p *Processor) BufferedRecords() int64 { return p.cl.BufferedFetchRecords() }
