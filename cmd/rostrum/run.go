@@ -42,6 +42,7 @@ type runFlags struct {
 	http                                    string
 	lagEvery                                time.Duration
 	config                                  string
+	limits                                  limitFlags // limits.go
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -68,6 +69,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.http, "http", "127.0.0.1:8080", "address of the HTTP server: live page, /metrics, /healthz, /readyz, /v1/rooms/{room}/top (empty: off)")
 	fs.DurationVar(&f.lagEvery, "lag-interval", 5*time.Second, "how often consumer lag is measured for /metrics")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
+	f.limits.register(fs)
 }
 
 // parseFlags parses args, then fills unset flags from the environment and
@@ -158,6 +160,9 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
 	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
+	if err := f.limits.apply(&pc, &so, f.walDir); err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	}
 	return pc, so, wal.Options{Sync: sync, Logger: lg}, nil
 }
 
