@@ -27,6 +27,12 @@
 // in flight (kgo.BlockRebalanceOnPoll), so offsets are never committed for a
 // partition this processor no longer owns.
 //
+// A failing batch is retried in place with backoff and jitter while input
+// fetching is paused and Ready reports not ready (backpressure.go). Redis
+// losing its data is repaired from the WAL and the output topic
+// (recover.go), also by processors that were down or idle at the time
+// (generation.go).
+//
 // The processor depends on small interfaces (Store, Log) that the sink and
 // wal packages implement; they never import it.
 package processor
