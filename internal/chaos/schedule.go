@@ -62,8 +62,9 @@ func NewSchedule(h *Harness, r *testenv.Redis, seed uint64) *Schedule {
 }
 
 // Run injects steps faults: first every kind once, in a seeded order, then
-// kinds drawn at random; a kind whose precondition does not hold (a leave
-// with one processor running) is replaced by a join or a kill.
+// kinds drawn at random. A kind whose precondition does not hold is
+// preceded by the fault that makes it hold (a leave or a zombie with one
+// processor running by a join, a join with every slot busy by a leave).
 func (s *Schedule) Run(steps int) {
 	order := slices.Clone(Kinds)
 	s.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -95,15 +96,15 @@ func (s *Schedule) free() []int {
 
 func (s *Schedule) inject(k Kind) {
 	h := s.h
-	run := h.Running()
-	switch {
-	case (k == Leave || k == Zombie) && len(run) < 2:
-		k = Join
+	switch run := h.Running(); {
+	case (k == Leave || k == Zombie || k == ProcKill) && len(run) < 2:
+		s.inject(Join)
+		s.sleep(200, 800)
 	case k == Join && len(run) == Slots:
-		k = ProcKill
-	case k == ProcKill && len(run) == 0:
-		k = Join
+		s.inject(Leave)
+		s.sleep(200, 800)
 	}
+	run := h.Running()
 	f := Fault{Kind: k, Begin: time.Now()}
 	switch k {
 	case ProcKill:
