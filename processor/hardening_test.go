@@ -50,11 +50,11 @@ func TestHardeningLimits(t *testing.T) {
 		return fmt.Sprintf(`{"room_id":%q,"user_id":%q,"type":%q%s,"ts":%d}`, room, user, typ, value, ts)
 	}
 	bad := map[string]string{ // record value → the DLQ reason it must get
-		ev("lim-a", "u-1", "join", "")[:60] + `,"pad":"` + strings.Repeat("x", 4096) + `"}`: "bytes exceeds limit 4096",
+		ev("lim-a", "u-1", "join", "")[:60] + `,"pad":"` + strings.Repeat("x", 4096) + `"}`:                                      "bytes exceeds limit 4096",
 		`{"room_id":"lim-a","user_id":"u-1","type":"join","ts":1,"x":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`: "json: nesting deeper than 32",
-		"[" + strings.Repeat(ev("lim-a", "u-1", "join", "")+",", 5) + ev("lim-a", "u-1", "join", "") + "]": "record: more than 5 events",
-		ev("lim-a", "u-1", "join", "")[:60] + `,"note":"caf` + "\xe9" + `"}`: "invalid UTF-8 in string",
-		ev("cap", "u-4", "join", ""):  `event[0].user_id: room "cap" has reached its members cap; new member "u-4" refused`,
+		"[" + strings.Repeat(ev("lim-a", "u-1", "join", "")+",", 5) + ev("lim-a", "u-1", "join", "") + "]":                       "record: more than 5 events",
+		ev("lim-a", "u-1", "join", "")[:60] + `,"note":"caf` + "\xe9" + `"}`:                                                     "invalid UTF-8 in string",
+		ev("cap", "u-4", "join", ""):   `event[0].user_id: room "cap" has reached its members cap; new member "u-4" refused`,
 		ev("cap", "u-5", "audio", "1"): `event[0].user_id: room "cap" has reached its members cap; new member "u-5" refused`,
 	}
 	for v := range bad {
