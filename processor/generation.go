@@ -81,7 +81,13 @@ func (p *Processor) rebuildAtStart(ctx context.Context) error {
 	if !p.gen.rebuild {
 		return nil
 	}
-	p.lg.Warn("redis generation differs from the one this WAL was applied to: rebuilding before consuming")
+	// Also on a first start (no file yet): the Redis generation may have
+	// just been created by this processor on an emptied Redis, and the
+	// stable lists must then be seeded from the output topic before any
+	// new seq is stored. With an empty WAL the rebuild only reads the
+	// output topic.
+	p.lg.Warn("no record that this WAL was applied to the current redis generation: rebuilding before consuming",
+		zap.String("generation_file", p.cfg.GenerationFile))
 	backoff := p.cfg.RetryBackoff
 	for {
 		_, err := p.recoverRedis(ctx)
