@@ -5,7 +5,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot
+.PHONY: all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos
 
 all: build
 
@@ -38,6 +38,12 @@ screenshot: deps-browser
 test: deps vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
+## chaos: the full fault schedule (about 100 faults over a 300,000-record trace; a
+## short one runs in `make test`). CHAOS_SEED picks another schedule.
+CHAOS_SEED ?= 6
+chaos: deps
+	ROSTRUM_CHAOS=full ROSTRUM_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 15m -run '^TestChaos$$' -v ./internal/chaos
+
 test-short: deps
 	$(GO) test -count=1 -short $(PKGS)
 
@@ -61,6 +67,7 @@ bench-micro:
 fuzz:
 	$(GO) test ./codec -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./wal -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./processor -run '^$$' -fuzz '^FuzzDecodeFold$$' -fuzztime $(FUZZTIME)
 
 fmt:
 	gofmt -w .

@@ -43,6 +43,8 @@
 //	    Input partitions this instance owns now.
 //	rostrum_redis_resets_total                     counter, resets
 //	    Times Redis had lost its data and the state was rebuilt.
+//	rostrum_fetch_paused                           gauge, 0 or 1
+//	    1 while input fetching is paused because a batch keeps failing.
 //	rostrum_consumer_lag_records{topic,partition}  gauge, records
 //	    End offset − committed offset.
 //	rostrum_consumer_lag_seconds{topic,partition}  gauge, seconds

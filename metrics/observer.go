@@ -86,3 +86,13 @@ func (p *Pipeline) Rebalance(kind string, partitions int) {
 
 // RedisReset counts one rebuild of the state after Redis lost its data.
 func (p *Pipeline) RedisReset() { p.redisResets.Inc() }
+
+// FetchPaused sets the back-pressure gauge: paused while a failing batch
+// retries (processor.BackPressureObserver).
+func (p *Pipeline) FetchPaused(paused bool) {
+	if paused {
+		p.fetchPaused.Set(1)
+	} else {
+		p.fetchPaused.Set(0)
+	}
+}

@@ -10,7 +10,10 @@ import (
 	"github.com/rostrumhq/rostrum/processor"
 )
 
-var _ processor.Observer = (*metrics.Pipeline)(nil)
+var (
+	_ processor.Observer             = (*metrics.Pipeline)(nil)
+	_ processor.BackPressureObserver = (*metrics.Pipeline)(nil)
+)
 
 func TestObserverCounters(t *testing.T) {
 	p := metrics.New("test")

@@ -27,6 +27,7 @@ const (
 	nameRebalances        = "rostrum_rebalances_total"
 	nameAssigned          = "rostrum_assigned_partitions"
 	nameRedisResets       = "rostrum_redis_resets_total"
+	nameFetchPaused       = "rostrum_fetch_paused"
 	nameLagRecords        = "rostrum_consumer_lag_records"
 	nameLagSeconds        = "rostrum_consumer_lag_seconds"
 	nameGroupLagRecords   = "rostrum_consumer_group_lag_records"
@@ -43,7 +44,7 @@ func Names() []string {
 		nameBatchRecords, nameBatchDuration, nameRedisRoundTrip,
 		nameWALAppend, nameWALFsync,
 		nameOutputsPublished, nameStableConflicts, nameBatchRetries,
-		nameRebalances, nameAssigned, nameRedisResets,
+		nameRebalances, nameAssigned, nameRedisResets, nameFetchPaused,
 		nameLagRecords, nameLagSeconds, nameGroupLagRecords, nameGroupLagSeconds,
 	}
 }
@@ -76,6 +77,7 @@ type Pipeline struct {
 	walAppend, walFsync    prometheus.Histogram
 	published, conflicts   prometheus.Counter
 	retries, redisResets   prometheus.Counter
+	fetchPaused            prometheus.Gauge
 	rebalances             *prometheus.CounterVec
 	assigned               prometheus.Gauge
 
@@ -175,6 +177,8 @@ func New(env string) *Pipeline {
 		"Input partitions this instance owns.")
 	p.redisResets = counter(nameRedisResets,
 		"Times Redis was found to have lost its data and rostrum rebuilt the state.")
+	p.fetchPaused = gauge(nameFetchPaused,
+		"1 while input fetching is paused because a batch keeps failing (back-pressure), else 0.")
 	p.lagRecords = gaugeVec(nameLagRecords,
 		"Records of a partition not yet committed by the consumer group: end offset minus committed offset.", labelTopic, labelPart)
 	p.lagSeconds = gaugeVec(nameLagSeconds,

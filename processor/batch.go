@@ -92,6 +92,9 @@ func (b *batch) run(ctx context.Context) error {
 	if err := b.boardsStep(ctx); err != nil {
 		return err
 	}
+	if err := b.sendRefused(ctx); err != nil {
+		return err
+	}
 	if len(b.outputs) > 0 {
 		if err := p.cl.ProduceSync(ctx, b.outputs...).FirstErr(); err != nil {
 			return fmt.Errorf("produce output: %w", err)

@@ -55,6 +55,26 @@ type Config struct {
 	WALMaxAge     time.Duration // keep at most this much committed history; default 24h
 	WALMaxBytes   int64         // and at most this many bytes; default 1 GiB
 	RetryBackoff  time.Duration // first retry delay after a failed batch; default 100ms, doubling to 5s
+	// UnreadyFailures and UnreadyAfter say when a failing batch makes Ready
+	// report not ready: after this many failed attempts in a row (default
+	// 3), or after it has been failing this long (default 10s), whichever
+	// comes first. See backpressure.go.
+	UnreadyFailures int
+	UnreadyAfter    time.Duration
+	// MaxRoomsPerApply is the most rooms written in one pipelined Redis
+	// round trip; a batch touching more rooms is applied in several round
+	// trips of at most this many (nothing is rejected). Default 2000.
+	MaxRoomsPerApply int
+	// GenerationFile, when set, is a file (beside the WAL) where the
+	// processor keeps the Redis generation its WAL was last applied to. At
+	// start, a missing file or one naming another generation means Redis
+	// may have lost data this WAL holds, and the processor rebuilds from it
+	// before consuming. Empty: the check at start is skipped.
+	GenerationFile string
+	// GenerationCheckEvery is how often an idle processor (nothing polled)
+	// checks that Redis still holds its generation, so that it rebuilds what
+	// its WAL holds even when no new records arrive. Default 5s.
+	GenerationCheckEvery time.Duration
 	// RebuildWindow is how far back state must be rebuilt after Redis lost
 	// its data: set it to the room TTL (older rooms would have expired).
 	// When the WAL does not reach that far, partitions are rewound to
@@ -124,6 +144,18 @@ func (c *Config) withDefaults() {
 	if c.BoardExpireEvery == 0 {
 		c.BoardExpireEvery = 5 * time.Second
 	}
+	if c.UnreadyFailures == 0 {
+		c.UnreadyFailures = 3
+	}
+	if c.UnreadyAfter == 0 {
+		c.UnreadyAfter = 10 * time.Second
+	}
+	if c.MaxRoomsPerApply == 0 {
+		c.MaxRoomsPerApply = 2000
+	}
+	if c.GenerationCheckEvery == 0 {
+		c.GenerationCheckEvery = 5 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -160,6 +192,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--margin must be at most %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
 	case c.DueInterval < time.Millisecond:
 		return fmt.Errorf("--due-interval must be at least 1ms, got %s", c.DueInterval)
+	}
+	// Zero means the default for the three below.
+	if c.UnreadyFailures < 0 {
+		return fmt.Errorf("--unready-failures must be at least 1, got %d", c.UnreadyFailures)
+	}
+	if c.UnreadyAfter < 0 {
+		return fmt.Errorf("--unready-after must be positive, got %s", c.UnreadyAfter)
+	}
+	if c.MaxRoomsPerApply < 0 {
+		return fmt.Errorf("--max-rooms-per-apply must be at least 1, got %d", c.MaxRoomsPerApply)
 	}
 	if c.RoomPattern != "" {
 		if _, err := regexp.Compile(c.RoomPattern); err != nil {

@@ -36,6 +36,12 @@
 // hysteresis dwell or grace ended without new events (due.go); it stores and
 // publishes like a batch and commits no offsets.
 //
+// A failing batch is retried in place with backoff and jitter while input
+// fetching is paused and Ready reports not ready (backpressure.go). Redis
+// losing its data is repaired from the WAL and the output topic
+// (recover.go), also by processors that were down or idle at the time
+// (generation.go).
+//
 // The processor depends on small interfaces (Store, Log) that the sink and
 // wal packages implement; they never import it.
 package processor

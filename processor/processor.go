@@ -42,6 +42,9 @@ type Processor struct {
 	walSeq    uint64 // last WAL sequence whose batch was committed
 	stats     Stats
 	assigned  atomic.Int64
+	health    health        // back-pressure state (backpressure.go)
+	gen       generation    // Redis data-set tracking (generation.go)
+	guard     *chunkedStore // p.store's wrapper: chunking, refused members
 
 	boardBatch *board.Batch // reused like fold, for the boards; nil without boards
 }
@@ -127,12 +130,18 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		return nil, err
 	}
 	store.AdoptGeneration(gen)
+	if err := p.loadGeneration(gen); err != nil {
+		cl.Close()
+		return nil, err
+	}
 	if p.boardBatch != nil {
 		if err := cfg.BoardStore.Adopt(ctx, gen); err != nil {
 			cl.Close()
 			return nil, err
 		}
 	}
+	p.guard = chunked(store, cfg.MaxRoomsPerApply)
+	p.store = p.guard
 	return p, nil
 }
 
@@ -192,6 +201,9 @@ func (p *Processor) Assigned() int { return int(p.assigned.Load()) }
 // commits it, and leaves the group. It returns nil after a clean stop.
 func (p *Processor) Run(ctx context.Context) error {
 	defer p.cl.Close() // leaves the group
+	if err := p.rebuildAtStart(ctx); err != nil {
+		return err
+	}
 	if p.boardBatch != nil {
 		expCtx, stopExpiry := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -224,16 +236,23 @@ func (p *Processor) Run(ctx context.Context) error {
 			return nil
 		}
 		p.maybeStepDue(ctx)
+		if len(recs) == 0 {
+			p.checkIdle(ctx)
+		}
 	}
 }
 
 // poll waits for records; with the hysteresis it waits at most DueInterval,
 // so that the timer runs while no records arrive.
 func (p *Processor) poll(ctx context.Context) kgo.Fetches {
-	if p.hyst == nil {
-		return p.cl.PollRecords(ctx, p.cfg.MaxPollRecords)
+	// A poll waits at most GenerationCheckEvery, so that an idle processor
+	// still notices that Redis lost its data (generation.go), and at most
+	// DueInterval with the hysteresis, so that due rooms are stepped.
+	wait := p.cfg.GenerationCheckEvery
+	if p.hyst != nil {
+		wait = min(wait, p.cfg.DueInterval)
 	}
-	pctx, cancel := context.WithTimeout(ctx, p.cfg.DueInterval)
+	pctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	return p.cl.PollRecords(pctx, p.cfg.MaxPollRecords)
 }
@@ -248,14 +267,21 @@ func (p *Processor) processWithRetry(ctx context.Context, recs []*kgo.Record) er
 	backoff := p.cfg.RetryBackoff
 	start := time.Now()
 	for {
-		err := b.run(context.WithoutCancel(ctx))
+		err := p.finishRebuild(context.WithoutCancel(ctx), b)
 		if err == nil {
+			err = b.run(context.WithoutCancel(ctx))
+		}
+		if err == nil {
+			p.health.recovered()
+			p.resumeFetching()
 			p.stats.Batches.Add(1)
 			p.cfg.Observer.Batch(len(recs), time.Since(start))
 			return nil
 		}
 		p.stats.Retries.Add(1)
 		p.cfg.Observer.Retry()
+		p.health.failed(err, time.Now())
+		p.pauseFetching()
 		p.lg.Warn("batch failed, retrying", zap.Int("records", len(recs)), zap.Duration("backoff", backoff), zap.Error(err))
 		jitter := time.Duration(rand.Int64N(int64(backoff)/2 + 1))
 		select {
@@ -267,9 +293,13 @@ func (p *Processor) processWithRetry(ctx context.Context, recs []*kgo.Record) er
 	}
 }
 
-// Ready reports whether the processor can do its job: it owns at least one
-// input partition, and Redis and Kafka answer. It backs /readyz.
+// Ready reports whether the processor can do its job: no batch has been
+// failing for long (see backpressure.go), it owns at least one input
+// partition, and Redis and Kafka answer. It backs /readyz.
 func (p *Processor) Ready(ctx context.Context) error {
+	if err := p.health.unready(&p.cfg, time.Now()); err != nil {
+		return err
+	}
 	if p.Assigned() == 0 {
 		return errors.New("no input partitions assigned (yet)")
 	}

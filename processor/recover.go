@@ -41,6 +41,10 @@ import (
 func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) {
 	start := time.Now()
 	p.lg.Warn("redis lost its data: rebuilding from the output topic and the WAL")
+	// Until the rebuild has finished, every batch attempt (and the next
+	// start, through the generation file) runs it again: the store adopts
+	// the new generation below, so Apply would not report the loss twice.
+	p.gen.rebuild = true
 	gen, err := p.store.EnsureGeneration(ctx)
 	if err != nil {
 		return false, err
@@ -82,6 +86,10 @@ func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) 
 			return false, err
 		}
 	}
+	if err := p.saveGeneration(gen); err != nil {
+		return false, fmt.Errorf("recover: %w", err)
+	}
+	p.gen.rebuild = false
 	p.stats.RedisResets.Add(1)
 	p.cfg.Observer.RedisReset()
 	p.lg.Warn("redis rebuilt", zap.Int("rooms_seeded_from_output", len(seeds)), zap.Int("wal_batches", st.Batches),

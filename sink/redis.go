@@ -21,7 +21,11 @@ type Options struct {
 	TopN    int            // size of the raw and stable top lists; default 7
 	RoomTTL time.Duration  // idle rooms expire after this, refreshed on every write; default 24h
 	Meeting *codec.Meeting // score layout; default codec.NewMeeting(codec.DefaultEpoch)
-	Logger  *zap.Logger    // nil: no logs
+	// MaxMembers caps the members (ranked or not) kept per room; a new
+	// member beyond it is refused and reported in RoomState.Refused, while
+	// existing members keep working. Default 0: no cap.
+	MaxMembers int
+	Logger     *zap.Logger // nil: no logs
 }
 
 // Redis is the meeting ranking store. It is safe for concurrent use; the
@@ -29,7 +33,7 @@ type Options struct {
 type Redis struct {
 	c    redis.UniversalClient
 	opt  Options
-	args [8]any // fixed leading arguments of the apply script
+	args [9]any // fixed leading arguments of the apply script
 	gen  atomic.Pointer[string]
 	due  atomic.Pointer[DuePeek] // the due set's earliest entry, as the last Apply saw it
 }
@@ -52,6 +56,9 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 	if opt.Logger == nil {
 		opt.Logger = zap.NewNop()
 	}
+	if opt.MaxMembers < 0 {
+		return nil, fmt.Errorf("sink: Options.MaxMembers must be >= 0 (0: no cap), got %d", opt.MaxMembers)
+	}
 	r := &Redis{c: c, opt: opt}
 	f := opt.Meeting.Layout().Fields()
 	mult := func(name string) string {
@@ -68,12 +75,13 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 			tmax = fi.Max
 		}
 	}
-	r.args = [8]any{
+	r.args = [9]any{
 		strconv.FormatInt(opt.RoomTTL.Milliseconds(), 10),
 		strconv.Itoa(opt.TopN),
 		strconv.FormatInt(opt.Meeting.Epoch().UnixMilli(), 10),
 		strconv.FormatUint(tmax, 10),
 		mult("audio"), mult("volume"), mult("video"), mult("role"),
+		strconv.Itoa(opt.MaxMembers),
 	}
 	return r, nil
 }
@@ -133,6 +141,9 @@ type RoomState struct {
 	// StableScores are the current scores of Stable's members, slot by
 	// slot; Unranked for a member that is no longer in the ranking.
 	StableScores []float64
+	// Refused lists the users of this apply that were not admitted because
+	// the room holds Options.MaxMembers members (see applyLua).
+	Refused []string
 }
 
 // Unranked is the StableScores entry of a member that is no longer ranked.
@@ -235,8 +246,8 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 	if err != nil {
 		return fmt.Errorf("sink: apply room %q: %w", room, err)
 	}
-	const head = 7 // values before the raw top list
-	if len(vals) < head || len(vals)%2 != 1 {
+	const head = 8 // values before the raw top list
+	if len(vals) < head || len(vals)%2 != 0 {
 		return fmt.Errorf("sink: apply room %q: unexpected reply of %d values", room, len(vals))
 	}
 	st.Room = room
@@ -266,6 +277,9 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 		if len(st.StableScores) != len(st.Stable) {
 			return fmt.Errorf("sink: apply room %q: %d scores for %d stable members", room, len(st.StableScores), len(st.Stable))
 		}
+	}
+	if ref, _ := vals[7].(string); ref != "" {
+		st.Refused = strings.Split(ref, ",")
 	}
 	st.Top = make([]Ranked, 0, (len(vals)-head)/2)
 	for i := head; i < len(vals); i += 2 {

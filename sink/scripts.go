@@ -9,8 +9,9 @@ import "github.com/redis/go-redis/v9"
 //	KEYS: 1 members hash, 2 ranking zset, 3 stable hash, 4 watermark hash
 //	ARGV: 1 ttl ms, 2 top-n, 3 epoch ms, 4 max time offset,
 //	      5..8 multipliers of audio, volume, video, role in the score,
-//	      9 force (1: apply parts at or below the watermark too; recovery),
-//	      10 number of topic-partition parts, then per part:
+//	      9 members cap (0: none),
+//	      10 force (1: apply parts at or below the watermark too; recovery),
+//	      11 number of topic-partition parts, then per part:
 //	      name ("topic/partition"), last offset, member count,
 //	      then member count pairs of (user id, packed update)
 //
@@ -25,21 +26,32 @@ import "github.com/redis/go-redis/v9"
 // read (commitLua), so a list merged from a raw top-N that another processor
 // has changed meanwhile is never stored.
 //
+// Members cap: with a cap, a user not yet in the members hash is refused
+// while the hash holds cap members (a leave keeps the member's state, so it
+// does not free a slot; the room's keys expire when it goes idle). The count
+// and the check run inside this script, so concurrent appliers cannot
+// overshoot it. Existing members are never refused. A refused user is also
+// reported for a part skipped by its watermark when the user is still not a
+// member, so a redelivered batch reports the same refusals again.
+//
 // Reply: {applied (0/1), seq, stable list, pending output or "", version,
 // hysteresis state or "", scores of the stable list's members
-// (comma-separated, "" for a member no longer ranked), user1, score1, …}
-// with the raw top-n best first. The stable members' scores tell the
-// hysteresis which of them left the ranking and how strong the others are.
+// (comma-separated, "" for a member no longer ranked), refused users
+// (comma-separated) or "", user1, score1, …} with the raw top-n best first.
+// The stable members' scores tell the hysteresis which of them left the
+// ranking and how strong the others are.
 const applyLua = `
 local F = '<BBBBBHlI4I4I4I4I4'
 local NONE, MAXD = 4294967295, 4294967294
 local ttl, topn, epoch, tmax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local mA, mV, mVid, mR = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local force = ARGV[9] == '1'
-local nparts = tonumber(ARGV[10])
-local i = 11
+local cap = tonumber(ARGV[9])
+local force = ARGV[10] == '1'
+local nparts = tonumber(ARGV[11])
+local i = 12
 local upd, users = {}, {}
 local applied = 0
+local refused, isRefused, skipped = {}, {}, {}
 
 -- value index, time index pairs of the packed state (see state.go)
 local P = {{1,7},{2,9},{3,11},{4,10},{6,8}}
@@ -84,8 +96,19 @@ for _ = 1, nparts do
       if s then merge(s, u) else upd[user] = u; users[#users+1] = user end
     end
     if last > wm then redis.call('HSET', KEYS[4], tp, last) end
+  elseif cap > 0 then
+    for k = 0, n-1 do skipped[#skipped+1] = ARGV[i+2*k] end
   end
   i = i + 2*n
+end
+
+local count = 0
+if cap > 0 then count = redis.call('HLEN', KEYS[1]) end
+local function refuse(user)
+  if not isRefused[user] then isRefused[user] = true; refused[#refused+1] = user end
+end
+for _, user in ipairs(skipped) do
+  if redis.call('HEXISTS', KEYS[1], user) == 0 then refuse(user) end
 end
 
 local ranked = 0
@@ -98,10 +121,22 @@ if applied == 1 then
     local hset, zadd, zrem = {}, {}, {}
     for k, user in ipairs(chunk) do
       local s
-      if stored[k] then s = unpack12(stored[k]) else s = {0,0,0,0,1,0,0,0,0,0,0,0} end
+      local admit = true
+      if stored[k] then
+        s = unpack12(stored[k])
+      elseif cap > 0 and count >= cap then
+        admit = false
+        refuse(user)
+      else
+        s = {0,0,0,0,1,0,0,0,0,0,0,0}
+        count = count + 1
+      end
       local before = stored[k]
-      merge(s, upd[user])
-      local packed = pack12(s)
+      local packed = before
+      if admit then
+        merge(s, upd[user])
+        packed = pack12(s)
+      end
       if packed ~= before then
         hset[#hset+1] = user; hset[#hset+1] = packed
         local role = s[4]
@@ -137,7 +172,7 @@ if st[2] then
     scores[#scores+1] = intop[user] or redis.call('ZSCORE', KEYS[2], user) or ''
   end
 end
-local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, tonumber(st[5] or '0'), st[6] or '', table.concat(scores, ',')}
+local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, tonumber(st[5] or '0'), st[6] or '', table.concat(scores, ','), table.concat(refused, ',')}
 for k = 1, #top do reply[#reply+1] = top[k] end
 return reply
 `

@@ -49,6 +49,7 @@ type runFlags struct {
 	sec                                     securityFlags
 	boards                                  []board.Config // the config file's boards: list
 	boardsSource                            string         // where boards came from, for errors
+	limits                                  limitFlags // limits.go
 
 	warnings []string // found while parsing; logged by logger
 }
@@ -83,6 +84,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.dueInterval, "due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
 	f.sec.register(fs)
+	f.limits.register(fs)
 }
 
 // parseFlags parses args, then fills unset flags from the environment and
@@ -210,6 +212,9 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
 	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
+	if err := f.limits.apply(&pc, &so, f.walDir); err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	}
 	return pc, so, wal.Options{Sync: sync, Logger: lg}, nil
 }
 

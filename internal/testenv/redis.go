@@ -258,6 +258,11 @@ func (r *Redis) Restart(keepData bool) {
 		if err := os.Remove(filepath.Join(r.dir, "dump.rdb")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			r.tb.Fatalf("testenv: delete snapshot of %s: %v", r.Addr, err)
 		}
+		// A server started WithArgs("--appendonly", "yes") keeps its data
+		// in the append-only file too.
+		if err := os.RemoveAll(filepath.Join(r.dir, "appendonlydir")); err != nil {
+			r.tb.Fatalf("testenv: delete append-only file of %s: %v", r.Addr, err)
+		}
 	}
 	if err := r.start(); err != nil {
 		r.tb.Fatalf("testenv: restart redis-server on %s: %v", r.Addr, err)

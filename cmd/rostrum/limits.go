@@ -1,0 +1,49 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/sink"
+)
+
+// limitFlags are the input-hardening and back-pressure settings of
+// `rostrum run` (see docs/RELIABILITY.md).
+type limitFlags struct {
+	maxRoomMembers   int
+	maxRoomsPerApply int
+	unreadyFailures  int
+	unreadyAfter     time.Duration
+}
+
+func (f *limitFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.maxRoomMembers, "max-room-members", 100000, "members kept per room at most; a new member beyond it goes to the DLQ (0: no cap)")
+	fs.IntVar(&f.maxRoomsPerApply, "max-rooms-per-apply", 2000, "rooms written per Redis round trip at most; a batch touching more is applied in several")
+	fs.IntVar(&f.unreadyFailures, "unready-failures", 3, "/readyz reports not ready after this many failed attempts of a batch in a row")
+	fs.DurationVar(&f.unreadyAfter, "unready-after", 10*time.Second, "or after a batch has been failing this long")
+}
+
+// apply validates the limits and sets them in the processor and sink
+// configurations; walDir is where the Redis generation file lives.
+func (f *limitFlags) apply(pc *processor.Config, so *sink.Options, walDir string) error {
+	switch {
+	case f.maxRoomMembers < 0:
+		return fmt.Errorf("--max-room-members must be >= 0 (0: no cap), got %d", f.maxRoomMembers)
+	case f.maxRoomsPerApply < 1:
+		return fmt.Errorf("--max-rooms-per-apply must be at least 1, got %d", f.maxRoomsPerApply)
+	case f.unreadyFailures < 1:
+		return fmt.Errorf("--unready-failures must be at least 1, got %d", f.unreadyFailures)
+	case f.unreadyAfter <= 0:
+		return fmt.Errorf("--unready-after must be positive, got %s", f.unreadyAfter)
+	}
+	so.MaxMembers = f.maxRoomMembers
+	pc.MaxRoomsPerApply = f.maxRoomsPerApply
+	pc.UnreadyFailures = f.unreadyFailures
+	pc.UnreadyAfter = f.unreadyAfter
+	// Beside the WAL: it says which Redis data set the WAL was applied to.
+	pc.GenerationFile = filepath.Join(walDir, "redis-generation")
+	return nil
+}

@@ -1,0 +1,360 @@
+package chaos
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rostrumhq/rostrum/internal/model"
+	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/sink"
+)
+
+// Report is what Check found.
+type Report struct {
+	Rooms, Members, Ranked int // in the model
+	Outputs, OutputRooms   int // output records read, rooms with outputs
+	Repeats                int // output records repeating a seq with identical content (allowed)
+	DLQ, DLQDistinct       int // DLQ records read, distinct values
+	Lost, AppliedTwice     int
+	Moved                  int // members that changed slot between consecutive lists
+	Problems               []string
+}
+
+// OK reports whether nothing was lost, applied twice or moved.
+func (r *Report) OK() bool { return r.Lost == 0 && r.AppliedTwice == 0 && r.Moved == 0 }
+
+func (r *Report) problem(format string, args ...any) {
+	if len(r.Problems) < 20 {
+		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// Input is what was fed to rostrum: the trace and the model of its good
+// events.
+type Input struct {
+	Env   string
+	TopN  int
+	Trace []trace.Record
+	Model *model.Model
+	users map[string][]string // room → users with a good event, sorted
+}
+
+// NewInput builds the model of tr's good events.
+func NewInput(env string, topN int, tr []trace.Record, m *model.Model) *Input {
+	seen := map[[2]string]bool{}
+	users := map[string][]string{}
+	for _, r := range tr {
+		for _, ev := range r.Events {
+			m.Apply(ev)
+			if k := [2]string{ev.RoomID, ev.UserID}; !ev.Type.Board() && !seen[k] {
+				seen[k] = true
+				users[ev.RoomID] = append(users[ev.RoomID], ev.UserID)
+			}
+		}
+	}
+	for _, u := range users {
+		slices.Sort(u)
+	}
+	return &Input{Env: env, TopN: topN, Trace: tr, Model: m, users: users}
+}
+
+// Check compares Redis (through rc, a single node or a cluster client), the
+// output records and the DLQ records with in.
+func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq []*kgo.Record, in *Input) (*Report, error) {
+	rep := &Report{}
+	if err := checkRedis(ctx, rc, in, rep); err != nil {
+		return nil, err
+	}
+	checkOutputs(outputs, in, rep)
+	checkDLQ(dlq, in, rep)
+	return rep, nil
+}
+
+// reg orders two (ts, value) registers; a register never written (ts 0)
+// is below every written one, whatever its value.
+func reg(ts, v int64) [2]int64 {
+	if ts == 0 {
+		return [2]int64{0, 0}
+	}
+	return [2]int64{ts, v}
+}
+
+func cmpReg(a, b [2]int64) int {
+	if c := cmp.Compare(a[0], b[0]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a[1], b[1])
+}
+
+func checkRedis(ctx context.Context, rc redis.UniversalClient, in *Input, rep *Report) error {
+	m := in.Model
+	rooms := m.Rooms()
+	rep.Rooms = len(rooms)
+	known := map[string]bool{}
+	for _, room := range rooms {
+		known[room] = true
+		k := sink.RoomKeys(in.Env, room)
+		stored, err := rc.HGetAll(ctx, k.Members).Result()
+		if err != nil {
+			return fmt.Errorf("chaos: read members of %s: %w", room, err)
+		}
+		seen := map[string]bool{}
+		for user, raw := range stored {
+			seen[user] = true
+			var s sink.MemberState
+			if err := s.UnmarshalBinary([]byte(raw)); err != nil {
+				return fmt.Errorf("chaos: member %s of %s: %w", user, room, err)
+			}
+			want, ok := m.State(room, user)
+			if !ok {
+				rep.AppliedTwice++
+				rep.problem("room %s: member %s in Redis, not in the model", room, user)
+				continue
+			}
+			e := s.Effective()
+			behind, ahead := false, false
+			for _, p := range [][2][2]int64{
+				{reg(e.AudioTS, int64(e.Audio)), reg(want.Audio.TS, want.Audio.Value)},
+				{reg(e.VolumeTS, int64(e.Volume)), reg(want.Volume.TS, want.Volume.Value)},
+				{reg(e.VideoTS, int64(e.Video)), reg(want.Video.TS, want.Video.Value)},
+				{reg(e.RoleTS, int64(e.Role)), reg(want.Role.TS, want.Role.Value)},
+				{reg(e.PresenceTS, int64(e.Presence)), reg(want.Presence.TS, want.Presence.Value)},
+				{{e.MaxTS, 0}, {want.Time, 0}},
+			} {
+				switch cmpReg(p[0], p[1]) {
+				case -1:
+					behind = true
+				case 1:
+					ahead = true
+				}
+			}
+			if behind {
+				rep.Lost++
+				rep.problem("room %s member %s: Redis %+v is behind the model %+v", room, user, e, want)
+			}
+			if ahead {
+				rep.AppliedTwice++
+				rep.problem("room %s member %s: Redis %+v is ahead of the model %+v", room, user, e, want)
+			}
+		}
+		for _, user := range in.users[room] {
+			rep.Members++
+			if !seen[user] {
+				rep.Lost++
+				rep.problem("room %s: member %s missing from Redis", room, user)
+			}
+		}
+
+		want := m.Ranking(room)
+		rep.Ranked += len(want)
+		got, err := rc.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: k.Ranking, Start: 0, Stop: -1, Rev: true}).Result()
+		if err != nil {
+			return fmt.Errorf("chaos: read ranking of %s: %w", room, err)
+		}
+		gotScore := map[string]float64{}
+		for _, z := range got {
+			gotScore[z.Member.(string)] = z.Score
+		}
+		wantScore := map[string]float64{}
+		for _, w := range want {
+			wantScore[w.UserID] = w.Score
+			s, ok := gotScore[w.UserID]
+			switch {
+			case !ok || s < w.Score:
+				rep.Lost++
+				rep.problem("room %s: ranked %s score %v in Redis (present %v), model %v", room, w.UserID, s, ok, w.Score)
+			case s > w.Score:
+				rep.AppliedTwice++
+				rep.problem("room %s: ranked %s score %v in Redis above the model's %v", room, w.UserID, s, w.Score)
+			}
+		}
+		for user := range gotScore {
+			if _, ok := wantScore[user]; !ok {
+				rep.AppliedTwice++
+				rep.problem("room %s: %s ranked in Redis, not by the model", room, user)
+			}
+		}
+		if len(got) == len(want) {
+			for i := range want {
+				if got[i].Member.(string) != want[i].UserID {
+					rep.problem("room %s: rank %d is %v in Redis, %s in the model (order only)", room, i+1, got[i].Member, want[i].UserID)
+					break
+				}
+			}
+		}
+	}
+	// Rooms Redis holds that the model never saw.
+	extra, err := roomsInRedis(ctx, rc, in.Env)
+	if err != nil {
+		return err
+	}
+	for _, room := range extra {
+		if !known[room] {
+			rep.AppliedTwice++
+			rep.problem("room %s in Redis, not in the model", room)
+		}
+	}
+	return nil
+}
+
+// roomsInRedis scans the members hashes of env on every master.
+func roomsInRedis(ctx context.Context, rc redis.UniversalClient, env string) ([]string, error) {
+	prefix := "rostrum:" + env + ":{"
+	var mu sync.Mutex
+	var rooms []string
+	scan := func(ctx context.Context, c *redis.Client) error {
+		it := c.Scan(ctx, 0, prefix+"*}:m", 1000).Iterator()
+		for it.Next(ctx) {
+			k := it.Val()
+			room := strings.TrimSuffix(strings.TrimPrefix(k, prefix), "}:m")
+			mu.Lock()
+			rooms = append(rooms, room)
+			mu.Unlock()
+		}
+		return it.Err()
+	}
+	var err error
+	switch c := rc.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, scan)
+	case *redis.Client:
+		err = scan(ctx, c)
+	default:
+		return nil, fmt.Errorf("chaos: cannot scan a %T", rc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chaos: scan rooms: %w", err)
+	}
+	slices.Sort(rooms)
+	return rooms, nil
+}
+
+func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
+	rep.Outputs = len(recs)
+	byRoom := map[string]map[int64]string{}
+	for _, r := range recs {
+		var o processor.Output
+		if err := json.Unmarshal(r.Value, &o); err != nil || string(r.Key) != o.RoomID {
+			rep.AppliedTwice++
+			rep.problem("output %q with key %q does not parse as a room's output: %v", r.Value, r.Key, err)
+			continue
+		}
+		seqs := byRoom[o.RoomID]
+		if seqs == nil {
+			seqs = map[int64]string{}
+			byRoom[o.RoomID] = seqs
+		}
+		if prev, dup := seqs[o.Seq]; dup {
+			if prev != string(r.Value) {
+				rep.AppliedTwice++
+				rep.problem("room %s seq %d published with different contents:\n  %s\n  %s", o.RoomID, o.Seq, prev, r.Value)
+			} else {
+				rep.Repeats++
+			}
+			continue
+		}
+		seqs[o.Seq] = string(r.Value)
+	}
+	rep.OutputRooms = len(byRoom)
+	last := map[string][]string{}
+	for room, seqs := range byRoom {
+		top := int64(0)
+		for s := range seqs {
+			top = max(top, s)
+		}
+		var prev []string
+		for s := int64(1); s <= top; s++ {
+			raw, ok := seqs[s]
+			if !ok {
+				rep.Lost++
+				rep.problem("room %s: seq %d missing (highest %d)", room, s, top)
+				prev = nil
+				continue
+			}
+			var o processor.Output
+			_ = json.Unmarshal([]byte(raw), &o)
+			cur := make([]string, len(o.Top))
+			for i, m := range o.Top {
+				cur[i] = m.UserID
+			}
+			if prev != nil && slices.Equal(prev, cur) {
+				rep.AppliedTwice++
+				rep.problem("room %s: seq %d repeats the list of seq %d: %v", room, s, s-1, cur)
+			}
+			// A member in both lists keeps its slot while the slot exists;
+			// when the list shrinks, members past its end move down
+			// (stability.Merge).
+			for i, m := range prev {
+				if j := slices.Index(cur, m); j >= 0 && j != i && i < len(cur) {
+					rep.Moved++
+					rep.problem("room %s seq %d: %s moved from slot %d to %d (%v → %v)", room, s, m, i, j, prev, cur)
+				}
+			}
+			prev = cur
+		}
+		last[room] = prev
+	}
+	for _, room := range in.Model.Rooms() {
+		for _, m := range in.Model.Top(room, in.TopN) {
+			if !slices.Contains(last[room], m.UserID) {
+				rep.Lost++
+				rep.problem("room %s: model top member %s missing from the last output %v", room, m.UserID, last[room])
+			}
+		}
+		if n := len(in.Model.Top(room, in.TopN)); len(last[room]) > n {
+			rep.AppliedTwice++
+			rep.problem("room %s: last output has %d members, the model's top has %d", room, len(last[room]), n)
+		}
+	}
+}
+
+func checkDLQ(recs []*kgo.Record, in *Input, rep *Report) {
+	rep.DLQ = len(recs)
+	want := map[string]bool{}
+	good := map[string]bool{}
+	for _, r := range in.Trace {
+		if r.Good() {
+			good[string(r.Value)] = true
+		} else {
+			want[string(r.Value)] = true
+		}
+	}
+	got := map[string]bool{}
+	for _, r := range recs {
+		h := map[string]string{}
+		for _, kv := range r.Headers {
+			h[kv.Key] = string(kv.Value)
+		}
+		if h["rostrum-error"] == "" || h["rostrum-topic"] == "" || h["rostrum-partition"] == "" || h["rostrum-offset"] == "" {
+			rep.problem("DLQ record without reason or origin: headers %v", h)
+			rep.Lost++
+		}
+		got[string(r.Value)] = true
+	}
+	rep.DLQDistinct = len(got)
+	for v := range want {
+		if !got[v] {
+			rep.Lost++
+			rep.problem("bad record missing from the DLQ: %.80q", v)
+		}
+	}
+	for v := range got {
+		if !want[v] {
+			rep.Lost++
+			if good[v] {
+				rep.problem("good record sent to the DLQ: %.80q", v)
+			} else {
+				rep.problem("DLQ record that was never produced: %.80q", v)
+			}
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/wal"
+)
+
+// Environment variables of a child processor process.
+const (
+	childEnv   = "ROSTRUM_CHAOS_CHILD"
+	brokersEnv = "ROSTRUM_CHAOS_BROKERS"
+	redisEnv   = "ROSTRUM_CHAOS_REDIS"
+	walEnv     = "ROSTRUM_CHAOS_WAL"
+)
+
+// GenerationFile is the name of the file, in a WAL directory, where a child
+// processor keeps the Redis generation its WAL was applied to.
+const GenerationFile = "redis-generation"
+
+// MaybeRunChild runs a processor and exits when the test binary was started
+// as a child by Env.Start. Call it first in TestMain.
+func MaybeRunChild() {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(runChild())
+	}
+}
+
+// KafkaOpts make group changes fast enough for tests: a killed or paused
+// processor loses its partitions after 1.5 s.
+func KafkaOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.MetadataMinAge(50 * time.Millisecond),
+		kgo.SessionTimeout(1500 * time.Millisecond),
+		kgo.HeartbeatInterval(150 * time.Millisecond),
+		kgo.RebalanceTimeout(5 * time.Second),
+		kgo.FetchMaxWait(100 * time.Millisecond),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
+	}
+}
+
+// ProcessorConfig is the configuration every chaos processor runs with.
+func ProcessorConfig(brokers []string, walDir string, lg *zap.Logger) processor.Config {
+	return processor.Config{
+		Brokers: brokers, Env: EnvName, MaxPollRecords: 500,
+		Decode:               codec.DecodeConfig{MaxFutureSkew: time.Minute},
+		GenerationFile:       filepath.Join(walDir, GenerationFile),
+		GenerationCheckEvery: time.Second,
+		Logger:               lg,
+		KafkaOpts:            KafkaOpts(),
+	}
+}
+
+// RedisClient returns a client for addrs: one address is a single node,
+// several are the seeds of a Redis Cluster.
+func RedisClient(addrs []string) redis.UniversalClient {
+	if len(addrs) > 1 {
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ClusterStateReloadInterval: 200 * time.Millisecond})
+	}
+	return redis.NewClient(&redis.Options{Addr: addrs[0]})
+}
+
+func runChild() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	lg, _ := zap.NewProduction()
+	walDir := os.Getenv(walEnv)
+	rc := RedisClient(strings.Split(os.Getenv(redisEnv), ","))
+	defer rc.Close()
+	store, err := sink.New(rc, sink.Options{Env: EnvName})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	log, err := wal.Open(walDir, wal.Options{Logger: lg})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	defer log.Close()
+	p, err := processor.New(ctx, ProcessorConfig(strings.Split(os.Getenv(brokersEnv), ","), walDir, lg), store, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	fmt.Println("ready") // the signal handler is installed
+	if err := p.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	s := p.Stats()
+	lg.Info("child stopped", zap.Int64("records", s.Records.Load()), zap.Int64("retries", s.Retries.Load()),
+		zap.Int64("redis_resets", s.RedisResets.Load()))
+	return 0
+}
+
+// Proc is a processor running as a child process.
+type Proc struct {
+	Slot   int
+	cmd    *exec.Cmd
+	exited chan struct{}
+	paused bool
+}
+
+// startProc starts the test binary as a processor on walDir, its stderr
+// appended to logPath, and waits until it is ready.
+func startProc(slot int, brokers, redisAddrs []string, walDir, logPath string) (*Proc, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1",
+		brokersEnv+"="+strings.Join(brokers, ","),
+		redisEnv+"="+strings.Join(redisAddrs, ","),
+		walEnv+"="+walDir)
+	cmd.Stderr = logf
+	dieWithParent(cmd)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Proc{Slot: slot, cmd: cmd, exited: make(chan struct{})}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	go func() {
+		_, _ = io.Copy(io.Discard, stdout)
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	if err != nil || line != "ready\n" {
+		p.Kill()
+		return nil, fmt.Errorf("processor in slot %d did not start (%q, %v); see %s", slot, line, err, logPath)
+	}
+	return p, nil
+}
+
+// Kill ends the process with SIGKILL and waits for it.
+func (p *Proc) Kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// Stop sends SIGTERM (a clean leave) and waits up to 30 s; it reports
+// whether the process exited cleanly, killing it otherwise.
+func (p *Proc) Stop() error {
+	p.Resume()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		p.Kill()
+		return fmt.Errorf("processor in slot %d did not stop within 30s", p.Slot)
+	}
+	if !p.cmd.ProcessState.Success() {
+		return fmt.Errorf("processor in slot %d exited with %v", p.Slot, p.cmd.ProcessState)
+	}
+	return nil
+}
+
+// Pause stops the process with SIGSTOP: it keeps its connections but does
+// nothing, as a processor stalled by a long GC pause or a frozen VM would.
+func (p *Proc) Pause() {
+	_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+	p.paused = true
+}
+
+// Resume continues a paused process.
+func (p *Proc) Resume() {
+	if p.paused {
+		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+		p.paused = false
+	}
+}

@@ -1,0 +1,33 @@
+// Package chaos is the fault-injection harness of rostrum's reliability
+// tests: it runs processors as child processes against a real redis-server
+// (or Redis Cluster) and the in-process kfake broker, injects faults from a
+// seeded schedule while a generated trace streams in, and then compares
+// everything rostrum produced with the reference model (internal/model).
+//
+// What it checks (Check), and how it counts:
+//
+//   - Redis state: every member of every room, register by register
+//     (value and event time of audio, volume, video, role and presence,
+//     and the member's newest time), and every ranking, member by member
+//     and score by score, against the model fed each good input event
+//     once. A register or member Redis lacks or holds older than the model
+//     is lost; one Redis holds newer than the model, or a member or ranked
+//     entry the model does not have, is an effect no input explains:
+//     applied twice.
+//   - Output topic, per room: seqs 1..n without gaps (each missing seq is
+//     lost); a repeated seq must repeat identical content (a different one
+//     is applied twice: one change counted twice); two consecutive seqs
+//     with the same list are applied twice (a change published twice under
+//     two seqs); a member present in two consecutive lists keeps its slot;
+//     the last list holds exactly the model's top-N set (each model member
+//     missing from it is lost).
+//   - DLQ: the distinct DLQ records equal the distinct bad input records;
+//     a bad record missing is lost, a good record in the DLQ is lost too
+//     (its events were not applied).
+//
+// Because member registers are last-writer-wins and idempotent, a batch
+// that reaches Redis twice cannot change state twice; "applied twice"
+// therefore counts what would show a double effect anywhere rostrum keeps
+// one: a state ahead of the model, a seq reused for different content, a
+// stable-list change published under two seqs.
+package chaos
