@@ -49,7 +49,7 @@ type runFlags struct {
 	sec                                     securityFlags
 	boards                                  []board.Config // the config file's boards: list
 	boardsSource                            string         // where boards came from, for errors
-	limits                                  limitFlags // limits.go
+	limits                                  limitFlags     // limits.go
 
 	warnings []string // found while parsing; logged by logger
 }
