@@ -50,6 +50,7 @@ func TestBackPressure(t *testing.T) {
 		Decode:          codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		RetryBackoff:    50 * time.Millisecond,
 		UnreadyFailures: 3, UnreadyAfter: time.Minute,
+		Dwell: -1, Grace: -1, // the final lists are compared with the model at once
 		KafkaOpts: testKafkaOpts(),
 	}, store, log)
 	if err != nil {

@@ -98,7 +98,10 @@ func (p *Processor) rebuildAtStart(ctx context.Context) error {
 		p.lg.Warn("rebuild at start failed, retrying", zap.Duration("backoff", backoff), zap.Error(err))
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("stopped before the rebuild at start succeeded: %w", err)
+			// A clean stop: the generation file is not updated, so the
+			// next start rebuilds again.
+			p.lg.Info("stopped before the rebuild at start succeeded", zap.Error(err))
+			return nil
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Second)

@@ -94,6 +94,7 @@ func TestHardeningLimits(t *testing.T) {
 		Brokers: k.Seeds, Env: env, KafkaOpts: testKafkaOpts(),
 		Decode:           codec.DecodeConfig{MaxRecordBytes: 4096, MaxEvents: 5},
 		MaxRoomsPerApply: 4,
+		Dwell:            -1, Grace: -1, // the final lists are compared with the model at once
 	}, store, log)
 	if err != nil {
 		t.Fatal(err)

@@ -201,8 +201,8 @@ func (p *Processor) Assigned() int { return int(p.assigned.Load()) }
 // commits it, and leaves the group. It returns nil after a clean stop.
 func (p *Processor) Run(ctx context.Context) error {
 	defer p.cl.Close() // leaves the group
-	if err := p.rebuildAtStart(ctx); err != nil {
-		return err
+	if err := p.rebuildAtStart(ctx); err != nil || ctx.Err() != nil {
+		return err // nil: stopped cleanly during the rebuild
 	}
 	if p.boardBatch != nil {
 		expCtx, stopExpiry := context.WithCancel(ctx)
