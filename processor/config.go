@@ -63,7 +63,9 @@ type Config struct {
 	UnreadyAfter    time.Duration
 	// MaxRoomsPerApply is the most rooms written in one pipelined Redis
 	// round trip; a batch touching more rooms is applied in several round
-	// trips of at most this many (nothing is rejected). Default 2000.
+	// trips of at most this many (nothing is rejected). Default 10000, the
+	// default --max-poll-records, so that a default batch takes one apply
+	// round trip.
 	MaxRoomsPerApply int
 	// GenerationFile, when set, is a file (beside the WAL) where the
 	// processor keeps the Redis generation its WAL was last applied to. At
@@ -151,7 +153,7 @@ func (c *Config) withDefaults() {
 		c.UnreadyAfter = 10 * time.Second
 	}
 	if c.MaxRoomsPerApply == 0 {
-		c.MaxRoomsPerApply = 2000
+		c.MaxRoomsPerApply = 10000
 	}
 	if c.GenerationCheckEvery == 0 {
 		c.GenerationCheckEvery = 5 * time.Second

@@ -63,8 +63,13 @@ func ProcessorConfig(brokers []string, walDir string, lg *zap.Logger) processor.
 		Decode:               codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		GenerationFile:       filepath.Join(walDir, GenerationFile),
 		GenerationCheckEvery: time.Second,
-		Logger:               lg,
-		KafkaOpts:            KafkaOpts(),
+		// The hysteresis without dwell or grace, so that the last list of
+		// every room can be compared with the model's top-N as soon as the
+		// run ends; its waits under restarts are tested in processor
+		// (TestHysteresisSurvivesRestart).
+		Dwell: -1, Grace: -1,
+		Logger:    lg,
+		KafkaOpts: KafkaOpts(),
 	}
 }
 
