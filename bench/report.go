@@ -78,9 +78,12 @@ type Result struct {
 	EventsPerBatch float64 `json:"events_per_batch,omitempty"`
 	// RoundTrips counts the pipelines and single commands the mode's Redis
 	// client sent (a go-redis hook).
-	RoundTrips         int64   `json:"redis_round_trips"`
-	Dials              int64   `json:"redis_dials"` // connections opened (their handshakes are not round trips above)
+	RoundTrips int64 `json:"redis_round_trips"`
+	Dials      int64 `json:"redis_dials"` // connections opened (their handshakes are not round trips above)
+	// RoundTripsPerBatch excludes TimerRoundTrips: those of the hysteresis
+	// timer's passes, which run between batches (rostrum modes).
 	RoundTripsPerBatch float64 `json:"redis_round_trips_per_batch"`
+	TimerRoundTrips    int64   `json:"redis_timer_round_trips,omitempty"`
 	// RedisCommandsPerEvent counts every command Redis executed
 	// (total_commands_processed), those run inside scripts included;
 	// ClientCommandsPerEvent counts those the client sent (EVALSHA counts

@@ -192,6 +192,12 @@ func (b *runner) counters(r *Result, pl *pipeline, wantEvents int64) {
 	r.Records, r.Published = s.Records.Load(), s.Published.Load()
 	r.DLQ, r.Retries, r.Conflicts = s.DLQ.Load(), s.Retries.Load(), s.Conflicts.Load()
 	r.Stages = pl.stages.means()
+	// The hysteresis timer's passes run between batches and belong to none:
+	// they are reported on their own, not in the per-batch figure.
+	r.TimerRoundTrips = s.DueRoundTrips.Load()
+	if r.Batches > 0 {
+		r.RoundTripsPerBatch = float64(r.RoundTrips-r.TimerRoundTrips) / float64(r.Batches)
+	}
 	if r.DLQ > 0 {
 		b.problem("%s: %d records went to the DLQ", r.Mode, r.DLQ)
 	}

@@ -38,6 +38,7 @@ type batch struct {
 	rewound    bool             // recovery rewound the partitions: do not commit
 	stored     int              // stable lists stored by resolve
 	due        map[string]int64 // when not nil, merge records each room's hysteresis deadline (0: none)
+	storeTrips int              // Redis round trips of merge (stores and re-reads)
 
 	// leaderboards (boards.go); board is nil without boards
 	board      *board.Batch
@@ -181,6 +182,7 @@ func (b *batch) merge(ctx context.Context, states []sink.RoomState) error {
 			return nil
 		}
 		start := time.Now()
+		b.storeTrips++
 		stored, err := p.store.StoreStable(ctx, ups)
 		if err != nil {
 			return err
@@ -202,6 +204,7 @@ func (b *batch) merge(ctx context.Context, states []sink.RoomState) error {
 		}
 		p.stats.Conflicts.Add(int64(len(again)))
 		p.cfg.Observer.Conflicts(len(again))
+		b.storeTrips++
 		if states, err = p.store.Read(ctx, again); err != nil {
 			return err
 		}

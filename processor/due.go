@@ -41,6 +41,8 @@ func (p *Processor) maybeStepDue(ctx context.Context) {
 // returns how many rooms it stepped.
 func (p *Processor) stepDue(ctx context.Context, until int64) (int, error) {
 	start := time.Now()
+	trips := 1 // Redis round trips of this pass, for Stats.DueRoundTrips
+	defer func() { p.stats.DueRoundTrips.Add(int64(trips)) }()
 	due, err := p.store.DueRooms(ctx, until, dueBatch)
 	if err != nil || len(due) == 0 {
 		return 0, err
@@ -55,12 +57,15 @@ func (p *Processor) stepDue(ctx context.Context, until int64) (int, error) {
 		b.rooms = append(b.rooms, sink.RoomUpdate{Room: d.Room})
 		b.roomTS[d.Room] = d.At
 	}
+	trips++
 	states, err := p.store.Apply(ctx, b.rooms, p.acks)
 	if err != nil {
 		return 0, err
 	}
 	p.acks = p.acks[:0]
-	if err := b.merge(ctx, states); err != nil {
+	err = b.merge(ctx, states)
+	trips += b.storeTrips
+	if err != nil {
 		return 0, err
 	}
 	if len(b.outputs) > 0 {
@@ -79,6 +84,7 @@ func (p *Processor) stepDue(ctx context.Context, until int64) (int, error) {
 	for i, d := range due {
 		next[i] = b.due[d.Room]
 	}
+	trips += 2 // settle, then read the states again
 	if err := p.store.SettleDue(ctx, due, next); err != nil {
 		return len(due), err
 	}
@@ -95,6 +101,9 @@ func (p *Processor) stepDue(ctx context.Context, until int64) (int, error) {
 		if at := p.hyst.Next(&hs); at > 0 {
 			arm = append(arm, sink.DueRoom{Room: rooms[i], At: at})
 		}
+	}
+	if len(arm) > 0 {
+		trips++
 	}
 	return len(due), p.store.ArmDue(ctx, arm)
 }

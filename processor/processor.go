@@ -51,15 +51,18 @@ type Processor struct {
 
 // Stats are running totals, safe to read while the processor runs.
 type Stats struct {
-	Batches     atomic.Int64 // poll batches completed
-	Records     atomic.Int64 // records consumed
-	Events      atomic.Int64 // events applied (decoded and accepted)
-	DLQ         atomic.Int64 // records sent to the DLQ
-	Published   atomic.Int64 // output records published (including republished pending ones)
-	Conflicts   atomic.Int64 // stable-list compare-and-set retries
-	DueSteps    atomic.Int64 // rooms stepped by the timer (a dwell or grace ended without events)
-	Retries     atomic.Int64 // failed batch attempts retried
-	RedisResets atomic.Int64 // times Redis was found empty and rebuilt
+	Batches   atomic.Int64 // poll batches completed
+	Records   atomic.Int64 // records consumed
+	Events    atomic.Int64 // events applied (decoded and accepted)
+	DLQ       atomic.Int64 // records sent to the DLQ
+	Published atomic.Int64 // output records published (including republished pending ones)
+	Conflicts atomic.Int64 // stable-list compare-and-set retries
+	DueSteps  atomic.Int64 // rooms stepped by the timer (a dwell or grace ended without events)
+	// DueRoundTrips are the Redis round trips of the timer's passes, which
+	// run between batches and belong to none.
+	DueRoundTrips atomic.Int64
+	Retries       atomic.Int64 // failed batch attempts retried
+	RedisResets   atomic.Int64 // times Redis was found empty and rebuilt
 
 	BoardEvents    atomic.Int64 // board events counted by the boards
 	BoardSaturated atomic.Int64 // board score updates whose total exceeded max_total
