@@ -1,29 +1,17 @@
 package board_test
 
 import (
-	"os"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/examples"
 )
 
 // loadExample compiles examples/boards.yaml, the configuration of every seed
 // scenario.
 func loadExample(t testing.TB) []*board.Board {
 	t.Helper()
-	raw, err := os.ReadFile("../examples/boards.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var file struct {
-		Boards []board.Config `yaml:"boards"`
-	}
-	if err := yaml.Unmarshal(raw, &file); err != nil {
-		t.Fatal(err)
-	}
-	bs, err := board.Compile(file.Boards)
+	bs, err := examples.Boards()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,15 @@
 // Package examples holds rostrum's example configuration files, embedded so
-// that `rostrum demo` runs them without a file on disk.
+// that `rostrum demo` and the tests run them without a file on disk.
 package examples
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/rostrumhq/rostrum/board"
+)
 
 // BoardsYAML is boards.yaml: a leaderboard for every seed scenario (gift
 // ranking over the last 7 days, a weekly board with first-reached ties and
@@ -11,3 +18,16 @@ import _ "embed"
 //
 //go:embed boards.yaml
 var BoardsYAML []byte
+
+// Boards returns the compiled boards of boards.yaml.
+func Boards() ([]*board.Board, error) {
+	var file struct {
+		Boards []board.Config `yaml:"boards"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(BoardsYAML))
+	dec.KnownFields(true)
+	if err := dec.Decode(&file); err != nil {
+		return nil, err
+	}
+	return board.Compile(file.Boards)
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -13,10 +12,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"gopkg.in/yaml.v3"
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/examples"
 	"github.com/rostrumhq/rostrum/internal/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
@@ -27,17 +26,7 @@ import (
 // seedBoards compiles examples/boards.yaml: every seed scenario.
 func seedBoards(t *testing.T) []*board.Board {
 	t.Helper()
-	raw, err := os.ReadFile("../examples/boards.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var file struct {
-		Boards []board.Config `yaml:"boards"`
-	}
-	if err := yaml.Unmarshal(raw, &file); err != nil {
-		t.Fatal(err)
-	}
-	bs, err := board.Compile(file.Boards)
+	bs, err := examples.Boards()
 	if err != nil {
 		t.Fatal(err)
 	}
