@@ -98,6 +98,11 @@
 //	rostrum:{env}:board:{name}:s:<slice>:i    set   event ids counted in the slice
 //
 // (the env is literal text; the braces around the name are the hash tag).
+// Each script declares every key it touches, also the slice keys an expiry
+// reads (Expire reads which ones first): while Redis Cluster migrates the
+// board's slot key by key, it refuses such a script whole (TRYAGAIN, and
+// the batch is retried) instead of running it until the first key that has
+// moved, keeping the writes before it.
 // Period keys expire at the end of the period Retention periods later plus
 // grace; slice keys are deleted by Expire once no window needs them. A
 // board removed from the configuration leaves its keys behind.

@@ -120,6 +120,9 @@ func TestBackPressure(t *testing.T) {
 	}
 	w.waitProduced(produced)
 	w.waitCaughtUp(2 * time.Minute)
+	// A list changed by the last events is published when its dwell has
+	// passed; the check compares the last published lists with the model.
+	waitNoDue(t, w.rc)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

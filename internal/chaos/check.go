@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/internal/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/model"
 	"github.com/rostrumhq/rostrum/internal/trace"
 	"github.com/rostrumhq/rostrum/processor"
@@ -26,11 +28,20 @@ type Report struct {
 	DLQ, DLQDistinct       int // DLQ records read, distinct values
 	Lost, AppliedTwice     int
 	Moved                  int // members that changed slot between consecutive lists
-	Problems               []string
+
+	// Leaderboards (checkboards.go).
+	BoardRecords, BoardLate int // input records with board events, those with a late one (model)
+	BoardRankings           int // rankings compared (a period of a periodic board, a window)
+	BoardEntries            int // ranked members compared, over every ranking
+	Mismatch                int // board entries at another rank with equal total and reached_at, DLQ records with another reason than late
+
+	Problems []string
 }
 
-// OK reports whether nothing was lost, applied twice or moved.
-func (r *Report) OK() bool { return r.Lost == 0 && r.AppliedTwice == 0 && r.Moved == 0 }
+// OK reports whether nothing was lost, applied twice, moved or mismatched.
+func (r *Report) OK() bool {
+	return r.Lost == 0 && r.AppliedTwice == 0 && r.Moved == 0 && r.Mismatch == 0
+}
 
 func (r *Report) problem(format string, args ...any) {
 	if len(r.Problems) < 20 {
@@ -39,13 +50,18 @@ func (r *Report) problem(format string, args ...any) {
 }
 
 // Input is what was fed to rostrum: the trace and the model of its good
-// events.
+// events, and the boards that count them.
 type Input struct {
-	Env   string
-	TopN  int
-	Trace []trace.Record
-	Model *model.Model
-	users map[string][]string // room → users with a good event, sorted
+	Env    string
+	TopN   int
+	Trace  []trace.Record
+	Model  *model.Model
+	Boards []*board.Board
+	users  map[string][]string // room → users with a good event, sorted
+
+	// boards is the model of the boards, fed by Check with the input
+	// records as Kafka holds them (partition, offset, record time).
+	boards *boardmodel.Model
 }
 
 // NewInput builds the model of tr's good events.
@@ -68,14 +84,20 @@ func NewInput(env string, topN int, tr []trace.Record, m *model.Model) *Input {
 }
 
 // Check compares Redis (through rc, a single node or a cluster client), the
-// output records and the DLQ records with in.
-func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq []*kgo.Record, in *Input) (*Report, error) {
+// output records and the DLQ records with in; inputs are the records of the
+// input topics as Kafka holds them, which the boards' model needs (a board
+// finds an event late by its record's Kafka timestamp).
+func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, inputs []*kgo.Record, in *Input) (*Report, error) {
 	rep := &Report{}
 	if err := checkRedis(ctx, rc, in, rep); err != nil {
 		return nil, err
 	}
 	checkOutputs(outputs, in, rep)
-	checkDLQ(dlq, in, rep)
+	late, err := checkBoards(ctx, rc, inputs, in, rep)
+	if err != nil {
+		return nil, err
+	}
+	checkDLQ(dlq, in, late, rep)
 	return rep, nil
 }
 
@@ -209,15 +231,26 @@ func checkRedis(ctx context.Context, rc redis.UniversalClient, in *Input, rep *R
 // roomsInRedis scans the members hashes of env on every master.
 func roomsInRedis(ctx context.Context, rc redis.UniversalClient, env string) ([]string, error) {
 	prefix := "rostrum:" + env + ":{"
+	keys, err := scanKeys(ctx, rc, prefix+"*}:m")
+	if err != nil {
+		return nil, fmt.Errorf("chaos: scan rooms: %w", err)
+	}
+	rooms := make([]string, len(keys))
+	for i, k := range keys {
+		rooms[i] = strings.TrimSuffix(strings.TrimPrefix(k, prefix), "}:m")
+	}
+	return rooms, nil
+}
+
+// scanKeys returns the keys matching pattern on every master, sorted.
+func scanKeys(ctx context.Context, rc redis.UniversalClient, pattern string) ([]string, error) {
 	var mu sync.Mutex
-	var rooms []string
+	var keys []string
 	scan := func(ctx context.Context, c *redis.Client) error {
-		it := c.Scan(ctx, 0, prefix+"*}:m", 1000).Iterator()
+		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
 		for it.Next(ctx) {
-			k := it.Val()
-			room := strings.TrimSuffix(strings.TrimPrefix(k, prefix), "}:m")
 			mu.Lock()
-			rooms = append(rooms, room)
+			keys = append(keys, it.Val())
 			mu.Unlock()
 		}
 		return it.Err()
@@ -231,11 +264,8 @@ func roomsInRedis(ctx context.Context, rc redis.UniversalClient, env string) ([]
 	default:
 		return nil, fmt.Errorf("chaos: cannot scan a %T", rc)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("chaos: scan rooms: %w", err)
-	}
-	slices.Sort(rooms)
-	return rooms, nil
+	slices.Sort(keys)
+	return keys, err
 }
 
 func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
@@ -317,7 +347,9 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 	}
 }
 
-func checkDLQ(recs []*kgo.Record, in *Input, rep *Report) {
+// checkDLQ compares the distinct DLQ records with the bad input records and
+// the records with a late board event (late, by value).
+func checkDLQ(recs []*kgo.Record, in *Input, late map[string]bool, rep *Report) {
 	rep.DLQ = len(recs)
 	want := map[string]bool{}
 	good := map[string]bool{}
@@ -328,6 +360,9 @@ func checkDLQ(recs []*kgo.Record, in *Input, rep *Report) {
 			want[string(r.Value)] = true
 		}
 	}
+	for v := range late {
+		want[v] = true
+	}
 	got := map[string]bool{}
 	for _, r := range recs {
 		h := map[string]string{}
@@ -337,6 +372,10 @@ func checkDLQ(recs []*kgo.Record, in *Input, rep *Report) {
 		if h["rostrum-error"] == "" || h["rostrum-topic"] == "" || h["rostrum-partition"] == "" || h["rostrum-offset"] == "" {
 			rep.problem("DLQ record without reason or origin: headers %v", h)
 			rep.Lost++
+		}
+		if late[string(r.Value)] && good[string(r.Value)] && !strings.Contains(h["rostrum-error"], "late") {
+			rep.Mismatch++
+			rep.problem("record with a late board event in the DLQ for another reason %q: %.80q", h["rostrum-error"], r.Value)
 		}
 		got[string(r.Value)] = true
 	}

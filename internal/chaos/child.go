@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
@@ -56,7 +57,8 @@ func KafkaOpts() []kgo.Opt {
 	}
 }
 
-// ProcessorConfig is the configuration every chaos processor runs with.
+// ProcessorConfig is the configuration every chaos processor runs with,
+// except its boards (Boards), which need a Redis client for their store.
 func ProcessorConfig(brokers []string, walDir string, lg *zap.Logger) processor.Config {
 	return processor.Config{
 		Brokers: brokers, Env: EnvName, MaxPollRecords: 500,
@@ -100,7 +102,13 @@ func runChild() int {
 		return 1
 	}
 	defer log.Close()
-	p, err := processor.New(ctx, ProcessorConfig(strings.Split(os.Getenv(brokersEnv), ","), walDir, lg), store, log)
+	cfg := ProcessorConfig(strings.Split(os.Getenv(brokersEnv), ","), walDir, lg)
+	if cfg.Boards, err = Boards(); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	cfg.BoardStore = board.NewStore(rc, EnvName, cfg.Boards)
+	p, err := processor.New(ctx, cfg, store, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1

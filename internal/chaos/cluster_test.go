@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/internal/trace"
 	"github.com/rostrumhq/rostrum/processor"
@@ -18,13 +19,15 @@ import (
 	"github.com/rostrumhq/rostrum/wal"
 )
 
-// TestClusterSlotMigration runs the unchanged pipeline against a
-// three-master Redis Cluster and, while the processor writes, migrates the
-// slots of five busy rooms to another master key by key (CLUSTER SETSLOT
-// IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE). Meanwhile the room scripts
-// meet ASK redirections and TRYAGAIN (a script whose keys are split between
-// the two masters), which the batch retries absorb. At the end the state
-// must equal the model: nothing lost, nothing applied twice.
+// TestClusterSlotMigration runs the unchanged pipeline, leaderboards
+// included, against a three-master Redis Cluster and, while the processor
+// writes, migrates to another master key by key (CLUSTER SETSLOT
+// IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE) the slots of five busy rooms
+// and of three boards (each board's keys share its hash tag, so one slot
+// holds all of a board). Meanwhile the scripts meet ASK redirections and
+// TRYAGAIN (a script whose keys are split between the two masters), which
+// the batch retries absorb. At the end the meeting state and every board
+// must equal the models: nothing lost, nothing applied twice.
 func TestClusterSlotMigration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test skipped in -short mode")
@@ -32,7 +35,13 @@ func TestClusterSlotMigration(t *testing.T) {
 	cluster := testenv.StartRedisCluster(t)
 	cfg := trace.DefaultConfig(7)
 	cfg.Records = 20000
-	h := New(t, cluster.Addrs, cfg)
+	tr, _ := Trace(cfg, &trace.BoardConfig{Seed: 7, Records: 5000, Now: time.Now().UnixMilli(),
+		ArrayRate: 0.3, IDRate: 0.35, RetryRate: 0.05, LateRate: 0.02})
+	boards, err := Boards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(t, cluster.Addrs, tr, boards)
 	rc := cluster.Client()
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -49,19 +58,32 @@ func TestClusterSlotMigration(t *testing.T) {
 	defer log.Close()
 	pcfg := ProcessorConfig(h.Kafka.Seeds, walDir, zaptest.NewLogger(t))
 	pcfg.RetryBackoff = 20 * time.Millisecond
+	pcfg.Boards, pcfg.BoardStore = boards, board.NewStore(rc, EnvName, boards)
 	p, err := processor.New(ctx, pcfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	produced := h.Produce(8 * time.Second)
+	produced := h.Produce(0, len(tr), 8*time.Second)
 
 	for p.Stats().Records.Load() < int64(len(h.In.Trace))/4 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	m := newMigrator(t, cluster)
 	moved := 0
+	// The board events are all in the trace's second half: wait for them.
+	for p.Stats().BoardEvents.Load() == 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, name := range []string{"weekly-score", "room-gifts-7d", "item-trades"} {
+		key := "rostrum:" + EnvName + ":board:{" + name + "}:w"
+		slot := int(rc.ClusterKeySlot(ctx, key).Val())
+		from := m.owner(ctx, slot)
+		to := (from + 1) % 3
+		moved += m.migrate(ctx, slot, from, to)
+		t.Logf("board %s: slot %d moved from master %d to %d", name, slot, from, to)
+	}
 	for i := range 5 {
 		room := fmt.Sprintf("r-%d", i)
 		slot := int(rc.ClusterKeySlot(ctx, sink.RoomKeys(EnvName, room).Members).Val())
@@ -74,21 +96,22 @@ func TestClusterSlotMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.WaitCaughtUp(3 * time.Minute)
+	h.WaitSettled(rc, time.Minute)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Check(context.Background(), rc, h.Kafka.ReadAll(h.Topics.TopN), h.Kafka.ReadAll(h.Topics.DLQ), h.In)
+	rep, err := Check(context.Background(), rc, h.Kafka.ReadAll(h.Topics.TopN), h.Kafka.ReadAll(h.Topics.DLQ), h.Inputs(), h.In)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d keys migrated; batches %d, retries %d; outputs %d; lost %d, applied twice %d",
-		moved, p.Stats().Batches.Load(), p.Stats().Retries.Load(), rep.Outputs, rep.Lost, rep.AppliedTwice)
+	t.Logf("%d keys migrated; batches %d, retries %d; outputs %d; board records %d (%d late), %d board members compared; lost %d, applied twice %d",
+		moved, p.Stats().Batches.Load(), p.Stats().Retries.Load(), rep.Outputs, rep.BoardRecords, rep.BoardLate, rep.BoardEntries, rep.Lost, rep.AppliedTwice)
 	if !rep.OK() {
 		for _, pr := range rep.Problems {
 			t.Error(pr)
 		}
-		t.Fatalf("lost %d, applied twice %d, moved %d", rep.Lost, rep.AppliedTwice, rep.Moved)
+		t.Fatalf("lost %d, applied twice %d, moved %d, mismatched %d", rep.Lost, rep.AppliedTwice, rep.Moved, rep.Mismatch)
 	}
 }
 

@@ -14,6 +14,16 @@
 //     is lost; one Redis holds newer than the model, or a member or ranked
 //     entry the model does not have, is an effect no input explains:
 //     applied twice.
+//   - Leaderboards (boards.yaml): the board model (internal/boardmodel) is
+//     fed the input records with board events as Kafka holds them (per
+//     partition in offset order, with their record timestamps, which
+//     decide lateness), and every period of every periodic board and every
+//     window of the others is compared member by member: a member missing,
+//     or with a total or reached_at below the model's, is lost; one the
+//     model does not rank, or above the model's, is applied twice; a member
+//     at another rank while every total agrees is a mismatch. CheckExpiry
+//     then expires the rolling and windows boards at chosen times, in Redis
+//     and in the model, and compares again.
 //   - Output topic, per room: seqs 1..n without gaps (each missing seq is
 //     lost); a repeated seq must repeat identical content (a different one
 //     is applied twice: one change counted twice); two consecutive seqs
@@ -21,9 +31,10 @@
 //     two seqs); a member present in two consecutive lists keeps its slot;
 //     the last list holds exactly the model's top-N set (each model member
 //     missing from it is lost).
-//   - DLQ: the distinct DLQ records equal the distinct bad input records;
-//     a bad record missing is lost, a good record in the DLQ is lost too
-//     (its events were not applied).
+//   - DLQ: the distinct DLQ records equal the distinct bad input records
+//     and the records with a late board event (whose reason must say
+//     late); a record missing is lost, a good record in the DLQ is lost
+//     too (its events were not applied).
 //
 // Because member registers are last-writer-wins and idempotent, a batch
 // that reaches Redis twice cannot change state twice; "applied twice"

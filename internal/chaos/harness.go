@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/model"
 	"github.com/rostrumhq/rostrum/internal/testenv"
@@ -46,13 +48,15 @@ type Harness struct {
 	monitor *progress
 }
 
-// New starts kfake with the topics (3 partitions each) and generates the
-// trace; Redis is the caller's (its addresses in redisAddrs).
-func New(t *testing.T, redisAddrs []string, cfg trace.Config) *Harness {
+// New starts kfake with the topics (3 partitions each) for the input tr
+// (see Trace), which the processors' boards count; Redis is the caller's
+// (its addresses in redisAddrs).
+func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*board.Board) *Harness {
 	t.Helper()
 	topics := processor.TopicsFor("", EnvName)
 	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
-	in := NewInput(EnvName, 7, trace.Generate(cfg), model.New(codec.NewMeeting(codec.DefaultEpoch)))
+	in := NewInput(EnvName, 7, tr, model.New(codec.NewMeeting(codec.DefaultEpoch)))
+	in.Boards = boards
 	h := &Harness{T: t, Kafka: k, RedisAddrs: redisAddrs, Topics: topics, In: in, logDir: t.TempDir()}
 	for i := range h.walDirs {
 		h.walDirs[i] = t.TempDir()
@@ -124,12 +128,13 @@ func (h *Harness) Stop(slot int) {
 	}
 }
 
-// Produce sends the trace to the input topics in chunks, spread evenly over
-// about d, and returns a channel that yields the outcome.
-func (h *Harness) Produce(d time.Duration) <-chan error {
+// Produce sends the trace's records [from, to) to the input topics in
+// chunks, spread evenly over about d, and returns a channel that yields the
+// outcome. Each record's Kafka timestamp is the moment it is produced.
+func (h *Harness) Produce(from, to int, d time.Duration) <-chan error {
 	cl := h.Kafka.Client()
-	recs := make([]*kgo.Record, 0, len(h.In.Trace))
-	for _, tr := range h.In.Trace {
+	recs := make([]*kgo.Record, 0, to-from)
+	for _, tr := range h.In.Trace[from:to] {
 		recs = append(recs, &kgo.Record{Topic: EnvName + ".callbacks." + tr.Topic, Key: []byte(tr.Key), Value: tr.Value})
 	}
 	const chunk = 250
@@ -151,6 +156,16 @@ func (h *Harness) Produce(d time.Duration) <-chan error {
 		}
 	}()
 	return done
+}
+
+// Inputs reads back every record of the input topics, with the partition,
+// offset and timestamp Kafka gave it.
+func (h *Harness) Inputs() []*kgo.Record {
+	var all []*kgo.Record
+	for _, t := range h.Topics.Inputs() {
+		all = append(all, h.Kafka.ReadAll(t)...)
+	}
+	return all
 }
 
 // WaitCaughtUp waits until the group has committed every input record.
@@ -179,6 +194,25 @@ func (h *Harness) WaitCaughtUp(timeout time.Duration) {
 		}
 		if time.Now().After(deadline) {
 			h.T.Fatalf("group did not catch up within %s (last lag error %v); logs in %s", timeout, err, h.logDir)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// WaitSettled waits until no room's stable list waits for its hysteresis
+// timer (the due set, sink/due.go, is empty): a list that changed with the
+// last events is published only when its dwell has passed, and the check
+// compares the last published lists with the model.
+func (h *Harness) WaitSettled(rc redis.UniversalClient, timeout time.Duration) {
+	h.T.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		n, err := rc.ZCard(context.Background(), "rostrum:"+EnvName+":due").Result()
+		if err == nil && n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.T.Fatalf("%d rooms still due after %s (%v); logs in %s", n, timeout, err, h.logDir)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

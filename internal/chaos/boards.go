@@ -1,0 +1,45 @@
+package chaos
+
+import (
+	_ "embed"
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/internal/trace"
+)
+
+//go:embed boards.yaml
+var boardsYAML []byte
+
+// Boards compiles the boards every chaos processor runs (boards.yaml).
+func Boards() ([]*board.Board, error) {
+	var file struct {
+		Boards []board.Config `yaml:"boards"`
+	}
+	if err := yaml.Unmarshal(boardsYAML, &file); err != nil {
+		return nil, fmt.Errorf("chaos: boards.yaml: %w", err)
+	}
+	bs, err := board.Compile(file.Boards)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: boards.yaml: %w", err)
+	}
+	return bs, nil
+}
+
+// Trace returns a chaos input: the meeting trace of cfg, whose second half
+// is interleaved with the board records of bcfg (none when bcfg is nil),
+// and the index of the first record of that second half. No board record
+// comes before split, so a test can produce the first part, inject faults
+// that the boards cannot survive exactly (see TestChaos), and only then
+// produce the board records.
+func Trace(cfg trace.Config, bcfg *trace.BoardConfig) (recs []trace.Record, split int) {
+	recs = trace.Generate(cfg)
+	split = len(recs) / 2
+	if bcfg == nil {
+		return recs, split
+	}
+	mixed := trace.Interleave(cfg.Seed, recs[split:], trace.GenerateBoards(*bcfg))
+	return append(recs[:split:split], mixed...), split
+}

@@ -1,0 +1,169 @@
+package chaos
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/boardmodel"
+)
+
+// checkBoards feeds the boards' model with the input records that carry
+// board events, partition by partition in offset order with their Kafka
+// timestamps, exactly as a processor meets them, and compares every board
+// with it. It returns the values of the records with a late board event:
+// they belong in the DLQ.
+func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Record, in *Input, rep *Report) (map[string]bool, error) {
+	if len(in.Boards) == 0 {
+		return nil, nil
+	}
+	events := map[string][]codec.Event{}
+	for _, r := range in.Trace {
+		if r.Good() && slices.ContainsFunc(r.Events, func(e codec.Event) bool { return e.Type.Board() }) {
+			events[string(r.Value)] = r.Events
+		}
+	}
+	recs := slices.Clone(inputs)
+	slices.SortFunc(recs, func(a, b *kgo.Record) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
+	})
+	m := boardmodel.New(in.Boards)
+	late := map[string]bool{}
+	for _, r := range recs {
+		evs, ok := events[string(r.Value)]
+		if !ok {
+			continue
+		}
+		rep.BoardRecords++
+		if len(m.Record(r.Topic, r.Partition, r.Offset, r.Timestamp, evs)) > 0 {
+			late[string(r.Value)] = true
+			rep.BoardLate++
+		}
+	}
+	in.boards = m
+	return late, compareBoards(ctx, rc, in, rep)
+}
+
+// CheckExpiry expires every rolling and windows board at at, in Redis and in
+// the model, and compares every board again. It runs after Check, with the
+// processors stopped: the wall-clock expiry they ran during the trace
+// removed nothing (boards.yaml), this one is at a time the test chooses.
+// It returns what Redis's expiry did.
+func CheckExpiry(ctx context.Context, rc redis.UniversalClient, in *Input, at time.Time, rep *Report) (board.ExpireResult, error) {
+	res, err := board.NewStore(rc, in.Env, in.Boards).Expire(ctx, at)
+	if err != nil {
+		return res, fmt.Errorf("chaos: expire boards at %s: %w", at, err)
+	}
+	in.boards.Expire(at)
+	return res, compareBoards(ctx, rc, in, rep)
+}
+
+// compareBoards compares every period of every periodic board (those the
+// model counted and those Redis holds) and every window of the other boards,
+// member by member: a member missing, or with a total or reached_at below
+// the model's, is lost; one the model does not rank, or with a total or
+// reached_at above the model's, is applied twice; a member at another rank
+// with equal total and reached_at is a mismatch.
+func compareBoards(ctx context.Context, rc redis.UniversalClient, in *Input, rep *Report) error {
+	st := board.NewStore(rc, in.Env, in.Boards)
+	for bi, b := range in.Boards {
+		type target struct{ period, window string }
+		var targets []target
+		if b.Kind() == board.Periodic {
+			labels := in.boards.Periods(bi)
+			prefix := "rostrum:" + in.Env + ":board:{" + b.Name() + "}:p:"
+			keys, err := scanKeys(ctx, rc, prefix+"*:z")
+			if err != nil {
+				return fmt.Errorf("chaos: scan periods of %s: %w", b.Name(), err)
+			}
+			for _, k := range keys {
+				if l := strings.TrimSuffix(strings.TrimPrefix(k, prefix), ":z"); !slices.Contains(labels, l) {
+					labels = append(labels, l)
+				}
+			}
+			for _, l := range labels {
+				targets = append(targets, target{period: l})
+			}
+		} else {
+			for _, w := range b.Windows() {
+				targets = append(targets, target{window: w})
+			}
+		}
+		for _, tg := range targets {
+			j, _ := b.Window(tg.window)
+			want := in.boards.Ranking(bi, tg.period, j)
+			got, err := readRanking(ctx, st, b.Name(), tg.period, tg.window)
+			if err != nil {
+				return err
+			}
+			rep.BoardRankings++
+			compareRanking(fmt.Sprintf("board %s %s%s", b.Name(), tg.period, tg.window), got, want, rep)
+		}
+	}
+	return nil
+}
+
+// readRanking reads a whole ranking, page by page.
+func readRanking(ctx context.Context, st *board.Store, name, period, window string) ([]boardmodel.Entry, error) {
+	var out []boardmodel.Entry
+	for {
+		page, err := st.Top(ctx, name, period, window, len(out), board.MaxPage)
+		if err != nil {
+			return nil, fmt.Errorf("chaos: read board %s %s%s: %w", name, period, window, err)
+		}
+		for _, e := range page.Members {
+			out = append(out, boardmodel.Entry(e))
+		}
+		if len(page.Members) < board.MaxPage {
+			return out, nil
+		}
+	}
+}
+
+// compareRanking counts rank mismatches only in a ranking whose totals and
+// reached times all agree: a wrong total moves every member between its old
+// and new rank, and is counted once, as lost or applied twice.
+func compareRanking(what string, got, want []boardmodel.Entry, rep *Report) {
+	rep.BoardEntries += len(want)
+	before := rep.Lost + rep.AppliedTwice
+	var misranked []boardmodel.Entry
+	byMember := map[string]boardmodel.Entry{}
+	for _, g := range got {
+		byMember[g.Member] = g
+	}
+	for _, w := range want {
+		g, ok := byMember[w.Member]
+		delete(byMember, w.Member)
+		switch {
+		case !ok:
+			rep.Lost++
+			rep.problem("%s: %s (total %d) missing from Redis", what, w.Member, w.Total)
+		case g.Total < w.Total || g.Total == w.Total && g.ReachedAt < w.ReachedAt:
+			rep.Lost++
+			rep.problem("%s: %s has total %d reached at %d in Redis, below the model's %d at %d", what, w.Member, g.Total, g.ReachedAt, w.Total, w.ReachedAt)
+		case g.Total > w.Total || g.ReachedAt > w.ReachedAt:
+			rep.AppliedTwice++
+			rep.problem("%s: %s has total %d reached at %d in Redis, above the model's %d at %d", what, w.Member, g.Total, g.ReachedAt, w.Total, w.ReachedAt)
+		case g.Rank != w.Rank:
+			misranked = append(misranked, g)
+		}
+	}
+	for m, g := range byMember {
+		rep.AppliedTwice++
+		rep.problem("%s: %s (total %d) in Redis, not ranked by the model", what, m, g.Total)
+	}
+	if rep.Lost+rep.AppliedTwice == before {
+		for _, g := range misranked {
+			rep.Mismatch++
+			rep.problem("%s: %s at rank %d in Redis, another in the model", what, g.Member, g.Rank)
+		}
+	}
+}
