@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/codec"
@@ -176,32 +175,7 @@ func (w *world) waitProduced(done <-chan error) {
 // waitCaughtUp waits until the group has committed every input record.
 func (w *world) waitCaughtUp(timeout time.Duration) {
 	w.t.Helper()
-	adm := w.kafka.Admin()
-	deadline := time.Now().Add(timeout)
-	for {
-		lag, err := adm.Lag(context.Background(), "rostrum-"+env)
-		if err == nil {
-			var total int64
-			var seen int
-			lag.Each(func(l kadm.DescribedGroupLag) {
-				for _, ps := range l.Lag {
-					for _, pl := range ps {
-						if pl.Commit.At >= 0 {
-							seen++
-						}
-						total += pl.Lag
-					}
-				}
-			})
-			if seen == 9 && total == 0 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("group did not catch up within %s (last lag error %v)", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	w.kafka.WaitCaughtUp(w.t, "rostrum-"+env, 9, timeout, "")
 }
 
 // check compares Redis and the output topic with the model, and the DLQ

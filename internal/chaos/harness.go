@@ -171,32 +171,7 @@ func (h *Harness) Inputs() []*kgo.Record {
 // WaitCaughtUp waits until the group has committed every input record.
 func (h *Harness) WaitCaughtUp(timeout time.Duration) {
 	h.T.Helper()
-	adm := h.Kafka.Admin()
-	deadline := time.Now().Add(timeout)
-	for {
-		lag, err := adm.Lag(context.Background(), "rostrum-"+EnvName)
-		if err == nil {
-			var total int64
-			var seen int
-			lag.Each(func(l kadm.DescribedGroupLag) {
-				for _, ps := range l.Lag {
-					for _, pl := range ps {
-						if pl.Commit.At >= 0 {
-							seen++
-						}
-						total += pl.Lag
-					}
-				}
-			})
-			if seen == 9 && total == 0 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			h.T.Fatalf("group did not catch up within %s (last lag error %v); logs in %s", timeout, err, h.logDir)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	h.Kafka.WaitCaughtUp(h.T, "rostrum-"+EnvName, 9, timeout, "logs in "+h.logDir)
 }
 
 // WaitSettled waits until no room's stable list waits for its hysteresis

@@ -369,3 +369,40 @@ func saslMechanism(tb testing.TB, u saslUser) sasl.Mechanism {
 	tb.Fatalf("testenv: WithSASL: unknown mechanism %q (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)", u.mechanism)
 	return nil
 }
+
+// WaitCaughtUp waits until group has committed offsets on all partitions of
+// its topics (partitions in all) with no lag left, and fails t after
+// timeout; hint, when not empty, is added to the failure (where the logs
+// are, for example).
+func (k *Kafka) WaitCaughtUp(t testing.TB, group string, partitions int, timeout time.Duration, hint string) {
+	t.Helper()
+	adm := k.Admin()
+	deadline := time.Now().Add(timeout)
+	for {
+		lag, err := adm.Lag(context.Background(), group)
+		if err == nil {
+			var total int64
+			var seen int
+			lag.Each(func(l kadm.DescribedGroupLag) {
+				for _, ps := range l.Lag {
+					for _, pl := range ps {
+						if pl.Commit.At >= 0 {
+							seen++
+						}
+						total += pl.Lag
+					}
+				}
+			})
+			if seen == partitions && total == 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			if hint != "" {
+				hint = "; " + hint
+			}
+			t.Fatalf("group %s did not catch up within %s (last lag error %v)%s", group, timeout, err, hint)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
