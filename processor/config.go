@@ -25,7 +25,15 @@ type Config struct {
 	// this environment match; an event of another room goes to the DLQ.
 	RoomPattern string
 
-	MaxPollRecords int // records per batch at most; default 10000
+	// MaxPollRecords is the most records one poll takes: a large batch
+	// touches each room once for many events, so catching up on a backlog
+	// is cheapest in large batches, while a processor that keeps up polls
+	// small ones. Default 50000.
+	MaxPollRecords int
+	// MaxBatchBytes caps the keys and values of one batch; a larger poll is
+	// processed as several batches. Default 64 MiB, at most 192 MiB (a WAL
+	// frame holds 256 MiB).
+	MaxBatchBytes int
 	// CreateTopics creates missing topics at start (demo and tests). When
 	// false, a missing topic stops start-up with an error naming it.
 	CreateTopics bool
@@ -63,7 +71,7 @@ type Config struct {
 	UnreadyAfter    time.Duration
 	// MaxRoomsPerApply is the most rooms written in one pipelined Redis
 	// round trip; a batch touching more rooms is applied in several round
-	// trips of at most this many (nothing is rejected). Default 10000, the
+	// trips of at most this many (nothing is rejected). Default 50000, the
 	// default --max-poll-records, so that a default batch takes one apply
 	// round trip.
 	MaxRoomsPerApply int
@@ -105,7 +113,10 @@ func (c *Config) withDefaults() {
 		c.TopN = 7
 	}
 	if c.MaxPollRecords == 0 {
-		c.MaxPollRecords = 10000
+		c.MaxPollRecords = 50000
+	}
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = 64 << 20
 	}
 	if c.Partitions == 0 {
 		c.Partitions = 3
@@ -153,7 +164,7 @@ func (c *Config) withDefaults() {
 		c.UnreadyAfter = 10 * time.Second
 	}
 	if c.MaxRoomsPerApply == 0 {
-		c.MaxRoomsPerApply = 10000
+		c.MaxRoomsPerApply = 50000
 	}
 	if c.GenerationCheckEvery == 0 {
 		c.GenerationCheckEvery = 5 * time.Second
@@ -182,6 +193,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxPollRecords < 1 {
 		return fmt.Errorf("--max-poll-records must be at least 1, got %d", c.MaxPollRecords)
+	}
+	if c.MaxBatchBytes < 0 || c.MaxBatchBytes > 192<<20 {
+		return fmt.Errorf("max batch bytes must be between 0 (default 64 MiB) and 192 MiB, got %d", c.MaxBatchBytes)
 	}
 	switch {
 	case c.Stability != StabilityHysteresis && c.Stability != StabilitySeed:

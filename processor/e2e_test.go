@@ -323,7 +323,11 @@ func TestEndToEnd(t *testing.T) {
 	w := newWorld(t, e2eTrace(1, 20000))
 	w.waitProduced(w.produce(len(w.trace), 0))
 	ctx, cancel := context.WithCancel(context.Background())
-	p, closeFn, err := startProcessor(ctx, w.kafka.Seeds, w.redis.Addr, t.TempDir(), 1000)
+	// A small byte cap splits most polls into several batches.
+	const maxBatchBytes = 16 << 10
+	p, closeFn, err := startProcessorWith(ctx, w.kafka.Seeds, w.redis.Addr, t.TempDir(), 1000, func(c *processor.Config) {
+		c.MaxBatchBytes = maxBatchBytes
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,6 +345,13 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("processed %d records, produced %d", s.Records.Load(), len(w.trace))
 	}
 	t.Logf("batches %d, events %d, DLQ %d, published %d", s.Batches.Load(), s.Events.Load(), s.DLQ.Load(), s.Published.Load())
+	size := 0
+	for _, r := range w.trace {
+		size += len(r.Key) + len(r.Value)
+	}
+	if least := int64(size / maxBatchBytes); s.Batches.Load() < least {
+		t.Fatalf("%d batches for %d bytes, want at least %d with MaxBatchBytes %d", s.Batches.Load(), size, least, maxBatchBytes)
+	}
 }
 
 // TestEndToEndHysteresis is TestEndToEnd with the default dwell and grace:

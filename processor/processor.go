@@ -226,13 +226,17 @@ func (p *Processor) Run(ctx context.Context) error {
 			}
 		})
 		recs := fetches.Records()
-		if len(recs) > 0 {
-			// The batch is finished even when ctx is cancelled meanwhile
-			// (drain on shutdown); only retries of a failing batch stop early.
-			if err := p.processWithRetry(ctx, recs); err != nil {
+		// The batch is finished even when ctx is cancelled meanwhile (drain
+		// on shutdown); only retries of a failing batch stop early. A poll
+		// larger than MaxBatchBytes is processed as several batches, in
+		// order, so that one WAL frame never outgrows the log's limit.
+		for rest := recs; len(rest) > 0; {
+			n := batchLen(rest, p.cfg.MaxBatchBytes)
+			if err := p.processWithRetry(ctx, rest[:n]); err != nil {
 				p.cl.AllowRebalance()
 				return err
 			}
+			rest = rest[n:]
 		}
 		p.cl.AllowRebalance()
 		if ctx.Err() != nil {
@@ -243,6 +247,19 @@ func (p *Processor) Run(ctx context.Context) error {
 			p.checkIdle(ctx)
 		}
 	}
+}
+
+// batchLen returns how many of recs, at least one, fit in maxBytes of keys
+// and values.
+func batchLen(recs []*kgo.Record, maxBytes int) int {
+	size := 0
+	for i, r := range recs {
+		size += len(r.Key) + len(r.Value)
+		if size > maxBytes && i > 0 {
+			return i
+		}
+	}
+	return len(recs)
 }
 
 // poll waits for records; with the hysteresis it waits at most DueInterval,

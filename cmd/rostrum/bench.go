@@ -43,7 +43,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	redisAddr := fs.String("redis", "", "address of an empty Redis node the benchmark may FLUSHALL; empty: a private redis-server")
 	partitions := fs.Int("partitions", 3, "partitions of each topic the benchmark creates")
 	topN := fs.Int("top-n", 7, "length of the stable top list, 1..100")
-	maxPoll := fs.Int("max-poll-records", 10000, "records per batch at most")
+	maxPoll := fs.Int("max-poll-records", 50000, "records per batch at most")
 	walSync := fs.String("wal-sync", "always", "WAL fsync policy: always or none")
 	walDir := fs.String("wal-dir", "", "parent directory of the runs' WAL directories (removed afterwards); empty: the system's temporary directory")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")

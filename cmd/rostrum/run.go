@@ -67,7 +67,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
 	fs.StringVar(&f.roomPattern, "room-pattern", "", "regular expression every room id of this environment matches (others go to the DLQ)")
 	fs.DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
-	fs.IntVar(&f.maxPollRecords, "max-poll-records", 10000, "records per batch at most")
+	fs.IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
 	fs.BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
 	fs.StringVar(&f.scoreEpoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field (RFC 3339); scores hold 2^38 ms ≈ 8.7 years after it")
 	fs.DurationVar(&f.maxFutureSkew, "max-future-skew", 5*time.Minute, "reject events whose ts is further than this in the future")
