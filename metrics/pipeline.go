@@ -52,7 +52,7 @@ func Names() []string {
 // Histogram buckets, in the metric's unit.
 var (
 	// batchRecordBuckets spans one record to the largest batch
-	// (--max-poll-records defaults to 10000).
+	// (--max-poll-records defaults to 50000).
 	batchRecordBuckets = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000}
 	// batchSecondBuckets spans a fast batch (WAL, Redis, publish and commit
 	// in a few milliseconds) to one that retried with backoff.
