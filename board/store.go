@@ -183,6 +183,9 @@ func parseApply(vals []any, c *call, bd *Board, res *Result) (*call, error) {
 		if err != nil {
 			return nil, err
 		}
+		if done == nil {
+			done = ranges{} // re-sent event by event all the same
+		}
 		i += 2
 		if again == nil {
 			again = &call{board: c.board}
