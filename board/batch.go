@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rostrumhq/rostrum/codec"
@@ -18,6 +19,14 @@ type Batch struct {
 	last    []periodInfo           // per board: the period looked up last (a batch mostly hits one)
 	events  int
 	free    []*part
+	covers  []cover // per topic-partition: the offsets the batch read (Cover)
+	coverIx map[partKey]int
+}
+
+// cover is the range of offsets a batch read from one topic-partition.
+type cover struct {
+	key         partKey
+	first, last int64
 }
 
 type partKey struct {
@@ -27,11 +36,14 @@ type partKey struct {
 
 // part is one topic-partition's share of a board's events in a batch, kept
 // unfolded (one entry per counted event) so that a part overlapping the
-// watermark can be re-sent from any offset.
+// applied ranges can be re-sent event by event. first..last is the range of
+// offsets the part marks applied: its events' and, after seal, the whole
+// range the batch read from the partition, events or not.
 type part struct {
-	topic     string
-	partition int32
-	entries   []entry
+	topic       string
+	partition   int32
+	first, last int64
+	entries     []entry
 }
 
 // entry is one counted event.
@@ -59,7 +71,8 @@ type periodInfo struct {
 // NewBatch returns an empty batch for boards.
 func NewBatch(boards []*Board) *Batch {
 	b := &Batch{boards: boards, parts: make([][]*part, len(boards)), index: make([]map[partKey]int, len(boards)),
-		periods: make([]map[int64]periodInfo, len(boards)), last: make([]periodInfo, len(boards))}
+		periods: make([]map[int64]periodInfo, len(boards)), last: make([]periodInfo, len(boards)),
+		coverIx: map[partKey]int{}}
 	for i := range b.index {
 		b.index[i] = map[partKey]int{}
 		b.periods[i] = map[int64]periodInfo{}
@@ -82,10 +95,51 @@ func (b *Batch) Reset() {
 		}
 	}
 	b.events = 0
+	b.covers = b.covers[:0]
+	clear(b.coverIx)
 }
 
 // Len returns the number of board events held (one per counting board).
 func (b *Batch) Len() int { return b.events }
+
+// Empty reports whether the batch has nothing to apply: no board events and
+// no covered offsets.
+func (b *Batch) Empty() bool { return b.events == 0 && len(b.covers) == 0 }
+
+// Cover records that the batch read the offsets first..last of
+// topic/partition, whether or not their records carry board events (or are
+// valid at all). Apply marks every board's applied ranges with the whole
+// range the batch read from each partition, so that consecutive batches
+// leave one contiguous range per partition instead of one range per batch
+// with board events. Only offsets the caller really read may be covered: a
+// covered offset is never applied afterwards.
+func (b *Batch) Cover(topic string, partition int32, first, last int64) {
+	k := partKey{topic, partition}
+	if n := len(b.covers); n > 0 && b.covers[n-1].key == k { // records come in runs of one partition
+		c := &b.covers[n-1]
+		c.first, c.last = min(c.first, first), max(c.last, last)
+		return
+	}
+	if i, ok := b.coverIx[k]; ok {
+		c := &b.covers[i]
+		c.first, c.last = min(c.first, first), max(c.last, last)
+		return
+	}
+	b.coverIx[k] = len(b.covers)
+	b.covers = append(b.covers, cover{key: k, first: first, last: last})
+}
+
+// seal gives every board a part for each covered topic-partition, and
+// widens each part's range to the offsets covered. Apply calls it; calling
+// it again changes nothing.
+func (b *Batch) seal() {
+	for _, c := range b.covers {
+		for bi := range b.boards {
+			p := b.part(bi, c.key.topic, c.key.partition)
+			p.first, p.last = min(p.first, c.first), max(p.last, c.last)
+		}
+	}
+}
 
 // Add adds the board events of one record read from topic/partition at
 // offset, produced at recordTime (the Kafka record timestamp; the zero time
@@ -138,6 +192,7 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 				continue
 			}
 			p := b.part(bi, topic, partition)
+			p.first, p.last = min(p.first, offset), max(p.last, offset)
 			p.entries = append(p.entries, entry{offset: offset, bucket: bucket, member: bd.MemberOf(ev),
 				value: bd.ValueOf(ev), ts: ev.TS, id: ev.ID, event: i})
 			b.events++
@@ -161,6 +216,7 @@ func (b *Batch) part(bi int, topic string, partition int32) *part {
 		p = &part{}
 	}
 	p.topic, p.partition = topic, partition
+	p.first, p.last = math.MaxInt64, -1
 	b.index[bi][k] = len(b.parts[bi])
 	b.parts[bi] = append(b.parts[bi], p)
 	return p

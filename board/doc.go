@@ -66,16 +66,43 @@
 //
 // # Exactly once
 //
-// Every board has its own watermarks, "topic/partition" → last applied
-// offset, like the meeting rooms. Board operations are not idempotent, so a
-// part (one topic-partition's events of a batch, folded) is sent with its
-// first and last offset: the script skips a part whose last offset is at or
-// below the watermark, applies one whose first offset is above it, and
-// refuses one that overlaps it, answering with the watermark; Apply then
-// re-sends that part folded from watermark+1 only (a second round trip, only
-// after a partial redelivery). Events with an id are never folded: each is
-// counted only if SADD into its period's or slice's id set returns 1, so a
-// producer's retry counts once while its period or slice is kept.
+// Every board records, per topic-partition, the ranges of offsets it has
+// applied. Board operations are not idempotent, so a part (one
+// topic-partition's events of a batch, folded) is sent with the range of
+// offsets the batch read from that partition (Batch.Cover: every record,
+// with board events or not, so that consecutive batches leave one range):
+// the script skips a part whose range lies inside the applied ranges,
+// applies one that meets none of them, and refuses one that overlaps them
+// in part, answering with the ranges; Apply then re-sends that part
+// unfolded, each event with its offset, and the script applies each event
+// whose offset it does not find applied (a second round trip, only after a
+// partial redelivery or when a replay meets a range another one applied).
+// Whatever is applied, its range is merged into the ranges in the same
+// step. Ranges, unlike a single watermark, let ranges of one partition
+// arrive in any order: after Redis lost its data, the write-ahead logs of
+// the processors a partition moved between replay its older and newer
+// records in whatever order they run, and each counts once.
+//
+// The ranges are stored in the board's watermark hash:
+//
+//	field               value
+//	"topic/partition"   "lo-hi,lo-hi,…"  sorted, disjoint, non-adjacent; offsets inclusive
+//	                    "N"              format of earlier versions: offsets 0..N applied
+//	"gen"               generation adopted (Adopt)
+//
+// In normal operation a partition has one range. Gaps come from ranges still
+// to be replayed and from offsets that hold no record between two batches
+// (transaction markers, compacted records). At most 64 ranges are kept per
+// partition: one more closes the narrowest gap (the lowest of equal ones),
+// marking its offsets applied, which is what a watermark did; a record in a
+// closed gap is then never applied (never twice either). Closed gaps are
+// counted (Result.GapsClosed and "gaps_closed" in the counters hash). A
+// version that only knows watermarks cannot read ranges: its script fails
+// instead of counting twice.
+//
+// Events with an id are never folded: each is counted only if SADD into
+// its period's or slice's id set returns 1, so a producer's retry counts
+// once while its period or slice is kept.
 //
 // # Redis keys
 //
@@ -83,8 +110,8 @@
 // runs on one Redis Cluster slot; one script call per board per batch,
 // pipelined together:
 //
-//	rostrum:{env}:board:{name}:w              hash  "topic/partition" → last offset; "gen" → generation
-//	rostrum:{env}:board:{name}:n              hash  counters: late, saturated
+//	rostrum:{env}:board:{name}:w              hash  "topic/partition" → applied ranges; "gen" → generation
+//	rostrum:{env}:board:{name}:n              hash  counters: late, saturated, gaps_closed
 //	periodic, per period (label):
 //	rostrum:{env}:board:{name}:p:<label>:z    zset  member → score
 //	rostrum:{env}:board:{name}:p:<label>:m    hash  member → "total reached_at"
@@ -109,13 +136,14 @@
 //
 // # Redis lost its data
 //
-// Board state is not idempotent, so it is never rebuilt past the
-// watermarks: when Redis lost its data it lost the watermarks too, and
-// replaying the write-ahead log through Apply counts each retained record
-// once. The board watermark hash carries the generation adopted (Adopt); a
-// script that finds another one refuses to apply (ErrRedisReset), so no
-// batch lands on an empty Redis before the older batches are replayed.
-// What the log no longer holds is lost for the boards.
+// Board state is not idempotent, so it is never rebuilt past the applied
+// ranges: when Redis lost its data it lost the ranges too, and replaying
+// the write-ahead logs through Apply, in any order and concurrently with
+// new batches, counts each retained record once. The board watermark hash
+// carries the generation adopted (Adopt); a script that finds another one
+// refuses to apply (ErrRedisReset), so a processor replays its log before
+// it applies new batches. What no log holds any more (and no Kafka rewind
+// re-reads) is lost for the boards.
 //
 // The package imports codec, go-redis and the standard library.
 package board

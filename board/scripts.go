@@ -40,6 +40,80 @@ local function rformat(v, nwin)
 end
 `
 
+// maxRanges bounds the applied ranges kept per board and topic-partition
+// (MAXR in luaRanges).
+const maxRanges = 64
+
+// luaRanges keeps the applied offset ranges of one topic-partition: a
+// sorted list of disjoint, non-adjacent {lo, hi}, stored as "lo-hi,lo-hi".
+// A bare number N is the format of earlier versions, a watermark: every
+// offset up to N applied, {0, N} (offsets are never negative).
+//
+// radd merges [a, b] in and returns the new list and the number of gaps it
+// closed to keep at most maxRanges ranges: the narrowest gap (the lowest of
+// equal ones) is marked applied. A gap between ranges is offsets no applier
+// has marked yet: a range still to be replayed from another write-ahead
+// log, or offsets that hold no record (transaction markers, compacted
+// records) between two batches. Closing it is the old watermark semantics:
+// its records, if any, are never applied afterwards (never applied twice).
+const luaRanges = `
+local MAXR = 64
+local function rparse_ranges(s)
+  local r = {}
+  if not s then return r end
+  if not string.find(s, '-', 1, true) then
+    local n = tonumber(s)
+    if n and n >= 0 then r[1] = {0, n} end
+    return r
+  end
+  for lo, hi in string.gmatch(s, '(%d+)%-(%d+)') do r[#r+1] = {tonumber(lo), tonumber(hi)} end
+  return r
+end
+local function rformat_ranges(r)
+  local out = {}
+  for k, v in ipairs(r) do out[k] = string.format('%.0f-%.0f', v[1], v[2]) end
+  return table.concat(out, ',')
+end
+-- 'all' when [a, b] lies in one range, 'none' when it meets none, else
+-- 'some' (ranges are disjoint and non-adjacent, so a covered [a, b] lies in
+-- one).
+local function rcover(r, a, b)
+  for _, v in ipairs(r) do
+    if v[1] <= a and b <= v[2] then return 'all' end
+    if v[1] <= b and a <= v[2] then return 'some' end
+    if v[1] > b then break end
+  end
+  return 'none'
+end
+local function radd(r, a, b)
+  local out, placed = {}, false
+  for _, v in ipairs(r) do
+    if v[2] + 1 < a then
+      out[#out+1] = v
+    elseif b + 1 < v[1] then
+      if not placed then out[#out+1] = {a, b}; placed = true end
+      out[#out+1] = v
+    else
+      if v[1] < a then a = v[1] end
+      if v[2] > b then b = v[2] end
+    end
+  end
+  if not placed then out[#out+1] = {a, b} end
+  local closed = 0
+  while #out > MAXR do
+    local at, w = 1, nil
+    for k = 1, #out - 1 do
+      local g = out[k+1][1] - out[k][2]
+      if w == nil or g < w then at, w = k, g end
+    end
+    out[at][2] = out[at+1][2]
+    table.remove(out, at + 1)
+    closed = closed + 1
+  end
+  return out, closed
+end
+`
+
 // applyLua applies one board's share of a batch atomically.
 //
 //	KEYS: 1 the board's watermark hash (P .. 'w'); every other key is built
@@ -47,27 +121,36 @@ end
 //	ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'r'),
 //	      4 op, 5 tie (1/0), 6 rb, 7 res ms, 8 max total, 9 origin (rolling
 //	      epoch ms), 10 windows, 11 parts, then per part:
-//	      "topic/partition", first offset, last offset, buckets, then per
-//	      bucket: bucket (period label or slice index), origin ms (period
-//	      start), expire-at ms (period keys), entries, then per entry:
-//	      member, value, ts ms, id ('' = none)
+//	      "topic/partition", first offset, last offset, each (1/0),
+//	      buckets, then per bucket: bucket (period label or slice index),
+//	      origin ms (period start), expire-at ms (period keys), entries,
+//	      then per entry: member, value, ts ms, id ('' = none), offset
 //
-// A part whose last offset is at or below the watermark is skipped; one
-// whose first offset is above it is applied and raises the watermark; one
-// that overlaps it is left alone and reported, so the caller re-sends it from
-// watermark+1 (board operations are not idempotent).
+// The part's hash field holds its applied ranges (luaRanges). A part whose
+// first..last lies inside them is skipped; one that meets none is applied;
+// one that overlaps them in part is left alone and reported with the ranges
+// (board operations are not idempotent, and its entries may be folded
+// across offsets), and the caller re-sends it unfolded with each = 1: then
+// each entry whose offset is not in the ranges is applied. Whatever is
+// applied, first..last is merged into the ranges in the same step.
 //
 // Reply: {'reset'} when the generation differs, else {applied, skipped,
-// duplicates, saturated, n splits, (part index, watermark)…, n late,
-// (part index, bucket)…}.
-const applyLua = luaCommon + `
+// duplicates, saturated, gaps closed, n splits, (part index, ranges)…,
+// n late, (part index, bucket)…}.
+const applyLua = luaCommon + luaRanges + `
 local P = ARGV[1]
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return {'reset'} end
 local periodic, op = ARGV[3] == 'p', ARGV[4]
 setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8])
 local origin0, nwin, nparts = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local i = 12
-local applied, skipped, dup, late = 0, 0, 0, 0
+local applied, skipped, dup, late, closed = 0, 0, 0, 0, 0
+-- covered(k) is true when the entry at ARGV[k] is to be left alone: in a
+-- part re-sent entry by entry, an entry whose offset is already applied.
+local R0 = nil
+local function covered(k)
+  return R0 ~= nil and rcover(R0, tonumber(ARGV[k+4]), tonumber(ARGV[k+4])) == 'all'
+end
 local splits, lates = {}, {}
 local L = {}
 if not periodic then
@@ -79,9 +162,11 @@ local function periodicBucket(bucket, org, exp, ne)
   local base = P .. 'p:' .. bucket .. ':'
   local zk, mk, ik = base .. 'z', base .. 'm', base .. 'i'
   for e = 0, ne - 1 do
-    local k = i + 4 * e
+    local k = i + 5 * e
     local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
-    if id ~= '' and redis.call('SADD', ik, id) == 0 then
+    if covered(k) then
+      -- applied before
+    elseif id ~= '' and redis.call('SADD', ik, id) == 0 then
       dup = dup + 1
     else
       applied = applied + 1
@@ -120,16 +205,22 @@ local function rollingBucket(pi, bucket, ne)
     if L[j] == nil or s > L[j] then take[j] = true; any = true end
   end
   if not any then
-    lates[#lates+1] = pi; lates[#lates+1] = bucket
-    late = late + ne
+    local n = 0
+    for e = 0, ne - 1 do if not covered(i + 5 * e) then n = n + 1 end end
+    if n > 0 then
+      lates[#lates+1] = pi; lates[#lates+1] = bucket
+      late = late + n
+    end
     return
   end
   local sk, mk = P .. 's:' .. bucket, P .. 'm'
   redis.call('ZADD', P .. 's', s, bucket)
   for e = 0, ne - 1 do
-    local k = i + 4 * e
+    local k = i + 5 * e
     local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
-    if id ~= '' and redis.call('SADD', sk .. ':i', id) == 0 then
+    if covered(k) then
+      -- applied before
+    elseif id ~= '' and redis.call('SADD', sk .. ':i', id) == 0 then
       dup = dup + 1
     else
       applied = applied + 1
@@ -149,14 +240,20 @@ local function rollingBucket(pi, bucket, ne)
 end
 
 for pi = 1, nparts do
-  local tp, first, last, nb = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), tonumber(ARGV[i+3])
-  i = i + 4
-  local wm = tonumber(redis.call('HGET', KEYS[1], tp) or '-1')
+  local tp, first, last, each, nb = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), ARGV[i+3] == '1', tonumber(ARGV[i+4])
+  i = i + 5
+  local ranges = rparse_ranges(redis.call('HGET', KEYS[1], tp))
   local mode = 'apply'
-  if last <= wm then
-    mode = 'skip'; skipped = skipped + 1
-  elseif first <= wm then
-    mode = 'split'; splits[#splits+1] = pi; splits[#splits+1] = fmt(wm)
+  R0 = nil
+  if each then
+    R0 = ranges
+  else
+    local c = rcover(ranges, first, last)
+    if c == 'all' then
+      mode = 'skip'; skipped = skipped + 1
+    elseif c == 'some' then
+      mode = 'split'; splits[#splits+1] = pi; splits[#splits+1] = rformat_ranges(ranges)
+    end
   end
   for _ = 1, nb do
     local bucket, org, exp, ne = ARGV[i], tonumber(ARGV[i+1]), ARGV[i+2], tonumber(ARGV[i+3])
@@ -164,13 +261,18 @@ for pi = 1, nparts do
     if mode == 'apply' then
       if periodic then periodicBucket(bucket, org, exp, ne) else rollingBucket(pi, bucket, ne) end
     end
-    i = i + 4 * ne
+    i = i + 5 * ne
   end
-  if mode == 'apply' then redis.call('HSET', KEYS[1], tp, fmt(last)) end
+  if mode == 'apply' then
+    local n, c = radd(ranges, first, last)
+    closed = closed + c
+    redis.call('HSET', KEYS[1], tp, rformat_ranges(n))
+  end
 end
 if late > 0 then redis.call('HINCRBY', P .. 'n', 'late', late) end
 if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
-local reply = {applied, skipped, dup, sat, #splits / 2}
+if closed > 0 then redis.call('HINCRBY', P .. 'n', 'gaps_closed', closed) end
+local reply = {applied, skipped, dup, sat, closed, #splits / 2}
 for _, v in ipairs(splits) do reply[#reply+1] = v end
 reply[#reply+1] = #lates / 2
 for _, v in ipairs(lates) do reply[#reply+1] = v end

@@ -53,12 +53,13 @@ func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{"
 
 // Result is what Apply did.
 type Result struct {
-	Late      []Late // records with events that the scripts found late
-	Applied   int    // board events counted (after watermarks and id de-duplication)
-	Skipped   int    // parts skipped whole by the watermarks (already applied)
-	Duplicate int    // events not counted because their id was counted before
-	Splits    int    // parts re-sent from the watermark (a partial redelivery)
-	Saturated int    // score updates whose total exceeded the board's max_total
+	Late       []Late // records with events that the scripts found late
+	Applied    int    // board events counted (after the applied ranges and id de-duplication)
+	Skipped    int    // parts skipped whole: their offsets were applied before
+	Duplicate  int    // events not counted because their id was counted before
+	Splits     int    // parts re-sent event by event: their offsets were applied in part
+	Saturated  int    // score updates whose total exceeded the board's max_total
+	GapsClosed int    // gaps between applied ranges closed to keep at most 64 per partition
 }
 
 // Late names a record that had an event a board found late in Redis: its
@@ -72,39 +73,46 @@ type Late struct {
 	Event     int // index of the event in the record
 }
 
-// call is one script call: board bi's parts, each sent from offset from[k]
-// on (-1: all).
+// call is one script call: board bi's parts. A part k with done[k] nil is
+// sent folded and applied or skipped whole; one with done[k] set (even
+// empty) is sent event by event, without the events at offsets in done[k]
+// (applied before), and the script applies each event whose offset it does
+// not find applied.
 type call struct {
 	board int
 	parts []*part
-	from  []int64
+	done  []ranges
 }
 
+// sent reports whether entry e of part k is sent in the call.
+func (c *call) sent(k int, e *entry) bool { return c.done[k] == nil || !c.done[k].contains(e.offset) }
+
 // Apply writes a batch: one script call per board (all pipelined in one round
-// trip), each guarded by the board's per-partition watermarks so that a
-// redelivered record has no second effect. A part that overlaps a watermark
-// (a partial redelivery) is re-sent from watermark+1 in a second round trip.
-// A retried Apply of the same batch is harmless.
+// trip), each guarded by the board's applied offset ranges per partition so
+// that a redelivered record has no second effect, in whatever order ranges
+// arrive. A part whose offsets were applied in part (a partial redelivery,
+// or a replay that meets a range another log replayed) is re-sent event by
+// event in a second round trip. A retried Apply of the same batch is
+// harmless.
 //
 // It returns ErrRedisReset when a board's generation differs from the one
 // adopted (the other boards' calls ran and are kept).
 func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 	var res Result
 	var calls []call
+	b.seal()
 	for bi, parts := range b.parts {
 		if len(parts) == 0 {
 			continue
 		}
-		from := make([]int64, len(parts))
-		for k := range from {
-			from[k] = -1
-		}
-		calls = append(calls, call{board: bi, parts: parts, from: from})
+		calls = append(calls, call{board: bi, parts: parts, done: make([]ranges, len(parts))})
 	}
 	reset := false
 	for attempt := 0; len(calls) > 0; attempt++ {
 		if attempt == 10 {
-			return res, fmt.Errorf("board: parts kept overlapping the watermarks (concurrent writers?)")
+			// A part re-sent event by event is never refused, so this
+			// is not reached.
+			return res, fmt.Errorf("board: parts kept overlapping the applied ranges")
 		}
 		cmds, err := s.eval(ctx, applyScript, len(calls), func(k int) ([]string, []any) {
 			return s.applyArgs(b, &calls[k])
@@ -140,7 +148,8 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 }
 
 // parseApply reads a script reply into res and returns the call that
-// re-sends the parts that overlapped their watermark, if any.
+// re-sends event by event the parts whose offsets were applied in part, if
+// any.
 func parseApply(vals []any, c *call, bd *Board, res *Result) (*call, error) {
 	n := func(i int) int64 {
 		if i >= len(vals) {
@@ -155,25 +164,34 @@ func parseApply(vals []any, c *call, bd *Board, res *Result) (*call, error) {
 		}
 		return 0
 	}
-	if len(vals) < 6 {
+	if len(vals) < 7 {
 		return nil, fmt.Errorf("unexpected reply of %d values", len(vals))
 	}
 	res.Applied += int(n(0))
 	res.Skipped += int(n(1))
 	res.Duplicate += int(n(2))
 	res.Saturated += int(n(3))
-	i := 4
+	res.GapsClosed += int(n(4))
+	i := 5
 	ns := int(n(i))
 	i++
 	var again *call
 	for range ns {
-		pi, wm := int(n(i))-1, n(i+1)
+		pi := int(n(i)) - 1
+		sv, _ := vals[i+1].(string)
+		done, err := parseRanges(sv)
+		if err != nil {
+			return nil, err
+		}
+		if done == nil {
+			done = ranges{} // re-sent event by event all the same
+		}
 		i += 2
 		if again == nil {
 			again = &call{board: c.board}
 		}
 		again.parts = append(again.parts, c.parts[pi])
-		again.from = append(again.from, wm)
+		again.done = append(again.done, done)
 		res.Splits++
 	}
 	nl := int(n(i))
@@ -183,7 +201,7 @@ func parseApply(vals []any, c *call, bd *Board, res *Result) (*call, error) {
 		i += 2
 		p := c.parts[pi]
 		for _, e := range p.entries {
-			if e.offset > c.from[pi] && e.bucket == bucket {
+			if c.sent(pi, &e) && e.bucket == bucket {
 				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.name, Event: e.event})
 			}
 		}
@@ -192,7 +210,8 @@ func parseApply(vals []any, c *call, bd *Board, res *Result) (*call, error) {
 }
 
 // applyArgs renders one call's script arguments: entries folded per bucket
-// and member, except those with an id, which are sent one by one.
+// and member, except those with an id, which are sent one by one, and
+// except in parts re-sent event by event.
 func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	bd := b.boards[c.board]
 	P := s.prefix(bd)
@@ -211,24 +230,19 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 		member string
 	}
 	for k, p := range c.parts {
-		from := c.from[k]
-		var first, last int64 = -1, -1
+		each := c.done[k] != nil
 		var buckets []int64
 		byBucket := map[int64][]entry{}
 		folded := map[fkey]int{}
 		for _, e := range p.entries {
-			if e.offset <= from {
+			if !c.sent(k, &e) {
 				continue
 			}
-			if first < 0 {
-				first = e.offset
-			}
-			last = e.offset
 			list, seen := byBucket[e.bucket]
 			if !seen {
 				buckets = append(buckets, e.bucket)
 			}
-			if e.id == "" {
+			if e.id == "" && !each {
 				fk := fkey{e.bucket, e.member}
 				if at, ok := folded[fk]; ok {
 					list[at] = fold(bd.op, list[at], e)
@@ -238,7 +252,11 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 			}
 			byBucket[e.bucket] = append(list, e)
 		}
-		args = append(args, p.topic+"/"+strconv.Itoa(int(p.partition)), first, last, len(buckets))
+		flag := 0
+		if each {
+			flag = 1
+		}
+		args = append(args, p.topic+"/"+strconv.Itoa(int(p.partition)), p.first, p.last, flag, len(buckets))
 		for _, bk := range buckets {
 			list := byBucket[bk]
 			if bd.kind == Periodic {
@@ -248,7 +266,7 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 				args = append(args, bk, 0, 0, len(list))
 			}
 			for _, e := range list {
-				args = append(args, e.member, e.value, e.ts, e.id)
+				args = append(args, e.member, e.value, e.ts, e.id, e.offset)
 			}
 		}
 	}
@@ -256,7 +274,7 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 }
 
 // applyKeys returns every key the apply script may touch for call c, the
-// watermark hash first. Redis Cluster checks only declared keys before a
+// applied ranges' hash first. Redis Cluster checks only declared keys before a
 // script runs: while a board's slot migrates key by key, a script with all
 // its keys declared is refused whole (TRYAGAIN or ASK, and the batch is
 // retried), where one that builds undeclared keys would fail half-way on
@@ -273,7 +291,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 	seen := map[int64]bool{}
 	for k, p := range c.parts {
 		for _, e := range p.entries {
-			if e.offset <= c.from[k] || seen[e.bucket] {
+			if !c.sent(k, &e) || seen[e.bucket] {
 				continue
 			}
 			seen[e.bucket] = true

@@ -142,15 +142,29 @@ func key(r rec) string { return fmt.Sprintf("%s/%d/%d", r.topic, r.partition, r.
 // apply sends recs (offset order per partition) through a Batch and Apply,
 // and through the model.
 func (s *sim) apply(recs []rec) {
+	for _, r := range recs {
+		s.record(r)
+	}
+	s.applyStore(recs)
+}
+
+// record feeds one record to the model.
+func (s *sim) record(r rec) {
+	if len(s.model.Record(r.topic, r.partition, r.offset, r.time, r.evs)) > 0 {
+		s.lateModel[key(r)] = true
+	}
+}
+
+// applyStore sends recs (offset order per partition) through a Batch and
+// Apply only.
+func (s *sim) applyStore(recs []rec) {
 	t := s.t
 	b := s.store.NewBatch()
 	for _, r := range recs {
+		b.Cover(r.topic, r.partition, r.offset, r.offset) // as the processor does for every record read
 		err := b.Add(r.topic, r.partition, r.offset, r.time, r.evs)
 		if err != nil {
 			s.lateRedis[key(r)] = true
-		}
-		if len(s.model.Record(r.topic, r.partition, r.offset, r.time, r.evs)) > 0 {
-			s.lateModel[key(r)] = true
 		}
 	}
 	res, err := s.store.Apply(context.Background(), b)
@@ -335,5 +349,92 @@ func TestCluster(t *testing.T) {
 	s.run(150)
 	if s.total.Applied == 0 {
 		t.Fatal("nothing applied")
+	}
+}
+
+// TestReplayAfterRedisLoss replays, after Redis lost its data, the records
+// of two partitions as the write-ahead logs of two processors hold them
+// once the partitions moved from one to the other: an older range in one
+// log, a newer one in the other, disjoint or overlapping, replayed in either
+// order, and, the older log pruned, a processor that rewinds Kafka and
+// re-consumes everything in batches of other sizes. Every record must count once, whatever the order: the
+// boards record the ranges of offsets they applied, not only the highest.
+func TestReplayAfterRedisLoss(t *testing.T) {
+	r := testenv.StartRedis(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		overlap int  // batches the two logs have in common
+		newer   bool // the newer range replays first
+		rewind  bool // the older log is gone: everything is re-consumed in batches of other sizes
+	}{
+		{"disjoint in order", 0, false, false},
+		{"disjoint newer first", 0, true, false},
+		{"overlapping in order", 3, false, false},
+		{"overlapping newer first", 3, true, false},
+		{"newer then rewind", 2, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := r.Client().FlushAll(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			s := newSim(t, r.Client(), 11, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC))
+			var batches [][]rec
+			for range 40 {
+				s.now = s.now.Add(time.Duration(s.rng.Int64N(int64(time.Minute))))
+				var recs []rec
+				for p := int32(0); p < 2; p++ {
+					recs = append(recs, s.produce(p, 1+s.rng.IntN(5))...)
+				}
+				batches = append(batches, recs)
+				for _, r := range recs {
+					s.record(r)
+				}
+			}
+			// Before the loss: everything applied once, in order.
+			for _, b := range batches {
+				s.applyStore(b)
+			}
+			s.check()
+			if err := r.Client().FlushAll(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			// The newer log starts inside the older one when they overlap:
+			// its first batch redelivers the older log's last batches and
+			// one more, as a new owner refetches from the committed offset.
+			older, newer := batches[:25], batches[25:]
+			if tc.overlap > 0 {
+				first := slices.Concat(batches[25-tc.overlap : 26]...)
+				slices.SortStableFunc(first, func(a, b rec) int { return int(a.partition - b.partition) })
+				newer = append([][]rec{first}, batches[26:]...)
+			}
+			logs := [][][]rec{older, newer}
+			if tc.newer {
+				logs[0], logs[1] = newer, older
+			}
+			if tc.rewind {
+				logs = logs[:1] // the older log was pruned: Kafka is rewound instead
+			}
+			for _, log := range logs {
+				for _, b := range log {
+					s.applyStore(b)
+				}
+			}
+			if tc.rewind {
+				var all []rec
+				for _, b := range batches {
+					all = append(all, b...)
+				}
+				for len(all) > 0 {
+					n := min(len(all), 1+s.rng.IntN(12))
+					s.applyStore(all[:n])
+					all = all[n:]
+				}
+			}
+			s.check()
+			if (tc.overlap > 0 && !tc.newer || tc.rewind) && s.total.Splits == 0 {
+				t.Error("no part overlapped the applied offsets")
+			}
+		})
 	}
 }

@@ -224,6 +224,12 @@ func (b *batch) decode(now time.Time) {
 	}
 	var evs []codec.Event
 	for _, r := range b.recs {
+		if b.board != nil {
+			// Every record read, valid or not, is marked applied on the
+			// boards with the batch, so that their applied ranges stay
+			// contiguous.
+			b.board.Cover(r.Topic, r.Partition, r.Offset, r.Offset)
+		}
 		var err error
 		evs, err = p.dec.Decode(evs[:0], r.Value, p.topics.source(r.Topic), now)
 		if err == nil {

@@ -17,7 +17,8 @@ import (
 // BoardStore is the leaderboard state the processor writes; *board.Store
 // implements it.
 type BoardStore interface {
-	// Apply writes a batch's board events under the boards' watermarks.
+	// Apply writes a batch's board events under the boards' applied offset
+	// ranges.
 	Apply(ctx context.Context, b *board.Batch) (board.Result, error)
 	// Expire subtracts the slices that have left their windows by now.
 	Expire(ctx context.Context, now time.Time) (board.ExpireResult, error)
@@ -52,13 +53,15 @@ type recordID struct {
 	offset    int64
 }
 
-// applyBoards writes the batch's board events. Records that a board script
-// found late become DLQ records (reason class "late") that the batch
-// produces before it commits. A retry after a failure is harmless: the
-// boards' watermarks skip what was applied.
+// applyBoards writes the batch's board events and marks its offsets applied
+// on every board, also when it has no board events (one script call per
+// board), so that the boards' applied ranges stay one range per partition.
+// Records that a board script found late become DLQ records (reason class
+// "late") that the batch produces before it commits. A retry after a
+// failure is harmless: the boards' applied ranges skip what was applied.
 func (b *batch) applyBoards(ctx context.Context) error {
 	p := b.p
-	if b.board == nil || b.board.Len() == 0 {
+	if b.board == nil || b.board.Empty() {
 		return nil
 	}
 	start := time.Now()

@@ -34,7 +34,8 @@ import (
 //     re-consume; the batch in hand is then not committed.
 //
 // Each processor of the group rebuilds from its own WAL; together they cover
-// the partitions they consumed.
+// the partitions they consumed. The boards record the offset ranges they
+// applied, so the WALs may replay a partition's ranges in any order.
 
 // recoverRedis runs the steps above. It returns rewound = true when the
 // partitions were rewound (step 5).

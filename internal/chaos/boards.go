@@ -31,9 +31,8 @@ func Boards() ([]*board.Board, error) {
 // Trace returns a chaos input: the meeting trace of cfg, whose second half
 // is interleaved with the board records of bcfg (none when bcfg is nil),
 // and the index of the first record of that second half. No board record
-// comes before split, so a test can produce the first part, inject faults
-// that the boards cannot survive exactly (see TestChaos), and only then
-// produce the board records.
+// comes before split, so a test can produce the meeting records alone
+// first and then both kinds (see TestChaos).
 func Trace(cfg trace.Config, bcfg *trace.BoardConfig) (recs []trace.Record, split int) {
 	recs = trace.Generate(cfg)
 	split = len(recs) / 2

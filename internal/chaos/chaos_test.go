@@ -34,8 +34,7 @@ func chaosSize(t *testing.T) (records, steps int, seed uint64, spread time.Durat
 	if os.Getenv("ROSTRUM_CHAOS") == "full" {
 		return 300000, 100, seed, 4 * time.Minute
 	}
-	// 16 = every kind once in the first half, every kind but RedisWipe once
-	// in the second.
+	// 16 = every kind once in each half.
 	return 30000, 16, seed, 20 * time.Second
 }
 
@@ -48,15 +47,13 @@ func chaosSize(t *testing.T) (records, steps int, seed uint64, spread time.Durat
 // nothing applied twice (see the package documentation for how both are
 // counted).
 //
-// The trace runs in two halves. The first holds meeting records only and
-// meets every kind of fault, Redis data loss included. The second mixes in
-// the board records and meets every kind but RedisWipe: board state is not
-// idempotent, so after a data loss it is rebuilt under per-partition
-// watermarks from each processor's own WAL, and a partition whose records
-// are spread over several WALs loses the earlier ones to whichever WAL
-// replays a later range first (docs/RELIABILITY.md, "Known limits"). Every
-// board record is produced after the last data loss, so the boards meet
-// every other fault and must stay exact.
+// The trace runs in two halves, and each meets every kind of fault, Redis
+// data loss included. The first holds meeting records only; the second
+// mixes in the board records. Board state is not idempotent: after a data
+// loss each processor replays its own WAL into the boards, and a partition
+// that moved between processors has its ranges in several WALs, replayed
+// in any order; the boards record the offset ranges they applied, so every
+// board record must still count once.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos skipped in -short mode")
@@ -92,7 +89,7 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("produce trace: %v", err)
 	}
 	produced = h.Produce(split, len(tr), spread/2)
-	sched.Run(steps-steps/2, RedisWipe)
+	sched.Run(steps - steps/2)
 
 	// Let everything finish: every slot runs (so that every WAL is applied
 	// to the current Redis generation), the group catches up.
