@@ -80,6 +80,17 @@ func NewBatch(boards []*Board) *Batch {
 	return b
 }
 
+// ResetKeepCovers empties the batch of its board events but keeps the
+// offsets covered so far, so that a batch without board events can hand its
+// coverage to the next one instead of being applied on its own.
+func (b *Batch) ResetKeepCovers() {
+	covers := b.covers
+	ix := b.coverIx
+	b.covers, b.coverIx = nil, map[partKey]int{}
+	b.Reset()
+	b.covers, b.coverIx = covers, ix
+}
+
 // Reset empties the batch, keeping its memory.
 func (b *Batch) Reset() {
 	for i := range b.parts {

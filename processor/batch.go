@@ -219,7 +219,14 @@ func (b *batch) decode(now time.Time) {
 	f.reset()
 	b.applied = make(map[string]int, 3)
 	if b.board != nil {
-		b.board.Reset()
+		if p.boardCarry && p.boardCarryEpoch == p.assignments.Load() {
+			b.board.ResetKeepCovers()
+		} else {
+			// Covers are never carried across an assignment change: the
+			// partitions may have been read by another processor since.
+			p.boardCarry = false
+			b.board.Reset()
+		}
 		b.lateSeen = map[recordID]bool{}
 	}
 	var evs []codec.Event

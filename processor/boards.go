@@ -64,10 +64,23 @@ func (b *batch) applyBoards(ctx context.Context) error {
 	if b.board == nil || b.board.Empty() {
 		return nil
 	}
+	live := b.board == p.boardBatch
+	if live && b.board.Len() == 0 && time.Since(p.boardLastApplied) < p.cfg.BoardExpireEvery {
+		// No board events: only offsets to mark applied. They ride along
+		// with the next batch that has board events (or the first one
+		// after BoardExpireEvery), so that meeting-only batches keep their
+		// two round trips. Marks lost in a crash leave gaps without board
+		// events, which cost nothing.
+		p.boardCarry, p.boardCarryEpoch = true, p.assignments.Load()
+		return nil
+	}
 	start := time.Now()
 	res, err := p.cfg.BoardStore.Apply(ctx, b.board)
 	if err != nil {
 		return err
+	}
+	if live {
+		p.boardCarry, p.boardLastApplied = false, time.Now()
 	}
 	p.cfg.Observer.RedisRoundTrip("boards", time.Since(start))
 	p.stats.BoardEvents.Add(int64(res.Applied))

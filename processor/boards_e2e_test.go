@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,7 +100,7 @@ func boardTrace(rng *rand.Rand, now time.Time, n int, topics processor.Topics) [
 
 // startBoardProcessor runs a processor with the seed boards until the test
 // ends. Expiry runs only when the test calls it, so that time is explicit.
-func startBoardProcessor(t *testing.T, k *testenv.Kafka, rc *redis.Client, walDir string, bs []*board.Board) (*processor.Processor, *board.Store) {
+func startBoardProcessor(t *testing.T, k *testenv.Kafka, rc *redis.Client, walDir string, bs []*board.Board, edit ...func(*processor.Config)) (*processor.Processor, *board.Store) {
 	t.Helper()
 	store, err := sink.New(rc, sink.Options{Env: env})
 	if err != nil {
@@ -111,12 +112,16 @@ func startBoardProcessor(t *testing.T, k *testenv.Kafka, rc *redis.Client, walDi
 	}
 	bst := board.NewStore(rc, env, bs)
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := processor.New(ctx, processor.Config{
+	cfg := processor.Config{
 		Brokers: k.Seeds, Env: env, MaxPollRecords: 50,
 		Decode:    codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		KafkaOpts: testKafkaOpts(),
 		Boards:    bs, BoardStore: bst, BoardExpireEvery: time.Hour,
-	}, store, log)
+	}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	p, err := processor.New(ctx, cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,5 +255,60 @@ func TestBoardsEndToEnd(t *testing.T) {
 	}
 	if dlqLate != late || late == 0 {
 		t.Fatalf("%d late records in the DLQ, the model has %d", dlqLate, late)
+	}
+}
+
+// countingBoards counts the board applies of a processor.
+type countingBoards struct {
+	processor.BoardStore
+	applies atomic.Int64
+}
+
+func (c *countingBoards) Apply(ctx context.Context, b *board.Batch) (board.Result, error) {
+	c.applies.Add(1)
+	return c.BoardStore.Apply(ctx, b)
+}
+
+// TestBoardCoverCarried: batches without board events cost no board round
+// trip; the offsets they read are marked applied with the next batch that
+// has board events, so each board keeps one applied range per partition.
+func TestBoardCoverCarried(t *testing.T) {
+	topics := processor.TopicsFor("", env)
+	k := testenv.StartKafka(t, testenv.WithTopics(1, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	rc := testenv.StartRedis(t).Client()
+	bs := seedBoards(t)
+	var counter *countingBoards
+	p, _ := startBoardProcessor(t, k, rc, t.TempDir(), bs, func(c *processor.Config) {
+		counter = &countingBoards{BoardStore: c.BoardStore}
+		c.BoardStore = counter
+	})
+	cl := k.Client()
+	ts := time.Now().UnixMilli()
+	rtc := topics.Inputs()[0]
+	send := func(value string) {
+		t.Helper()
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: rtc, Key: []byte("r-1"), Value: []byte(value)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const meeting = 12
+	for i := range meeting {
+		send(fmt.Sprintf(`{"room_id":"r-1","user_id":"u-%d","type":"volume","value":%d,"ts":%d}`, i, 100+i, ts))
+		waitRecords(t, p, int64(i+1)) // one batch each
+	}
+	if n := counter.applies.Load(); n > 1 {
+		t.Fatalf("%d board applies for %d meeting-only batches, want at most the first", n, meeting)
+	}
+	send(fmt.Sprintf(`{"room_id":"r-1","user_id":"u-1","type":"gift","value":5,"ts":%d}`, ts))
+	waitRecords(t, p, meeting+1)
+	for _, b := range bs {
+		w, err := rc.HGetAll(context.Background(), "rostrum:"+env+":board:{"+b.Name()+"}:w").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := w[rtc+"/0"]
+		if want := fmt.Sprintf("0-%d", meeting); got != want {
+			t.Errorf("board %s: applied ranges of %s/0 are %q, want %q (all fields %v)", b.Name(), rtc, got, want, w)
+		}
 	}
 }

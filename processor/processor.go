@@ -47,6 +47,13 @@ type Processor struct {
 	guard     *chunkedStore // p.store's wrapper: chunking, refused members
 
 	boardBatch *board.Batch // reused like fold, for the boards; nil without boards
+	// Deferred board coverage (boards.go): the offsets of batches without
+	// board events are carried into a later batch's board apply instead
+	// of costing a round trip of their own.
+	boardCarry       bool
+	boardCarryEpoch  int64        // assignments when the carry began
+	boardLastApplied time.Time    // last board apply of a live batch
+	assignments      atomic.Int64 // partition assignment changes, for the carry
 }
 
 // Stats are running totals, safe to read while the processor runs.
@@ -104,16 +111,19 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		kgo.ProducerLinger(0),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
 			p.assigned.Add(int64(count(a)))
+			p.assignments.Add(1)
 			p.cfg.Observer.Rebalance("assigned", count(a))
 			p.lg.Info("partitions assigned", zap.Any("partitions", a))
 		}),
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) {
 			p.assigned.Add(-int64(count(r)))
+			p.assignments.Add(1)
 			p.cfg.Observer.Rebalance("revoked", count(r))
 			p.lg.Info("partitions revoked", zap.Any("partitions", r))
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, l map[string][]int32) {
 			p.assigned.Add(-int64(count(l)))
+			p.assignments.Add(1)
 			p.cfg.Observer.Rebalance("lost", count(l))
 			p.lg.Warn("partitions lost", zap.Any("partitions", l))
 		}),
