@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -23,18 +24,27 @@ const (
 )
 
 // clusterArgs make a redis-server a Redis Cluster master. A node notices a
-// dead peer after the 2 s node timeout.
-var clusterArgs = []string{
-	"--cluster-enabled", "yes",
-	"--cluster-config-file", "nodes.conf",
-	"--cluster-node-timeout", "2000",
+// dead peer after the 2 s node timeout. With TLS the cluster bus and
+// replication links use it too, so no byte between nodes goes in clear; the
+// bus then listens on the TLS port + 10000, which freeClusterPort keeps free
+// as it does for a plain port.
+func clusterArgs(tls bool) []string {
+	a := []string{
+		"--cluster-enabled", "yes",
+		"--cluster-config-file", "nodes.conf",
+		"--cluster-node-timeout", "2000",
+	}
+	if tls {
+		a = append(a, "--tls-cluster", "yes", "--tls-replication", "yes")
+	}
+	return a
 }
 
 // RedisCluster is a three-master Redis Cluster (no replicas) of local
 // redis-server processes started for one test, each on its own free loopback
-// port and directory, with persistence off. The slots are split evenly
-// between the masters as redis-cli assigns them. It is always local, even
-// with ROSTRUM_TEST_DOCKER=1.
+// port and directory, with persistence off unless WithPersistence. The slots
+// are split evenly between the masters as redis-cli assigns them. It is
+// always local, even with ROSTRUM_TEST_DOCKER=1.
 type RedisCluster struct {
 	// Addrs holds host:port of each master, in Node order.
 	Addrs []string
@@ -49,12 +59,23 @@ type RedisCluster struct {
 // when redis-server or redis-cli is missing (with InstallHint) or the cluster
 // is not up within 30 s. Starting takes about 2 s, most of it redis-cli
 // waiting for the nodes to agree.
-func StartRedisCluster(tb testing.TB) *RedisCluster {
+//
+// The options apply to every node as they do to StartRedis. With
+// WithRedisTLS the nodes speak TLS only, to clients and to each other
+// (cluster bus and replication); with WithACLUser every client must AUTH as
+// that user, while the cluster bus needs none. Client, WaitOK and each
+// Node's Client and Restart connect accordingly.
+func StartRedisCluster(tb testing.TB, opts ...RedisOption) *RedisCluster {
 	tb.Helper()
 	cli := lookBinary(tb, "redis-cli")
 	c := &RedisCluster{tb: tb}
 	for range clusterNodes {
-		n := &Redis{tb: tb, dir: tb.TempDir(), extra: clusterArgs}
+		n := &Redis{tb: tb, dir: tb.TempDir()}
+		for _, o := range opts {
+			o(n)
+		}
+		// WithArgs come last, so they still override.
+		n.extra = append(clusterArgs(n.certs != nil), n.extra...)
 		n.launch(freeClusterPort)
 		c.nodes = append(c.nodes, n)
 		c.Addrs = append(c.Addrs, n.Addr)
@@ -62,9 +83,23 @@ func StartRedisCluster(tb testing.TB) *RedisCluster {
 
 	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
 	defer cancel()
-	args := append([]string{"--cluster", "create"}, c.Addrs...)
+	n := c.nodes[0]
+	var args []string
+	if n.certs != nil {
+		args = append(args, "--tls", "--cacert", n.certs.CAFile, "--cert", n.certs.ClientCertFile, "--key", n.certs.ClientKeyFile)
+	}
+	if n.user != "" {
+		args = append(args, "--user", n.user)
+	}
+	args = append(append(args, "--cluster", "create"), c.Addrs...)
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
-	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+	cmd := exec.CommandContext(ctx, cli, args...)
+	if n.user != "" {
+		// The password goes in the environment rather than -a, which
+		// would show it in the process list and make redis-cli warn.
+		cmd.Env = append(os.Environ(), "REDISCLI_AUTH="+n.pass)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("testenv: redis-cli --cluster create %s: %v; output:\n%s", strings.Join(c.Addrs, " "), err, out)
 	}
 	c.WaitOK()
@@ -87,8 +122,12 @@ func (c *RedisCluster) Node(i int) *Redis {
 // of a topology change rather than go-redis's default minute. It is closed
 // when the test ends.
 func (c *RedisCluster) Client() *redis.ClusterClient {
+	n := c.nodes[0].Options() // every node has the same user and TLS
 	cl := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs:                      c.Addrs,
+		Username:                   n.Username,
+		Password:                   n.Password,
+		TLSConfig:                  n.TLSConfig,
 		ClusterStateReloadInterval: clusterReload,
 	})
 	c.tb.Cleanup(func() { _ = cl.Close() })
@@ -105,7 +144,9 @@ func (c *RedisCluster) WaitOK() {
 	defer cancel()
 	last := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
-		rc := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1})
+		o := n.Options()
+		o.MaxRetries = -1
+		rc := redis.NewClient(o)
 		for {
 			info, err := rc.ClusterInfo(ctx).Result()
 			if err != nil {

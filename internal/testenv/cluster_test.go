@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -89,6 +90,47 @@ func TestRedisClusterNodeRestart(t *testing.T) {
 
 	setKeys(t, c, 100)
 	rc.Node(2).Restart(true)
+	rc.WaitOK()
+	checkKeys(t, c, 100)
+}
+
+// TestRedisClusterACLAndTLS checks a cluster started WithACLUser and
+// WithRedisTLS: its nodes form the cluster over a TLS bus, the cluster
+// client reaches every node's slots, a node refuses what lacks TLS or AUTH,
+// and a restarted node rejoins.
+func TestRedisClusterACLAndTLS(t *testing.T) {
+	certs := NewCerts(t)
+	rc := StartRedisCluster(t, WithACLUser("app", "s3cret pass"), WithRedisTLS(certs, true))
+	ctx := context.Background()
+	c := rc.Client()
+	setKeys(t, c, 100)
+	checkKeys(t, c, 100)
+
+	for i := range len(rc.Addrs) {
+		n := rc.Node(i).Client()
+		if k, err := n.DBSize(ctx).Result(); err != nil || k == 0 {
+			t.Errorf("node %d: DBSIZE = %d, %v; want some of the 100 keys on every master", i, k, err)
+		}
+		if who, err := n.Do(ctx, "ACL", "WHOAMI").Text(); err != nil || who != "app" {
+			t.Errorf("node %d: ACL WHOAMI = %q, %v; want app", i, who, err)
+		}
+		if got, err := n.ConfigGet(ctx, "tls-cluster").Result(); err != nil || got["tls-cluster"] != "yes" {
+			t.Errorf("node %d: CONFIG GET tls-cluster = %v, %v; want yes", i, got, err)
+		}
+	}
+
+	noAuth := rc.Node(0).Options()
+	noAuth.Username, noAuth.Password = "", ""
+	if err := ping(noAuth); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Errorf("without AUTH: %v; want NOAUTH", err)
+	}
+	plain := rc.Node(0).Options()
+	plain.TLSConfig = nil
+	if err := ping(plain); err == nil {
+		t.Error("plain TCP to a node worked; want an error")
+	}
+
+	rc.Node(1).Restart(true)
 	rc.WaitOK()
 	checkKeys(t, c, 100)
 }

@@ -5,10 +5,11 @@
 //
 // Both can be secured for the security tests: NewCerts writes a throwaway CA
 // with server and client certificates; WithRedisTLS and WithACLUser make
-// redis-server TLS-only and require AUTH as an ACL user; WithKafkaTLS and
+// redis-server TLS-only and require AUTH as an ACL user, for one server or
+// every node of a cluster (whose bus then uses TLS too); WithKafkaTLS and
 // WithSASL do the same for kfake (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512). The
-// helpers' own clients (Redis.Client, Kafka.Client, Produce, ReadAll) then
-// connect with those credentials.
+// helpers' own clients (Redis.Client, RedisCluster.Client, Kafka.Client,
+// Produce, ReadAll) then connect with those credentials.
 //
 // Every helper takes the test's testing.TB, fails the test with context when
 // something goes wrong, and stops what it started in tb.Cleanup; on Linux a

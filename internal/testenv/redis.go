@@ -149,7 +149,11 @@ func (r *Redis) args() []string {
 		}
 		a = append(a, "--port", "0", "--tls-port", strconv.Itoa(r.port),
 			"--tls-cert-file", r.certs.ServerCertFile, "--tls-key-file", r.certs.ServerKeyFile,
-			"--tls-ca-cert-file", r.certs.CAFile, "--tls-auth-clients", auth)
+			"--tls-ca-cert-file", r.certs.CAFile, "--tls-auth-clients", auth,
+			// The server certificate is for server use only, so a node that
+			// dials out (cluster bus, replication) presents the client one:
+			// peers verify it as a client certificate.
+			"--tls-client-cert-file", r.certs.ClientCertFile, "--tls-client-key-file", r.certs.ClientKeyFile)
 	}
 	if r.user != "" {
 		// redis-server quotes each argument into its config line, so the
