@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
@@ -139,6 +140,11 @@ func walReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if err := store.Ping(ctx); err != nil {
 		return f.sec.redisError(f.redis, err)
+	}
+	if len(pc.Boards) > 0 {
+		// The config file's boards are replayed too, under their applied
+		// offset ranges: what they hold already counts once.
+		pc.BoardStore = board.NewStore(rc, f.env, pc.Boards)
 	}
 	log, err := wal.Open(f.walDir, wo)
 	if err != nil {

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +89,49 @@ func TestWALReplay(t *testing.T) {
 	again, _ := c.ZRangeArgs(context.Background(), redis.ZRangeArgs{Key: sink.RoomKeys("test", "r-1").Ranking, Start: 0, Stop: -1, Rev: true}).Result()
 	if strings.Join(again, ",") != strings.Join(top, ",") {
 		t.Fatalf("second replay changed the ranking: %v", again)
+	}
+}
+
+// TestWALReplayBoards replays a WAL holding gifts with a config file that
+// declares boards: the boards count each gift once, however often the log
+// is replayed.
+func TestWALReplayBoards(t *testing.T) {
+	dir := t.TempDir()
+	l, err := wal.Open(dir, wal.Options{Sync: wal.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Now().UnixMilli()
+	var recs []wal.Record
+	for i := range 6 {
+		v := fmt.Sprintf(`{"room_id":"r-1","user_id":"u-%d","type":"gift","value":%d,"ts":%d}`, i%2, 10*(i+1), ts+int64(i))
+		recs = append(recs, wal.Record{Topic: "test.callbacks.client", Partition: 0, Offset: int64(i), Timestamp: time.Now(), Key: []byte("r-1"), Value: []byte(v)})
+	}
+	if _, err := l.Append(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "rostrum.yaml")
+	yaml := "boards:\n  - {name: gifts-day, events: [gift], member: user_id, kind: periodic, period: day}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := testenv.StartRedis(t)
+	for range 2 {
+		var stderr bytes.Buffer
+		if err := Main(context.Background(), []string{"wal", "replay", "--wal-dir", dir, "--redis", r.Addr, "--env", "test", "--log-level", "error", "--config", cfg}, io.Discard, &stderr); err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+	}
+	// u-1 sent 20+40+60, u-0 10+30+50.
+	day := time.UnixMilli(ts).UTC().Format("2006-01-02")
+	got, err := r.Client().ZRevRangeWithScores(context.Background(), "rostrum:test:board:{gifts-day}:p:"+day+":z", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Member != "u-1" || got[0].Score != 120 || got[1].Member != "u-0" || got[1].Score != 90 {
+		t.Fatalf("board after two replays: %v", got)
 	}
 }
