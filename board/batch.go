@@ -159,8 +159,9 @@ func (b *Batch) seal() {
 //
 // An event whose period or slice had already closed at recordTime (grace
 // included) is late: it is not added, and Add returns a *RejectError with
-// class "late" for the first such event (the caller sends the record to the
-// DLQ); the record's other events are added all the same. The decision uses
+// class "late" for the first such event, counting the others in More (the
+// caller sends the record to the DLQ); the record's other events are added
+// all the same. The decision uses
 // the record's timestamp, not the clock, so a replay decides the same. An
 // event a first-reached rolling board cannot encode (before its epoch or
 // past its horizon) is rejected with class "ts".
@@ -169,6 +170,8 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 	reject := func(e *RejectError) {
 		if first == nil {
 			first = e
+		} else {
+			first.More++
 		}
 	}
 	rt := recordTime.UnixMilli()

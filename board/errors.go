@@ -31,8 +31,12 @@ type RejectError struct {
 	Event int // index of the event in the record
 	Class string
 	Msg   string
+	More  int // further (board, event) pairs of the record rejected
 }
 
 func (e *RejectError) Error() string {
+	if e.More > 0 {
+		return fmt.Sprintf("board %s: event[%d]: %s (and %d more rejected on this or other boards)", e.Board, e.Event, e.Msg, e.More)
+	}
 	return fmt.Sprintf("board %s: event[%d]: %s", e.Board, e.Event, e.Msg)
 }
