@@ -45,6 +45,12 @@
 //	    Times Redis had lost its data and the state was rebuilt.
 //	rostrum_fetch_paused                           gauge, 0 or 1
 //	    1 while input fetching is paused because a batch keeps failing.
+//	rostrum_board_events_total{result}             counter, events
+//	    Leaderboard events counted, or skipped as a repeated id (duplicate).
+//	rostrum_board_saturated_total                  counter, updates
+//	    Board score updates whose total passed the board's max_total.
+//	rostrum_board_gaps_closed_total                counter, gaps
+//	    Gaps between a board's applied offset ranges closed (64 at most).
 //	rostrum_consumer_lag_records{topic,partition}  gauge, records
 //	    End offset − committed offset.
 //	rostrum_consumer_lag_seconds{topic,partition}  gauge, seconds

@@ -87,6 +87,14 @@ func (p *Pipeline) Rebalance(kind string, partitions int) {
 // RedisReset counts one rebuild of the state after Redis lost its data.
 func (p *Pipeline) RedisReset() { p.redisResets.Inc() }
 
+// BoardsApplied counts one board apply's results (processor.BoardObserver).
+func (p *Pipeline) BoardsApplied(counted, duplicates, saturated, gapsClosed int) {
+	p.boardEvents.WithLabelValues("counted").Add(float64(counted))
+	p.boardEvents.WithLabelValues("duplicate").Add(float64(duplicates))
+	p.boardSaturated.Add(float64(saturated))
+	p.boardGapsClosed.Add(float64(gapsClosed))
+}
+
 // FetchPaused sets the back-pressure gauge: paused while a failing batch
 // retries (processor.BackPressureObserver).
 func (p *Pipeline) FetchPaused(paused bool) {

@@ -13,6 +13,7 @@ import (
 var (
 	_ processor.Observer             = (*metrics.Pipeline)(nil)
 	_ processor.BackPressureObserver = (*metrics.Pipeline)(nil)
+	_ processor.BoardObserver        = (*metrics.Pipeline)(nil)
 )
 
 func TestObserverCounters(t *testing.T) {
@@ -35,6 +36,8 @@ func TestObserverCounters(t *testing.T) {
 	p.Rebalance("revoked", 2)
 	p.Rebalance("lost", 1)
 	p.Rebalance("assigned", 0) // no partitions: not a rebalance that moved anything
+	p.BoardsApplied(5, 2, 1, 0)
+	p.BoardsApplied(3, 0, 0, 1)
 
 	fams := scrape(t, p)
 	for _, c := range []struct {
@@ -54,6 +57,10 @@ func TestObserverCounters(t *testing.T) {
 		{"rostrum_rebalances_total", "kind=revoked", 1},
 		{"rostrum_rebalances_total", "kind=lost", 1},
 		{"rostrum_assigned_partitions", "", 3},
+		{"rostrum_board_events_total", "result=counted", 8},
+		{"rostrum_board_events_total", "result=duplicate", 2},
+		{"rostrum_board_saturated_total", "", 1},
+		{"rostrum_board_gaps_closed_total", "", 1},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {
 			t.Errorf("%s{%s} = %v, want %v", c.name, c.labels, got, c.want)

@@ -28,6 +28,9 @@ const (
 	nameAssigned          = "rostrum_assigned_partitions"
 	nameRedisResets       = "rostrum_redis_resets_total"
 	nameFetchPaused       = "rostrum_fetch_paused"
+	nameBoardEvents       = "rostrum_board_events_total"
+	nameBoardSaturated    = "rostrum_board_saturated_total"
+	nameBoardGapsClosed   = "rostrum_board_gaps_closed_total"
 	nameLagRecords        = "rostrum_consumer_lag_records"
 	nameLagSeconds        = "rostrum_consumer_lag_seconds"
 	nameGroupLagRecords   = "rostrum_consumer_group_lag_records"
@@ -45,6 +48,7 @@ func Names() []string {
 		nameWALAppend, nameWALFsync,
 		nameOutputsPublished, nameStableConflicts, nameBatchRetries,
 		nameRebalances, nameAssigned, nameRedisResets, nameFetchPaused,
+		nameBoardEvents, nameBoardSaturated, nameBoardGapsClosed,
 		nameLagRecords, nameLagSeconds, nameGroupLagRecords, nameGroupLagSeconds,
 	}
 }
@@ -78,6 +82,9 @@ type Pipeline struct {
 	published, conflicts   prometheus.Counter
 	retries, redisResets   prometheus.Counter
 	fetchPaused            prometheus.Gauge
+	boardEvents            *prometheus.CounterVec
+	boardSaturated         prometheus.Counter
+	boardGapsClosed        prometheus.Counter
 	rebalances             *prometheus.CounterVec
 	assigned               prometheus.Gauge
 
@@ -179,6 +186,12 @@ func New(env string) *Pipeline {
 		"Times Redis was found to have lost its data and rostrum rebuilt the state.")
 	p.fetchPaused = gauge(nameFetchPaused,
 		"1 while input fetching is paused because a batch keeps failing (back-pressure), else 0.")
+	p.boardEvents = counterVec(nameBoardEvents,
+		"Leaderboard events by result: counted, or duplicate (an id a producer repeated).", "result")
+	p.boardSaturated = counter(nameBoardSaturated,
+		"Leaderboard score updates whose total exceeded the board's max_total (the total is kept, the score saturates).")
+	p.boardGapsClosed = counter(nameBoardGapsClosed,
+		"Gaps between a board's applied offset ranges closed to keep at most 64 per partition.")
 	p.lagRecords = gaugeVec(nameLagRecords,
 		"Records of a partition not yet committed by the consumer group: end offset minus committed offset.", labelTopic, labelPart)
 	p.lagSeconds = gaugeVec(nameLagSeconds,
@@ -193,6 +206,9 @@ func New(env string) *Pipeline {
 	}
 	for _, kind := range []string{"assigned", "revoked", "lost"} {
 		p.rebalances.WithLabelValues(kind)
+	}
+	for _, result := range []string{"counted", "duplicate"} {
+		p.boardEvents.WithLabelValues(result)
 	}
 
 	p.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})

@@ -28,6 +28,16 @@ type BoardStore interface {
 
 var _ BoardStore = (*board.Store)(nil)
 
+// BoardObserver is implemented by an Observer that also wants the boards'
+// counts of each apply (metrics.Pipeline does): events counted, events
+// skipped as a producer's repeated id, score updates saturated at
+// max_total, and gaps between applied offset ranges closed to keep at most
+// 64 per partition (events in such a gap that were never applied are lost
+// for the board, so a non-zero rate deserves a look).
+type BoardObserver interface {
+	BoardsApplied(counted, duplicates, saturated, gapsClosed int)
+}
+
 // addBoards feeds the board events of a valid record into the batch's board
 // batch. A late event (or one a board cannot encode) sends the record to the
 // DLQ with that reason; the record's other events still count.
@@ -85,6 +95,9 @@ func (b *batch) applyBoards(ctx context.Context) error {
 	p.cfg.Observer.RedisRoundTrip("boards", time.Since(start))
 	p.stats.BoardEvents.Add(int64(res.Applied))
 	p.stats.BoardSaturated.Add(int64(res.Saturated))
+	if o, ok := p.cfg.Observer.(BoardObserver); ok {
+		o.BoardsApplied(res.Applied, res.Duplicate, res.Saturated, res.GapsClosed)
+	}
 	for _, l := range res.Late {
 		id := recordID{l.Topic, l.Partition, l.Offset}
 		if b.lateSeen[id] {

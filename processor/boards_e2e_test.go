@@ -19,6 +19,7 @@ import (
 	"github.com/rostrumhq/rostrum/examples"
 	"github.com/rostrumhq/rostrum/internal/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/metrics"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
@@ -278,9 +279,11 @@ func TestBoardCoverCarried(t *testing.T) {
 	rc := testenv.StartRedis(t).Client()
 	bs := seedBoards(t)
 	var counter *countingBoards
+	obs := metrics.New(env)
 	p, _ := startBoardProcessor(t, k, rc, t.TempDir(), bs, func(c *processor.Config) {
 		counter = &countingBoards{BoardStore: c.BoardStore}
 		c.BoardStore = counter
+		c.Observer = obs
 	})
 	cl := k.Client()
 	ts := time.Now().UnixMilli()
@@ -301,6 +304,16 @@ func TestBoardCoverCarried(t *testing.T) {
 	}
 	send(fmt.Sprintf(`{"room_id":"r-1","user_id":"u-1","type":"gift","value":5,"ts":%d}`, ts))
 	waitRecords(t, p, meeting+1)
+	// One gift, counted by each board that counts gifts.
+	gifts := 0
+	for _, b := range bs {
+		if b.Counts(codec.TypeGift) {
+			gifts++
+		}
+	}
+	if got := counterValue(t, obs, "rostrum_board_events_total", "counted"); got != float64(gifts) {
+		t.Errorf("rostrum_board_events_total{result=counted} = %v, want %d", got, gifts)
+	}
 	for _, b := range bs {
 		w, err := rc.HGetAll(context.Background(), "rostrum:"+env+":board:{"+b.Name()+"}:w").Result()
 		if err != nil {
@@ -311,4 +324,28 @@ func TestBoardCoverCarried(t *testing.T) {
 			t.Errorf("board %s: applied ranges of %s/0 are %q, want %q (all fields %v)", b.Name(), rtc, got, want, w)
 		}
 	}
+}
+
+// counterValue returns the value of the counter name of m whose only label
+// has the value label ("" for none).
+func counterValue(t *testing.T, m *metrics.Pipeline, name, label string) float64 {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if l.GetName() != "env" && l.GetValue() == label {
+					return mt.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{%s}", name, label)
+	return 0
 }
