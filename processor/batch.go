@@ -75,6 +75,9 @@ func (b *batch) run(ctx context.Context) error {
 		}
 		b.dlqSent = true
 	}
+	if !b.resolved && !b.boardsDone && b.board != nil && b.board.Len() > 0 {
+		b.overlapBoards(ctx)
+	}
 	if !b.resolved {
 		err := b.resolve(ctx)
 		if errors.Is(err, sink.ErrRedisReset) {

@@ -116,6 +116,23 @@ func (b *batch) applyBoards(ctx context.Context) error {
 
 // boardsStep runs applyBoards with the Redis-reset handling of resolve, then
 // produces the DLQ records of the late events it found.
+// overlapBoards applies the boards while the rooms are resolved, so that a
+// batch holding board events waits for two Redis round trips, not three:
+// the boards' keys are not the rooms', and the two steps share no batch
+// state. Whatever fails here (Redis lost its data included) is left undone
+// for the sequential steps that follow, which handle it as without the
+// overlap.
+func (b *batch) overlapBoards(ctx context.Context) {
+	done := make(chan error, 1)
+	go func() { done <- b.applyBoards(ctx) }()
+	if err := b.resolve(ctx); err == nil {
+		b.resolved = true
+	}
+	if err := <-done; err == nil {
+		b.boardsDone = true
+	}
+}
+
 func (b *batch) boardsStep(ctx context.Context) error {
 	p := b.p
 	if !b.boardsDone {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -348,4 +349,83 @@ func counterValue(t *testing.T, m *metrics.Pipeline, name, label string) float64
 	}
 	t.Fatalf("no %s{%s}", name, label)
 	return 0
+}
+
+// gatedStore holds the rooms' first Redis apply until the boards' apply has
+// begun (gate closed), or 10 s; it records whether it had to give up.
+type gatedStore struct {
+	processor.Store
+	gate   <-chan struct{}
+	missed atomic.Bool
+}
+
+func (g *gatedStore) Apply(ctx context.Context, rooms []sink.RoomUpdate, acks []sink.Ack) ([]sink.RoomState, error) {
+	select {
+	case <-g.gate:
+	case <-time.After(10 * time.Second):
+		g.missed.Store(true)
+	}
+	return g.Store.Apply(ctx, rooms, acks)
+}
+
+// gateBoards closes gate when its first Apply begins.
+type gateBoards struct {
+	processor.BoardStore
+	once sync.Once
+	gate chan struct{}
+}
+
+func (g *gateBoards) Apply(ctx context.Context, b *board.Batch) (board.Result, error) {
+	g.once.Do(func() { close(g.gate) })
+	return g.BoardStore.Apply(ctx, b)
+}
+
+// TestBoardsOverlapRooms: a batch holding board and meeting events applies
+// the boards while the rooms are applied, not after them. The rooms' apply
+// waits for the boards' to begin: done one after the other, it would wait in
+// vain.
+func TestBoardsOverlapRooms(t *testing.T) {
+	topics := processor.TopicsFor("", env)
+	k := testenv.StartKafka(t, testenv.WithTopics(1, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	rc := testenv.StartRedis(t).Client()
+	bs := seedBoards(t)
+	s, err := sink.New(rc, sink.Options{Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	store := &gatedStore{Store: s, gate: gate}
+	log, err := wal.Open(t.TempDir(), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := processor.New(ctx, processor.Config{
+		Brokers: k.Seeds, Env: env, Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute},
+		KafkaOpts: testKafkaOpts(), Dwell: -1, Grace: -1,
+		Boards: bs, BoardStore: &gateBoards{BoardStore: board.NewStore(rc, env, bs), gate: gate},
+	}, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	ts := time.Now().UnixMilli()
+	v := fmt.Sprintf(`[{"room_id":"r-1","user_id":"u-1","type":"volume","value":300,"ts":%d},`+
+		`{"room_id":"r-1","user_id":"u-2","type":"gift","value":5,"ts":%d}]`, ts, ts)
+	if err := k.Client().ProduceSync(context.Background(), &kgo.Record{Topic: topics.Inputs()[0], Key: []byte("r-1"), Value: []byte(v)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitRecords(t, p, 1)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if store.missed.Load() {
+		t.Fatal("the rooms' apply waited for the boards' in vain: the two ran one after the other")
+	}
+	if got := p.Stats().BoardEvents.Load(); got == 0 {
+		t.Fatal("no board event counted")
+	}
 }

@@ -17,9 +17,10 @@
 //     compare-and-set on seq, on the ranking version and on the state, so a
 //     list merged from a raw top-N that another processor changed meanwhile
 //     is never stored);
-//     then apply the batch's leaderboard events (boards.go), one script per
-//     board, each guarded by the board's own watermarks, and produce the DLQ
-//     records of events the scripts found late;
+//     meanwhile, on a second goroutine, apply the batch's leaderboard events
+//     (boards.go), one script per board, each guarded by the board's applied
+//     offset ranges, and then produce the DLQ records of events the scripts
+//     found late;
 //  6. publish the changed rooms' stable lists, and the DLQ records, and wait
 //     for the broker's acknowledgements;
 //  7. commit the batch's offsets;
