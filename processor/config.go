@@ -11,6 +11,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/stability"
 )
 
 // Config configures a Processor. Zero values take the defaults noted.
@@ -128,13 +129,13 @@ func (c *Config) withDefaults() {
 		c.Stability = StabilityHysteresis
 	}
 	if c.Dwell == 0 {
-		c.Dwell = time.Second
+		c.Dwell = stability.DefaultDwell
 	}
 	if c.Grace == 0 {
-		c.Grace = 3 * time.Second
+		c.Grace = stability.DefaultGrace
 	}
 	if c.Margin == 0 {
-		c.Margin = 400
+		c.Margin = stability.DefaultMargin
 	}
 	if c.DueInterval == 0 {
 		c.DueInterval = 100 * time.Millisecond

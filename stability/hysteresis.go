@@ -19,6 +19,15 @@ import "time"
 //
 // A Hysteresis is a value; its methods do not modify it and are safe for
 // concurrent use.
+// The hysteresis settings rostrum uses when none are configured: the
+// processor, the command line and the flicker benchmark share them, and
+// docs/STABILITY.md explains the choice.
+const (
+	DefaultDwell  = time.Second
+	DefaultGrace  = 3 * time.Second
+	DefaultMargin = 400 // volume steps
+)
+
 type Hysteresis struct {
 	// N is the list length; 0 means DefaultN.
 	N int

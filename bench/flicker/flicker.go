@@ -67,13 +67,13 @@ func (c Config) withDefaults() Config {
 		c.MinStint = 2 * time.Second
 	}
 	if c.Dwell == 0 {
-		c.Dwell = time.Second
+		c.Dwell = stability.DefaultDwell
 	}
 	if c.Grace == 0 {
-		c.Grace = 3 * time.Second
+		c.Grace = stability.DefaultGrace
 	}
 	if c.Margin == 0 {
-		c.Margin = 400
+		c.Margin = stability.DefaultMargin
 	}
 	return c
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/bench/flicker"
+	"github.com/rostrumhq/rostrum/stability"
 )
 
 // wantsFlicker reports whether `rostrum bench` was asked for the flicker
@@ -43,9 +44,9 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	topN := fs.Int("top-n", 7, "length of the shown list, 1..100")
 	batch := fs.Duration("batch", 100*time.Millisecond, "how often the lists are merged (a poll batch)")
 	minStint := fs.Duration("min-stint", 2*time.Second, "how long a member stays in (or out of) the raw top-N to truly belong (or no longer belong)")
-	dwell := fs.Duration("dwell", time.Second, "hysteresis dwell (0: none)")
-	grace := fs.Duration("grace", 3*time.Second, "hysteresis grace (0: none)")
-	margin := fs.Int("margin", 400, "hysteresis margin in volume steps (0: off)")
+	dwell := fs.Duration("dwell", stability.DefaultDwell, "hysteresis dwell (0: none)")
+	grace := fs.Duration("grace", stability.DefaultGrace, "hysteresis grace (0: none)")
+	margin := fs.Int("margin", stability.DefaultMargin, "hysteresis margin in volume steps (0: off)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	if err := fs.Parse(args); err != nil {
 		return err
