@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -156,13 +157,19 @@ func TestRedisClusterDistinctHosts(t *testing.T) {
 		}
 		want[addr] = true
 	}
-	slots, err := rc.Node(0).Client().ClusterSlots(ctx).Result()
+	// What the cluster tells clients, which then dial these addresses.
+	shards, err := rc.Node(0).Client().ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range slots {
-		if a := s.Nodes[0].Addr; !want[a] {
-			t.Errorf("CLUSTER SLOTS gives %s for slots %d-%d; want one of %v", a, s.Start, s.End, rc.Addrs)
+	if len(shards) != len(rc.Addrs) {
+		t.Fatalf("CLUSTER SHARDS lists %d shards; want %d", len(shards), len(rc.Addrs))
+	}
+	for _, s := range shards {
+		for _, n := range s.Nodes {
+			if a := net.JoinHostPort(n.Endpoint, strconv.FormatInt(n.TLSPort, 10)); !want[a] {
+				t.Errorf("CLUSTER SHARDS announces %s; want one of %v", a, rc.Addrs)
+			}
 		}
 	}
 
