@@ -253,9 +253,10 @@ func (s *securityFlags) redisOptions(addr string) (*redis.UniversalOptions, erro
 	}
 	o := &redis.UniversalOptions{Addrs: splitList(addr), Username: s.redisUser, Password: s.redisPass.reveal()}
 	if s.redisTLSConfig != nil {
-		// go-redis hands TLSConfig to tls.Dial as is, which fails without a
-		// ServerName; the dialer fills it per address, as kgo does, so each
-		// node of a cluster is checked against its own name.
+		// The dialer fills an empty ServerName per address dialled, as kgo
+		// does, so each node of a cluster is checked against its own host,
+		// never one fixed name that would fit only one node's certificate
+		// (TestRedisClusterEachNodeVerifiedAgainstItsHost holds it to that).
 		o.TLSConfig = s.redisTLSConfig
 		o.Dialer = tlsDialer(s.redisTLSConfig, redisDialTimeout)
 	}

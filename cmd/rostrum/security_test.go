@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -411,6 +413,76 @@ func TestRunSecureRedisCluster(t *testing.T) {
 	for _, pw := range []string{redisPW, kafkaPW} {
 		assertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
 	}
+}
+
+// TestRedisClusterEachNodeVerifiedAgainstItsHost connects the Redis client
+// of `rostrum run` (its flags, redisOptions, the client run builds) to a
+// TLS and ACL cluster whose masters sit on 127.0.0.1, 127.0.0.2 and
+// 127.0.0.3, each with a certificate naming its own address only. Writing
+// to every master succeeds only if each node is checked against its own
+// host; with --redis-tls-server-name fixed to the first node's, the others
+// must be refused.
+func TestRedisClusterEachNodeVerifiedAgainstItsHost(t *testing.T) {
+	const redisPW = "hosts-known-secret-1618"
+	certs := testenv.NewCerts(t)
+	cluster := testenv.StartRedisCluster(t, testenv.WithACLUser("rostrum", redisPW),
+		testenv.WithRedisTLS(certs, true), testenv.WithDistinctHosts())
+	args := []string{"--redis", strings.Join(cluster.Addrs, ","), "--redis-tls-ca", certs.CAFile,
+		"--redis-tls-cert", certs.ClientCertFile, "--redis-tls-key", certs.ClientKeyFile,
+		"--redis-user", "rostrum", "--redis-password", redisPW}
+	client := func(t *testing.T, extra ...string) redis.UniversalClient {
+		t.Helper()
+		f, err := parseRun(t, append(args, extra...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := f.sec.redisOptions(f.redis)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.MaxRetries = -1 // a refused certificate is final: fail at once
+		rc := redis.NewUniversalClient(o)
+		t.Cleanup(func() { _ = rc.Close() })
+		if _, ok := rc.(*redis.ClusterClient); !ok {
+			t.Fatalf("client of %s is a %T; want a cluster client", f.redis, rc)
+		}
+		return rc
+	}
+	ctx := context.Background()
+	const keys = 60 // their slots fall on all three masters (checked below)
+
+	t.Run("own host", func(t *testing.T) {
+		rc := client(t)
+		for i := range keys {
+			if err := rc.Set(ctx, fmt.Sprintf("host-key-%d", i), i, 0).Err(); err != nil {
+				t.Fatalf("SET host-key-%d: %v", i, err)
+			}
+		}
+		for i := range len(cluster.Addrs) {
+			n, err := cluster.Node(i).Client().DBSize(ctx).Result()
+			if err != nil || n == 0 {
+				t.Errorf("node %d (%s): DBSIZE = %d, %v; want some of the keys on every master", i, cluster.Addrs[i], n, err)
+			}
+		}
+	})
+
+	t.Run("fixed server name", func(t *testing.T) {
+		first, _, _ := strings.Cut(cluster.Addrs[0], ":")
+		rc := client(t, "--redis-tls-server-name", first)
+		// The keys on the first master may go through; the first key on
+		// another must be refused, which is all this needs to see.
+		for i := range keys {
+			err := rc.Set(ctx, fmt.Sprintf("host-key-%d", i), i, 0).Err()
+			var hostErr x509.HostnameError
+			switch {
+			case errors.As(err, &hostErr):
+				return
+			case err != nil:
+				t.Fatalf("SET host-key-%d: %v; want success or a certificate host name error", i, err)
+			}
+		}
+		t.Errorf("every SET succeeded with --redis-tls-server-name %s; want the other masters refused", first)
+	})
 }
 
 // TestRunEachSASLMechanism starts the processor from the CLI configuration

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -30,6 +31,10 @@ type Certs struct {
 
 	pool           *x509.CertPool
 	server, client tls.Certificate
+	ca             *x509.Certificate // kept, with caKey, to issue more server certificates
+	caKey          *ecdsa.PrivateKey
+	notBefore      time.Time
+	serial         int64 // last serial number issued
 }
 
 // NewCerts generates a CA and its server and client certificates (ECDSA
@@ -67,40 +72,61 @@ func NewCerts(tb testing.TB) *Certs {
 	}
 	c.pool.AddCert(ca)
 	writePEM(tb, c.CAFile, "CERTIFICATE", caDER)
+	c.ca, c.caKey, c.notBefore, c.serial = ca, caKey, now.Add(-time.Hour), 1
 
-	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage, certFile, keyFile string) tls.Certificate {
-		key := newKey(tb)
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial),
-			Subject:      pkix.Name{CommonName: cn},
-			NotBefore:    now.Add(-time.Hour),
-			NotAfter:     now.Add(24 * time.Hour),
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-		}
-		if usage == x509.ExtKeyUsageServerAuth {
-			tmpl.DNSNames = []string{"localhost"}
-			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			tb.Fatalf("testenv: create %s certificate: %v", cn, err)
-		}
-		pk, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			tb.Fatalf("testenv: marshal %s key: %v", cn, err)
-		}
-		writePEM(tb, certFile, "CERTIFICATE", der)
-		writePEM(tb, keyFile, "PRIVATE KEY", pk)
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			tb.Fatalf("testenv: load %s key pair: %v", cn, err)
-		}
-		return cert
-	}
-	c.server = leaf(2, "localhost", x509.ExtKeyUsageServerAuth, c.ServerCertFile, c.ServerKeyFile)
-	c.client = leaf(3, "rostrum test client", x509.ExtKeyUsageClientAuth, c.ClientCertFile, c.ClientKeyFile)
+	c.server = c.issue(tb, "localhost", x509.ExtKeyUsageServerAuth, []string{"localhost"},
+		[]net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, c.ServerCertFile, c.ServerKeyFile)
+	c.client = c.issue(tb, "rostrum test client", x509.ExtKeyUsageClientAuth, nil, nil, c.ClientCertFile, c.ClientKeyFile)
 	return c
+}
+
+// ServerCertFor issues a server certificate from the same CA that is valid
+// for the given IP addresses only (no DNS name), so that a client checking
+// any other host rejects it. It returns the PEM files of the certificate
+// and its key, in Dir.
+func (c *Certs) ServerCertFor(tb testing.TB, ips ...net.IP) (certFile, keyFile string) {
+	tb.Helper()
+	if len(ips) == 0 {
+		tb.Fatal("testenv: ServerCertFor needs at least one IP address")
+	}
+	name := fmt.Sprintf("server-%d", c.serial+1)
+	certFile = filepath.Join(c.Dir, name+".pem")
+	keyFile = filepath.Join(c.Dir, name+"-key.pem")
+	c.issue(tb, ips[0].String(), x509.ExtKeyUsageServerAuth, nil, ips, certFile, keyFile)
+	return certFile, keyFile
+}
+
+// issue creates a leaf certificate signed by the CA for the given names,
+// writes it and its key to certFile and keyFile, and returns the pair.
+func (c *Certs) issue(tb testing.TB, cn string, usage x509.ExtKeyUsage, dns []string, ips []net.IP, certFile, keyFile string) tls.Certificate {
+	tb.Helper()
+	c.serial++
+	key := newKey(tb)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(c.serial),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    c.notBefore,
+		NotAfter:     c.ca.NotAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		DNSNames:     dns,
+		IPAddresses:  ips,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.ca, &key.PublicKey, c.caKey)
+	if err != nil {
+		tb.Fatalf("testenv: create %s certificate: %v", cn, err)
+	}
+	pk, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		tb.Fatalf("testenv: marshal %s key: %v", cn, err)
+	}
+	writePEM(tb, certFile, "CERTIFICATE", der)
+	writePEM(tb, keyFile, "PRIVATE KEY", pk)
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		tb.Fatalf("testenv: load %s key pair: %v", cn, err)
+	}
+	return cert
 }
 
 // ServerConfig returns a TLS configuration presenting the server

@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -69,14 +71,27 @@ func StartRedisCluster(tb testing.TB, opts ...RedisOption) *RedisCluster {
 	tb.Helper()
 	cli := lookBinary(tb, "redis-cli")
 	c := &RedisCluster{tb: tb}
-	for range clusterNodes {
-		n := &Redis{tb: tb, dir: tb.TempDir()}
+	for i := range clusterNodes {
+		n := &Redis{tb: tb, dir: tb.TempDir(), host: "127.0.0.1"}
 		for _, o := range opts {
 			o(n)
 		}
+		args := clusterArgs(n.certs != nil)
+		if n.distinct {
+			n.host = fmt.Sprintf("127.0.0.%d", i+1)
+			skipWithoutLoopback(tb, n.host)
+			// A node learns its own address from the connections its peers
+			// make to it; announcing it leaves nothing to chance, so CLUSTER
+			// SLOTS hands clients this very address.
+			args = append(args, "--cluster-announce-ip", n.host)
+			if n.certs != nil {
+				n.certFile, n.keyFile = n.certs.ServerCertFor(tb, net.ParseIP(n.host))
+			}
+		}
 		// WithArgs come last, so they still override.
-		n.extra = append(clusterArgs(n.certs != nil), n.extra...)
-		n.launch(freeClusterPort)
+		n.extra = append(args, n.extra...)
+		host := n.host
+		n.launch(func(tb testing.TB) int { return freeClusterPort(tb, host) })
 		c.nodes = append(c.nodes, n)
 		c.Addrs = append(c.Addrs, n.Addr)
 	}
@@ -117,12 +132,18 @@ func (c *RedisCluster) Node(i int) *Redis {
 	return c.nodes[i]
 }
 
-// Client returns a go-redis cluster client seeded with every node and
+// Client returns a go-redis cluster client seeded with every node, checking
+// each node's certificate (WithRedisTLS) against that node's host, and
 // reloading the slot map every 200 ms, so that it recovers within a second
 // of a topology change rather than go-redis's default minute. It is closed
 // when the test ends.
 func (c *RedisCluster) Client() *redis.ClusterClient {
 	n := c.nodes[0].Options() // every node has the same user and TLS
+	if n.TLSConfig != nil {
+		// Without a ServerName, tls.Dial checks each node against the host
+		// dialled: with WithDistinctHosts, node 0's would fit no other.
+		n.TLSConfig.ServerName = ""
+	}
 	cl := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs:                      c.Addrs,
 		Username:                   n.Username,
@@ -181,4 +202,16 @@ func clusterOK(info string) bool {
 		}
 	}
 	return ok && known
+}
+
+// skipWithoutLoopback skips the test when host, a loopback address other
+// than 127.0.0.1, cannot be bound: only some systems (Linux) route all of
+// 127.0.0.0/8 to the loopback interface.
+func skipWithoutLoopback(tb testing.TB, host string) {
+	tb.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		tb.Skipf("testenv: WithDistinctHosts needs loopback address %s: %v", host, err)
+	}
+	_ = l.Close()
 }

@@ -2,7 +2,11 @@ package testenv
 
 import (
 	"context"
+	"crypto/x509"
+	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,6 +135,65 @@ func TestRedisClusterACLAndTLS(t *testing.T) {
 	}
 
 	rc.Node(1).Restart(true)
+	rc.WaitOK()
+	checkKeys(t, c, 100)
+}
+
+// TestRedisClusterDistinctHosts checks a TLS cluster started
+// WithDistinctHosts: each master listens on and announces its own loopback
+// address, presents a certificate naming that address only (so checking it
+// against another host fails), and the cluster client, which checks each
+// node against its own host, reaches all of them.
+func TestRedisClusterDistinctHosts(t *testing.T) {
+	certs := NewCerts(t)
+	rc := StartRedisCluster(t, WithACLUser("app", "s3cret pass"), WithRedisTLS(certs, true), WithDistinctHosts())
+	ctx := context.Background()
+
+	want := map[string]bool{}
+	for i, addr := range rc.Addrs {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil || host != fmt.Sprintf("127.0.0.%d", i+1) {
+			t.Fatalf("node %d at %s; want host 127.0.0.%d", i, addr, i+1)
+		}
+		want[addr] = true
+	}
+	// What the cluster tells clients, which then dial these addresses.
+	shards, err := rc.Node(0).Client().ClusterShards(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shards) != len(rc.Addrs) {
+		t.Fatalf("CLUSTER SHARDS lists %d shards; want %d", len(shards), len(rc.Addrs))
+	}
+	for _, s := range shards {
+		for _, n := range s.Nodes {
+			if a := net.JoinHostPort(n.Endpoint, strconv.FormatInt(n.TLSPort, 10)); !want[a] {
+				t.Errorf("CLUSTER SHARDS announces %s; want one of %v", a, rc.Addrs)
+			}
+		}
+	}
+
+	for i := 1; i < len(rc.Addrs); i++ {
+		o := rc.Node(i).Options()
+		o.TLSConfig.ServerName = "127.0.0.1"
+		err := ping(o)
+		var hostErr x509.HostnameError
+		if !errors.As(err, &hostErr) {
+			t.Errorf("node %d checked against 127.0.0.1: %v; want a certificate host name error", i, err)
+		}
+	}
+
+	c := rc.Client()
+	setKeys(t, c, 100)
+	checkKeys(t, c, 100)
+	for i := range len(rc.Addrs) {
+		if k, err := rc.Node(i).Client().DBSize(ctx).Result(); err != nil || k == 0 {
+			t.Errorf("node %d: DBSIZE = %d, %v; want some of the 100 keys on every master", i, k, err)
+		}
+	}
+
+	// A node restarts on its own address and certificate.
+	rc.Node(2).Restart(true)
 	rc.WaitOK()
 	checkKeys(t, c, 100)
 }

@@ -22,19 +22,20 @@ func FreePort(tb testing.TB) int {
 // listens for the cluster bus.
 const clusterBusOffset = 10000
 
-// freeClusterPort returns a port p on 127.0.0.1 such that p and its cluster
-// bus port p+10000 were both free a moment ago. Ephemeral ports above 55535
-// have no bus port and are passed over.
-func freeClusterPort(tb testing.TB) int {
+// freeClusterPort returns a port p on the loopback address host such that p
+// and its cluster bus port p+10000 were both free on host a moment ago.
+// Ephemeral ports above 55535 have no bus port and are passed over.
+func freeClusterPort(tb testing.TB, host string) int {
 	tb.Helper()
+	ip := net.ParseIP(host)
 	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.ListenTCP("tcp", &net.TCPAddr{IP: ip})
 		if err != nil {
 			tb.Fatalf("testenv: free port: %v", err)
 		}
 		p := l.Addr().(*net.TCPAddr).Port
 		if p+clusterBusOffset <= 65535 {
-			bus, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p + clusterBusOffset})
+			bus, err := net.ListenTCP("tcp", &net.TCPAddr{IP: ip, Port: p + clusterBusOffset})
 			if err == nil {
 				_ = bus.Close()
 				_ = l.Close()
@@ -43,6 +44,6 @@ func freeClusterPort(tb testing.TB) int {
 		}
 		_ = l.Close()
 	}
-	tb.Fatalf("testenv: no free port p with p+%d free on 127.0.0.1 after 100 tries", clusterBusOffset)
+	tb.Fatalf("testenv: no free port p with p+%d free on %s after 100 tries", clusterBusOffset, host)
 	return 0
 }

@@ -32,6 +32,7 @@ type Redis struct {
 	tb      testing.TB
 	bin     string // redis-server; empty when container-backed
 	dir     string // working directory: log, dump.rdb, nodes.conf
+	host    string // address bound and announced; empty: 127.0.0.1
 	port    int
 	persist bool
 	extra   []string
@@ -39,6 +40,10 @@ type Redis struct {
 	pass    string
 	certs   *Certs // TLS only (WithRedisTLS); nil: plain TCP
 	mutual  bool   // TLS clients must present a certificate
+	// certFile and keyFile replace certs' server certificate when set
+	// (WithDistinctHosts: one certificate per node, for its address only).
+	certFile, keyFile string
+	distinct          bool // WithDistinctHosts
 
 	mu   sync.Mutex
 	proc *process // nil while stopped
@@ -72,6 +77,16 @@ func WithACLUser(name, pass string) RedisOption {
 func WithRedisTLS(c *Certs, mutual bool) RedisOption {
 	return func(r *Redis) { r.certs, r.mutual = c, mutual }
 }
+
+// WithDistinctHosts puts the masters of StartRedisCluster on distinct
+// loopback addresses, 127.0.0.1, 127.0.0.2 and 127.0.0.3, each announced as
+// such to the cluster and its clients. With WithRedisTLS each node then
+// presents a certificate from the same CA whose only name is its own IP
+// address, so a client that checks a node against any other host fails:
+// tests see whether a client verifies each node against its own address.
+// It needs a system that routes all of 127.0.0.0/8 to loopback (Linux);
+// elsewhere StartRedisCluster skips the test. StartRedis ignores it.
+func WithDistinctHosts() RedisOption { return func(r *Redis) { r.distinct = true } }
 
 // RedisBinary returns the path of redis-server, failing the test with
 // InstallHint when it is missing.
@@ -114,12 +129,15 @@ var errAddrInUse = errors.New("address already in use")
 // ports when one was taken meanwhile, and stops it when the test ends.
 func (r *Redis) launch(pick func(testing.TB) int) {
 	r.tb.Helper()
+	if r.host == "" {
+		r.host = "127.0.0.1"
+	}
 	r.bin = RedisBinary(r.tb)
 	r.tb.Cleanup(func() { r.stop(syscall.SIGTERM) })
 	var err error
 	for range 3 {
 		r.port = pick(r.tb)
-		r.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(r.port))
+		r.Addr = net.JoinHostPort(r.host, strconv.Itoa(r.port))
 		_ = os.Remove(r.logPath())
 		if err = r.start(); !errors.Is(err, errAddrInUse) {
 			break
@@ -133,7 +151,7 @@ func (r *Redis) launch(pick func(testing.TB) int) {
 func (r *Redis) args() []string {
 	a := []string{
 		"--port", strconv.Itoa(r.port),
-		"--bind", "127.0.0.1",
+		"--bind", r.host,
 		"--dir", r.dir,
 		"--appendonly", "no",
 		"--protected-mode", "no",
@@ -143,12 +161,16 @@ func (r *Redis) args() []string {
 		"--dbfilename", "dump.rdb",
 	}
 	if r.certs != nil {
+		certFile, keyFile := r.certs.ServerCertFile, r.certs.ServerKeyFile
+		if r.certFile != "" {
+			certFile, keyFile = r.certFile, r.keyFile
+		}
 		auth := "optional"
 		if r.mutual {
 			auth = "yes"
 		}
 		a = append(a, "--port", "0", "--tls-port", strconv.Itoa(r.port),
-			"--tls-cert-file", r.certs.ServerCertFile, "--tls-key-file", r.certs.ServerKeyFile,
+			"--tls-cert-file", certFile, "--tls-key-file", keyFile,
 			"--tls-ca-cert-file", r.certs.CAFile, "--tls-auth-clients", auth,
 			// The server certificate is for server use only, so a node that
 			// dials out (cluster bus, replication) presents the client one:
@@ -282,12 +304,18 @@ func (r *Redis) Client() *redis.Client {
 }
 
 // Options returns go-redis options that reach the server: its address and,
-// when set, the ACL user and the TLS client configuration. Each call returns
+// when set, the ACL user and the TLS client configuration, which expects the
+// server's certificate to name the server's host. Each call returns
 // a new value the caller may change.
 func (r *Redis) Options() *redis.Options {
 	o := &redis.Options{Addr: r.Addr, Username: r.user, Password: r.pass}
 	if r.certs != nil {
 		o.TLSConfig = r.certs.ClientConfig()
+		// The server's own host, which its certificate names also when
+		// WithDistinctHosts put it elsewhere than 127.0.0.1.
+		if host, _, err := net.SplitHostPort(r.Addr); err == nil {
+			o.TLSConfig.ServerName = host
+		}
 	}
 	return o
 }
