@@ -607,39 +607,11 @@ func (s *jsonScanner) checkValue(ev *Event) *DecodeError {
 		}
 		return nil
 	case TypeGift, TypeScore, TypeTrade:
-		switch s.valKind {
-		case valueNone:
-			return s.eventErr("value", "required for type "+ev.Type.String())
-		case valueInt:
-			v, ok := parseInt(lit)
-			if ok && v >= 1 && v <= MaxAmount {
-				ev.Value = v
-				return nil
-			}
-			return s.eventErr("value", ev.Type.String()+" must be 1.."+strconv.FormatInt(MaxAmount, 10)+", got "+numTrunc(lit))
-		case valueNumber:
-			return s.eventErr("value", ev.Type.String()+" must be an integer, got "+numTrunc(lit))
-		}
-		return s.eventErr("value", ev.Type.String()+" must be an integer, got a string")
-	case TypeAudio, TypeVideo, TypeVolume:
-		hi := int64(1)
-		if ev.Type == TypeVolume {
-			hi = 999
-		}
-		switch s.valKind {
-		case valueNone:
-			return s.eventErr("value", "required for type "+ev.Type.String())
-		case valueInt:
-			v, ok := parseInt(lit)
-			if ok && v >= 0 && v <= hi {
-				ev.Value = v
-				return nil
-			}
-			return s.eventErr("value", ev.Type.String()+" must be 0.."+strconv.FormatInt(hi, 10)+", got "+numTrunc(lit))
-		case valueNumber:
-			return s.eventErr("value", ev.Type.String()+" must be an integer, got "+numTrunc(lit))
-		}
-		return s.eventErr("value", ev.Type.String()+" must be an integer, got a string")
+		return s.intValue(ev, 1, MaxAmount)
+	case TypeAudio, TypeVideo:
+		return s.intValue(ev, 0, 1)
+	case TypeVolume:
+		return s.intValue(ev, 0, 999)
 	}
 	// TypeRole
 	if s.valKind != valueString {
@@ -656,6 +628,25 @@ func (s *jsonScanner) checkValue(ev *Event) *DecodeError {
 	}
 	ev.Value = int64(r)
 	return nil
+}
+
+// intValue checks that the value field seen is an integer in lo..hi and
+// stores it in ev.Value.
+func (s *jsonScanner) intValue(ev *Event, lo, hi int64) *DecodeError {
+	lit := s.buf[s.valRef.start:s.valRef.end]
+	switch s.valKind {
+	case valueNone:
+		return s.eventErr("value", "required for type "+ev.Type.String())
+	case valueInt:
+		if v, ok := parseInt(lit); ok && v >= lo && v <= hi {
+			ev.Value = v
+			return nil
+		}
+		return s.eventErr("value", ev.Type.String()+" must be "+strconv.FormatInt(lo, 10)+".."+strconv.FormatInt(hi, 10)+", got "+numTrunc(lit))
+	case valueNumber:
+		return s.eventErr("value", ev.Type.String()+" must be an integer, got "+numTrunc(lit))
+	}
+	return s.eventErr("value", ev.Type.String()+" must be an integer, got a string")
 }
 
 // id decodes a room or user id into dst.
