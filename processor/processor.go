@@ -46,7 +46,8 @@ type Processor struct {
 	gen       generation    // Redis data-set tracking (generation.go)
 	guard     *chunkedStore // p.store's wrapper: chunking, refused members
 
-	boardBatch *board.Batch // reused like fold, for the boards; nil without boards
+	boardBatch *board.Batch  // reused like fold, for the boards; nil without boards
+	scratch    stableScratch // reused by stable (stable.go)
 	// Deferred board coverage (boards.go): the offsets of batches without
 	// board events are carried into a later batch's board apply instead
 	// of costing a round trip of their own.

@@ -60,16 +60,25 @@ func volumeStep(m *codec.Meeting) float64 {
 	panic("processor: meeting layout without a volume field")
 }
 
+// stableScratch is the reused memory of stable: the inputs of a merge are
+// built per room and batch, and never outlive the call.
+type stableScratch struct {
+	ids      []string
+	raw      []stability.Member
+	standing []stability.Standing
+}
+
 // stable returns room st's next stable list, its hysteresis state (text; ""
 // with the seed merge) and the state's next deadline (0: none). ts is the
 // newest event time of the room's events in the batch, or the deadline the
 // timer steps it at; 0 when unknown.
 func (p *Processor) stable(st *sink.RoomState, ts int64) (list []string, state string, due int64) {
-	ids := make([]string, len(st.Top))
-	for i, m := range st.Top {
-		ids[i] = m.UserID
-	}
 	if p.hyst == nil {
+		ids := p.scratch.ids[:0]
+		for _, m := range st.Top {
+			ids = append(ids, m.UserID)
+		}
+		p.scratch.ids = ids
 		return stability.Merge(nil, st.Stable, ids, p.cfg.TopN), "", 0
 	}
 	var hs stability.State
@@ -78,14 +87,16 @@ func (p *Processor) stable(st *sink.RoomState, ts int64) (list []string, state s
 		p.lg.Warn("hysteresis state unreadable, starting afresh", zap.String("room", st.Room), zap.Error(err))
 		hs = stability.State{}
 	}
-	raw := make([]stability.Member, len(st.Top))
+	raw := grow(p.scratch.raw, len(st.Top))
+	p.scratch.raw = raw
 	var newest int64
 	for i, m := range st.Top {
 		f, _ := p.cfg.Meeting.Decode(m.Score) // scores come from the apply script
 		raw[i] = stability.Member{ID: m.UserID, Score: m.Score, Urgent: f.Role == codec.RoleHost}
 		newest = max(newest, f.TS)
 	}
-	standing := make([]stability.Standing, len(st.Stable))
+	standing := grow(p.scratch.standing, len(st.Stable))
+	p.scratch.standing = standing
 	for i := range st.Stable {
 		if i >= len(st.StableScores) || st.StableScores[i] == sink.Unranked {
 			continue // not ranked: leaves at once
