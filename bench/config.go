@@ -79,6 +79,9 @@ type Config struct {
 	TopN           int
 	MaxPollRecords int
 	WALSync        wal.SyncPolicy
+	// StateCache bounds the sink's in-process member states
+	// (sink.Options.CacheMembers): 0 the default, negative none.
+	StateCache int
 	// WALDir is the parent of the WAL directories the rostrum runs create
 	// (and remove). Default: the system's temporary directory.
 	WALDir string

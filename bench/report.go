@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"text/tabwriter"
+
+	"github.com/rostrumhq/rostrum/sink"
 )
 
 // Report is the outcome of a run: one Result per mode run, and the ratios.
@@ -84,6 +86,10 @@ type Result struct {
 	// timer's passes, which run between batches (rostrum modes).
 	RoundTripsPerBatch float64 `json:"redis_round_trips_per_batch"`
 	TimerRoundTrips    int64   `json:"redis_timer_round_trips,omitempty"`
+	// StateCache counts the room applies by path: merged in Go from the
+	// sink's state cache, or by the full script (rostrum modes with the
+	// cache on).
+	StateCache *sink.CacheStats `json:"state_cache,omitempty"`
 	// RedisCommandsPerEvent counts every command Redis executed
 	// (total_commands_processed), those run inside scripts included;
 	// ClientCommandsPerEvent counts those the client sent (EVALSHA counts

@@ -26,6 +26,7 @@ const modeRate = "rostrum@rate"
 // without the HTTP server and the lag watcher.
 type pipeline struct {
 	p      *processor.Processor
+	store  *sink.Redis
 	rc     *redis.Client
 	hook   *roundTrips
 	stages *stages
@@ -87,11 +88,12 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 	pl.stages = &stages{Observer: m}
 	pl.rc = redis.NewClient(b.redisOptions(0))
 	pl.rc.AddHook(pl.hook)
-	store, err := sink.New(pl.rc, sink.Options{Env: env, TopN: cfg.TopN, Logger: cfg.Logger})
+	store, err := sink.New(pl.rc, sink.Options{Env: env, TopN: cfg.TopN, CacheMembers: cfg.StateCache, Logger: cfg.Logger})
 	if err != nil {
 		pl.close()
 		return nil, err
 	}
+	pl.store = store
 	if pl.walDir, err = os.MkdirTemp(cfg.WALDir, "rostrum-bench-wal-"); err != nil {
 		pl.close()
 		return nil, fmt.Errorf("bench: WAL directory: %w", err)
@@ -195,6 +197,9 @@ func (b *runner) counters(r *Result, pl *pipeline, wantEvents int64) {
 	// The hysteresis timer's passes run between batches and belong to none:
 	// they are reported on their own, not in the per-batch figure.
 	r.TimerRoundTrips = s.DueRoundTrips.Load()
+	if cs := pl.store.CacheStats(); cs != (sink.CacheStats{}) {
+		r.StateCache = &cs
+	}
 	if r.Batches > 0 {
 		r.RoundTripsPerBatch = float64(r.RoundTrips-r.TimerRoundTrips) / float64(r.Batches)
 	}

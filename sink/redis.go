@@ -25,7 +25,12 @@ type Options struct {
 	// member beyond it is refused and reported in RoomState.Refused, while
 	// existing members keep working. Default 0: no cap.
 	MaxMembers int
-	Logger     *zap.Logger // nil: no logs
+	// CacheMembers bounds the member states kept in process memory (about
+	// 100 bytes each) so that an apply merges and scores them in Go and
+	// sends Redis only the results (see stateCache). 0: DefaultCacheMembers;
+	// negative: no cache, every apply merges in Lua.
+	CacheMembers int
+	Logger       *zap.Logger // nil: no logs
 }
 
 // Redis is the meeting ranking store. It is safe for concurrent use; the
@@ -36,6 +41,8 @@ type Redis struct {
 	args [9]any // fixed leading arguments of the apply script
 	gen  atomic.Pointer[string]
 	due  atomic.Pointer[DuePeek] // the due set's earliest entry, as the last Apply saw it
+	// cache holds rooms' member states as last written; nil when disabled.
+	cache *stateCache
 }
 
 // New returns a sink writing through c, which may be a single node, a
@@ -59,7 +66,7 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 	if opt.MaxMembers < 0 {
 		return nil, fmt.Errorf("sink: Options.MaxMembers must be >= 0 (0: no cap), got %d", opt.MaxMembers)
 	}
-	r := &Redis{c: c, opt: opt}
+	r := &Redis{c: c, opt: opt, cache: newStateCache(opt.CacheMembers)}
 	f := opt.Meeting.Layout().Fields()
 	mult := func(name string) string {
 		for _, fi := range f {
@@ -154,9 +161,21 @@ const Unranked = -1.0
 // pipelined round trip. It returns one RoomState per room, in order. The
 // same round trip peeks at the due set's earliest entry (see PeekDue).
 //
+// A room whose member states the sink holds (see stateCache) is merged and
+// scored here and written by the small fastLua; the others, and any room
+// that another writer changed since, take applyLua, whose reply refills the
+// cache. Only a room another writer changed costs a second round trip.
+//
 // The same round trip reads the generation marker: when it differs from the
 // adopted one, Apply returns ErrRedisReset (see there).
 func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]RoomState, error) {
+	var plans []*fastPlan
+	if r.cache != nil {
+		var err error
+		if plans, err = r.plan(rooms); err != nil {
+			return nil, err
+		}
+	}
 	var gen *redis.StringCmd
 	var due *redis.ZSliceCmd
 	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
@@ -167,14 +186,16 @@ func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]Ro
 		}
 		out := make([]*redis.Cmd, len(rooms))
 		for i := range rooms {
-			out[i] = r.applyRoom(ctx, p, &rooms[i], false)
+			if plans != nil && plans[i] != nil {
+				out[i] = r.fastRoom(ctx, p, &rooms[i], plans[i])
+			} else {
+				out[i] = r.applyRoom(ctx, p, &rooms[i], false)
+			}
 		}
 		return out
 	})
 	if err != nil {
-		return nil, err
-	}
-	if err := r.checkGeneration(gen); err != nil {
+		r.forget(rooms)
 		return nil, err
 	}
 	if zs, err := due.Result(); err == nil {
@@ -185,12 +206,80 @@ func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]Ro
 		r.due.Store(peek)
 	}
 	states := make([]RoomState, len(rooms))
+	var again []int
 	for i, c := range cmds {
-		if err := parseRoomState(c, rooms[i].Room, &states[i]); err != nil {
+		if plans != nil && plans[i] != nil {
+			ok, err := r.finishFast(c, &rooms[i], plans[i], &states[i])
+			if err != nil {
+				r.forget(rooms)
+				return nil, err
+			}
+			if !ok {
+				again = append(again, i)
+			}
+			continue
+		}
+		if err := r.finishFull(c, rooms[i].Room, &states[i]); err != nil {
+			r.forget(rooms)
 			return nil, err
 		}
 	}
+	if len(again) > 0 {
+		cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+			out := make([]*redis.Cmd, len(again))
+			for j, i := range again {
+				out[j] = r.applyRoom(ctx, p, &rooms[i], false)
+			}
+			return out
+		})
+		if err != nil {
+			r.forget(rooms)
+			return nil, err
+		}
+		for j, i := range again {
+			if err := r.finishFull(cmds[j], rooms[i].Room, &states[i]); err != nil {
+				r.forget(rooms)
+				return nil, err
+			}
+		}
+	}
+	if err := r.checkGeneration(gen); err != nil {
+		if r.cache != nil && errors.Is(err, ErrRedisReset) {
+			r.cache.clear()
+		}
+		return nil, err
+	}
 	return states, nil
+}
+
+// forget drops rooms from the state cache after a failed apply: what Redis
+// holds for them is not known.
+func (r *Redis) forget(rooms []RoomUpdate) {
+	if r.cache == nil {
+		return
+	}
+	names := make([]string, len(rooms))
+	for i := range rooms {
+		names[i] = rooms[i].Room
+	}
+	r.cache.drop(names...)
+}
+
+// finishFull reads applyLua's reply into st and refills the cache from it.
+func (r *Redis) finishFull(c *redis.Cmd, room string, st *RoomState) error {
+	token, pairs, err := parseRoomState(c, room, st)
+	if err != nil {
+		return err
+	}
+	if r.cache == nil {
+		return nil
+	}
+	r.cache.full.Add(1)
+	if token == "" {
+		r.cache.drop(room)
+		return nil
+	}
+	return r.cache.put(room, token, pairs)
 }
 
 // Read returns the rooms' stable and raw top lists without changing them.
@@ -208,6 +297,7 @@ func (r *Redis) Read(ctx context.Context, rooms []string) ([]RoomState, error) {
 // registers merge idempotently, so re-applying is harmless for the meeting
 // ranking. Watermarks only ever rise.
 func (r *Redis) Rebuild(ctx context.Context, rooms []RoomUpdate) error {
+	r.forget(rooms)
 	_, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(rooms))
 		for i := range rooms {
@@ -220,7 +310,7 @@ func (r *Redis) Rebuild(ctx context.Context, rooms []RoomUpdate) error {
 
 func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate, force bool) *redis.Cmd {
 	k := RoomKeys(r.opt.Env, u.Room)
-	n := len(r.args) + 2
+	n := len(r.args) + 4
 	for _, part := range u.Parts {
 		n += 3 + 2*len(part.Members)
 	}
@@ -230,9 +320,16 @@ func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate,
 	if force {
 		f = "1"
 	}
-	args = append(args, f, len(u.Parts))
+	token, want := "", "0"
+	if r.cache != nil {
+		token = r.cache.token()
+		if !force {
+			want = "1"
+		}
+	}
+	args = append(args, f, token, want, len(u.Parts))
 	for _, part := range u.Parts {
-		args = append(args, part.Topic+"/"+strconv.Itoa(int(part.Partition)), part.Last, len(part.Members))
+		args = append(args, partName(&part), part.Last, len(part.Members))
 		for i := range part.Members {
 			m := &part.Members[i]
 			args = append(args, m.UserID, m.State.AppendBinary(make([]byte, 0, StateSize)))
@@ -241,14 +338,23 @@ func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate,
 	return applyScript.EvalSha(ctx, p, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, args...)
 }
 
-func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
+// partName names a topic-partition in the watermark hash.
+func partName(p *Part) string { return p.Topic + "/" + strconv.Itoa(int(p.Partition)) }
+
+// parseRoomState reads applyLua's reply into st, and returns the state token
+// and the (user, packed state) pairs of a want-states reply.
+func parseRoomState(c *redis.Cmd, room string, st *RoomState) (token string, pairs []any, err error) {
 	vals, err := c.Slice()
 	if err != nil {
-		return fmt.Errorf("sink: apply room %q: %w", room, err)
+		return "", nil, fmt.Errorf("sink: apply room %q: %w", room, err)
 	}
-	const head = 8 // values before the raw top list
-	if len(vals) < head || len(vals)%2 != 0 {
-		return fmt.Errorf("sink: apply room %q: unexpected reply of %d values", room, len(vals))
+	const head = 10 // values before the member states and the raw top list
+	if len(vals) < head {
+		return "", nil, fmt.Errorf("sink: apply room %q: unexpected reply of %d values", room, len(vals))
+	}
+	nstates, _ := vals[9].(int64)
+	if nstates < 0 || int64(len(vals)) < head+2*nstates || len(vals)%2 != 0 {
+		return "", nil, fmt.Errorf("sink: apply room %q: unexpected reply of %d values", room, len(vals))
 	}
 	st.Room = room
 	st.Applied = vals[0].(int64) == 1
@@ -268,21 +374,31 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) error {
 			if s != "" {
 				f, err := strconv.ParseFloat(s, 64)
 				if err != nil {
-					return fmt.Errorf("sink: apply room %q: score %q of a stable member: %w", room, s, err)
+					return "", nil, fmt.Errorf("sink: apply room %q: score %q of a stable member: %w", room, s, err)
 				}
 				score = f
 			}
 			st.StableScores = append(st.StableScores, score)
 		}
 		if len(st.StableScores) != len(st.Stable) {
-			return fmt.Errorf("sink: apply room %q: %d scores for %d stable members", room, len(st.StableScores), len(st.Stable))
+			return "", nil, fmt.Errorf("sink: apply room %q: %d scores for %d stable members", room, len(st.StableScores), len(st.Stable))
 		}
 	}
 	if ref, _ := vals[7].(string); ref != "" {
 		st.Refused = strings.Split(ref, ",")
 	}
-	st.Top = make([]Ranked, 0, (len(vals)-head)/2)
-	for i := head; i < len(vals); i += 2 {
+	token, _ = vals[8].(string)
+	end := head + 2*int(nstates)
+	if err := parseTop(vals[end:], room, st); err != nil {
+		return "", nil, err
+	}
+	return token, vals[head:end], nil
+}
+
+// parseTop reads a raw top list of (user, score) pairs, best first.
+func parseTop(vals []any, room string, st *RoomState) error {
+	st.Top = make([]Ranked, 0, len(vals)/2)
+	for i := 0; i+1 < len(vals); i += 2 {
 		user, _ := vals[i].(string)
 		s, _ := vals[i+1].(string)
 		score, err := strconv.ParseFloat(s, 64)
@@ -397,7 +513,7 @@ func isNoScript(cmds []*redis.Cmd) bool {
 
 // LoadScripts loads the Lua scripts into Redis (every master of a cluster).
 func (r *Redis) LoadScripts(ctx context.Context) error {
-	for _, s := range []*redis.Script{applyScript, commitScript, ackScript, restoreScript, settleScript} {
+	for _, s := range []*redis.Script{applyScript, fastScript, commitScript, ackScript, restoreScript, settleScript} {
 		if err := s.Load(ctx, r.c).Err(); err != nil {
 			return fmt.Errorf("sink: load scripts: %w", err)
 		}

@@ -11,7 +11,9 @@ import "github.com/redis/go-redis/v9"
 //	      5..8 multipliers of audio, volume, video, role in the score,
 //	      9 members cap (0: none),
 //	      10 force (1: apply parts at or below the watermark too; recovery),
-//	      11 number of topic-partition parts, then per part:
+//	      11 new state token, 12 want states (1: reply with every member's
+//	      state, for the sink's state cache),
+//	      13 number of topic-partition parts, then per part:
 //	      name ("topic/partition"), last offset, member count,
 //	      then member count pairs of (user id, packed update)
 //
@@ -34,10 +36,17 @@ import "github.com/redis/go-redis/v9"
 // reported for a part skipped by its watermark when the user is still not a
 // member, so a redelivered batch reports the same refusals again.
 //
+// An apply that applied a part writes the new state token (field mv of the
+// stable hash; see stateCache), so a cached copy of the member states taken
+// before it is known to be stale. With want states, a room that has members
+// but no token yet gets one.
+//
 // Reply: {applied (0/1), seq, stable list, pending output or "", version,
 // hysteresis state or "", scores of the stable list's members
 // (comma-separated, "" for a member no longer ranked), refused users
-// (comma-separated) or "", user1, score1, …} with the raw top-n best first.
+// (comma-separated) or "", state token or "", count of state pairs that
+// follow, user, packed state, …, user1, score1, …} with the raw top-n best
+// first after the states (none unless want states).
 // The stable members' scores tell the hysteresis which of them left the
 // ranking and how strong the others are.
 const applyLua = `
@@ -47,8 +56,9 @@ local ttl, topn, epoch, tmax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), to
 local mA, mV, mVid, mR = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local cap = tonumber(ARGV[9])
 local force = ARGV[10] == '1'
-local nparts = tonumber(ARGV[11])
-local i = 12
+local token, want = ARGV[11], ARGV[12] == '1'
+local nparts = tonumber(ARGV[13])
+local i = 14
 local upd, users = {}, {}
 local applied = 0
 local refused, isRefused, skipped = {}, {}, {}
@@ -156,10 +166,20 @@ if applied == 1 then
     if #zrem > 0 then redis.call('ZREM', KEYS[2], unpack(zrem)); ranked = 1 end
   end
   if ranked == 1 then redis.call('HINCRBY', KEYS[3], 'v', 1) end
+  redis.call('HSET', KEYS[3], 'mv', token)
   for k = 1, 4 do redis.call('PEXPIRE', KEYS[k], ttl) end
 end
 
-local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h')
+local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h', 'mv')
+local states = {}
+if want then
+  if not st[7] and redis.call('HLEN', KEYS[1]) > 0 then
+    redis.call('HSET', KEYS[3], 'mv', token)
+    redis.call('PEXPIRE', KEYS[3], ttl)
+    st[7] = token
+  end
+  if st[7] then states = redis.call('HGETALL', KEYS[1]) end
+end
 local pending = ''
 if st[3] and st[3] == st[1] then pending = st[4] end
 local top = redis.call('ZREVRANGE', KEYS[2], 0, topn-1, 'WITHSCORES')
@@ -172,7 +192,74 @@ if st[2] then
     scores[#scores+1] = intop[user] or redis.call('ZSCORE', KEYS[2], user) or ''
   end
 end
-local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, tonumber(st[5] or '0'), st[6] or '', table.concat(scores, ','), table.concat(refused, ',')}
+local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, tonumber(st[5] or '0'), st[6] or '', table.concat(scores, ','), table.concat(refused, ','), st[7] or '', #states/2}
+for k = 1, #states do reply[#reply+1] = states[k] end
+for k = 1, #top do reply[#reply+1] = top[k] end
+return reply
+`
+
+// fastLua applies one room's share of a batch that the sink merged and
+// scored in Go from its state cache (see stateCache): it only writes the
+// finished member states and scores, and only if the room's state token is
+// still the one the cache holds. It is the fast path of applyLua, with the
+// same keys, watermarks, TTLs and ranking version.
+//
+//	KEYS: as applyLua
+//	ARGV: 1 ttl ms, 2 top-n, 3 token expected, 4 new token ("": the member
+//	      states are unchanged), 5 bump the ranking version (0/1),
+//	      6 number of topic-partition parts, then per part: name, last offset;
+//	      then a count and that many (user, packed state) pairs for HSET,
+//	      a count and that many (score, user) pairs for ZADD, and a count
+//	      and that many users for ZREM
+//
+// Reply: {-1} when the token moved on (nothing written), {-2} when a part
+// is at or below its watermark (nothing written; the full script decides),
+// else {1 if a part was applied or 0, seq, stable list, pending output or "",
+// version, hysteresis state or "", user1, score1, …} with the raw top-n best
+// first.
+const fastLua = `
+local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h', 'mv')
+if st[7] ~= ARGV[3] then return {-1} end
+local ttl, topn = ARGV[1], tonumber(ARGV[2])
+local nparts = tonumber(ARGV[6])
+local i = 7
+if nparts > 0 then
+  local names, set = {}, {}
+  for k = 0, nparts-1 do names[k+1] = ARGV[i+2*k] end
+  local wm = redis.call('HMGET', KEYS[4], unpack(names))
+  for k = 0, nparts-1 do
+    if tonumber(ARGV[i+2*k+1]) <= tonumber(wm[k+1] or '-1') then return {-2} end
+    set[#set+1] = names[k+1]; set[#set+1] = ARGV[i+2*k+1]
+  end
+  redis.call('HSET', KEYS[4], unpack(set))
+end
+i = i + 2*nparts
+-- runs cmd over the next n groups of width w of ARGV, in chunks that stay
+-- well inside Lua's stack
+local function each(cmd, key, w)
+  local n = tonumber(ARGV[i])
+  i = i + 1
+  local CH = 1000 * w
+  for a = i, i + n*w - 1, CH do
+    redis.call(cmd, key, unpack(ARGV, a, math.min(a + CH - 1, i + n*w - 1)))
+  end
+  i = i + n*w
+end
+each('HSET', KEYS[1], 2)
+each('ZADD', KEYS[2], 2)
+each('ZREM', KEYS[2], 1)
+local v = tonumber(st[5] or '0')
+if ARGV[5] == '1' then v = redis.call('HINCRBY', KEYS[3], 'v', 1) end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], 'mv', ARGV[4]) end
+local applied = 0
+if nparts > 0 then
+  applied = 1
+  for k = 1, 4 do redis.call('PEXPIRE', KEYS[k], ttl) end
+end
+local pending = ''
+if st[3] and st[3] == st[1] then pending = st[4] end
+local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, v, st[6] or ''}
+local top = redis.call('ZREVRANGE', KEYS[2], 0, topn-1, 'WITHSCORES')
 for k = 1, #top do reply[#reply+1] = top[k] end
 return reply
 `
@@ -216,6 +303,7 @@ return 1
 
 var (
 	applyScript  = redis.NewScript(applyLua)
+	fastScript   = redis.NewScript(fastLua)
 	commitScript = redis.NewScript(commitLua)
 	ackScript    = redis.NewScript(ackLua)
 )

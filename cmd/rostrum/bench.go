@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/bench"
+	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -44,6 +45,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	partitions := fs.Int("partitions", 3, "partitions of each topic the benchmark creates")
 	topN := fs.Int("top-n", 7, "length of the stable top list, 1..100")
 	maxPoll := fs.Int("max-poll-records", 50000, "records per batch at most")
+	stateCache := fs.Int("state-cache", sink.DefaultCacheMembers, "member states kept in memory by the sink, as in rostrum run (0: off)")
 	walSync := fs.String("wal-sync", "always", "WAL fsync policy: always or none")
 	walDir := fs.String("wal-dir", "", "parent directory of the runs' WAL directories (removed afterwards); empty: the system's temporary directory")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
@@ -95,6 +97,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Partitions:     int32(*partitions),
 		TopN:           *topN,
 		MaxPollRecords: *maxPoll,
+		StateCache:     cacheMembers(*stateCache),
 		WALDir:         *walDir,
 		Logger:         lg,
 		Progress:       stderr,
@@ -102,6 +105,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch {
 	case *events < 1: // 0 would mean the default in Config
 		return fmt.Errorf("--events must be at least 1, got %d", *events)
+	case *stateCache < 0:
+		return fmt.Errorf("--state-cache must be >= 0 (0: off), got %d", *stateCache)
 	case *rateSeconds < 0:
 		return fmt.Errorf("--rate-seconds must not be negative, got %v", *rateSeconds)
 	case *naiveSeconds <= 0:

@@ -1,0 +1,152 @@
+package sink
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultCacheMembers is the default bound of Options.CacheMembers.
+const DefaultCacheMembers = 1_000_000
+
+// stateCache is the sink's in-process copy of rooms' member states. With it
+// the sink merges a batch's updates and computes the scores in Go, and sends
+// Redis only the finished states and scores (fastLua), instead of having
+// Lua unpack, merge, repack and score every member (applyLua).
+//
+// The copy is an optimisation that a conditional write guards (DESIGN §3.7):
+// every script that changes a room's member states or ranking also writes a
+// new token, unique to that write, in the room's stable hash (field mv), and
+// fastLua applies only while the stored token is still the one the copy was
+// taken at. Another processor's write, a Redis restart, the room's expiry or
+// a rebuild all change or remove the token, and the room falls back to the
+// full script, whose reply refills the copy. Tokens are random per process
+// plus a counter, so a token never comes back (no ABA), unlike a counter
+// that restarts when the room expires.
+//
+// The copy is bounded by members: past the bound, whole rooms are dropped
+// at random (Go's map order) until it fits.
+type stateCache struct {
+	max    int
+	prefix string
+	seq    atomic.Uint64
+
+	fast, full, stale atomic.Int64 // applies by path; stale: fast plans refused by Redis
+
+	mu      sync.Mutex
+	rooms   map[string]*cachedRoom
+	members int
+	scratch map[string]int // planRoom's user index, reused under mu
+}
+
+// cachedRoom is a room's member states as stored in Redis under token.
+type cachedRoom struct {
+	token   string
+	members map[string]MemberState
+}
+
+// newStateCache returns a cache of at most max members; nil when max < 0
+// (no cache).
+func newStateCache(max int) *stateCache {
+	if max < 0 {
+		return nil
+	}
+	if max == 0 {
+		max = DefaultCacheMembers
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return &stateCache{max: max, prefix: hex.EncodeToString(b[:]) + ".", rooms: make(map[string]*cachedRoom), scratch: make(map[string]int)}
+}
+
+// token returns a token never returned before, by this or any other process
+// (48 random bits per process).
+func (c *stateCache) token() string {
+	return c.prefix + strconv.FormatUint(c.seq.Add(1), 36)
+}
+
+// put replaces room's entry with the member states of a full script's
+// reply (user, packed state pairs), stored under token.
+func (c *stateCache) put(room, token string, pairs []any) error {
+	if len(pairs)/2 > c.max {
+		c.drop(room)
+		return nil
+	}
+	m := make(map[string]MemberState, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		user, _ := pairs[i].(string)
+		packed, _ := pairs[i+1].(string)
+		var s MemberState
+		if err := s.UnmarshalBinary([]byte(packed)); err != nil {
+			c.drop(room)
+			return fmt.Errorf("sink: member state of %q in room %q: %w", user, room, err)
+		}
+		m[user] = s
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.rooms[room]; old != nil {
+		c.members -= len(old.members)
+	}
+	c.rooms[room] = &cachedRoom{token: token, members: m}
+	c.members += len(m)
+	for r, e := range c.rooms {
+		if c.members <= c.max {
+			break
+		}
+		if r != room {
+			delete(c.rooms, r)
+			c.members -= len(e.members)
+		}
+	}
+	return nil
+}
+
+// drop forgets rooms (their next apply takes the full script).
+func (c *stateCache) drop(rooms ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, room := range rooms {
+		if e := c.rooms[room]; e != nil {
+			c.members -= len(e.members)
+			delete(c.rooms, room)
+		}
+	}
+}
+
+// clear forgets every room.
+func (c *stateCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.rooms)
+	c.members = 0
+}
+
+// size returns the rooms and members held.
+func (c *stateCache) size() (rooms, members int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.rooms), c.members
+}
+
+// CacheStats counts the applies of the state cache's two paths.
+type CacheStats struct {
+	Rooms, Members int   // held now
+	Fast           int64 // room applies merged in Go and written by fastLua
+	Full           int64 // room applies merged by applyLua (not cached, or stale)
+	Stale          int64 // fast applies that Redis refused because another write came first
+}
+
+// CacheStats returns the state cache's counters; all zero when the cache
+// is disabled.
+func (r *Redis) CacheStats() CacheStats {
+	c := r.cache
+	if c == nil {
+		return CacheStats{}
+	}
+	rooms, members := c.size()
+	return CacheStats{Rooms: rooms, Members: members, Fast: c.fast.Load(), Full: c.full.Load(), Stale: c.stale.Load()}
+}

@@ -1,0 +1,218 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// fastPlan is one room's apply merged and scored in Go from the state
+// cache, ready for fastLua, and what to do with the cache once it ran.
+type fastPlan struct {
+	room    *cachedRoom // the entry the plan was computed from
+	expect  string      // its token
+	next    string      // the new token; "" when no member state changes
+	args    []any
+	changed []MemberUpdate // new states (as stored) of the changed members
+	refused []string
+}
+
+// plan computes the fast path of every room the cache holds. plans[i] is
+// nil for a room that takes the full script. Building under the cache's
+// lock keeps a concurrent Apply from changing an entry while it is read.
+func (r *Redis) plan(rooms []RoomUpdate) ([]*fastPlan, error) {
+	plans := make([]*fastPlan, len(rooms))
+	c := r.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range rooms {
+		cr := c.rooms[rooms[i].Room]
+		if cr == nil {
+			continue
+		}
+		pl, err := r.planRoom(cr, &rooms[i])
+		if err != nil {
+			return nil, err
+		}
+		plans[i] = pl
+	}
+	return plans, nil
+}
+
+// planRoom merges the room's updates into the cached states exactly as
+// applyLua would merge them into the stored ones: updates and states are
+// taken in their stored (packed) form, updates of one user from several
+// parts are merged first, then into the state; new users are admitted up to
+// the members cap in order of first appearance; only changed states are
+// written, ranked members are ZADDed with their score, and the others
+// ZREMed.
+func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate) (*fastPlan, error) {
+	c := r.cache
+	pl := &fastPlan{room: cr, expect: cr.token}
+	upd := pl.changed[:0]
+	idx := c.scratch
+	clear(idx)
+	var buf [StateSize]byte
+	for _, part := range u.Parts {
+		for k := range part.Members {
+			m := &part.Members[k]
+			s := m.State
+			if err := s.UnmarshalBinary(s.AppendBinary(buf[:0])); err != nil {
+				return nil, err
+			}
+			if j, ok := idx[m.UserID]; ok {
+				upd[j].State.Merge(&s)
+				continue
+			}
+			idx[m.UserID] = len(upd)
+			upd = append(upd, MemberUpdate{UserID: m.UserID, State: s})
+		}
+	}
+
+	packed := make([]byte, 0, StateSize*len(upd))
+	var hset, zadd, zrem []any
+	count := len(cr.members)
+	changed := upd[:0]
+	for _, m := range upd {
+		old, known := cr.members[m.UserID]
+		if !known {
+			if r.opt.MaxMembers > 0 && count >= r.opt.MaxMembers {
+				pl.refused = append(pl.refused, m.UserID)
+				continue
+			}
+			count++
+		}
+		s := old
+		s.Merge(&m.State)
+		start := len(packed)
+		packed = s.AppendBinary(packed)
+		b := packed[start:len(packed):len(packed)]
+		if err := s.UnmarshalBinary(b); err != nil {
+			return nil, err
+		}
+		if known && s == old {
+			packed = packed[:start]
+			continue
+		}
+		changed = append(changed, MemberUpdate{UserID: m.UserID, State: s})
+		hset = append(hset, m.UserID, b)
+		if s.Ranked() {
+			score, err := s.Score(r.opt.Meeting)
+			if err != nil {
+				return nil, fmt.Errorf("sink: apply room %q: time of %s outside the score layout: %w", u.Room, m.UserID, err)
+			}
+			zadd = append(zadd, int64(score), m.UserID)
+		} else {
+			// As applyLua: every changed member that is not ranked is
+			// ZREMed and counts as a ranking change, so both paths keep
+			// the same ranking version.
+			zrem = append(zrem, m.UserID)
+		}
+	}
+	pl.changed = changed
+
+	bump := "0"
+	if len(zadd)+len(zrem) > 0 {
+		bump = "1"
+	}
+	if len(hset) > 0 {
+		pl.next = c.token()
+	}
+	args := make([]any, 0, 9+2*len(u.Parts)+len(hset)+len(zadd)+len(zrem))
+	args = append(args, r.args[0], r.args[1], pl.expect, pl.next, bump, len(u.Parts))
+	for _, part := range u.Parts {
+		args = append(args, partName(&part), part.Last)
+	}
+	args = append(args, len(hset)/2)
+	args = append(args, hset...)
+	args = append(args, len(zadd)/2)
+	args = append(args, zadd...)
+	args = append(args, len(zrem))
+	args = append(args, zrem...)
+	pl.args = args
+	return pl, nil
+}
+
+// fastRoom queues room u's fastLua on p.
+func (r *Redis) fastRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate, pl *fastPlan) *redis.Cmd {
+	k := RoomKeys(r.opt.Env, u.Room)
+	return fastScript.EvalSha(ctx, p, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, pl.args...)
+}
+
+// finishFast reads fastLua's reply into st and moves the cache on to the
+// room's new states. It reports false when the room must take the full
+// script (the token or a watermark moved on; nothing was written).
+func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomState) (bool, error) {
+	vals, err := c.Slice()
+	if err != nil {
+		return false, fmt.Errorf("sink: apply room %q: %w", u.Room, err)
+	}
+	if len(vals) == 1 {
+		r.cache.stale.Add(1)
+		r.cache.drop(u.Room)
+		return false, nil
+	}
+	r.cache.fast.Add(1)
+	const head = 6
+	if len(vals) < head || len(vals)%2 != 0 {
+		return false, fmt.Errorf("sink: apply room %q: unexpected reply of %d values", u.Room, len(vals))
+	}
+	st.Room = u.Room
+	st.Applied = vals[0].(int64) == 1
+	st.Seq = vals[1].(int64)
+	if list, _ := vals[2].(string); list != "" {
+		st.Stable = strings.Split(list, ",")
+	}
+	if out, _ := vals[3].(string); out != "" {
+		st.Pending = []byte(out)
+	}
+	st.Version = vals[4].(int64)
+	st.HState, _ = vals[5].(string)
+	st.Refused = pl.refused
+	if err := parseTop(vals[head:], u.Room, st); err != nil {
+		return false, err
+	}
+
+	cache := r.cache
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	cr := pl.room
+	if cache.rooms[u.Room] == cr && cr.token == pl.expect {
+		for _, m := range pl.changed {
+			if _, ok := cr.members[m.UserID]; !ok {
+				cache.members++
+			}
+			cr.members[m.UserID] = m.State
+		}
+		if pl.next != "" {
+			cr.token = pl.next
+		}
+	} else if e := cache.rooms[u.Room]; e != nil { // a concurrent Apply moved it: start over
+		cache.members -= len(e.members)
+		delete(cache.rooms, u.Room)
+	}
+	// The scores of the stable members come from the states just written
+	// (the cache entry, or the plan's changes if the entry was dropped).
+	st.StableScores = st.StableScores[:0]
+	current := cache.rooms[u.Room] == cr
+	for _, user := range st.Stable {
+		s, ok := cr.members[user]
+		if !current {
+			for _, m := range pl.changed {
+				if m.UserID == user {
+					s, ok = m.State, true
+				}
+			}
+		}
+		score := Unranked
+		if ok && s.Ranked() {
+			if f, err := s.Score(r.opt.Meeting); err == nil {
+				score = f
+			}
+		}
+		st.StableScores = append(st.StableScores, score)
+	}
+	return true, nil
+}
