@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/rostrumhq/rostrum/codec"
 )
 
 // DefaultCacheMembers is the default bound of Options.CacheMembers.
@@ -44,8 +46,76 @@ type stateCache struct {
 
 // cachedRoom is a room's member states as stored in Redis under token.
 type cachedRoom struct {
-	token   string
-	members map[string]MemberState
+	token string
+	index map[string]int32 // user → position in list
+	list  []cachedMember
+}
+
+// cachedMember is one member's stored state and its score in the ranking
+// (Unranked when it is not ranked).
+type cachedMember struct {
+	user  string
+	state MemberState
+	score float64
+}
+
+// set stores a member's new state and score, adding the member if new.
+func (cr *cachedRoom) set(user string, s MemberState, score float64) {
+	if i, ok := cr.index[user]; ok {
+		cr.list[i].state, cr.list[i].score = s, score
+		return
+	}
+	cr.index[user] = int32(len(cr.list))
+	cr.list = append(cr.list, cachedMember{user: user, state: s, score: score})
+}
+
+// get returns a member's state and score.
+func (cr *cachedRoom) get(user string) (MemberState, float64, bool) {
+	if i, ok := cr.index[user]; ok {
+		m := &cr.list[i]
+		return m.state, m.score, true
+	}
+	return MemberState{}, Unranked, false
+}
+
+// top fills dst with the ranking's best n members as ZREVRANGE returns
+// them: score descending, equal scores by user id descending (Redis orders
+// equal scores by their bytes).
+func (cr *cachedRoom) top(dst []Ranked, n int) []Ranked {
+	dst = dst[:0]
+	for i := range cr.list {
+		m := &cr.list[i]
+		if m.score == Unranked {
+			continue
+		}
+		if len(dst) == n && !better(m.score, m.user, &dst[n-1]) {
+			continue
+		}
+		j := len(dst)
+		if j < n {
+			dst = append(dst, Ranked{})
+		} else {
+			j = n - 1
+		}
+		for j > 0 && better(m.score, m.user, &dst[j-1]) {
+			dst[j] = dst[j-1]
+			j--
+		}
+		dst[j] = Ranked{UserID: m.user, Score: m.score}
+	}
+	return dst
+}
+
+func better(score float64, user string, than *Ranked) bool {
+	return score > than.Score || (score == than.Score && user > than.UserID)
+}
+
+// scoreOf returns a state's score in the ranking, or Unranked.
+func scoreOf(s *MemberState, m *codec.Meeting) (float64, error) {
+	if !s.Ranked() {
+		return Unranked, nil
+	}
+	return s.Score(m)
 }
 
 // newStateCache returns a cache of at most max members; nil when max < 0
@@ -70,36 +140,41 @@ func (c *stateCache) token() string {
 
 // put replaces room's entry with the member states of a full script's
 // reply (user, packed state pairs), stored under token.
-func (c *stateCache) put(room, token string, pairs []any) error {
+func (c *stateCache) put(room, token string, pairs []any, m *codec.Meeting) error {
 	if len(pairs)/2 > c.max {
 		c.drop(room)
 		return nil
 	}
-	m := make(map[string]MemberState, len(pairs)/2)
+	cr := &cachedRoom{token: token, index: make(map[string]int32, len(pairs)/2), list: make([]cachedMember, 0, len(pairs)/2)}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		user, _ := pairs[i].(string)
 		packed, _ := pairs[i+1].(string)
 		var s MemberState
-		if err := s.UnmarshalBinary([]byte(packed)); err != nil {
+		err := s.UnmarshalBinary([]byte(packed))
+		var score float64
+		if err == nil {
+			score, err = scoreOf(&s, m)
+		}
+		if err != nil {
 			c.drop(room)
 			return fmt.Errorf("sink: member state of %q in room %q: %w", user, room, err)
 		}
-		m[user] = s
+		cr.set(user, s, score)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.rooms[room]; old != nil {
-		c.members -= len(old.members)
+		c.members -= len(old.list)
 	}
-	c.rooms[room] = &cachedRoom{token: token, members: m}
-	c.members += len(m)
+	c.rooms[room] = cr
+	c.members += len(cr.list)
 	for r, e := range c.rooms {
 		if c.members <= c.max {
 			break
 		}
 		if r != room {
 			delete(c.rooms, r)
-			c.members -= len(e.members)
+			c.members -= len(e.list)
 		}
 	}
 	return nil
@@ -111,7 +186,7 @@ func (c *stateCache) drop(rooms ...string) {
 	defer c.mu.Unlock()
 	for _, room := range rooms {
 		if e := c.rooms[room]; e != nil {
-			c.members -= len(e.members)
+			c.members -= len(e.list)
 			delete(c.rooms, room)
 		}
 	}

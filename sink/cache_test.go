@@ -21,11 +21,20 @@ import (
 // rooms expiring. Every RoomState returned and every key stored must be the
 // same on both sides, while the cached side really takes its fast path and
 // also falls back when the other processor wrote first.
+//
+// The capped run keeps rooms small (14 users, a cap of 10); the other
+// lets rooms grow past the size up to which the sink ranks the top from
+// its cache, so the script's top list is compared too.
 func TestStateCacheMatchesScripts(t *testing.T) {
+	t.Run("capped", func(t *testing.T) { testStateCache(t, 10, 14) })
+	t.Run("large", func(t *testing.T) { testStateCache(t, 0, 400) })
+}
+
+func testStateCache(t *testing.T, maxMembers, users int) {
 	ctx := context.Background()
 	ca := testenv.StartRedis(t).Client()
 	cb := testenv.StartRedis(t).Client()
-	opts := sink.Options{Env: "test", TopN: 3, RoomTTL: time.Hour, MaxMembers: 10}
+	opts := sink.Options{Env: "test", TopN: 3, RoomTTL: time.Hour, MaxMembers: maxMembers}
 	mk := func(c redis.UniversalClient, cache int) *sink.Redis {
 		o := opts
 		o.CacheMembers = cache
@@ -42,6 +51,7 @@ func TestStateCacheMatchesScripts(t *testing.T) {
 	const rooms, partitions = 6, 3
 	var offsets [partitions]int64
 	var past [][]sink.RoomUpdate
+	var acks []sink.Ack
 	roomName := func(i int) string { return fmt.Sprintf("room-%d", i) }
 	for step := 0; step < 600; step++ {
 		var batch []sink.RoomUpdate
@@ -61,9 +71,9 @@ func TestStateCacheMatchesScripts(t *testing.T) {
 					p := sink.Part{Topic: "test.callbacks.rtc", Partition: int32(part), Last: offsets[part]}
 					fold := map[string]*sink.MemberState{}
 					var order []string
-					for e := 0; e < 1+r.IntN(8); e++ {
+					for e := 0; e < 1+r.IntN(users/2); e++ {
 						ev := randomEvent(r, u.Room)
-						ev.UserID = fmt.Sprintf("u%d", r.IntN(14))
+						ev.UserID = fmt.Sprintf("u%d", r.IntN(users))
 						ev.TS += int64(step) * 10
 						if fold[ev.UserID] == nil {
 							fold[ev.UserID] = new(sink.MemberState)
@@ -86,11 +96,11 @@ func TestStateCacheMatchesScripts(t *testing.T) {
 		if r.IntN(5) == 0 {
 			w = other
 		}
-		got, err := w.Apply(ctx, batch, nil)
+		got, err := w.Apply(ctx, batch, acks)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := ref.Apply(ctx, batch, nil)
+		want, err := ref.Apply(ctx, batch, acks)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,6 +127,14 @@ func TestStateCacheMatchesScripts(t *testing.T) {
 			okB, errB := ref.StoreStable(ctx, ups)
 			if errA != nil || errB != nil || !reflect.DeepEqual(okA, okB) {
 				t.Fatalf("step %d: store %v %v / %v %v", step, okA, errA, okB, errB)
+			}
+			// Most stored outputs are acknowledged with the next batch,
+			// some with a seq that is not the pending one.
+			acks = acks[:0]
+			for i, u := range ups {
+				if okB[i] && r.IntN(4) != 0 {
+					acks = append(acks, sink.Ack{Room: u.Room, Seq: u.PrevSeq + 1 - int64(r.IntN(2))})
+				}
 			}
 		}
 		if r.IntN(50) == 0 { // a room expires on both sides

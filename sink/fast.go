@@ -8,6 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// goTopMax is the largest room whose raw top-N the sink computes from its
+// state cache instead of having the script read it (ZREVRANGE and its
+// conversion to Lua cost Redis about 5 µs per room; scanning a few hundred
+// cached scores costs Go less than a microsecond). Larger rooms keep the
+// sorted set's O(log n) read.
+const goTopMax = 256
+
 // fastPlan is one room's apply merged and scored in Go from the state
 // cache, ready for fastLua, and what to do with the cache once it ran.
 type fastPlan struct {
@@ -15,30 +22,55 @@ type fastPlan struct {
 	expect  string      // its token
 	next    string      // the new token; "" when no member state changes
 	args    []any
-	changed []MemberUpdate // new states (as stored) of the changed members
+	changed []change
 	refused []string
+	ack     *Ack // the room's ack, run by fastLua
+	goTop   bool // the raw top-N comes from the cache, not the reply
+}
+
+// change is a member's new state (as stored) and score.
+type change struct {
+	user  string
+	state MemberState
+	score float64
 }
 
 // plan computes the fast path of every room the cache holds. plans[i] is
 // nil for a room that takes the full script. Building under the cache's
 // lock keeps a concurrent Apply from changing an entry while it is read.
-func (r *Redis) plan(rooms []RoomUpdate) ([]*fastPlan, error) {
+// The acks of planned rooms move into their fastLua; the rest are returned.
+func (r *Redis) plan(rooms []RoomUpdate, acks []Ack) ([]*fastPlan, []Ack, error) {
 	plans := make([]*fastPlan, len(rooms))
 	c := r.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	byRoom := make(map[string]int, len(rooms))
 	for i := range rooms {
 		cr := c.rooms[rooms[i].Room]
 		if cr == nil {
 			continue
 		}
+		if _, dup := byRoom[rooms[i].Room]; dup {
+			continue // the second apply of a room in one call sees the first's write: full script
+		}
 		pl, err := r.planRoom(cr, &rooms[i])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		plans[i] = pl
+		byRoom[rooms[i].Room] = i
 	}
-	return plans, nil
+	var rest []Ack
+	for _, a := range acks {
+		i, ok := byRoom[a.Room]
+		if !ok || plans[i].ack != nil {
+			rest = append(rest, a)
+			continue
+		}
+		plans[i].ack = &a
+		plans[i].args[5] = a.Seq
+	}
+	return plans, rest, nil
 }
 
 // planRoom merges the room's updates into the cached states exactly as
@@ -51,7 +83,7 @@ func (r *Redis) plan(rooms []RoomUpdate) ([]*fastPlan, error) {
 func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate) (*fastPlan, error) {
 	c := r.cache
 	pl := &fastPlan{room: cr, expect: cr.token}
-	upd := pl.changed[:0]
+	var upd []change
 	idx := c.scratch
 	clear(idx)
 	var buf [StateSize]byte
@@ -62,30 +94,32 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate) (*fastPlan, error) {
 			if err := s.UnmarshalBinary(s.AppendBinary(buf[:0])); err != nil {
 				return nil, err
 			}
-			if j, ok := idx[m.UserID]; ok {
-				upd[j].State.Merge(&s)
-				continue
+			if len(u.Parts) > 1 {
+				if j, ok := idx[m.UserID]; ok {
+					upd[j].state.Merge(&s)
+					continue
+				}
+				idx[m.UserID] = len(upd)
 			}
-			idx[m.UserID] = len(upd)
-			upd = append(upd, MemberUpdate{UserID: m.UserID, State: s})
+			upd = append(upd, change{user: m.UserID, state: s})
 		}
 	}
 
 	packed := make([]byte, 0, StateSize*len(upd))
 	var hset, zadd, zrem []any
-	count := len(cr.members)
+	count := len(cr.list)
 	changed := upd[:0]
 	for _, m := range upd {
-		old, known := cr.members[m.UserID]
+		old, _, known := cr.get(m.user)
 		if !known {
 			if r.opt.MaxMembers > 0 && count >= r.opt.MaxMembers {
-				pl.refused = append(pl.refused, m.UserID)
+				pl.refused = append(pl.refused, m.user)
 				continue
 			}
 			count++
 		}
 		s := old
-		s.Merge(&m.State)
+		s.Merge(&m.state)
 		start := len(packed)
 		packed = s.AppendBinary(packed)
 		b := packed[start:len(packed):len(packed)]
@@ -96,22 +130,23 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate) (*fastPlan, error) {
 			packed = packed[:start]
 			continue
 		}
-		changed = append(changed, MemberUpdate{UserID: m.UserID, State: s})
-		hset = append(hset, m.UserID, b)
-		if s.Ranked() {
-			score, err := s.Score(r.opt.Meeting)
-			if err != nil {
-				return nil, fmt.Errorf("sink: apply room %q: time of %s outside the score layout: %w", u.Room, m.UserID, err)
-			}
-			zadd = append(zadd, int64(score), m.UserID)
+		score, err := scoreOf(&s, r.opt.Meeting)
+		if err != nil {
+			return nil, fmt.Errorf("sink: apply room %q: time of %s outside the score layout: %w", u.Room, m.user, err)
+		}
+		changed = append(changed, change{user: m.user, state: s, score: score})
+		hset = append(hset, m.user, b)
+		if score != Unranked {
+			zadd = append(zadd, int64(score), m.user)
 		} else {
 			// As applyLua: every changed member that is not ranked is
 			// ZREMed and counts as a ranking change, so both paths keep
 			// the same ranking version.
-			zrem = append(zrem, m.UserID)
+			zrem = append(zrem, m.user)
 		}
 	}
 	pl.changed = changed
+	pl.goTop = count <= goTopMax
 
 	bump := "0"
 	if len(zadd)+len(zrem) > 0 {
@@ -120,8 +155,12 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate) (*fastPlan, error) {
 	if len(hset) > 0 {
 		pl.next = c.token()
 	}
-	args := make([]any, 0, 9+2*len(u.Parts)+len(hset)+len(zadd)+len(zrem))
-	args = append(args, r.args[0], r.args[1], pl.expect, pl.next, bump, len(u.Parts))
+	topn := r.args[1]
+	if pl.goTop {
+		topn = "0"
+	}
+	args := make([]any, 0, 10+2*len(u.Parts)+len(hset)+len(zadd)+len(zrem))
+	args = append(args, r.args[0], topn, pl.expect, pl.next, bump, "", len(u.Parts))
 	for _, part := range u.Parts {
 		args = append(args, partName(&part), part.Last)
 	}
@@ -143,7 +182,8 @@ func (r *Redis) fastRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate, 
 
 // finishFast reads fastLua's reply into st and moves the cache on to the
 // room's new states. It reports false when the room must take the full
-// script (the token or a watermark moved on; nothing was written).
+// script (the token or a watermark moved on; nothing was written, the ack
+// included).
 func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomState) (bool, error) {
 	vals, err := c.Slice()
 	if err != nil {
@@ -171,8 +211,10 @@ func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomSt
 	st.Version = vals[4].(int64)
 	st.HState, _ = vals[5].(string)
 	st.Refused = pl.refused
-	if err := parseTop(vals[head:], u.Room, st); err != nil {
-		return false, err
+	if !pl.goTop {
+		if err := parseTop(vals[head:], u.Room, st); err != nil {
+			return false, err
+		}
 	}
 
 	cache := r.cache
@@ -181,37 +223,36 @@ func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomSt
 	cr := pl.room
 	if cache.rooms[u.Room] == cr && cr.token == pl.expect {
 		for _, m := range pl.changed {
-			if _, ok := cr.members[m.UserID]; !ok {
+			if _, ok := cr.index[m.user]; !ok {
 				cache.members++
 			}
-			cr.members[m.UserID] = m.State
+			cr.set(m.user, m.state, m.score)
 		}
 		if pl.next != "" {
 			cr.token = pl.next
 		}
-	} else if e := cache.rooms[u.Room]; e != nil { // a concurrent Apply moved it: start over
-		cache.members -= len(e.members)
-		delete(cache.rooms, u.Room)
+	} else {
+		// A concurrent Apply moved the entry on: forget it, and answer
+		// from a private copy with this apply's changes.
+		if e := cache.rooms[u.Room]; e != nil {
+			cache.members -= len(e.list)
+			delete(cache.rooms, u.Room)
+		}
+		cp := &cachedRoom{index: make(map[string]int32, len(cr.list)), list: make([]cachedMember, 0, len(cr.list))}
+		for _, m := range cr.list {
+			cp.set(m.user, m.state, m.score)
+		}
+		for _, m := range pl.changed {
+			cp.set(m.user, m.state, m.score)
+		}
+		cr = cp
 	}
-	// The scores of the stable members come from the states just written
-	// (the cache entry, or the plan's changes if the entry was dropped).
+	if pl.goTop {
+		st.Top = cr.top(make([]Ranked, 0, r.opt.TopN), r.opt.TopN)
+	}
 	st.StableScores = st.StableScores[:0]
-	current := cache.rooms[u.Room] == cr
 	for _, user := range st.Stable {
-		s, ok := cr.members[user]
-		if !current {
-			for _, m := range pl.changed {
-				if m.UserID == user {
-					s, ok = m.State, true
-				}
-			}
-		}
-		score := Unranked
-		if ok && s.Ranked() {
-			if f, err := s.Score(r.opt.Meeting); err == nil {
-				score = f
-			}
-		}
+		_, score, _ := cr.get(user)
 		st.StableScores = append(st.StableScores, score)
 	}
 	return true, nil

@@ -172,7 +172,7 @@ func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]Ro
 	var plans []*fastPlan
 	if r.cache != nil {
 		var err error
-		if plans, err = r.plan(rooms); err != nil {
+		if plans, acks, err = r.plan(rooms, acks); err != nil {
 			return nil, err
 		}
 	}
@@ -228,6 +228,9 @@ func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]Ro
 		cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
 			out := make([]*redis.Cmd, len(again))
 			for j, i := range again {
+				if a := plans[i].ack; a != nil {
+					ackScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
+				}
 				out[j] = r.applyRoom(ctx, p, &rooms[i], false)
 			}
 			return out
@@ -279,7 +282,7 @@ func (r *Redis) finishFull(c *redis.Cmd, room string, st *RoomState) error {
 		r.cache.drop(room)
 		return nil
 	}
-	return r.cache.put(room, token, pairs)
+	return r.cache.put(room, token, pairs, r.opt.Meeting)
 }
 
 // Read returns the rooms' stable and raw top lists without changing them.

@@ -205,24 +205,26 @@ return reply
 // same keys, watermarks, TTLs and ranking version.
 //
 //	KEYS: as applyLua
-//	ARGV: 1 ttl ms, 2 top-n, 3 token expected, 4 new token ("": the member
-//	      states are unchanged), 5 bump the ranking version (0/1),
-//	      6 number of topic-partition parts, then per part: name, last offset;
+//	ARGV: 1 ttl ms, 2 top-n (0: no top list, the sink computes it),
+//	      3 token expected, 4 new token ("": the member states are
+//	      unchanged), 5 bump the ranking version (0/1), 6 seq of an output
+//	      of the room just published ("": none; see ackLua),
+//	      7 number of topic-partition parts, then per part: name, last offset;
 //	      then a count and that many (user, packed state) pairs for HSET,
 //	      a count and that many (score, user) pairs for ZADD, and a count
 //	      and that many users for ZREM
 //
-// Reply: {-1} when the token moved on (nothing written), {-2} when a part
-// is at or below its watermark (nothing written; the full script decides),
-// else {1 if a part was applied or 0, seq, stable list, pending output or "",
-// version, hysteresis state or "", user1, score1, …} with the raw top-n best
-// first.
+// Reply: {-1} when the token moved on (nothing written, the ack neither),
+// {-2} when a part is at or below its watermark (the same; the full script
+// decides), else {1 if a part was applied or 0, seq, stable list, pending
+// output or "", version, hysteresis state or "", user1, score1, …} with the
+// raw top-n best first.
 const fastLua = `
 local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h', 'mv')
 if st[7] ~= ARGV[3] then return {-1} end
 local ttl, topn = ARGV[1], tonumber(ARGV[2])
-local nparts = tonumber(ARGV[6])
-local i = 7
+local nparts = tonumber(ARGV[7])
+local i = 8
 if nparts > 0 then
   local names, set = {}, {}
   for k = 0, nparts-1 do names[k+1] = ARGV[i+2*k] end
@@ -257,10 +259,16 @@ if nparts > 0 then
   for k = 1, 4 do redis.call('PEXPIRE', KEYS[k], ttl) end
 end
 local pending = ''
-if st[3] and st[3] == st[1] then pending = st[4] end
+if st[3] and ARGV[6] == st[3] then
+  redis.call('HDEL', KEYS[3], 'pending', 'out')
+elseif st[3] and st[3] == st[1] then
+  pending = st[4]
+end
 local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, v, st[6] or ''}
-local top = redis.call('ZREVRANGE', KEYS[2], 0, topn-1, 'WITHSCORES')
-for k = 1, #top do reply[#reply+1] = top[k] end
+if topn > 0 then
+  local top = redis.call('ZREVRANGE', KEYS[2], 0, topn-1, 'WITHSCORES')
+  for k = 1, #top do reply[#reply+1] = top[k] end
+end
 return reply
 `
 
