@@ -52,30 +52,39 @@ type cachedRoom struct {
 }
 
 // cachedMember is one member's stored state and its score in the ranking
-// (Unranked when it is not ranked).
+// (Unranked when it is not ranked). arg is user as a script argument,
+// boxed once instead of on every apply.
 type cachedMember struct {
 	user  string
+	arg   any
 	state MemberState
 	score float64
 }
 
 // set stores a member's new state and score, adding the member if new.
-func (cr *cachedRoom) set(user string, s MemberState, score float64) {
+func (cr *cachedRoom) set(user string, arg any, s MemberState, score float64) {
 	if i, ok := cr.index[user]; ok {
 		cr.list[i].state, cr.list[i].score = s, score
 		return
 	}
-	cr.index[user] = int32(len(cr.list))
-	cr.list = append(cr.list, cachedMember{user: user, state: s, score: score})
+	cr.add(user, arg, s, score)
 }
 
-// get returns a member's state and score.
-func (cr *cachedRoom) get(user string) (MemberState, float64, bool) {
-	if i, ok := cr.index[user]; ok {
-		m := &cr.list[i]
-		return m.state, m.score, true
+// add appends a member not yet in the room.
+func (cr *cachedRoom) add(user string, arg any, s MemberState, score float64) {
+	if arg == nil {
+		arg = user
 	}
-	return MemberState{}, Unranked, false
+	cr.index[user] = int32(len(cr.list))
+	cr.list = append(cr.list, cachedMember{user: user, arg: arg, state: s, score: score})
+}
+
+// get returns a member's position in list, or -1.
+func (cr *cachedRoom) get(user string) int {
+	if i, ok := cr.index[user]; ok {
+		return int(i)
+	}
+	return -1
 }
 
 // top fills dst with the ranking's best n members as ZREVRANGE returns
@@ -159,7 +168,7 @@ func (c *stateCache) put(room, token string, pairs []any, m *codec.Meeting) erro
 			c.drop(room)
 			return fmt.Errorf("sink: member state of %q in room %q: %w", user, room, err)
 		}
-		cr.set(user, s, score)
+		cr.set(user, nil, s, score)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

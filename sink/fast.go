@@ -28,11 +28,57 @@ type fastPlan struct {
 	goTop   bool // the raw top-N comes from the cache, not the reply
 }
 
-// change is a member's new state (as stored) and score.
+// change is a member's new state (as stored) and score; at is its position
+// in the cached room's list, -1 for a new member.
 type change struct {
 	user  string
+	arg   any // user, boxed
+	at    int
 	state MemberState
 	score float64
+}
+
+// arena holds the buffers of one Apply's plans, sized for all of them, so
+// that planning allocates per Apply rather than per room and member.
+type arena struct {
+	changes []change
+	args    []any
+	packed  []byte
+}
+
+func (a *arena) init(rooms []RoomUpdate) {
+	var args, members int
+	for i := range rooms {
+		n, m := argsBound(&rooms[i])
+		args, members = args+n, members+m
+	}
+	a.changes = make([]change, 0, members)
+	a.args = make([]any, 0, args)
+	a.packed = make([]byte, 0, StateSize*members)
+}
+
+// argsBound returns at most how many arguments room u's fastLua takes, and
+// how many member updates it holds.
+func argsBound(u *RoomUpdate) (args, members int) {
+	for _, p := range u.Parts {
+		members += len(p.Members)
+	}
+	return 10 + 2*len(u.Parts) + 4*members, members
+}
+
+// reserve makes room in the arena for room u's plan; init sized it for
+// every room, so this only grows it for a room planned twice.
+func (a *arena) reserve(u *RoomUpdate) {
+	args, members := argsBound(u)
+	if cap(a.changes)-len(a.changes) < members {
+		a.changes = make([]change, 0, members)
+	}
+	if cap(a.args)-len(a.args) < args {
+		a.args = make([]any, 0, args)
+	}
+	if cap(a.packed)-len(a.packed) < StateSize*members {
+		a.packed = make([]byte, 0, StateSize*members)
+	}
 }
 
 // plan computes the fast path of every room the cache holds. plans[i] is
@@ -42,6 +88,8 @@ type change struct {
 func (r *Redis) plan(rooms []RoomUpdate, acks []Ack) ([]*fastPlan, []Ack, error) {
 	plans := make([]*fastPlan, len(rooms))
 	c := r.cache
+	var ar arena
+	ar.init(rooms)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	byRoom := make(map[string]int, len(rooms))
@@ -53,7 +101,7 @@ func (r *Redis) plan(rooms []RoomUpdate, acks []Ack) ([]*fastPlan, []Ack, error)
 		if _, dup := byRoom[rooms[i].Room]; dup {
 			continue // the second apply of a room in one call sees the first's write: full script
 		}
-		pl, err := r.planRoom(cr, &rooms[i])
+		pl, err := r.planRoom(cr, &rooms[i], &ar)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -80,12 +128,17 @@ func (r *Redis) plan(rooms []RoomUpdate, acks []Ack) ([]*fastPlan, []Ack, error)
 // the members cap in order of first appearance; only changed states are
 // written, ranked members are ZADDed with their score, and the others
 // ZREMed.
-func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate) (*fastPlan, error) {
+func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ar *arena) (*fastPlan, error) {
 	c := r.cache
 	pl := &fastPlan{room: cr, expect: cr.token}
-	var upd []change
+
+	// The room's updates, one per user.
+	ar.reserve(u)
+	first := len(ar.changes)
 	idx := c.scratch
-	clear(idx)
+	if len(u.Parts) > 1 {
+		clear(idx)
+	}
 	var buf [StateSize]byte
 	for _, part := range u.Parts {
 		for k := range part.Members {
@@ -96,81 +149,96 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate) (*fastPlan, error) {
 			}
 			if len(u.Parts) > 1 {
 				if j, ok := idx[m.UserID]; ok {
-					upd[j].state.Merge(&s)
+					ar.changes[j].state.Merge(&s)
 					continue
 				}
-				idx[m.UserID] = len(upd)
+				idx[m.UserID] = len(ar.changes)
 			}
-			upd = append(upd, change{user: m.UserID, state: s})
+			ar.changes = append(ar.changes, change{user: m.UserID, state: s})
 		}
 	}
 
-	packed := make([]byte, 0, StateSize*len(upd))
-	var hset, zadd, zrem []any
-	count := len(cr.list)
+	// Merged into the stored states: keep the changed ones, in place.
+	upd := ar.changes[first:]
 	changed := upd[:0]
+	count := len(cr.list)
+	var zadds, zrems int
 	for _, m := range upd {
-		old, _, known := cr.get(m.user)
-		if !known {
+		at := cr.get(m.user)
+		var old MemberState
+		if at >= 0 {
+			old, m.arg = cr.list[at].state, cr.list[at].arg
+		} else {
 			if r.opt.MaxMembers > 0 && count >= r.opt.MaxMembers {
 				pl.refused = append(pl.refused, m.user)
 				continue
 			}
 			count++
+			m.arg = m.user
 		}
 		s := old
 		s.Merge(&m.state)
-		start := len(packed)
-		packed = s.AppendBinary(packed)
-		b := packed[start:len(packed):len(packed)]
-		if err := s.UnmarshalBinary(b); err != nil {
+		if err := s.UnmarshalBinary(s.AppendBinary(buf[:0])); err != nil {
 			return nil, err
 		}
-		if known && s == old {
-			packed = packed[:start]
+		if at >= 0 && s == old {
 			continue
 		}
 		score, err := scoreOf(&s, r.opt.Meeting)
 		if err != nil {
 			return nil, fmt.Errorf("sink: apply room %q: time of %s outside the score layout: %w", u.Room, m.user, err)
 		}
-		changed = append(changed, change{user: m.user, state: s, score: score})
-		hset = append(hset, m.user, b)
+		m.at, m.state, m.score = at, s, score
+		changed = append(changed, m)
 		if score != Unranked {
-			zadd = append(zadd, int64(score), m.user)
+			zadds++
 		} else {
-			// As applyLua: every changed member that is not ranked is
-			// ZREMed and counts as a ranking change, so both paths keep
-			// the same ranking version.
-			zrem = append(zrem, m.user)
+			zrems++
 		}
 	}
+	ar.changes = ar.changes[:first+len(changed)]
 	pl.changed = changed
 	pl.goTop = count <= goTopMax
 
 	bump := "0"
-	if len(zadd)+len(zrem) > 0 {
+	if zadds+zrems > 0 {
 		bump = "1"
 	}
-	if len(hset) > 0 {
+	if len(changed) > 0 {
 		pl.next = c.token()
 	}
 	topn := r.args[1]
 	if pl.goTop {
 		topn = "0"
 	}
-	args := make([]any, 0, 10+2*len(u.Parts)+len(hset)+len(zadd)+len(zrem))
-	args = append(args, r.args[0], topn, pl.expect, pl.next, bump, "", len(u.Parts))
+	a := ar.args[len(ar.args):]
+	a = append(a, r.args[0], topn, pl.expect, pl.next, bump, "", len(u.Parts))
 	for _, part := range u.Parts {
-		args = append(args, partName(&part), part.Last)
+		a = append(a, partName(&part), part.Last)
 	}
-	args = append(args, len(hset)/2)
-	args = append(args, hset...)
-	args = append(args, len(zadd)/2)
-	args = append(args, zadd...)
-	args = append(args, len(zrem))
-	args = append(args, zrem...)
-	pl.args = args
+	a = append(a, len(changed))
+	for i := range changed {
+		m := &changed[i]
+		start := len(ar.packed)
+		ar.packed = m.state.AppendBinary(ar.packed)
+		a = append(a, m.arg, ar.packed[start:len(ar.packed):len(ar.packed)])
+	}
+	a = append(a, zadds)
+	for i := range changed {
+		if m := &changed[i]; m.score != Unranked {
+			a = append(a, int64(m.score), m.arg)
+		}
+	}
+	// As applyLua: every changed member that is not ranked is ZREMed and
+	// counts as a ranking change, so both paths keep the same version.
+	a = append(a, zrems)
+	for i := range changed {
+		if m := &changed[i]; m.score == Unranked {
+			a = append(a, m.arg)
+		}
+	}
+	pl.args = a[:len(a):len(a)]
+	ar.args = ar.args[:len(ar.args)+len(a)]
 	return pl, nil
 }
 
@@ -222,11 +290,14 @@ func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomSt
 	defer cache.mu.Unlock()
 	cr := pl.room
 	if cache.rooms[u.Room] == cr && cr.token == pl.expect {
-		for _, m := range pl.changed {
-			if _, ok := cr.index[m.user]; !ok {
+		for i := range pl.changed {
+			m := &pl.changed[i]
+			if m.at >= 0 {
+				cr.list[m.at].state, cr.list[m.at].score = m.state, m.score
+			} else {
+				cr.add(m.user, m.arg, m.state, m.score)
 				cache.members++
 			}
-			cr.set(m.user, m.state, m.score)
 		}
 		if pl.next != "" {
 			cr.token = pl.next
@@ -240,10 +311,10 @@ func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomSt
 		}
 		cp := &cachedRoom{index: make(map[string]int32, len(cr.list)), list: make([]cachedMember, 0, len(cr.list))}
 		for _, m := range cr.list {
-			cp.set(m.user, m.state, m.score)
+			cp.add(m.user, m.arg, m.state, m.score)
 		}
 		for _, m := range pl.changed {
-			cp.set(m.user, m.state, m.score)
+			cp.set(m.user, m.arg, m.state, m.score)
 		}
 		cr = cp
 	}
@@ -252,7 +323,10 @@ func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomSt
 	}
 	st.StableScores = st.StableScores[:0]
 	for _, user := range st.Stable {
-		_, score, _ := cr.get(user)
+		score := Unranked
+		if at := cr.get(user); at >= 0 {
+			score = cr.list[at].score
+		}
 		st.StableScores = append(st.StableScores, score)
 	}
 	return true, nil
