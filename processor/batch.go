@@ -129,18 +129,68 @@ func (b *batch) run(ctx context.Context) error {
 }
 
 // resolve applies the rooms to Redis, merges their stable lists and stores
-// the changed ones, re-reading rooms whose seq another processor moved.
+// the changed ones, re-reading rooms whose seq another processor moved. The
+// sink takes the stable step of the rooms it can within the apply's round
+// trip (sink.Redis.ApplyMerge); merge does the rest.
 func (b *batch) resolve(ctx context.Context) error {
 	p := b.p
 	b.outputs, b.acks, b.stored = b.outputs[:0], b.acks[:0], 0
 	start := time.Now()
-	states, err := p.store.Apply(ctx, b.rooms, p.acks)
+	var states []sink.RoomState
+	var merged []sink.Merged
+	var err error
+	if ms, ok := p.store.(mergingStore); ok {
+		states, merged, err = ms.ApplyMerge(ctx, b.rooms, p.acks, b.step)
+	} else {
+		states, err = p.store.Apply(ctx, b.rooms, p.acks)
+		merged = make([]sink.Merged, len(states))
+	}
 	if err != nil {
 		return err
 	}
 	p.cfg.Observer.RedisRoundTrip("apply", time.Since(start))
 	p.acks = p.acks[:0] // cleared in Redis by this Apply
-	return b.merge(ctx, states)
+	// Rooms the sink merged and stored in the apply itself are done; the
+	// others are merged and stored here.
+	rest := make([]sink.RoomState, 0, len(states))
+	for i := range states {
+		if !merged[i].Done {
+			rest = append(rest, states[i])
+			continue
+		}
+		if u := merged[i].Update; u != nil && !u.StateOnly {
+			b.stored++
+			b.outputs = append(b.outputs, p.outputRecord(u.Room, u.Out))
+			b.acks = append(b.acks, sink.Ack{Room: u.Room, Seq: u.PrevSeq + 1})
+		}
+	}
+	return b.merge(ctx, rest)
+}
+
+// step computes room st's stable update: its next list and hysteresis
+// state, and the output when the list changed. It reports false when both
+// stay as they are. It records the room's deadline in b.due.
+func (b *batch) step(st *sink.RoomState) (sink.StableUpdate, bool, error) {
+	p := b.p
+	ts := b.roomTS[st.Room]
+	next, state, due := p.stable(st, ts)
+	if b.due != nil {
+		b.due[st.Room] = due
+	}
+	listChanged := !slices.Equal(next, st.Stable)
+	if !listChanged && state == st.HState {
+		return sink.StableUpdate{}, false, nil
+	}
+	u := sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: next,
+		PrevState: st.HState, State: state, StateOnly: !listChanged, Due: due}
+	if listChanged {
+		out, err := p.encodeOutput(st, next, ts)
+		if err != nil {
+			return sink.StableUpdate{}, false, err
+		}
+		u.Out = out
+	}
+	return u, true, nil
 }
 
 // merge computes the rooms' new stable lists (and hysteresis states) from
@@ -161,25 +211,13 @@ func (b *batch) merge(ctx context.Context, states []sink.RoomState) error {
 				b.outputs = append(b.outputs, p.outputRecord(st.Room, st.Pending))
 				b.acks = append(b.acks, sink.Ack{Room: st.Room, Seq: st.Seq})
 			}
-			ts := b.roomTS[st.Room]
-			next, state, due := p.stable(st, ts)
-			if b.due != nil {
-				b.due[st.Room] = due
+			u, store, err := b.step(st)
+			if err != nil {
+				return err
 			}
-			listChanged := !slices.Equal(next, st.Stable)
-			if !listChanged && state == st.HState {
-				continue
+			if store {
+				ups = append(ups, u)
 			}
-			u := sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: next,
-				PrevState: st.HState, State: state, StateOnly: !listChanged, Due: due}
-			if listChanged {
-				out, err := p.encodeOutput(st, next, ts)
-				if err != nil {
-					return err
-				}
-				u.Out = out
-			}
-			ups = append(ups, u)
 		}
 		if len(ups) == 0 {
 			return nil

@@ -52,6 +52,29 @@ func (c *chunkedStore) Apply(ctx context.Context, rooms []sink.RoomUpdate, acks 
 	return out, nil
 }
 
+// ApplyMerge is Apply with the stable step taken within the apply where the
+// store can (see mergingStore); a store that cannot merges nothing.
+func (c *chunkedStore) ApplyMerge(ctx context.Context, rooms []sink.RoomUpdate, acks []sink.Ack, merge sink.Merge) ([]sink.RoomState, []sink.Merged, error) {
+	ms, ok := c.Store.(mergingStore)
+	if !ok {
+		st, err := c.Apply(ctx, rooms, acks)
+		return st, make([]sink.Merged, len(st)), err
+	}
+	states := make([]sink.RoomState, 0, len(rooms))
+	merged := make([]sink.Merged, 0, len(rooms))
+	for first := true; first || len(rooms) > 0; first = false {
+		n := min(c.max, len(rooms))
+		st, m, err := ms.ApplyMerge(ctx, rooms[:n], acks, merge)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.refused.add(st)
+		states, merged = append(states, st...), append(merged, m...)
+		rooms, acks = rooms[n:], nil
+	}
+	return states, merged, nil
+}
+
 // Read reads rooms in chunks.
 func (c *chunkedStore) Read(ctx context.Context, rooms []string) ([]sink.RoomState, error) {
 	if len(rooms) <= c.max {

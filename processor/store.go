@@ -43,6 +43,14 @@ type Store interface {
 	ArmDue(ctx context.Context, rooms []sink.DueRoom) error
 }
 
+// mergingStore is a Store that can take rooms' stable step within the
+// apply (sink.Redis.ApplyMerge): it calls merge with a room's state as the
+// apply leaves it and stores the update in the same script, so those rooms
+// need no StoreStable round trip.
+type mergingStore interface {
+	ApplyMerge(ctx context.Context, rooms []sink.RoomUpdate, acks []sink.Ack, merge sink.Merge) ([]sink.RoomState, []sink.Merged, error)
+}
+
 // Log is the write-ahead log; wal.Log implements it.
 type Log interface {
 	// Append writes one batch durably and returns its sequence number.

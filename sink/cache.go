@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rostrumhq/rostrum/codec"
 )
@@ -36,7 +37,7 @@ type stateCache struct {
 	prefix string
 	seq    atomic.Uint64
 
-	fast, full, stale atomic.Int64 // applies by path; stale: fast plans refused by Redis
+	fast, full, stale, merged atomic.Int64 // applies by path; stale: fast plans refused by Redis; merged: fast applies that took the stable step
 
 	mu      sync.Mutex
 	rooms   map[string]*cachedRoom
@@ -44,11 +45,31 @@ type stateCache struct {
 	scratch map[string]int // planRoom's user index, reused under mu
 }
 
-// cachedRoom is a room's member states as stored in Redis under token.
+// cachedRoom is a room's member states as stored in Redis under token, and
+// the room's stable hash as last seen, if known. token is "" while an apply
+// planned from the entry is in flight: the entry already holds that apply's
+// states, and it is dropped unless Redis confirms them.
 type cachedRoom struct {
-	token string
-	index map[string]int32 // user → position in list
-	list  []cachedMember
+	token  string
+	index  map[string]int32 // user → position in list
+	list   []cachedMember
+	ranked int // members with a score: the ranking's size
+	stable cachedStable
+	// refreshed is when a script last refreshed the TTL of all the room's
+	// keys (zero: unknown).
+	refreshed time.Time
+}
+
+// cachedStable is a room's stable hash as the sink last read or wrote it.
+// pending is the seq of an output not yet acknowledged (0: none), counted
+// only when it is the room's current seq, as the scripts count it.
+type cachedStable struct {
+	known   bool
+	seq     int64
+	list    []string
+	version int64
+	state   string
+	pending int64
 }
 
 // cachedMember is one member's stored state and its score in the ranking
@@ -64,10 +85,17 @@ type cachedMember struct {
 // set stores a member's new state and score, adding the member if new.
 func (cr *cachedRoom) set(user string, arg any, s MemberState, score float64) {
 	if i, ok := cr.index[user]; ok {
-		cr.list[i].state, cr.list[i].score = s, score
+		cr.update(int(i), s, score)
 		return
 	}
 	cr.add(user, arg, s, score)
+}
+
+// update stores the new state and score of the member at i.
+func (cr *cachedRoom) update(i int, s MemberState, score float64) {
+	m := &cr.list[i]
+	cr.ranked += rankedDelta(m.score, score)
+	m.state, m.score = s, score
 }
 
 // add appends a member not yet in the room.
@@ -77,6 +105,19 @@ func (cr *cachedRoom) add(user string, arg any, s MemberState, score float64) {
 	}
 	cr.index[user] = int32(len(cr.list))
 	cr.list = append(cr.list, cachedMember{user: user, arg: arg, state: s, score: score})
+	cr.ranked += rankedDelta(Unranked, score)
+}
+
+// rankedDelta is the change of the ranking's size when a member's score
+// goes from old to score.
+func rankedDelta(old, score float64) int {
+	switch {
+	case old == Unranked && score != Unranked:
+		return 1
+	case old != Unranked && score == Unranked:
+		return -1
+	}
+	return 0
 }
 
 // get returns a member's position in list, or -1.
@@ -148,8 +189,9 @@ func (c *stateCache) token() string {
 }
 
 // put replaces room's entry with the member states of a full script's
-// reply (user, packed state pairs), stored under token.
-func (c *stateCache) put(room, token string, pairs []any, m *codec.Meeting) error {
+// reply (user, packed state pairs), stored under token, and the stable hash
+// it read.
+func (c *stateCache) put(room, token string, pairs []any, st *RoomState, m *codec.Meeting) error {
 	if len(pairs)/2 > c.max {
 		c.drop(room)
 		return nil
@@ -170,6 +212,10 @@ func (c *stateCache) put(room, token string, pairs []any, m *codec.Meeting) erro
 		}
 		cr.set(user, nil, s, score)
 	}
+	cr.stable = stableOf(st)
+	if st.Applied { // applyLua refreshed every key's TTL
+		cr.refreshed = time.Now()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.rooms[room]; old != nil {
@@ -187,6 +233,43 @@ func (c *stateCache) put(room, token string, pairs []any, m *codec.Meeting) erro
 		}
 	}
 	return nil
+}
+
+// stableOf returns the stable hash that a script's reply st shows.
+func stableOf(st *RoomState) cachedStable {
+	cs := cachedStable{known: true, seq: st.Seq, list: st.Stable, version: st.Version, state: st.HState}
+	if st.Pending != nil {
+		cs.pending = st.Seq
+	}
+	return cs
+}
+
+// stored records in the cache that StoreStable stored u (ok) or not.
+func (c *stateCache) stored(u *StableUpdate, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cr := c.rooms[u.Room]
+	if cr == nil {
+		return
+	}
+	cs := &cr.stable
+	if !ok || !cs.known || cs.seq != u.PrevSeq || cs.version != u.Version || cs.state != u.PrevState {
+		cs.known = false
+		return
+	}
+	if !u.StateOnly {
+		cs.seq, cs.list, cs.pending = u.PrevSeq+1, u.List, u.PrevSeq+1
+	}
+	cs.state = u.State
+}
+
+// acked records in the cache that ackLua ran for a.
+func (c *stateCache) acked(a *Ack) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cr := c.rooms[a.Room]; cr != nil && cr.stable.pending == a.Seq {
+		cr.stable.pending = 0
+	}
 }
 
 // drop forgets rooms (their next apply takes the full script).
@@ -222,6 +305,7 @@ type CacheStats struct {
 	Fast           int64 // room applies merged in Go and written by fastLua
 	Full           int64 // room applies merged by applyLua (not cached, or stale)
 	Stale          int64 // fast applies that Redis refused because another write came first
+	Merged         int64 // fast applies that also took the room's stable step (ApplyMerge)
 }
 
 // CacheStats returns the state cache's counters; all zero when the cache
@@ -232,5 +316,5 @@ func (r *Redis) CacheStats() CacheStats {
 		return CacheStats{}
 	}
 	rooms, members := c.size()
-	return CacheStats{Rooms: rooms, Members: members, Fast: c.fast.Load(), Full: c.full.Load(), Stale: c.stale.Load()}
+	return CacheStats{Rooms: rooms, Members: members, Fast: c.fast.Load(), Full: c.full.Load(), Stale: c.stale.Load(), Merged: c.merged.Load()}
 }

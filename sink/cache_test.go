@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/sink"
 )
@@ -52,6 +54,8 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 	var offsets [partitions]int64
 	var past [][]sink.RoomUpdate
 	var acks []sink.Ack
+	done := 0      // rooms merged and stored by the apply
+	recreated := 0 // rankings the cached side created again after they emptied
 	roomName := func(i int) string { return fmt.Sprintf("room-%d", i) }
 	for step := 0; step < 600; step++ {
 		var batch []sink.RoomUpdate
@@ -92,49 +96,86 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 			}
 			past = append(past, batch)
 		}
+		// The cached processor merges in the apply (one round trip where it
+		// can); the other one and the reference apply, merge and store.
 		w := a
 		if r.IntN(5) == 0 {
 			w = other
 		}
-		got, err := w.Apply(ctx, batch, acks)
+		var got []sink.RoomState
+		var merged []sink.Merged
+		var err error
+		if w == a {
+			got, merged, err = w.ApplyMerge(ctx, batch, acks, mergeForTest)
+		} else {
+			got, err = w.Apply(ctx, batch, acks)
+			merged = make([]sink.Merged, len(got))
+		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, u := range batch {
+			k := sink.RoomKeys("test", u.Room)
+			if ca.Exists(ctx, k.Ranking).Val() == 1 && cb.Exists(ctx, k.Ranking).Val() == 0 {
+				recreated++ // the apply on the cached side created it again
+			}
 		}
 		want, err := ref.Apply(ctx, batch, acks)
 		if err != nil {
 			t.Fatal(err)
 		}
+		acks = acks[:0]
+		var upsA, upsB []sink.StableUpdate
 		for i := range want {
 			if !reflect.DeepEqual(norm(got[i]), norm(want[i])) {
 				t.Fatalf("step %d, %s:\ncached %+v\nscript %+v", step, batch[i].Room, got[i], want[i])
 			}
-		}
-		// Store the raw top as the stable list now and then, so that the
-		// scores of stable members outside the top are compared too.
-		var ups []sink.StableUpdate
-		for _, st := range want {
-			if r.IntN(3) == 0 {
-				list := make([]string, 0, len(st.Top)+1)
-				for _, m := range st.Top {
-					list = append(list, m.UserID)
+			up, store, _ := mergeForTest(&want[i])
+			switch {
+			case merged[i].Done:
+				done++
+				if (merged[i].Update != nil) != store || (store && !reflect.DeepEqual(*merged[i].Update, up)) {
+					t.Fatalf("step %d, %s: merged in the apply %+v, want %v %+v", step, batch[i].Room, merged[i].Update, store, up)
 				}
-				list = append(list, "u13") // often not ranked, or not in the top
-				ups = append(ups, sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: list, Out: []byte("out")})
+			case store:
+				upsA = append(upsA, up)
+			}
+			if store {
+				upsB = append(upsB, up)
 			}
 		}
-		if len(ups) > 0 {
-			okA, errA := w.StoreStable(ctx, ups)
-			okB, errB := ref.StoreStable(ctx, ups)
+		if _, err := w.StoreStable(ctx, upsA); err != nil {
+			t.Fatal(err)
+		}
+		if okB, err := ref.StoreStable(ctx, upsB); err != nil || slices.Contains(okB, false) {
+			t.Fatalf("step %d: reference store %v %v", step, okB, err)
+		}
+		// Most outputs are acknowledged with the next batch, some with a
+		// seq that is not the pending one.
+		for _, u := range upsB {
+			if !u.StateOnly && r.IntN(4) != 0 {
+				acks = append(acks, sink.Ack{Room: u.Room, Seq: u.PrevSeq + 1 - int64(r.IntN(2))})
+			}
+		}
+
+		// Now and then another list is stored on both sides (a member
+		// outside the top, often not ranked), from a fresh read.
+		if r.IntN(4) == 0 {
+			room := roomName(r.IntN(rooms))
+			sa, errA := w.Read(ctx, []string{room})
+			sb, errB := ref.Read(ctx, []string{room})
+			if errA != nil || errB != nil || !reflect.DeepEqual(norm(sa[0]), norm(sb[0])) {
+				t.Fatalf("step %d: read %s: %+v %v / %+v %v", step, room, sa, errA, sb, errB)
+			}
+			list := []string{"u13"}
+			for _, m := range sb[0].Top {
+				list = append(list, m.UserID)
+			}
+			up := []sink.StableUpdate{{Room: room, PrevSeq: sb[0].Seq, Version: sb[0].Version, List: list, Out: []byte("out"), PrevState: sb[0].HState}}
+			okA, errA := w.StoreStable(ctx, up)
+			okB, errB := ref.StoreStable(ctx, up)
 			if errA != nil || errB != nil || !reflect.DeepEqual(okA, okB) {
 				t.Fatalf("step %d: store %v %v / %v %v", step, okA, errA, okB, errB)
-			}
-			// Most stored outputs are acknowledged with the next batch,
-			// some with a seq that is not the pending one.
-			acks = acks[:0]
-			for i, u := range ups {
-				if okB[i] && r.IntN(4) != 0 {
-					acks = append(acks, sink.Ack{Room: u.Room, Seq: u.PrevSeq + 1 - int64(r.IntN(2))})
-				}
 			}
 		}
 		if r.IntN(50) == 0 { // a room expires on both sides
@@ -150,9 +191,26 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 		if da, db := dumpRoom(t, ca, roomName(room)), dumpRoom(t, cb, roomName(room)); !reflect.DeepEqual(da, db) {
 			t.Fatalf("%s stored:\ncached %v\nscript %v", roomName(room), da, db)
 		}
+		// The cached side refreshes TTLs less often, but no key is ever
+		// left without one (a ranking emptied and created again included).
+		k := sink.RoomKeys("test", roomName(room))
+		for _, key := range []string{k.Members, k.Ranking, k.Stable, k.Watermarks} {
+			if ttl := ca.PTTL(ctx, key).Val(); ttl == -1 {
+				t.Fatalf("%s has no TTL", key)
+			}
+		}
+	}
+	if recreated == 0 {
+		t.Fatal("no ranking was emptied and created again")
+	}
+	if da, db := dumpDue(t, ca), dumpDue(t, cb); !reflect.DeepEqual(da, db) {
+		t.Fatalf("due sets:\ncached %v\nscript %v", da, db)
 	}
 	st := a.CacheStats()
-	t.Logf("cache: %+v", st)
+	t.Logf("cache: %+v, %d rooms merged in the apply", st, done)
+	if done == 0 {
+		t.Fatal("no room was merged in the apply")
+	}
 	if st.Fast == 0 || st.Stale == 0 || st.Full == 0 {
 		t.Fatalf("the test did not exercise every path: %+v", st)
 	}
@@ -190,5 +248,91 @@ func dumpRoom(t *testing.T, c *redis.Client, room string) map[string]any {
 		"ranking":    c.ZRangeWithScores(ctx, k.Ranking, 0, -1).Val(),
 		"stable":     stable,
 		"watermarks": c.HGetAll(ctx, k.Watermarks).Val(),
+	}
+}
+
+// mergeForTest is a stable step that is a pure function of the room's
+// state, as the processor's is: the raw top (in the stored order while the
+// set is the same), a state that comes and goes (stored alone when the list
+// stays), and a deadline with the state.
+func mergeForTest(st *sink.RoomState) (sink.StableUpdate, bool, error) {
+	list := make([]string, 0, len(st.Top))
+	for _, m := range st.Top {
+		list = append(list, m.UserID)
+	}
+	if len(list) == len(st.Stable) && !slices.ContainsFunc(list, func(u string) bool { return !slices.Contains(st.Stable, u) }) {
+		list = st.Stable
+	}
+	state := ""
+	if len(st.Top) > 0 && int64(st.Top[0].Score)%3 == 0 {
+		state = "s-" + st.Top[0].UserID + fmt.Sprint(len(st.StableScores))
+	}
+	changed := !slices.Equal(list, st.Stable)
+	if !changed && state == st.HState {
+		return sink.StableUpdate{}, false, nil
+	}
+	u := sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: list,
+		PrevState: st.HState, State: state, StateOnly: !changed}
+	if changed {
+		u.Out = []byte(fmt.Sprintf("%s#%d:%v", st.Room, st.Seq+1, list))
+	}
+	if state != "" {
+		u.Due = base + int64(len(list))
+	}
+	return u, true, nil
+}
+
+// dumpDue returns the due set.
+func dumpDue(t *testing.T, c *redis.Client) []redis.Z {
+	t.Helper()
+	return c.ZRangeWithScores(context.Background(), "rostrum:test:due", 0, -1).Val()
+}
+
+// TestStateCacheTTL covers the TTLs on the fast path, which refreshes every
+// key only when its last refresh is older than an eighth of the room TTL: a
+// write in between leaves the TTLs alone, a ranking that an apply creates
+// again (Redis deletes an empty sorted set) gets its TTL at once, and a
+// write after an eighth of the TTL refreshes every key.
+func TestStateCacheTTL(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	const ttl = 2 * time.Second
+	s, err := sink.New(c, sink.Options{Env: "test", TopN: 3, RoomTTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := sink.RoomKeys("test", "r")
+	offset := int64(0)
+	apply := func(typ codec.Type) {
+		t.Helper()
+		offset++
+		applyAt(t, s, "r", offset, codec.Event{RoomID: "r", UserID: "a", Type: typ, TS: base + offset})
+	}
+	apply(codec.TypeJoin) // the full script: every TTL set
+	for _, key := range []string{k.Members, k.Ranking, k.Stable, k.Watermarks} {
+		if err := c.PExpire(ctx, key, time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(codec.TypeLeave) // fast: the ranking empties and is deleted
+	if n := c.Exists(ctx, k.Ranking).Val(); n != 0 {
+		t.Fatalf("ranking still exists after the only member left")
+	}
+	apply(codec.TypeJoin) // fast: the ranking is created again
+	if got := c.PTTL(ctx, k.Ranking).Val(); got <= 0 || got > ttl {
+		t.Fatalf("ranking created again has TTL %v, want within (0, %v]", got, ttl)
+	}
+	if got := c.PTTL(ctx, k.Members).Val(); got <= ttl {
+		t.Fatalf("members TTL %v: refreshed although the last refresh was recent", got)
+	}
+	if st := s.CacheStats(); st.Fast != 2 {
+		t.Fatalf("cache %+v, want 2 fast applies", st)
+	}
+	time.Sleep(ttl/8 + 50*time.Millisecond)
+	apply(codec.TypeVolume) // fast, after an eighth of the TTL: every key refreshed
+	for _, key := range []string{k.Members, k.Ranking, k.Stable, k.Watermarks} {
+		if got := c.PTTL(ctx, key).Val(); got <= 0 || got > ttl {
+			t.Fatalf("%s: TTL %v after the periodic refresh, want within (0, %v]", key, got, ttl)
+		}
 	}
 }

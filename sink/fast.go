@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -16,16 +17,23 @@ import (
 const goTopMax = 256
 
 // fastPlan is one room's apply merged and scored in Go from the state
-// cache, ready for fastLua, and what to do with the cache once it ran.
+// cache, ready for fastLua.
 type fastPlan struct {
-	room    *cachedRoom // the entry the plan was computed from
-	expect  string      // its token
+	room    *cachedRoom // the entry, already holding the apply's states
+	expect  string      // its token before the apply
 	next    string      // the new token; "" when no member state changes
 	args    []any
-	changed []change
+	changed int
 	refused []string
-	ack     *Ack // the room's ack, run by fastLua
-	goTop   bool // the raw top-N comes from the cache, not the reply
+	ack     *Ack      // the room's ack, run by fastLua
+	goTop   bool      // the raw top-N comes from the cache, not the reply
+	bump    bool      // the apply changes the ranking version
+	refresh time.Time // when fastLua refreshes every key's TTL; zero: it does not
+
+	// With a merge: the room's state as the apply leaves it (what the
+	// processor merged from), and the update fastLua stores (nil: none).
+	merged *RoomState
+	update *StableUpdate
 }
 
 // change is a member's new state (as stored) and score; at is its position
@@ -63,7 +71,7 @@ func argsBound(u *RoomUpdate) (args, members int) {
 	for _, p := range u.Parts {
 		members += len(p.Members)
 	}
-	return 10 + 2*len(u.Parts) + 4*members, members
+	return 19 + 2*len(u.Parts) + 4*members, members
 }
 
 // reserve makes room in the arena for room u's plan; init sized it for
@@ -81,42 +89,51 @@ func (a *arena) reserve(u *RoomUpdate) {
 	}
 }
 
+// Merge computes a room's next stable list from its state right after an
+// apply (the processor's stable step). It returns the update to store, and
+// false when the list and the hysteresis state stay as they are.
+type Merge func(st *RoomState) (StableUpdate, bool, error)
+
 // plan computes the fast path of every room the cache holds. plans[i] is
-// nil for a room that takes the full script. Building under the cache's
-// lock keeps a concurrent Apply from changing an entry while it is read.
-// The acks of planned rooms move into their fastLua; the rest are returned.
-func (r *Redis) plan(rooms []RoomUpdate, acks []Ack) ([]*fastPlan, []Ack, error) {
+// nil for a room that takes the full script. Planning moves each planned
+// entry to the apply's states at once (see cachedRoom); the entries of a
+// failed apply are dropped. The acks of planned rooms move into their
+// fastLua; the rest are returned. With merge, rooms whose stable hash the
+// cache knows are merged too.
+func (r *Redis) plan(rooms []RoomUpdate, acks []Ack, merge Merge) ([]*fastPlan, []Ack, error) {
 	plans := make([]*fastPlan, len(rooms))
 	c := r.cache
 	var ar arena
 	ar.init(rooms)
+	ackOf := make(map[string]int, len(acks))
+	for i := range acks {
+		if _, dup := ackOf[acks[i].Room]; !dup {
+			ackOf[acks[i].Room] = i
+		}
+	}
+	taken := make([]bool, len(acks))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	byRoom := make(map[string]int, len(rooms))
 	for i := range rooms {
 		cr := c.rooms[rooms[i].Room]
-		if cr == nil {
-			continue
+		if cr == nil || cr.token == "" {
+			continue // not cached, or already planned in this call: full script
 		}
-		if _, dup := byRoom[rooms[i].Room]; dup {
-			continue // the second apply of a room in one call sees the first's write: full script
+		var ack *Ack
+		if j, ok := ackOf[rooms[i].Room]; ok && !taken[j] {
+			ack, taken[j] = &acks[j], true
 		}
-		pl, err := r.planRoom(cr, &rooms[i], &ar)
+		pl, err := r.planRoom(cr, &rooms[i], ack, &ar, merge)
 		if err != nil {
 			return nil, nil, err
 		}
 		plans[i] = pl
-		byRoom[rooms[i].Room] = i
 	}
 	var rest []Ack
-	for _, a := range acks {
-		i, ok := byRoom[a.Room]
-		if !ok || plans[i].ack != nil {
-			rest = append(rest, a)
-			continue
+	for j := range acks {
+		if !taken[j] {
+			rest = append(rest, acks[j])
 		}
-		plans[i].ack = &a
-		plans[i].args[5] = a.Seq
 	}
 	return plans, rest, nil
 }
@@ -128,9 +145,9 @@ func (r *Redis) plan(rooms []RoomUpdate, acks []Ack) ([]*fastPlan, []Ack, error)
 // the members cap in order of first appearance; only changed states are
 // written, ranked members are ZADDed with their score, and the others
 // ZREMed.
-func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ar *arena) (*fastPlan, error) {
+func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ack *Ack, ar *arena, merge Merge) (*fastPlan, error) {
 	c := r.cache
-	pl := &fastPlan{room: cr, expect: cr.token}
+	pl := &fastPlan{room: cr, expect: cr.token, ack: ack}
 
 	// The room's updates, one per user.
 	ar.reserve(u)
@@ -197,22 +214,44 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ar *arena) (*fastPlan, e
 		}
 	}
 	ar.changes = ar.changes[:first+len(changed)]
-	pl.changed = changed
+	pl.changed = len(changed)
 	pl.goTop = count <= goTopMax
+	pl.bump = zadds+zrems > 0
 
-	bump := "0"
-	if zadds+zrems > 0 {
-		bump = "1"
+	// The entry moves to the apply's states now; it stays unusable (no
+	// token) until Redis confirms them.
+	rankedBefore := cr.ranked
+	for i := range changed {
+		m := &changed[i]
+		if m.at >= 0 {
+			cr.update(m.at, m.state, m.score)
+		} else {
+			cr.add(m.user, m.arg, m.state, m.score)
+			c.members++
+		}
 	}
+	cr.token = ""
 	if len(changed) > 0 {
 		pl.next = c.token()
 	}
-	topn := r.args[1]
+
+	bump, topn, ackSeq := "0", r.args[1], any("")
+	if pl.bump {
+		bump = "1"
+	}
 	if pl.goTop {
 		topn = "0"
 	}
+	if ack != nil {
+		ackSeq = ack.Seq
+	}
 	a := ar.args[len(ar.args):]
-	a = append(a, r.args[0], topn, pl.expect, pl.next, bump, "", len(u.Parts))
+	a = append(a, r.args[0], topn, pl.expect, pl.next, bump, ackSeq)
+	a, err := r.planMerge(a, cr, u, pl, merge)
+	if err != nil {
+		return nil, err
+	}
+	a = append(a, r.ttlMode(cr, u, pl, rankedBefore == 0 && zadds > 0), len(u.Parts))
 	for _, part := range u.Parts {
 		a = append(a, partName(&part), part.Last)
 	}
@@ -242,85 +281,69 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ar *arena) (*fastPlan, e
 	return pl, nil
 }
 
-// fastRoom queues room u's fastLua on p.
-func (r *Redis) fastRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate, pl *fastPlan) *redis.Cmd {
-	k := RoomKeys(r.opt.Env, u.Room)
-	return fastScript.EvalSha(ctx, p, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, pl.args...)
+// ttlMode returns fastLua's TTL refresh for a plan. Refreshing the TTL of
+// the room's four keys on every write is four commands per script; instead
+// every key is refreshed when the last refresh this process saw is older
+// than an eighth of the TTL, so a room written at least that often never
+// expires, and an idle room expires between 7/8 of the TTL and the TTL
+// after its last write. Between refreshes, only a ranking that the apply
+// creates (Redis deletes an empty sorted set) gets its TTL at once.
+func (r *Redis) ttlMode(cr *cachedRoom, u *RoomUpdate, pl *fastPlan, newRanking bool) int {
+	if len(u.Parts) == 0 && pl.update == nil {
+		return 0 // a read
+	}
+	now := time.Now()
+	if now.Sub(cr.refreshed) >= r.opt.RoomTTL/8 {
+		pl.refresh = now
+		return 2
+	}
+	if newRanking {
+		return 1
+	}
+	return 0
 }
 
-// finishFast reads fastLua's reply into st and moves the cache on to the
-// room's new states. It reports false when the room must take the full
-// script (the token or a watermark moved on; nothing was written, the ack
-// included).
-func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomState) (bool, error) {
-	vals, err := c.Slice()
+// planMerge appends fastLua's merge arguments (ARGV 7 to 14). A room is
+// merged here when the processor asked for it, its top list comes from the
+// cache, its stable hash is known, and no output of it awaits an ack (the
+// processor must republish that one, and only the script's read has its
+// bytes).
+func (r *Redis) planMerge(a []any, cr *cachedRoom, u *RoomUpdate, pl *fastPlan, merge Merge) ([]any, error) {
+	cs := &cr.stable
+	pending := cs.pending
+	if pl.ack != nil && pending == pl.ack.Seq {
+		pending = 0
+	}
+	if merge == nil || !pl.goTop || !cs.known || pending != 0 || len(u.Parts) == 0 {
+		return append(a, 0, "", "", "", "", "", "", ""), nil
+	}
+	st := &RoomState{Room: u.Room, Applied: true, Seq: cs.seq, Stable: cs.list, Version: cs.version,
+		HState: cs.state, Refused: pl.refused}
+	if pl.bump {
+		st.Version++
+	}
+	r.fillFromCache(st, cr)
+	up, store, err := merge(st)
 	if err != nil {
-		return false, fmt.Errorf("sink: apply room %q: %w", u.Room, err)
+		return nil, err
 	}
-	if len(vals) == 1 {
-		r.cache.stale.Add(1)
-		r.cache.drop(u.Room)
-		return false, nil
+	pl.merged = st
+	if !store {
+		return append(a, 1, cs.seq, cs.version, cs.state, "", "", "", ""), nil
 	}
-	r.cache.fast.Add(1)
-	const head = 6
-	if len(vals) < head || len(vals)%2 != 0 {
-		return false, fmt.Errorf("sink: apply room %q: unexpected reply of %d values", u.Room, len(vals))
+	up.Room, up.PrevSeq, up.Version, up.PrevState = u.Room, cs.seq, st.Version, cs.state
+	pl.update = &up
+	mode := 2
+	if up.StateOnly {
+		mode = 3
 	}
-	st.Room = u.Room
-	st.Applied = vals[0].(int64) == 1
-	st.Seq = vals[1].(int64)
-	if list, _ := vals[2].(string); list != "" {
-		st.Stable = strings.Split(list, ",")
-	}
-	if out, _ := vals[3].(string); out != "" {
-		st.Pending = []byte(out)
-	}
-	st.Version = vals[4].(int64)
-	st.HState, _ = vals[5].(string)
-	st.Refused = pl.refused
-	if !pl.goTop {
-		if err := parseTop(vals[head:], u.Room, st); err != nil {
-			return false, err
-		}
-	}
+	return append(a, mode, cs.seq, cs.version, cs.state, "", strings.Join(up.List, ","), up.Out, up.State), nil
+}
 
-	cache := r.cache
-	cache.mu.Lock()
-	defer cache.mu.Unlock()
-	cr := pl.room
-	if cache.rooms[u.Room] == cr && cr.token == pl.expect {
-		for i := range pl.changed {
-			m := &pl.changed[i]
-			if m.at >= 0 {
-				cr.list[m.at].state, cr.list[m.at].score = m.state, m.score
-			} else {
-				cr.add(m.user, m.arg, m.state, m.score)
-				cache.members++
-			}
-		}
-		if pl.next != "" {
-			cr.token = pl.next
-		}
-	} else {
-		// A concurrent Apply moved the entry on: forget it, and answer
-		// from a private copy with this apply's changes.
-		if e := cache.rooms[u.Room]; e != nil {
-			cache.members -= len(e.list)
-			delete(cache.rooms, u.Room)
-		}
-		cp := &cachedRoom{index: make(map[string]int32, len(cr.list)), list: make([]cachedMember, 0, len(cr.list))}
-		for _, m := range cr.list {
-			cp.add(m.user, m.arg, m.state, m.score)
-		}
-		for _, m := range pl.changed {
-			cp.set(m.user, m.arg, m.state, m.score)
-		}
-		cr = cp
-	}
-	if pl.goTop {
-		st.Top = cr.top(make([]Ranked, 0, r.opt.TopN), r.opt.TopN)
-	}
+// fillFromCache sets st's raw top list and the scores of its stable members
+// from the cached room.
+func (r *Redis) fillFromCache(st *RoomState, cr *cachedRoom) {
+	st.Top = cr.top(make([]Ranked, 0, r.opt.TopN), r.opt.TopN)
 	st.StableScores = st.StableScores[:0]
 	for _, user := range st.Stable {
 		score := Unranked
@@ -328,6 +351,99 @@ func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomSt
 			score = cr.list[at].score
 		}
 		st.StableScores = append(st.StableScores, score)
+	}
+}
+
+// fastRoom queues room u's fastLua on p.
+func (r *Redis) fastRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate, pl *fastPlan) *redis.Cmd {
+	k := RoomKeys(r.opt.Env, u.Room)
+	return fastScript.EvalSha(ctx, p, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, pl.args...)
+}
+
+// finishFast reads fastLua's reply into st, and confirms the cache entry or
+// drops it. It reports false when the room must take the full script (the
+// token, a watermark or the merged-from stable state moved on; nothing was
+// written, the ack included).
+func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomState) (bool, error) {
+	cache := r.cache
+	vals, err := c.Slice()
+	if err != nil {
+		cache.drop(u.Room)
+		return false, fmt.Errorf("sink: apply room %q: %w", u.Room, err)
+	}
+	if len(vals) == 1 {
+		if n, _ := vals[0].(int64); n < 0 {
+			cache.stale.Add(1)
+			cache.drop(u.Room)
+			return false, nil
+		}
+	}
+	cache.fast.Add(1)
+	cr := pl.room
+	if pl.merged != nil {
+		cache.merged.Add(1)
+		*st = *pl.merged
+	} else {
+		const head = 6
+		if len(vals) < head || len(vals)%2 != 0 {
+			cache.drop(u.Room)
+			return false, fmt.Errorf("sink: apply room %q: unexpected reply of %d values", u.Room, len(vals))
+		}
+		st.Room = u.Room
+		st.Applied = vals[0].(int64) == 1
+		st.Seq = vals[1].(int64)
+		if list, _ := vals[2].(string); list != "" {
+			st.Stable = strings.Split(list, ",")
+		}
+		if out, _ := vals[3].(string); out != "" {
+			st.Pending = []byte(out)
+		}
+		st.Version = vals[4].(int64)
+		st.HState, _ = vals[5].(string)
+		st.Refused = pl.refused
+		if !pl.goTop {
+			if err := parseTop(vals[head:], u.Room, st); err != nil {
+				cache.drop(u.Room)
+				return false, err
+			}
+		}
+	}
+
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	if pl.merged == nil {
+		if pl.goTop {
+			r.fillFromCache(st, cr)
+		} else {
+			st.StableScores = st.StableScores[:0]
+			for _, user := range st.Stable {
+				score := Unranked
+				if at := cr.get(user); at >= 0 {
+					score = cr.list[at].score
+				}
+				st.StableScores = append(st.StableScores, score)
+			}
+		}
+		cr.stable = stableOf(st)
+	} else {
+		cs := &cr.stable
+		cs.version = st.Version
+		if up := pl.update; up != nil {
+			if !up.StateOnly {
+				cs.seq, cs.list, cs.pending = cs.seq+1, up.List, cs.seq+1
+			}
+			cs.state = up.State
+		}
+	}
+	if pl.ack != nil && cr.stable.pending == pl.ack.Seq {
+		cr.stable.pending = 0
+	}
+	cr.token = pl.expect
+	if pl.next != "" {
+		cr.token = pl.next
+	}
+	if !pl.refresh.IsZero() {
+		cr.refreshed = pl.refresh
 	}
 	return true, nil
 }

@@ -89,6 +89,9 @@ var restoreScript = redis.NewScript(restoreLua)
 // RestoreStable seeds the stable lists of rooms that have none, in one
 // pipelined round trip, and returns how many it seeded.
 func (r *Redis) RestoreStable(ctx context.Context, seeds []StableSeed) (int, error) {
+	if r.cache != nil {
+		r.cache.clear() // recovery: the stable hashes change under the cache
+	}
 	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(seeds))
 		for i, s := range seeds {

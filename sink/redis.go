@@ -169,11 +169,32 @@ const Unranked = -1.0
 // The same round trip reads the generation marker: when it differs from the
 // adopted one, Apply returns ErrRedisReset (see there).
 func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]RoomState, error) {
+	states, _, err := r.ApplyMerge(ctx, rooms, acks, nil)
+	return states, err
+}
+
+// Merged says how ApplyMerge took a room's stable step.
+type Merged struct {
+	// Done: the room's state was merged before the apply, and the apply's
+	// script stored the update (if any) under the same compare-and-set as
+	// StoreStable. Otherwise the caller merges the returned state and
+	// stores it with StoreStable, as after Apply.
+	Done bool
+	// Update is what was stored; nil when the merge changed nothing.
+	Update *StableUpdate
+}
+
+// ApplyMerge is Apply, where rooms whose stable hash the state cache also
+// knows are merged (merge is called with the state the apply will leave)
+// and their updates stored by the apply's own script: one round trip and
+// one script per room instead of two. merged[i].Done tells which rooms.
+// A merged update's Due is entered in the due set in the same round trip.
+func (r *Redis) ApplyMerge(ctx context.Context, rooms []RoomUpdate, acks []Ack, merge Merge) (states []RoomState, merged []Merged, err error) {
 	var plans []*fastPlan
 	if r.cache != nil {
-		var err error
-		if plans, acks, err = r.plan(rooms, acks); err != nil {
-			return nil, err
+		if plans, acks, err = r.plan(rooms, acks, merge); err != nil {
+			r.forget(rooms)
+			return nil, nil, err
 		}
 	}
 	var gen *redis.StringCmd
@@ -192,11 +213,21 @@ func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]Ro
 				out[i] = r.applyRoom(ctx, p, &rooms[i], false)
 			}
 		}
+		for _, pl := range plans {
+			if pl != nil && pl.update != nil && pl.update.Due > 0 {
+				p.Do(ctx, "ZADD", dueKey(r.opt.Env), "LT", pl.update.Due, pl.update.Room)
+			}
+		}
 		return out
 	})
 	if err != nil {
 		r.forget(rooms)
-		return nil, err
+		return nil, nil, err
+	}
+	if r.cache != nil {
+		for i := range acks {
+			r.cache.acked(&acks[i])
+		}
 	}
 	if zs, err := due.Result(); err == nil {
 		peek := &DuePeek{Seen: time.Now()}
@@ -205,23 +236,26 @@ func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]Ro
 		}
 		r.due.Store(peek)
 	}
-	states := make([]RoomState, len(rooms))
+	states = make([]RoomState, len(rooms))
+	merged = make([]Merged, len(rooms))
 	var again []int
 	for i, c := range cmds {
 		if plans != nil && plans[i] != nil {
 			ok, err := r.finishFast(c, &rooms[i], plans[i], &states[i])
 			if err != nil {
 				r.forget(rooms)
-				return nil, err
+				return nil, nil, err
 			}
 			if !ok {
 				again = append(again, i)
+			} else if plans[i].merged != nil {
+				merged[i] = Merged{Done: true, Update: plans[i].update}
 			}
 			continue
 		}
 		if err := r.finishFull(c, rooms[i].Room, &states[i]); err != nil {
 			r.forget(rooms)
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(again) > 0 {
@@ -237,12 +271,12 @@ func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]Ro
 		})
 		if err != nil {
 			r.forget(rooms)
-			return nil, err
+			return nil, nil, err
 		}
 		for j, i := range again {
 			if err := r.finishFull(cmds[j], rooms[i].Room, &states[i]); err != nil {
 				r.forget(rooms)
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
@@ -250,9 +284,9 @@ func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]Ro
 		if r.cache != nil && errors.Is(err, ErrRedisReset) {
 			r.cache.clear()
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return states, nil
+	return states, merged, nil
 }
 
 // forget drops rooms from the state cache after a failed apply: what Redis
@@ -282,7 +316,7 @@ func (r *Redis) finishFull(c *redis.Cmd, room string, st *RoomState) error {
 		r.cache.drop(room)
 		return nil
 	}
-	return r.cache.put(room, token, pairs, r.opt.Meeting)
+	return r.cache.put(room, token, pairs, st, r.opt.Meeting)
 }
 
 // Read returns the rooms' stable and raw top lists without changing them.
@@ -449,6 +483,15 @@ type StableUpdate struct {
 func (r *Redis) StoreStable(ctx context.Context, ups []StableUpdate) (stored []bool, err error) {
 	ttl := r.args[0]
 	due := dueKey(r.opt.Env)
+	if r.cache != nil {
+		defer func() {
+			if err != nil { // not known which updates were stored
+				for i := range ups {
+					r.cache.stored(&ups[i], false)
+				}
+			}
+		}()
+	}
 	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(ups), 2*len(ups))
 		for i, u := range ups {
@@ -476,6 +519,9 @@ func (r *Redis) StoreStable(ctx context.Context, ups []StableUpdate) (stored []b
 			return nil, fmt.Errorf("sink: store stable list of %q: %w", ups[i].Room, err)
 		}
 		stored[i] = n == 1
+		if r.cache != nil {
+			r.cache.stored(&ups[i], stored[i])
+		}
 	}
 	return stored, nil
 }

@@ -204,27 +204,46 @@ return reply
 // still the one the cache holds. It is the fast path of applyLua, with the
 // same keys, watermarks, TTLs and ranking version.
 //
+// With a merge mode, the sink also knew the room's stable hash and the
+// processor merged the room's next stable list before the apply: the script
+// then stores it as commitLua would, under a compare-and-set on the seq,
+// the ranking version, the hysteresis state and the pending output it was
+// merged from, so a batch takes one round trip instead of two.
+//
 //	KEYS: as applyLua
 //	ARGV: 1 ttl ms, 2 top-n (0: no top list, the sink computes it),
 //	      3 token expected, 4 new token ("": the member states are
 //	      unchanged), 5 bump the ranking version (0/1), 6 seq of an output
 //	      of the room just published ("": none; see ackLua),
-//	      7 number of topic-partition parts, then per part: name, last offset;
-//	      then a count and that many (user, packed state) pairs for HSET,
-//	      a count and that many (score, user) pairs for ZADD, and a count
-//	      and that many users for ZREM
+//	      7 merge mode (0: none, 1: merged, nothing to store, 2: store a new
+//	      list and state, 3: store the state only), 8 seq, 9 ranking version,
+//	      10 hysteresis state and 11 pending seq ("": none) merged from,
+//	      12 new list, 13 output record, 14 new state ("": none),
+//	      15 TTL refresh (2: every key, 1: the ranking only, 0: none; see
+//	      stateCache), 16 number of topic-partition parts, then per part:
+//	      name, last offset; then a count and that many (user, packed state) pairs for
+//	      HSET, a count and that many (score, user) pairs for ZADD, and a
+//	      count and that many users for ZREM
 //
-// Reply: {-1} when the token moved on (nothing written, the ack neither),
-// {-2} when a part is at or below its watermark (the same; the full script
-// decides), else {1 if a part was applied or 0, seq, stable list, pending
-// output or "", version, hysteresis state or "", user1, score1, …} with the
-// raw top-n best first.
+// Reply: {-1} when the token or the merged-from stable state moved on
+// (nothing written, the ack neither), {-2} when a part is at or below its
+// watermark (the same; the full script decides), {1} with a merge mode,
+// else {1 if a part was applied or 0, seq, stable list, pending output or
+// "", version, hysteresis state or "", user1, score1, …} with the raw top-n
+// best first.
 const fastLua = `
 local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h', 'mv')
 if st[7] ~= ARGV[3] then return {-1} end
-local ttl, topn = ARGV[1], tonumber(ARGV[2])
-local nparts = tonumber(ARGV[7])
-local i = 8
+local ttl, topn, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[7])
+local seq = tonumber(st[1] or '0')
+local acked = st[3] and st[3] == ARGV[6]
+if mode > 0 then
+  local pend = ''
+  if st[3] and st[3] == st[1] and not acked then pend = st[3] end
+  if seq ~= tonumber(ARGV[8]) or tonumber(st[5] or '0') ~= tonumber(ARGV[9]) or (st[6] or '') ~= ARGV[10] or pend ~= ARGV[11] then return {-1} end
+end
+local nparts = tonumber(ARGV[16])
+local i = 17
 if nparts > 0 then
   local names, set = {}, {}
   for k = 0, nparts-1 do names[k+1] = ARGV[i+2*k] end
@@ -250,21 +269,33 @@ end
 each('HSET', KEYS[1], 2)
 each('ZADD', KEYS[2], 2)
 each('ZREM', KEYS[2], 1)
+-- the stable hash's changes, in one HSET and at most one HDEL
 local v = tonumber(st[5] or '0')
-if ARGV[5] == '1' then v = redis.call('HINCRBY', KEYS[3], 'v', 1) end
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], 'mv', ARGV[4]) end
+local set, del = {}, {}
+local function put(f, x) set[#set+1] = f; set[#set+1] = x end
+if ARGV[5] == '1' then v = v + 1; put('v', v) end
+if ARGV[4] ~= '' then put('mv', ARGV[4]) end
+if mode == 2 then
+  put('seq', seq+1); put('list', ARGV[12]); put('out', ARGV[13]); put('pending', seq+1)
+elseif acked then
+  del[1] = 'pending'; del[2] = 'out'
+end
+if mode >= 2 then
+  if ARGV[14] == '' then del[#del+1] = 'h' else put('h', ARGV[14]) end
+end
+if #del > 0 then redis.call('HDEL', KEYS[3], unpack(del)) end
+if #set > 0 then redis.call('HSET', KEYS[3], unpack(set)) end
 local applied = 0
-if nparts > 0 then
-  applied = 1
+if nparts > 0 then applied = 1 end
+if ARGV[15] == '2' then
   for k = 1, 4 do redis.call('PEXPIRE', KEYS[k], ttl) end
+elseif ARGV[15] == '1' then
+  redis.call('PEXPIRE', KEYS[2], ttl)
 end
+if mode > 0 then return {1} end
 local pending = ''
-if st[3] and ARGV[6] == st[3] then
-  redis.call('HDEL', KEYS[3], 'pending', 'out')
-elseif st[3] and st[3] == st[1] then
-  pending = st[4]
-end
-local reply = {applied, tonumber(st[1] or '0'), st[2] or '', pending, v, st[6] or ''}
+if st[3] and st[3] == st[1] and not acked then pending = st[4] end
+local reply = {applied, seq, st[2] or '', pending, v, st[6] or ''}
 if topn > 0 then
   local top = redis.call('ZREVRANGE', KEYS[2], 0, topn-1, 'WITHSCORES')
   for k = 1, #top do reply[#reply+1] = top[k] end
