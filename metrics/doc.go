@@ -51,6 +51,10 @@
 //	    Board score updates whose total passed the board's max_total.
 //	rostrum_board_gaps_closed_total                counter, gaps
 //	    Gaps between a board's applied offset ranges closed (64 at most).
+//	rostrum_state_cache_members                    gauge, members
+//	    Member states held by the sink's state cache.
+//	rostrum_state_cache_applies_total{path}        counter, room applies
+//	    Room applies by path: merged, fast, full; stale plans redone in full.
 //	rostrum_consumer_lag_records{topic,partition}  gauge, records
 //	    End offset − committed offset.
 //	rostrum_consumer_lag_seconds{topic,partition}  gauge, seconds

@@ -36,6 +36,7 @@ func observeAll(t *testing.T) *metrics.Pipeline {
 	p.Retry()
 	p.Rebalance("assigned", 1)
 	p.RedisReset()
+	p.WatchStateCache(func() metrics.StateCache { return metrics.StateCache{Members: 3, Merged: 2, Fast: 1, Full: 1} })
 	w := p.NewLagWatcher(k.Client(), testGroup, []string{"names.a"})
 	defer w.Close()
 	if err := w.Measure(context.Background()); err != nil {

@@ -31,6 +31,8 @@ const (
 	nameBoardEvents       = "rostrum_board_events_total"
 	nameBoardSaturated    = "rostrum_board_saturated_total"
 	nameBoardGapsClosed   = "rostrum_board_gaps_closed_total"
+	nameCacheMembers      = "rostrum_state_cache_members"
+	nameCacheApplies      = "rostrum_state_cache_applies_total"
 	nameLagRecords        = "rostrum_consumer_lag_records"
 	nameLagSeconds        = "rostrum_consumer_lag_seconds"
 	nameGroupLagRecords   = "rostrum_consumer_group_lag_records"
@@ -49,6 +51,7 @@ func Names() []string {
 		nameOutputsPublished, nameStableConflicts, nameBatchRetries,
 		nameRebalances, nameAssigned, nameRedisResets, nameFetchPaused,
 		nameBoardEvents, nameBoardSaturated, nameBoardGapsClosed,
+		nameCacheMembers, nameCacheApplies,
 		nameLagRecords, nameLagSeconds, nameGroupLagRecords, nameGroupLagSeconds,
 	}
 }
@@ -72,6 +75,7 @@ var (
 // lag gauges up to date. All methods are safe for concurrent use.
 type Pipeline struct {
 	reg     *prometheus.Registry
+	labeled prometheus.Registerer // reg with the env label
 	handler http.Handler
 
 	consumed, applied, dlq *prometheus.CounterVec
@@ -151,7 +155,7 @@ func New(env string) *Pipeline {
 		return g
 	}
 
-	p := &Pipeline{reg: reg, lagParts: make(map[topicPartition]partitionLag)}
+	p := &Pipeline{reg: reg, labeled: r, lagParts: make(map[topicPartition]partitionLag)}
 	p.consumed = counterVec(nameRecordsConsumed,
 		"Kafka records consumed from an input topic, including those sent to the DLQ.", labelTopic)
 	p.applied = counterVec(nameEventsApplied,

@@ -285,6 +285,10 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	if err != nil {
 		return err
 	}
+	m.WatchStateCache(func() metrics.StateCache {
+		s := store.CacheStats()
+		return metrics.StateCache{Members: s.Members, Merged: s.Merged, Fast: s.Fast - s.Merged, Full: s.Full, Stale: s.Stale}
+	})
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err = store.Ping(pingCtx)
 	cancel()

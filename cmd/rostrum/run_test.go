@@ -98,6 +98,14 @@ func TestRunMetricsAfterKnownLoad(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
+	// The state cache holds the rooms' members, and every room apply went
+	// through one of its paths.
+	if got := scrape(t, m, "rostrum_state_cache_members"); got < 1 {
+		t.Errorf("rostrum_state_cache_members = %v, want the members seen", got)
+	}
+	if got := scrape(t, m, "rostrum_state_cache_applies_total"); got < 4 {
+		t.Errorf("rostrum_state_cache_applies_total = %v, want at least one apply per room (4)", got)
+	}
 	for _, path := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get(base + path)
 		if err != nil || resp.StatusCode != 200 {

@@ -1,0 +1,57 @@
+package metrics
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// StateCache is what the sink's state cache reports (sink.CacheStats): the
+// member states it holds and its room applies by path.
+type StateCache struct {
+	Members int
+	// Merged: applied from the cache with the stable step in the same
+	// script; Fast: applied from the cache, stable list stored apart; Full:
+	// applied by the full script (room not cached, or a stale plan redone);
+	// Stale: plans from the cache that Redis refused because another write
+	// came first (each is also counted in Full).
+	Merged, Fast, Full, Stale int64
+}
+
+// WatchStateCache exports the state cache's figures, read by read at each
+// scrape: rostrum_state_cache_members and
+// rostrum_state_cache_applies_total{path}. Call it once.
+func (p *Pipeline) WatchStateCache(read func() StateCache) {
+	p.labeled.MustRegister(&cacheCollector{read: read})
+}
+
+var (
+	descCacheMembers = prometheus.NewDesc(nameCacheMembers,
+		"Member states held by the sink's state cache, from which a room apply is merged and scored in the processor.", nil, nil)
+	descCacheApplies = prometheus.NewDesc(nameCacheApplies,
+		"Room applies by path: merged (from the cache, stable list stored in the same script), fast (from the cache), full (full script: room not cached or a stale plan redone), stale (plans Redis refused because another write came first; also counted in full).",
+		[]string{"path"}, nil)
+)
+
+type cacheCollector struct {
+	mu   sync.Mutex
+	read func() StateCache
+}
+
+func (c *cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descCacheMembers
+	ch <- descCacheApplies
+}
+
+func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	s := c.read()
+	c.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(descCacheMembers, prometheus.GaugeValue, float64(s.Members))
+	for _, v := range []struct {
+		path string
+		n    int64
+	}{{"merged", s.Merged}, {"fast", s.Fast}, {"full", s.Full}, {"stale", s.Stale}} {
+		ch <- prometheus.MustNewConstMetric(descCacheApplies, prometheus.CounterValue, float64(v.n), v.path)
+	}
+}
