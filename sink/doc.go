@@ -23,5 +23,31 @@
 // processor acknowledges its publication, so a crash between storing and
 // publishing republishes it instead of losing it.
 //
+// # The state cache
+//
+// A sink keeps an in-process copy of the member states of the rooms it
+// writes (Options.CacheMembers bounds it). For a room it holds, Apply merges
+// the updates into the copy, computes the scores and the raw top-N in Go,
+// and sends a small script (fastLua) that only stores the results. Every
+// script that changes a room's member states writes a new state token in
+// the room's stable hash, and fastLua writes only while the token is still
+// the one the copy was taken at; otherwise it changes nothing and the room
+// is applied again by applyLua, whose reply refills the copy. So the copy is
+// an optimisation that a conditional write guards (DESIGN §3.7): another
+// processor's write, an expiry, a restart of Redis or a rebuild only cost a
+// second round trip for the rooms concerned.
+//
+// ApplyMerge goes one step further for rooms whose stable hash the copy also
+// knows: it calls the processor's stable step with the state the apply will
+// leave and stores the new list in the same script, under the compare-and-set
+// of StoreStable. Such a room costs one script and one round trip per batch.
+//
+// # TTLs
+//
+// applyLua refreshes the TTL of a room's four keys on every write; fastLua
+// does so only when the last refresh the sink saw is older than an eighth of
+// Options.RoomTTL (and at once for a ranking it creates again), so an idle
+// room expires between 7/8 of the TTL and the TTL after its last write.
+//
 // The package imports codec, go-redis and zap; it knows nothing of Kafka.
 package sink

@@ -19,14 +19,14 @@ import (
 type Options struct {
 	Env     string         // environment, part of every key; required
 	TopN    int            // size of the raw and stable top lists; default 7
-	RoomTTL time.Duration  // idle rooms expire after this, refreshed on every write; default 24h
+	RoomTTL time.Duration  // idle rooms expire this long after their last write (at the earliest 7/8 of it; see the package doc); default 24h
 	Meeting *codec.Meeting // score layout; default codec.NewMeeting(codec.DefaultEpoch)
 	// MaxMembers caps the members (ranked or not) kept per room; a new
 	// member beyond it is refused and reported in RoomState.Refused, while
 	// existing members keep working. Default 0: no cap.
 	MaxMembers int
 	// CacheMembers bounds the member states kept in process memory (about
-	// 100 bytes each) so that an apply merges and scores them in Go and
+	// 170 bytes each) so that an apply merges and scores them in Go and
 	// sends Redis only the results (see stateCache). 0: DefaultCacheMembers;
 	// negative: no cache, every apply merges in Lua.
 	CacheMembers int
