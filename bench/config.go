@@ -51,6 +51,11 @@ type Config struct {
 	// earlier when the workload runs out of events. Default: 10s; negative:
 	// no fixed-rate run.
 	RateDuration time.Duration
+	// RateWarmup is how long the fixed-rate run offers the rate before it
+	// measures anything, so that it measures a processor in its steady
+	// state (its state cache filled) rather than one just started. It takes
+	// at most half the workload's records. Default: 5s; negative: none.
+	RateWarmup time.Duration
 	// NaiveDuration caps the naive mode. Default: 10s.
 	NaiveDuration time.Duration
 
@@ -115,6 +120,9 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.Modes) == 0 {
 		c.Modes = AllModes()
+	}
+	if c.RateWarmup == 0 {
+		c.RateWarmup = 5 * time.Second
 	}
 	if c.RateDuration == 0 {
 		c.RateDuration = 10 * time.Second

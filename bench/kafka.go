@@ -123,7 +123,7 @@ func preload(ctx context.Context, conn []kgo.Opt, w *Workload, t processor.Topic
 // returns, per output record, its publish time (the Kafka record timestamp,
 // set by the processor's producer client) minus its ts field (the newest
 // event time of the batch for the room), in milliseconds.
-func outputLatencies(ctx context.Context, conn []kgo.Opt, topic string) ([]int64, error) {
+func outputLatencies(ctx context.Context, conn []kgo.Opt, topic string, since int64) ([]int64, error) {
 	cl, err := kgo.NewClient(append(conn, kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))...)
 	if err != nil {
@@ -157,7 +157,9 @@ func outputLatencies(ctx context.Context, conn []kgo.Opt, topic string) ([]int64
 				bad = fmt.Errorf("bench: output record at %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 				return
 			}
-			out = append(out, r.Timestamp.UnixMilli()-o.TS)
+			if o.TS >= since {
+				out = append(out, r.Timestamp.UnixMilli()-o.TS)
+			}
 			if end, ok := left[r.Partition]; ok && r.Offset+1 >= end {
 				delete(left, r.Partition)
 			}

@@ -69,6 +69,9 @@ type Result struct {
 	EventsPerSec float64 `json:"events_per_sec"`
 	// OfferedRate is the rate the producer aimed at (rostrum@rate only).
 	OfferedRate float64 `json:"offered_rate,omitempty"`
+	// WarmupSeconds is how long the fixed-rate run offered the rate before
+	// it began to measure (rostrum@rate only).
+	WarmupSeconds float64 `json:"warmup_seconds,omitempty"`
 	// RostrumOver is the rostrum flat-out events/s divided by this mode's.
 	RostrumOver float64 `json:"rostrum_over,omitempty"`
 	// Latency is from record timestamp to output publish (rostrum modes).

@@ -34,10 +34,32 @@ type pipeline struct {
 	walDir string
 	topics processor.Topics
 
+	base baseline // the processor's totals when the measurement began
+
 	cancel context.CancelFunc
 	done   chan error
 	exited bool
 	err    error // Run's error, once exited
+}
+
+// baseline holds the processor's running totals at one moment.
+type baseline struct {
+	records, published, dlq, retries, conflicts, events, dueTrips int64
+	cache                                                         sink.CacheStats
+}
+
+// mark starts the measurement now: counters reports totals since, and the
+// stage times start from zero.
+func (pl *pipeline) mark() {
+	s := pl.p.Stats()
+	pl.base = baseline{records: s.Records.Load(), published: s.Published.Load(), dlq: s.DLQ.Load(),
+		retries: s.Retries.Load(), conflicts: s.Conflicts.Load(), events: s.Events.Load(),
+		dueTrips: s.DueRoundTrips.Load(), cache: pl.store.CacheStats()}
+	pl.stages.batches.Store(0)
+	pl.stages.batch.Store(0)
+	pl.stages.wal.Store(0)
+	pl.stages.apply.Store(0)
+	pl.stages.store.Store(0)
 }
 
 // stages wraps the processor's observer (the Prometheus metrics, as in
@@ -190,14 +212,18 @@ func (pl *pipeline) waitRecords(ctx context.Context, n int64) error {
 
 // counters copies the processor's totals into r and reports problems.
 func (b *runner) counters(r *Result, pl *pipeline, wantEvents int64) {
-	s := pl.p.Stats()
-	r.Records, r.Published = s.Records.Load(), s.Published.Load()
-	r.DLQ, r.Retries, r.Conflicts = s.DLQ.Load(), s.Retries.Load(), s.Conflicts.Load()
+	s, base := pl.p.Stats(), &pl.base
+	r.Records, r.Published = s.Records.Load()-base.records, s.Published.Load()-base.published
+	r.DLQ, r.Retries, r.Conflicts = s.DLQ.Load()-base.dlq, s.Retries.Load()-base.retries, s.Conflicts.Load()-base.conflicts
 	r.Stages = pl.stages.means()
 	// The hysteresis timer's passes run between batches and belong to none:
 	// they are reported on their own, not in the per-batch figure.
-	r.TimerRoundTrips = s.DueRoundTrips.Load()
+	r.TimerRoundTrips = s.DueRoundTrips.Load() - base.dueTrips
 	if cs := pl.store.CacheStats(); cs != (sink.CacheStats{}) {
+		cs.Fast -= base.cache.Fast
+		cs.Full -= base.cache.Full
+		cs.Stale -= base.cache.Stale
+		cs.Merged -= base.cache.Merged
 		r.StateCache = &cs
 	}
 	if r.Batches > 0 {
@@ -209,7 +235,7 @@ func (b *runner) counters(r *Result, pl *pipeline, wantEvents int64) {
 	if r.Retries > 0 {
 		b.problem("%s: %d batches were retried", r.Mode, r.Retries)
 	}
-	if ev := s.Events.Load(); ev != wantEvents {
+	if ev := s.Events.Load() - base.events; ev != wantEvents {
 		b.problem("%s: the processor applied %d events, %d were produced", r.Mode, ev, wantEvents)
 	}
 }
@@ -274,7 +300,7 @@ func (b *runner) rostrum(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("bench: WAL size: %w", err)
 	}
 	r.WALBytesPerEvent = float64(walBytes) / float64(r.Events)
-	lat, err := outputLatencies(ctx, b.kafka(), pl.topics.TopN)
+	lat, err := outputLatencies(ctx, b.kafka(), pl.topics.TopN, 0)
 	if err != nil {
 		return Result{}, err
 	}
@@ -331,32 +357,52 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 	if err := pl.waitAssigned(ctx); err != nil {
 		return Result{}, err
 	}
+	// offer sends records from next on, at rate, for d; it returns the
+	// events and records sent.
+	next := 0
+	offer := func(d time.Duration, limit int) (events, records int64) {
+		start := time.Now()
+		for ; next < limit; next++ {
+			// Sleep only when more than a millisecond ahead: records go out
+			// in small bursts, on schedule on average.
+			due := start.Add(time.Duration(float64(events) / rate * float64(time.Second)))
+			if d := time.Until(due); d > time.Millisecond {
+				time.Sleep(d)
+			}
+			now := time.Now()
+			if now.Sub(start) >= d {
+				break
+			}
+			prod.send(ctx, next, now)
+			events += int64(w.Records[next].n)
+			records++
+		}
+		return events, records
+	}
+	// The warm-up runs the processor at the rate before anything is
+	// measured, so that the run measures a processor in its steady state
+	// (its state cache filled), not one that has just started.
+	// It takes at most half the workload.
+	_, warm := offer(b.cfg.RateWarmup, len(w.Records)/2)
+	if err := prod.flush(ctx); err != nil {
+		return Result{}, err
+	}
+	if err := pl.waitRecords(ctx, warm); err != nil {
+		return Result{}, err
+	}
 	m := meter{admin: b.admin, hook: pl.hook}
 	before, err := m.snap(ctx)
 	if err != nil {
 		return Result{}, err
 	}
+	batchesBefore := pl.p.Stats().Batches.Load()
+	pl.mark()
 	start := time.Now()
-	var events, records int64
-	for i := range w.Records {
-		// Sleep only when more than a millisecond ahead: records go out in
-		// small bursts, on schedule on average.
-		due := start.Add(time.Duration(float64(events) / rate * float64(time.Second)))
-		if d := time.Until(due); d > time.Millisecond {
-			time.Sleep(d)
-		}
-		now := time.Now()
-		if now.Sub(start) >= b.cfg.RateDuration {
-			break
-		}
-		prod.send(ctx, i, now)
-		events += int64(w.Records[i].n)
-		records++
-	}
+	events, records := offer(b.cfg.RateDuration, len(w.Records))
 	if err := prod.flush(ctx); err != nil {
 		return Result{}, err
 	}
-	if err := pl.waitRecords(ctx, records); err != nil {
+	if err := pl.waitRecords(ctx, warm+records); err != nil {
 		return Result{}, err
 	}
 	elapsed := time.Since(start)
@@ -367,16 +413,16 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 	if err := pl.stop(); err != nil {
 		return Result{}, fmt.Errorf("bench: processor: %w", err)
 	}
-	r := Result{Mode: modeRate, Events: events, Seconds: elapsed.Seconds(), OfferedRate: rate}
+	r := Result{Mode: modeRate, Events: events, Seconds: elapsed.Seconds(), OfferedRate: rate, WarmupSeconds: b.cfg.RateWarmup.Seconds()}
 	r.EventsPerSec = float64(events) / r.Seconds
-	fill(&r, before, after, pl.p.Stats().Batches.Load())
+	fill(&r, before, after, pl.p.Stats().Batches.Load()-batchesBefore)
 	b.counters(&r, pl, events)
-	lat, err := outputLatencies(ctx, b.kafka(), pl.topics.TopN)
+	lat, err := outputLatencies(ctx, b.kafka(), pl.topics.TopN, start.UnixMilli())
 	if err != nil {
 		return Result{}, err
 	}
 	r.Latency = latencyOf(lat)
-	if int(records) == len(w.Records) {
+	if next == len(w.Records) {
 		b.note("%s: the workload ran out after %.1f s of the %s asked; pass more --events for a longer run",
 			modeRate, elapsed.Seconds(), b.cfg.RateDuration)
 	}

@@ -39,6 +39,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	modes := fs.String("modes", strings.Join(bench.AllModes(), ","), "modes to run, comma-separated: rostrum (flat out, then at --rate), naive, ceiling")
 	rate := fs.Float64("rate", 0, "offered events/s of the fixed-rate latency run; 0: half the flat-out rate")
 	rateSeconds := fs.Float64("rate-seconds", 10, "length of the fixed-rate latency run; 0: skip it")
+	rateWarmup := fs.Float64("rate-warmup", 5, "seconds the fixed-rate run offers the rate before it measures (the processor's state cache fills); 0: measure from the start")
 	naiveSeconds := fs.Float64("naive-seconds", 10, "time cap of the naive mode")
 	brokers := fs.String("brokers", "", "Kafka seed brokers, comma-separated; empty: an in-process broker")
 	redisAddr := fs.String("redis", "", "address of an empty Redis node the benchmark may FLUSHALL; empty: a private redis-server")
@@ -91,6 +92,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Modes:          splitList(*modes),
 		Rate:           *rate,
 		RateDuration:   seconds(*rateSeconds),
+		RateWarmup:     seconds(*rateWarmup),
 		NaiveDuration:  seconds(*naiveSeconds),
 		Brokers:        splitList(*brokers),
 		Redis:          *redisAddr,
@@ -102,6 +104,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Logger:         lg,
 		Progress:       stderr,
 	}
+	if cfg.RateWarmup == 0 {
+		cfg.RateWarmup = -1 // 0 in Config is the default
+	}
 	switch {
 	case *events < 1: // 0 would mean the default in Config
 		return fmt.Errorf("--events must be at least 1, got %d", *events)
@@ -109,6 +114,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("--state-cache must be >= 0 (0: off), got %d", *stateCache)
 	case *rateSeconds < 0:
 		return fmt.Errorf("--rate-seconds must not be negative, got %v", *rateSeconds)
+	case *rateWarmup < 0:
+		return fmt.Errorf("--rate-warmup must not be negative, got %v", *rateWarmup)
 	case *naiveSeconds <= 0:
 		return fmt.Errorf("--naive-seconds must be positive, got %v", *naiveSeconds)
 	case *rateSeconds == 0:
