@@ -57,11 +57,11 @@ lint: vet
 
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
-	./$(BIN) bench --events 200000 --rate-seconds 3 --naive-seconds 5
+	./$(BIN) bench --events 200000 --rate-seconds 3 --rate-warmup 1 --naive-seconds 5
 
 ## bench-micro: the hot-path micro-benchmarks, benchstat-friendly (-count 6).
 bench-micro:
-	$(GO) test -run '^$$' -bench 'Decode|Fold|Layout|Meeting|Merge|Append|Replay' -benchmem -count 6 ./codec ./processor ./stability ./wal
+	$(GO) test -run '^$$' -bench 'Decode|Fold|Layout|Meeting|Merge|Append|Replay|PlanRoom' -benchmem -count 6 ./codec ./processor ./sink ./stability ./wal
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:
