@@ -344,6 +344,11 @@ func (r *Redis) planMerge(a []any, cr *cachedRoom, u *RoomUpdate, pl *fastPlan, 
 // from the cached room.
 func (r *Redis) fillFromCache(st *RoomState, cr *cachedRoom) {
 	st.Top = cr.top(make([]Ranked, 0, r.opt.TopN), r.opt.TopN)
+	cr.stableScores(st)
+}
+
+// stableScores sets the scores of st's stable members from the cached room.
+func (cr *cachedRoom) stableScores(st *RoomState) {
 	st.StableScores = st.StableScores[:0]
 	for _, user := range st.Stable {
 		score := Unranked
@@ -389,17 +394,7 @@ func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomSt
 			cache.drop(u.Room)
 			return false, fmt.Errorf("sink: apply room %q: unexpected reply of %d values", u.Room, len(vals))
 		}
-		st.Room = u.Room
-		st.Applied = vals[0].(int64) == 1
-		st.Seq = vals[1].(int64)
-		if list, _ := vals[2].(string); list != "" {
-			st.Stable = strings.Split(list, ",")
-		}
-		if out, _ := vals[3].(string); out != "" {
-			st.Pending = []byte(out)
-		}
-		st.Version = vals[4].(int64)
-		st.HState, _ = vals[5].(string)
+		parseHead(vals, u.Room, st)
 		st.Refused = pl.refused
 		if !pl.goTop {
 			if err := parseTop(vals[head:], u.Room, st); err != nil {
@@ -415,14 +410,7 @@ func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomSt
 		if pl.goTop {
 			r.fillFromCache(st, cr)
 		} else {
-			st.StableScores = st.StableScores[:0]
-			for _, user := range st.Stable {
-				score := Unranked
-				if at := cr.get(user); at >= 0 {
-					score = cr.list[at].score
-				}
-				st.StableScores = append(st.StableScores, score)
-			}
+			cr.stableScores(st)
 		}
 		cr.stable = stableOf(st)
 	} else {

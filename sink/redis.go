@@ -393,17 +393,7 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) (token string, pai
 	if nstates < 0 || int64(len(vals)) < head+2*nstates || len(vals)%2 != 0 {
 		return "", nil, fmt.Errorf("sink: apply room %q: unexpected reply of %d values", room, len(vals))
 	}
-	st.Room = room
-	st.Applied = vals[0].(int64) == 1
-	st.Seq = vals[1].(int64)
-	if list, _ := vals[2].(string); list != "" {
-		st.Stable = strings.Split(list, ",")
-	}
-	if out, _ := vals[3].(string); out != "" {
-		st.Pending = []byte(out)
-	}
-	st.Version = vals[4].(int64)
-	st.HState, _ = vals[5].(string)
+	parseHead(vals, room, st)
 	st.StableScores = st.StableScores[:0]
 	if scores, _ := vals[6].(string); len(st.Stable) > 0 {
 		for s := range strings.SplitSeq(scores, ",") {
@@ -430,6 +420,23 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) (token string, pai
 		return "", nil, err
 	}
 	return token, vals[head:end], nil
+}
+
+// parseHead reads the six values that applyLua's and fastLua's replies
+// begin with: applied, seq, stable list, pending output, version,
+// hysteresis state.
+func parseHead(vals []any, room string, st *RoomState) {
+	st.Room = room
+	st.Applied = vals[0].(int64) == 1
+	st.Seq = vals[1].(int64)
+	if list, _ := vals[2].(string); list != "" {
+		st.Stable = strings.Split(list, ",")
+	}
+	if out, _ := vals[3].(string); out != "" {
+		st.Pending = []byte(out)
+	}
+	st.Version = vals[4].(int64)
+	st.HState, _ = vals[5].(string)
 }
 
 // parseTop reads a raw top list of (user, score) pairs, best first.
