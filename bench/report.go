@@ -241,6 +241,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.RostrumOverCeiling > 0 {
 		fmt.Fprintf(w, "rostrum/ceiling = %.2f×\n", r.RostrumOverCeiling)
 	}
+	for _, res := range r.Results {
+		if c := res.StateCache; c != nil {
+			mode := res.Mode
+			if res.Mode == modeRate {
+				mode = fmt.Sprintf("rostrum@%.0f/s", res.OfferedRate)
+			}
+			fmt.Fprintf(w, "state cache, %s: room applies %d merged (one round trip), %d fast, %d full (%d of them stale plans); %d members held\n",
+				mode, c.Merged, c.Fast-c.Merged, c.Full, c.Stale, c.Members)
+		}
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
