@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,6 +187,20 @@ func newStateCache(max int) *stateCache {
 // (48 random bits per process).
 func (c *stateCache) token() string {
 	return c.prefix + strconv.FormatUint(c.seq.Add(1), 36)
+}
+
+// olderOwn reports whether stored is a token of this cache older than
+// known: the room went back to a state this process wrote before its last
+// write, that is, Redis lost that write.
+func (c *stateCache) olderOwn(stored, known string) bool {
+	s, ok1 := strings.CutPrefix(stored, c.prefix)
+	k, ok2 := strings.CutPrefix(known, c.prefix)
+	if !ok1 || !ok2 {
+		return false
+	}
+	sn, err1 := strconv.ParseUint(s, 36, 64)
+	kn, err2 := strconv.ParseUint(k, 36, 64)
+	return err1 == nil && err2 == nil && sn < kn
 }
 
 // put replaces room's entry with the member states of a full script's

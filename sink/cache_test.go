@@ -2,6 +2,7 @@ package sink_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -334,5 +335,79 @@ func TestStateCacheTTL(t *testing.T) {
 		if got := c.PTTL(ctx, key).Val(); got <= 0 || got > ttl {
 			t.Fatalf("%s: TTL %v after the periodic refresh, want within (0, %v]", key, got, ttl)
 		}
+	}
+}
+
+// TestRolledBackDetected covers Redis going back in time with its
+// generation marker intact (a failover to a replica that missed writes, a
+// restored snapshot): a room holding an older token of this processor than
+// the one it last wrote makes Apply return ErrRedisRolledBack, after
+// applying the batch in full, and the restore of the stable lists replaces
+// the older seq.
+func TestRolledBackDetected(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	s := newSink(t, c)
+	k := sink.RoomKeys("test", "r1")
+	keys := []string{k.Members, k.Ranking, k.Stable, k.Watermarks}
+	join := func(user string, offset int64) sink.RoomUpdate {
+		return update("r1", user, 0, offset, codec.Event{Type: codec.TypeJoin, TS: base + offset})
+	}
+	if _, err := s.Apply(ctx, []sink.RoomUpdate{join("a", 1)}, nil); err != nil { // full: cached
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, []sink.RoomUpdate{join("b", 2)}, nil); err != nil { // fast
+		t.Fatal(err)
+	}
+	store := func(list ...string) {
+		t.Helper()
+		st, err := s.Read(ctx, []string{"r1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, err := s.StoreStable(ctx, []sink.StableUpdate{{Room: "r1", PrevSeq: st[0].Seq, Version: st[0].Version, List: list, Out: []byte("o")}})
+		if err != nil || !ok[0] {
+			t.Fatalf("store: %v %v", ok, err)
+		}
+	}
+	store("a", "b") // seq 1
+	snap := map[string]string{}
+	for _, key := range keys {
+		snap[key] = c.Dump(ctx, key).Val()
+	}
+	if _, err := s.Apply(ctx, []sink.RoomUpdate{join("c", 3)}, nil); err != nil { // fast: the write Redis will lose
+		t.Fatal(err)
+	}
+	store("a", "b", "c")       // seq 2
+	for _, key := range keys { // Redis goes back to the snapshot
+		if err := c.RestoreReplace(ctx, key, 0, snap[key]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := s.Apply(ctx, []sink.RoomUpdate{join("d", 4)}, nil)
+	if !errors.Is(err, sink.ErrRedisRolledBack) || !errors.Is(err, sink.ErrRedisReset) {
+		t.Fatalf("apply after the rollback: %v, want ErrRedisRolledBack", err)
+	}
+	if n := c.HExists(ctx, k.Members, "d").Val(); !n {
+		t.Fatal("the apply that found the rollback did not apply its batch")
+	}
+	if c.HExists(ctx, k.Members, "c").Val() {
+		t.Fatal("the lost write is back without a rebuild")
+	}
+	// The rebuild seeds the stable lists from the last outputs: the older
+	// seq (1) is raised to the published one (2); a newer one is kept.
+	if n, err := s.RestoreStable(ctx, []sink.StableSeed{{Room: "r1", Seq: 2, List: []string{"a", "b", "c"}}}); err != nil || n != 1 {
+		t.Fatalf("restore over an older seq: %d %v", n, err)
+	}
+	if n, err := s.RestoreStable(ctx, []sink.StableSeed{{Room: "r1", Seq: 1, List: []string{"a"}}}); err != nil || n != 0 {
+		t.Fatalf("restore over a newer seq: %d %v", n, err)
+	}
+	st, err := s.Read(ctx, []string{"r1"})
+	if err != nil || st[0].Seq != 2 || len(st[0].Stable) != 3 || st[0].Pending != nil {
+		t.Fatalf("after the restore: %+v %v", st, err)
+	}
+	// The cache started over: the next apply is an ordinary one.
+	if _, err := s.Apply(ctx, []sink.RoomUpdate{join("e", 5)}, nil); err != nil {
+		t.Fatalf("apply after the rollback was reported: %v", err)
 	}
 }

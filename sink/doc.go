@@ -37,6 +37,11 @@
 // processor's write, an expiry, a restart of Redis or a rebuild only cost a
 // second round trip for the rooms concerned.
 //
+// The tokens also tell when Redis went back in time with its generation
+// marker intact (a restored snapshot, a failover that lost writes): a room
+// holding an older token of this sink than the one it wrote last makes Apply
+// return ErrRedisRolledBack, and the processor rebuilds.
+//
 // ApplyMerge goes one step further for rooms whose stable hash the copy also
 // knows: it calls the processor's stable step with the state the apply will
 // leave and stores the new list in the same script, under the compare-and-set

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 )
 
 // goTopMax is the largest room whose raw top-N the sink computes from its
@@ -368,7 +369,8 @@ func (r *Redis) fastRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate, 
 // finishFast reads fastLua's reply into st, and confirms the cache entry or
 // drops it. It reports false when the room must take the full script (the
 // token, a watermark or the merged-from stable state moved on; nothing was
-// written, the ack included).
+// written, the ack included), and ErrRedisRolledBack with false when the
+// room holds an older token of this process than the one it last wrote.
 func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomState) (bool, error) {
 	cache := r.cache
 	vals, err := c.Slice()
@@ -376,12 +378,21 @@ func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomSt
 		cache.drop(u.Room)
 		return false, fmt.Errorf("sink: apply room %q: %w", u.Room, err)
 	}
-	if len(vals) == 1 {
-		if n, _ := vals[0].(int64); n < 0 {
-			cache.stale.Add(1)
-			cache.drop(u.Room)
-			return false, nil
+	if len(vals) == 0 {
+		cache.drop(u.Room)
+		return false, fmt.Errorf("sink: apply room %q: empty reply", u.Room)
+	}
+	if n, _ := vals[0].(int64); n < 0 && len(vals) <= 2 {
+		cache.stale.Add(1)
+		cache.drop(u.Room)
+		if len(vals) == 2 {
+			if stored, _ := vals[1].(string); cache.olderOwn(stored, pl.expect) {
+				r.opt.Logger.Warn("redis went back in time: a room holds an older state than this processor wrote",
+					zap.String("room", u.Room), zap.String("token", stored), zap.String("expected", pl.expect))
+				return false, ErrRedisRolledBack
+			}
 		}
+		return false, nil
 	}
 	cache.fast.Add(1)
 	cr := pl.room

@@ -20,6 +20,15 @@ import (
 // returned it ran fully; its effects are kept.
 var ErrRedisReset = errors.New("sink: redis lost its data (generation marker changed)")
 
+// ErrRedisRolledBack is returned by Apply when a room holds a state token
+// that this sink wrote before the one it wrote last for that room: Redis went
+// back in time (a failover to a replica that missed writes, a restore from
+// an older snapshot) while its generation marker stayed. It wraps
+// ErrRedisReset, whose rebuild from the write-ahead log and the output topic
+// restores what was lost (within the log's retention). The Apply that
+// returned it ran fully; its effects are kept.
+var ErrRedisRolledBack = fmt.Errorf("%w: a room went back to an older state this processor had written (failover or restored snapshot)", ErrRedisReset)
+
 // generationKey holds a random id written once per Redis data set. Its loss
 // is how a processor learns that Redis lost everything.
 func generationKey(env string) string { return "rostrum:" + env + ":generation" }
@@ -71,14 +80,19 @@ type StableSeed struct {
 	List []string
 }
 
-// restoreLua seeds a room's stable hash unless it already has a seq.
+// restoreLua seeds a room's stable hash unless it already has a seq at
+// least the seed's: after a loss the room has none; after Redis went back
+// in time (ErrRedisRolledBack) it has an older one, whose list and pending
+// output the seed replaces, so that seq never repeats with other content.
 //
 // The output itself is already published, so it is not kept.
 //
 //	KEYS: 1 stable hash
 //	ARGV: 1 seq, 2 list, 3 ttl ms
 const restoreLua = `
-if redis.call('HEXISTS', KEYS[1], 'seq') == 1 then return 0 end
+local seq = redis.call('HGET', KEYS[1], 'seq')
+if seq and tonumber(seq) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HDEL', KEYS[1], 'pending', 'out')
 redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'list', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
@@ -86,7 +100,8 @@ return 1
 
 var restoreScript = redis.NewScript(restoreLua)
 
-// RestoreStable seeds the stable lists of rooms that have none, in one
+// RestoreStable seeds the stable lists of rooms that have none or an older
+// seq (see restoreLua), in one
 // pipelined round trip, and returns how many it seeded.
 func (r *Redis) RestoreStable(ctx context.Context, seeds []StableSeed) (int, error) {
 	if r.cache != nil {

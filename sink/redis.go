@@ -239,9 +239,13 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []RoomUpdate, acks []Ack, 
 	states = make([]RoomState, len(rooms))
 	merged = make([]Merged, len(rooms))
 	var again []int
+	var rolledBack error
 	for i, c := range cmds {
 		if plans != nil && plans[i] != nil {
 			ok, err := r.finishFast(c, &rooms[i], plans[i], &states[i])
+			if errors.Is(err, ErrRedisRolledBack) {
+				rolledBack, err = err, nil
+			}
 			if err != nil {
 				r.forget(rooms)
 				return nil, nil, err
@@ -285,6 +289,12 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []RoomUpdate, acks []Ack, 
 			r.cache.clear()
 		}
 		return nil, nil, err
+	}
+	if rolledBack != nil {
+		// The apply ran fully (the rooms concerned took the full script);
+		// the caller rebuilds what Redis lost.
+		r.cache.clear()
+		return nil, nil, rolledBack
 	}
 	return states, merged, nil
 }

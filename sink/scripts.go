@@ -225,15 +225,15 @@ return reply
 //	      HSET, a count and that many (score, user) pairs for ZADD, and a
 //	      count and that many users for ZREM
 //
-// Reply: {-1} when the token or the merged-from stable state moved on
-// (nothing written, the ack neither), {-2} when a part is at or below its
+// Reply: {-1, the stored token or ""} when the token moved on, {-1} when
+// the merged-from stable state did (nothing written, the ack neither), {-2} when a part is at or below its
 // watermark (the same; the full script decides), {1} with a merge mode,
 // else {1 if a part was applied or 0, seq, stable list, pending output or
 // "", version, hysteresis state or "", user1, score1, …} with the raw top-n
 // best first.
 const fastLua = `
 local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h', 'mv')
-if st[7] ~= ARGV[3] then return {-1} end
+if st[7] ~= ARGV[3] then return {-1, st[7] or ''} end
 local ttl, topn, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[7])
 local seq = tonumber(st[1] or '0')
 local acked = st[3] and st[3] == ARGV[6]
