@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -566,6 +567,23 @@ func TestProcessorRules(t *testing.T) {
 // lost update, and no seq published twice with different content.
 func TestRedisRolledBack(t *testing.T) {
 	w := newWorld(t, e2eTrace(4, 20000))
+	var snap map[string][2]string
+	p := w.runWithFaults(map[int64]func(){
+		5000:  func() { snap = dumpAll(t, w.rc) },
+		11000: func() { restoreAll(t, w.rc, snap) },
+	})
+	if n := p.Stats().RedisResets.Load(); n < 1 {
+		t.Fatal("Redis went back in time but no rebuild ran")
+	}
+	w.check()
+}
+
+// runWithFaults produces the world's trace into one processor and runs
+// each fault once the processor has consumed its number of records, in
+// that order; it returns once the processor caught up and stopped.
+func (w *world) runWithFaults(faults map[int64]func()) *processor.Processor {
+	t := w.t
+	t.Helper()
 	produced := w.produce(500, 40*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -576,25 +594,20 @@ func TestRedisRolledBack(t *testing.T) {
 	defer closeFn()
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	waitFor := func(n int64) {
+	at := slices.Sorted(maps.Keys(faults))
+	for _, n := range at {
 		for p.Stats().Records.Load() < n {
 			time.Sleep(20 * time.Millisecond)
 		}
+		faults[n]()
 	}
-	waitFor(5000)
-	snap := dumpAll(t, w.rc)
-	waitFor(11000)
-	restoreAll(t, w.rc, snap)
 	w.waitProduced(produced)
 	w.waitCaughtUp(2 * time.Minute)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := p.Stats().RedisResets.Load(); n < 1 {
-		t.Fatal("Redis went back in time but no rebuild ran")
-	}
-	w.check()
+	return p
 }
 
 // dumpAll returns every key of Redis with its serialized value and TTL.
@@ -635,28 +648,8 @@ func restoreAll(t *testing.T, rc *redis.Client, snap map[string][2]string) {
 
 func TestRedisLostMidStream(t *testing.T) {
 	w := newWorld(t, e2eTrace(4, 20000))
-	produced := w.produce(500, 40*time.Millisecond)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	p, closeFn, err := startProcessor(ctx, w.kafka.Seeds, w.redis.Addr, t.TempDir(), 500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	for _, at := range []int64{6000, 13000} {
-		for p.Stats().Records.Load() < at {
-			time.Sleep(20 * time.Millisecond)
-		}
-		w.redis.Restart(false)
-	}
-	w.waitProduced(produced)
-	w.waitCaughtUp(2 * time.Minute)
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	restart := func() { w.redis.Restart(false) }
+	p := w.runWithFaults(map[int64]func(){6000: restart, 13000: restart})
 	if n := p.Stats().RedisResets.Load(); n < 2 {
 		t.Fatalf("Redis was emptied twice but %d rebuilds ran", n)
 	}
