@@ -24,7 +24,6 @@ type fastPlan struct {
 	expect  string      // its token before the apply
 	next    string      // the new token; "" when no member state changes
 	args    []any
-	changed int
 	refused []string
 	ack     *Ack      // the room's ack, run by fastLua
 	goTop   bool      // the raw top-N comes from the cache, not the reply
@@ -215,7 +214,6 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ack *Ack, ar *arena, mer
 		}
 	}
 	ar.changes = ar.changes[:first+len(changed)]
-	pl.changed = len(changed)
 	pl.goTop = count <= goTopMax
 	pl.bump = zadds+zrems > 0
 
