@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/internal/glob"
 )
 
 // ErrUnknownRoom is returned by RoomView for a room that has no keys in
@@ -173,7 +175,7 @@ func (r *Redis) Rooms(ctx context.Context, max int) ([]RoomSummary, error) {
 	if max <= 0 {
 		return nil, nil
 	}
-	pattern := "rostrum:" + globEscape(r.opt.Env) + ":{*}:s"
+	pattern := "rostrum:" + glob.Escape(r.opt.Env) + ":{*}:s"
 	var (
 		mu    sync.Mutex
 		seen  = make(map[string]struct{})
@@ -256,17 +258,4 @@ func roomOfKey(key string) (string, bool) {
 		return "", false
 	}
 	return key[i+1 : i+1+j], true
-}
-
-// globEscape escapes the characters that SCAN MATCH treats as a pattern.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, c := range []byte(s) {
-		switch c {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
 }

@@ -23,6 +23,7 @@ Usage:
   rostrum bench --flicker  how much the shown top-N flickers: raw vs seed merge vs hysteresis
   rostrum simulate [flags] produce a simulated meeting to a Kafka cluster
   rostrum wal    inspect | replay   look into a WAL directory, or re-apply it to Redis
+  rostrum boards prune     list (--delete: delete) the keys of boards removed from the config
   rostrum codec  explain   print the score layouts and a few encoded examples
   rostrum help             this text
 
@@ -54,6 +55,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdBench(ctx, args[1:], stdout, stderr)
 	case "wal":
 		return cmdWAL(ctx, args[1:], stdout, stderr)
+	case "boards":
+		return cmdBoards(ctx, args[1:], stdout, stderr)
 	case "simulate":
 		return cmdSimulate(ctx, args[1:], stderr)
 	case "codec":

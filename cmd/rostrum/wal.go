@@ -119,27 +119,14 @@ func walReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, &f, args); err != nil {
 		return err
 	}
-	lg, err := f.logger(stderr)
+	pc, so, wo, rc, err := f.offline(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	f.brokers = "unused" // replay needs no Kafka
-	pc, so, wo, err := f.pipelineConfig(lg)
-	if err != nil {
-		return err
-	}
-	ro, err := f.sec.redisOptions(f.redis)
-	if err != nil {
-		return err
-	}
-	rc := redis.NewUniversalClient(ro)
 	defer rc.Close()
 	store, err := sink.New(rc, so)
 	if err != nil {
 		return err
-	}
-	if err := store.Ping(ctx); err != nil {
-		return f.sec.redisError(f.redis, err)
 	}
 	if len(pc.Boards) > 0 {
 		// The config file's boards are replayed too, under their applied
@@ -158,4 +145,29 @@ func walReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "replayed %d batches, %d records, %d events (%d rejected) into %d rooms; %d stable lists changed (pending, published by the processor on the room's next event)\n",
 		st.Batches, st.Records, st.Events, st.Rejected, st.Rooms, st.Changed)
 	return nil
+}
+
+// offline prepares a command that works on Redis without Kafka (wal replay,
+// boards prune): the settings of rostrum run, and a Redis client that
+// answered a ping. The caller closes the client.
+func (f *runFlags) offline(ctx context.Context, stderr io.Writer) (processor.Config, sink.Options, wal.Options, redis.UniversalClient, error) {
+	lg, err := f.logger(stderr)
+	if err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, nil, err
+	}
+	f.brokers = "unused" // no Kafka
+	pc, so, wo, err := f.pipelineConfig(lg)
+	if err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, nil, err
+	}
+	ro, err := f.sec.redisOptions(f.redis)
+	if err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, nil, err
+	}
+	rc := redis.NewUniversalClient(ro)
+	if err := rc.Ping(ctx).Err(); err != nil {
+		rc.Close()
+		return processor.Config{}, sink.Options{}, wal.Options{}, nil, f.sec.redisError(f.redis, err)
+	}
+	return pc, so, wo, rc, nil
 }

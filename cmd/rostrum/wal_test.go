@@ -96,23 +96,8 @@ func TestWALReplay(t *testing.T) {
 // declares boards: the boards count each gift once, however often the log
 // is replayed.
 func TestWALReplayBoards(t *testing.T) {
-	dir := t.TempDir()
-	l, err := wal.Open(dir, wal.Options{Sync: wal.SyncNone})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ts := time.Now().UnixMilli()
-	var recs []wal.Record
-	for i := range 6 {
-		v := fmt.Sprintf(`{"room_id":"r-1","user_id":"u-%d","type":"gift","value":%d,"ts":%d}`, i%2, 10*(i+1), ts+int64(i))
-		recs = append(recs, wal.Record{Topic: "test.callbacks.client", Partition: 0, Offset: int64(i), Timestamp: time.Now(), Key: []byte("r-1"), Value: []byte(v)})
-	}
-	if _, err := l.Append(recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := giftWAL(t, 6, 2, ts)
 	cfg := filepath.Join(t.TempDir(), "rostrum.yaml")
 	yaml := "boards:\n  - {name: gifts-day, events: [gift], member: user_id, kind: periodic, period: day}\n"
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
@@ -134,4 +119,28 @@ func TestWALReplayBoards(t *testing.T) {
 	if len(got) != 2 || got[0].Member != "u-1" || got[0].Score != 120 || got[1].Member != "u-0" || got[1].Score != 90 {
 		t.Fatalf("board after two replays: %v", got)
 	}
+}
+
+// giftWAL writes a WAL of n gift records of room r-1 on the client topic of
+// environment test: record i from user u-(i mod users), worth 10·(i+1), at
+// ts+i. It returns the WAL directory.
+func giftWAL(t *testing.T, n, users int, ts int64) string {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := wal.Open(dir, wal.Options{Sync: wal.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []wal.Record
+	for i := range n {
+		v := fmt.Sprintf(`{"room_id":"r-1","user_id":"u-%d","type":"gift","value":%d,"ts":%d}`, i%users, 10*(i+1), ts+int64(i))
+		recs = append(recs, wal.Record{Topic: "test.callbacks.client", Offset: int64(i), Timestamp: time.Now(), Key: []byte("r-1"), Value: []byte(v)})
+	}
+	if _, err := l.Append(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
