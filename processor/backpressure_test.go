@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
@@ -51,7 +52,7 @@ func TestBackPressure(t *testing.T) {
 		RetryBackoff:    50 * time.Millisecond,
 		UnreadyFailures: 3, UnreadyAfter: time.Minute,
 		Dwell: -1, Grace: -1, // the final lists are compared with the model at once
-		KafkaOpts: testKafkaOpts(),
+		KafkaOpts: testenv.FastGroupOpts(),
 	}, store, log)
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func BenchmarkPipeline(b *testing.B) {
 	defer log.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := processor.New(ctx, processor.Config{Brokers: k.Seeds, Env: env,
-		Decode: codec.DecodeConfig{MaxFutureSkew: time.Hour}, KafkaOpts: testKafkaOpts()}, store, log)
+		Decode: codec.DecodeConfig{MaxFutureSkew: time.Hour}, KafkaOpts: testenv.FastGroupOpts()}, store, log)
 	if err != nil {
 		b.Fatal(err)
 	}

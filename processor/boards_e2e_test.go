@@ -117,7 +117,7 @@ func startBoardProcessor(t *testing.T, k *testenv.Kafka, rc *redis.Client, walDi
 	cfg := processor.Config{
 		Brokers: k.Seeds, Env: env, MaxPollRecords: 50,
 		Decode:    codec.DecodeConfig{MaxFutureSkew: time.Minute},
-		KafkaOpts: testKafkaOpts(),
+		KafkaOpts: testenv.FastGroupOpts(),
 		Boards:    bs, BoardStore: bst, BoardExpireEvery: time.Hour,
 	}
 	for _, e := range edit {
@@ -403,7 +403,7 @@ func TestBoardsOverlapRooms(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := processor.New(ctx, processor.Config{
 		Brokers: k.Seeds, Env: env, Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute},
-		KafkaOpts: testKafkaOpts(), Dwell: -1, Grace: -1,
+		KafkaOpts: testenv.FastGroupOpts(), Dwell: -1, Grace: -1,
 		Boards: bs, BoardStore: &gateBoards{BoardStore: board.NewStore(rc, env, bs), gate: gate},
 	}, store, log)
 	if err != nil {

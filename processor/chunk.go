@@ -28,28 +28,37 @@ func chunked(s Store, max int) *chunkedStore {
 	return &chunkedStore{Store: s, max: max}
 }
 
+// inChunks calls do on consecutive chunks of at most max items, in order
+// (first tells the first chunk), and returns the results one after the
+// other. It stops at the first error; the chunks before it are done. Empty
+// items still make one call.
+func inChunks[T, R any](items []T, max int, do func(chunk []T, first bool) ([]R, error)) ([]R, error) {
+	if len(items) <= max {
+		return do(items, true)
+	}
+	out := make([]R, 0, len(items))
+	for first := true; len(items) > 0; first = false {
+		n := min(max, len(items))
+		r, err := do(items[:n], first)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r...)
+		items = items[n:]
+	}
+	return out, nil
+}
+
 // Apply applies rooms in chunks; the acks go with the first chunk. An error
 // (ErrRedisReset included) is returned as soon as a chunk reports it; the
 // chunks before it are applied, which a retry of the batch skips through the
 // watermarks.
 func (c *chunkedStore) Apply(ctx context.Context, rooms []sink.RoomUpdate, acks []sink.Ack) ([]sink.RoomState, error) {
-	if len(rooms) <= c.max {
-		st, err := c.Store.Apply(ctx, rooms, acks)
+	return inChunks(rooms, c.max, func(chunk []sink.RoomUpdate, first bool) ([]sink.RoomState, error) {
+		st, err := c.Store.Apply(ctx, chunk, firstOnly(acks, first))
 		c.refused.add(st)
 		return st, err
-	}
-	out := make([]sink.RoomState, 0, len(rooms))
-	for len(rooms) > 0 {
-		n := min(c.max, len(rooms))
-		st, err := c.Store.Apply(ctx, rooms[:n], acks)
-		if err != nil {
-			return nil, err
-		}
-		c.refused.add(st)
-		out = append(out, st...)
-		rooms, acks = rooms[n:], nil
-	}
-	return out, nil
+	})
 }
 
 // ApplyMerge is Apply with the stable step taken within the apply where the
@@ -60,55 +69,39 @@ func (c *chunkedStore) ApplyMerge(ctx context.Context, rooms []sink.RoomUpdate, 
 		st, err := c.Apply(ctx, rooms, acks)
 		return st, make([]sink.Merged, len(st)), err
 	}
-	states := make([]sink.RoomState, 0, len(rooms))
 	merged := make([]sink.Merged, 0, len(rooms))
-	for first := true; first || len(rooms) > 0; first = false {
-		n := min(c.max, len(rooms))
-		st, m, err := ms.ApplyMerge(ctx, rooms[:n], acks, merge)
-		if err != nil {
-			return nil, nil, err
-		}
+	states, err := inChunks(rooms, c.max, func(chunk []sink.RoomUpdate, first bool) ([]sink.RoomState, error) {
+		st, m, err := ms.ApplyMerge(ctx, chunk, firstOnly(acks, first), merge)
 		c.refused.add(st)
-		states, merged = append(states, st...), append(merged, m...)
-		rooms, acks = rooms[n:], nil
+		merged = append(merged, m...)
+		return st, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return states, merged, nil
 }
 
+// firstOnly returns acks for the first chunk and none for the others.
+func firstOnly(acks []sink.Ack, first bool) []sink.Ack {
+	if first {
+		return acks
+	}
+	return nil
+}
+
 // Read reads rooms in chunks.
 func (c *chunkedStore) Read(ctx context.Context, rooms []string) ([]sink.RoomState, error) {
-	if len(rooms) <= c.max {
-		return c.Store.Read(ctx, rooms)
-	}
-	out := make([]sink.RoomState, 0, len(rooms))
-	for len(rooms) > 0 {
-		n := min(c.max, len(rooms))
-		st, err := c.Store.Read(ctx, rooms[:n])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st...)
-		rooms = rooms[n:]
-	}
-	return out, nil
+	return inChunks(rooms, c.max, func(chunk []string, _ bool) ([]sink.RoomState, error) {
+		return c.Store.Read(ctx, chunk)
+	})
 }
 
 // StoreStable stores the lists in chunks.
 func (c *chunkedStore) StoreStable(ctx context.Context, ups []sink.StableUpdate) ([]bool, error) {
-	if len(ups) <= c.max {
-		return c.Store.StoreStable(ctx, ups)
-	}
-	out := make([]bool, 0, len(ups))
-	for len(ups) > 0 {
-		n := min(c.max, len(ups))
-		st, err := c.Store.StoreStable(ctx, ups[:n])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st...)
-		ups = ups[n:]
-	}
-	return out, nil
+	return inChunks(ups, c.max, func(chunk []sink.StableUpdate, _ bool) ([]bool, error) {
+		return c.Store.StoreStable(ctx, chunk)
+	})
 }
 
 // Rebuild rebuilds rooms in chunks.

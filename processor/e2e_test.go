@@ -41,18 +41,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// testKafkaOpts make group changes fast enough for tests.
-func testKafkaOpts() []kgo.Opt {
-	return []kgo.Opt{
-		kgo.MetadataMinAge(50 * time.Millisecond),
-		kgo.SessionTimeout(1500 * time.Millisecond),
-		kgo.HeartbeatInterval(150 * time.Millisecond),
-		kgo.RebalanceTimeout(5 * time.Second),
-		kgo.FetchMaxWait(100 * time.Millisecond),
-		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
-	}
-}
-
 // startProcessor builds the real pipeline: WAL, Redis sink, processor.
 func startProcessor(ctx context.Context, brokers []string, redisAddr, walDir string, maxPoll int) (*processor.Processor, func(), error) {
 	return startProcessorWith(ctx, brokers, redisAddr, walDir, maxPoll, nil)
@@ -77,7 +65,7 @@ func startProcessorWith(ctx context.Context, brokers []string, redisAddr, walDir
 		// model's at once. TestEndToEndHysteresis and TestHysteresis
 		// exercise real waits.
 		Dwell: -1, Grace: -1,
-		KafkaOpts: testKafkaOpts(),
+		KafkaOpts: testenv.FastGroupOpts(),
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -515,7 +503,7 @@ func TestProcessorRules(t *testing.T) {
 	}
 	defer log.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := processor.New(ctx, processor.Config{Brokers: k.Seeds, Env: env, RoomPattern: `^test-`, KafkaOpts: testKafkaOpts()}, store, log)
+	p, err := processor.New(ctx, processor.Config{Brokers: k.Seeds, Env: env, RoomPattern: `^test-`, KafkaOpts: testenv.FastGroupOpts()}, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}

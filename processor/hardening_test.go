@@ -91,7 +91,7 @@ func TestHardeningLimits(t *testing.T) {
 	defer log.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := processor.New(ctx, processor.Config{
-		Brokers: k.Seeds, Env: env, KafkaOpts: testKafkaOpts(),
+		Brokers: k.Seeds, Env: env, KafkaOpts: testenv.FastGroupOpts(),
 		Decode:           codec.DecodeConfig{MaxRecordBytes: 4096, MaxEvents: 5},
 		MaxRoomsPerApply: 4,
 		Dwell:            -1, Grace: -1, // the final lists are compared with the model at once

@@ -55,7 +55,7 @@ func (w *hystWorld) start(dueInterval time.Duration) (p *processor.Processor, st
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err = processor.New(ctx, processor.Config{Brokers: w.kafka.Seeds, Env: env, TopN: 3,
 		Dwell: time.Second, Grace: 3 * time.Second, Margin: 200, DueInterval: dueInterval,
-		KafkaOpts: testKafkaOpts()}, store, log)
+		KafkaOpts: testenv.FastGroupOpts()}, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}

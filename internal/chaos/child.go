@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
@@ -44,19 +44,6 @@ func MaybeRunChild() {
 	}
 }
 
-// KafkaOpts make group changes fast enough for tests: a killed or paused
-// processor loses its partitions after 1.5 s.
-func KafkaOpts() []kgo.Opt {
-	return []kgo.Opt{
-		kgo.MetadataMinAge(50 * time.Millisecond),
-		kgo.SessionTimeout(1500 * time.Millisecond),
-		kgo.HeartbeatInterval(150 * time.Millisecond),
-		kgo.RebalanceTimeout(5 * time.Second),
-		kgo.FetchMaxWait(100 * time.Millisecond),
-		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
-	}
-}
-
 // ProcessorConfig is the configuration every chaos processor runs with,
 // except its boards (Boards), which need a Redis client for their store.
 func ProcessorConfig(brokers []string, walDir string, lg *zap.Logger) processor.Config {
@@ -71,7 +58,7 @@ func ProcessorConfig(brokers []string, walDir string, lg *zap.Logger) processor.
 		// (TestHysteresisSurvivesRestart).
 		Dwell: -1, Grace: -1,
 		Logger:    lg,
-		KafkaOpts: KafkaOpts(),
+		KafkaOpts: testenv.FastGroupOpts(),
 	}
 }
 

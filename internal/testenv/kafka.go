@@ -406,3 +406,17 @@ func (k *Kafka) WaitCaughtUp(t testing.TB, group string, partitions int, timeout
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// FastGroupOpts are consumer client options that make group changes fast
+// enough for tests: a killed or paused consumer loses its partitions after
+// 1.5 s, and metadata and fetches refresh within 100 ms.
+func FastGroupOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.MetadataMinAge(50 * time.Millisecond),
+		kgo.SessionTimeout(1500 * time.Millisecond),
+		kgo.HeartbeatInterval(150 * time.Millisecond),
+		kgo.RebalanceTimeout(5 * time.Second),
+		kgo.FetchMaxWait(100 * time.Millisecond),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
+	}
+}
