@@ -1,0 +1,104 @@
+package auth
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestTokensValidAndRotate(t *testing.T) {
+	p := writeFile(t, "# operators\n  alpha  \n\nbeta\n")
+	tk, err := LoadTokens(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tok, want := range map[string]bool{"alpha": true, "beta": true, "gamma": false, "": false, "alph": false, "# operators": false} {
+		if got := tk.Valid(tok); got != want {
+			t.Errorf("Valid(%q) = %v, want %v", tok, got, want)
+		}
+	}
+	// Rotation: the new file replaces the set on Reload.
+	if err := os.WriteFile(p, []byte("beta\ngamma\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if tk.Valid("alpha") || !tk.Valid("beta") || !tk.Valid("gamma") || tk.Len() != 2 {
+		t.Errorf("after reload: alpha %v beta %v gamma %v len %d", tk.Valid("alpha"), tk.Valid("beta"), tk.Valid("gamma"), tk.Len())
+	}
+	// A reload that fails keeps the tokens in force.
+	if err := os.WriteFile(p, []byte("\n# none\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Reload(); !errors.Is(err, ErrNoTokens) {
+		t.Fatalf("Reload of an empty file: %v, want ErrNoTokens", err)
+	}
+	if !tk.Valid("gamma") {
+		t.Error("a failed reload dropped the tokens in force")
+	}
+}
+
+func TestLoadTokensErrorsNameNoSecret(t *testing.T) {
+	if _, err := LoadTokens(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("missing file accepted")
+	}
+	p := writeFile(t, "   \n")
+	_, err := LoadTokens(p)
+	if !errors.Is(err, ErrNoTokens) || !strings.Contains(err.Error(), p) {
+		t.Fatalf("empty file: %v", err)
+	}
+}
+
+func TestBearer(t *testing.T) {
+	tk, err := LoadTokens(writeFile(t, "s3cret\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, want := range map[string]bool{
+		"Bearer s3cret": true, "bearer s3cret": true, "BEARER  s3cret ": true,
+		"Bearer": false, "Basic s3cret": false, "s3cret": false, "": false, "Bearer s3cre": false,
+	} {
+		r, _ := http.NewRequest("GET", "/", nil)
+		if h != "" {
+			r.Header.Set("Authorization", h)
+		}
+		if got := tk.Allow(r); got != want {
+			t.Errorf("Allow(%q) = %v, want %v", h, got, want)
+		}
+	}
+	var zero Tokens
+	if zero.Valid("anything") {
+		t.Error("the zero Tokens accepted a token")
+	}
+}
+
+func TestHMAC(t *testing.T) {
+	body := []byte(`{"room_id":"r-1"}`)
+	old, cur := []byte("old-secret"), []byte("new-secret")
+	sig := SignHMAC(cur, body)
+	secrets := [][]byte{old, cur}
+	for s, want := range map[string]bool{
+		sig: true, "sha256=" + sig: true, strings.ToUpper(sig): true,
+		SignHMAC([]byte("other"), body): false, sig[:10]: false, "zz": false, "": false,
+	} {
+		if got := VerifyHMAC(secrets, body, s); got != want {
+			t.Errorf("VerifyHMAC(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if VerifyHMAC(secrets, []byte(`{"room_id":"r-2"}`), sig) {
+		t.Error("a signature of another body verified")
+	}
+}
