@@ -136,9 +136,6 @@ const (
 	defaultRollingSpan = time.Duration(1<<30) * time.Second
 )
 
-// DefaultEpoch is the default origin of rolling and windows boards.
-var DefaultEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
 var nameRe = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 
 // Compile validates every board and returns the compiled boards, in order.
@@ -364,7 +361,7 @@ func (b *Board) compileRolling(c *Config) error {
 	for _, n := range b.windows {
 		b.windowNames = append(b.windowNames, fmtDur(time.Duration(n)*b.slice))
 	}
-	b.epoch = DefaultEpoch
+	b.epoch = codec.DefaultEpoch // the origin of rolling and windows boards' slices
 	if !c.Epoch.IsZero() {
 		b.epoch = c.Epoch.UTC()
 	}

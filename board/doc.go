@@ -141,7 +141,7 @@
 // the write-ahead logs through Apply, in any order and concurrently with
 // new batches, counts each retained record once. The board watermark hash
 // carries the generation adopted (Adopt); a script that finds another one
-// refuses to apply (ErrRedisReset), so a processor replays its log before
+// refuses to apply (ranking.ErrRedisReset), so a processor replays its log before
 // it applies new batches. What no log holds any more (and no Kafka rewind
 // re-reads) is lost for the boards.
 //

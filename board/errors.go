@@ -15,13 +15,6 @@ var (
 	ErrBadParam      = errors.New("bad parameter")
 )
 
-// ErrRedisReset is returned by Store.Apply when a board's state was created
-// under another generation of the Redis data set than the one adopted with
-// Store.Adopt (Redis lost its data). The parts already applied are kept; the
-// caller rebuilds from its write-ahead log, adopts the new generation and
-// applies again (the watermarks skip what was applied).
-var ErrRedisReset = errors.New("board: redis lost its data (board generation changed)")
-
 // RejectError says why Batch.Add did not count an event of a record. Class
 // is a short metrics label: "late" (its period or slice had closed when the
 // record was produced, grace included) or "ts" (its time is outside what the

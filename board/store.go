@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // Store keeps the boards of one environment in Redis. It is safe for
@@ -95,8 +97,9 @@ func (c *call) sent(k int, e *entry) bool { return c.done[k] == nil || !c.done[k
 // event in a second round trip. A retried Apply of the same batch is
 // harmless.
 //
-// It returns ErrRedisReset when a board's generation differs from the one
-// adopted (the other boards' calls ran and are kept).
+// It returns an error wrapping ranking.ErrRedisReset when a board's
+// generation differs from the one adopted (the other boards' calls ran and
+// are kept).
 func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 	var res Result
 	var calls []call
@@ -142,7 +145,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 		calls = next
 	}
 	if reset {
-		return res, ErrRedisReset
+		return res, fmt.Errorf("board: a board's generation changed: %w", ranking.ErrRedisReset)
 	}
 	return res, nil
 }

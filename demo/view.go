@@ -11,7 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/codec"
 )
 
 // View consumes the output topic and prints, every interval, the stable
@@ -24,7 +24,7 @@ func View(ctx context.Context, brokers []string, topic string, rooms int, interv
 		return err
 	}
 	defer cl.Close()
-	latest := map[string]processor.Output{}
+	latest := map[string]codec.Output{}
 	changes := map[string]int{}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -33,7 +33,7 @@ func View(ctx context.Context, brokers []string, topic string, rooms int, interv
 		fs := cl.PollFetches(pctx)
 		cancel()
 		fs.EachRecord(func(r *kgo.Record) {
-			var o processor.Output
+			var o codec.Output
 			if json.Unmarshal(r.Value, &o) == nil && o.Seq >= latest[o.RoomID].Seq {
 				latest[o.RoomID] = o
 				changes[o.RoomID]++
@@ -49,7 +49,7 @@ func View(ctx context.Context, brokers []string, topic string, rooms int, interv
 	}
 }
 
-func printRooms(w io.Writer, latest map[string]processor.Output, changes map[string]int, n int) {
+func printRooms(w io.Writer, latest map[string]codec.Output, changes map[string]int, n int) {
 	ids := make([]string, 0, len(latest))
 	for id := range latest {
 		ids = append(ids, id)

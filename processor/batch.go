@@ -12,7 +12,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -25,7 +25,7 @@ type batch struct {
 
 	decoded    bool
 	dlq        []*kgo.Record
-	rooms      []sink.RoomUpdate
+	rooms      []ranking.RoomUpdate
 	roomTS     map[string]int64 // newest event time per room, for the output's ts
 	events     int
 	applied    map[string]int // events per input topic
@@ -33,7 +33,7 @@ type batch struct {
 	walSeq     uint64
 	dlqSent    bool
 	outputs    []*kgo.Record
-	acks       []sink.Ack
+	acks       []ranking.Ack
 	resolved   bool
 	rewound    bool             // recovery rewound the partitions: do not commit
 	stored     int              // stable lists stored by resolve
@@ -80,7 +80,7 @@ func (b *batch) run(ctx context.Context) error {
 	}
 	if !b.resolved {
 		err := b.resolve(ctx)
-		if errors.Is(err, sink.ErrRedisReset) {
+		if errors.Is(err, ranking.ErrRedisReset) {
 			rewound, rerr := p.recoverRedis(ctx)
 			if rerr != nil {
 				return rerr
@@ -136,14 +136,14 @@ func (b *batch) resolve(ctx context.Context) error {
 	p := b.p
 	b.outputs, b.acks, b.stored = b.outputs[:0], b.acks[:0], 0
 	start := time.Now()
-	var states []sink.RoomState
-	var merged []sink.Merged
+	var states []ranking.RoomState
+	var merged []ranking.Merged
 	var err error
 	if ms, ok := p.store.(mergingStore); ok {
-		states, merged, err = ms.ApplyMerge(ctx, b.rooms, p.acks, b.step)
+		states, merged, err = ms.ApplyMerge(ctx, b.rooms, p.acks, b)
 	} else {
 		states, err = p.store.Apply(ctx, b.rooms, p.acks)
-		merged = make([]sink.Merged, len(states))
+		merged = make([]ranking.Merged, len(states))
 	}
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func (b *batch) resolve(ctx context.Context) error {
 	p.acks = p.acks[:0] // cleared in Redis by this Apply
 	// Rooms the sink merged and stored in the apply itself are done; the
 	// others are merged and stored here.
-	rest := make([]sink.RoomState, 0, len(states))
+	rest := make([]ranking.RoomState, 0, len(states))
 	for i := range states {
 		if !merged[i].Done {
 			rest = append(rest, states[i])
@@ -161,16 +161,17 @@ func (b *batch) resolve(ctx context.Context) error {
 		if u := merged[i].Update; u != nil && !u.StateOnly {
 			b.stored++
 			b.outputs = append(b.outputs, p.outputRecord(u.Room, u.Out))
-			b.acks = append(b.acks, sink.Ack{Room: u.Room, Seq: u.PrevSeq + 1})
+			b.acks = append(b.acks, ranking.Ack{Room: u.Room, Seq: u.PrevSeq + 1})
 		}
 	}
 	return b.merge(ctx, rest)
 }
 
-// step computes room st's stable update: its next list and hysteresis
+// Step computes room st's stable update: its next list and hysteresis
 // state, and the output when the list changed. It reports false when both
-// stay as they are. It records the room's deadline in b.due.
-func (b *batch) step(st *sink.RoomState) (sink.StableUpdate, bool, error) {
+// stay as they are. It records the room's deadline in b.due. A batch is the
+// ranking.StableStep the sink's ApplyMerge takes for the rooms it merges.
+func (b *batch) Step(st *ranking.RoomState) (ranking.StableUpdate, bool, error) {
 	p := b.p
 	ts := b.roomTS[st.Room]
 	next, state, due := p.stable(st, ts)
@@ -179,14 +180,14 @@ func (b *batch) step(st *sink.RoomState) (sink.StableUpdate, bool, error) {
 	}
 	listChanged := !slices.Equal(next, st.Stable)
 	if !listChanged && state == st.HState {
-		return sink.StableUpdate{}, false, nil
+		return ranking.StableUpdate{}, false, nil
 	}
-	u := sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: next,
+	u := ranking.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: next,
 		PrevState: st.HState, State: state, StateOnly: !listChanged, Due: due}
 	if listChanged {
 		out, err := p.encodeOutput(st, next, ts)
 		if err != nil {
-			return sink.StableUpdate{}, false, err
+			return ranking.StableUpdate{}, false, err
 		}
 		u.Out = out
 	}
@@ -197,21 +198,21 @@ func (b *batch) step(st *sink.RoomState) (sink.StableUpdate, bool, error) {
 // the states read, stores those that changed with a compare-and-set, and
 // queues their outputs; rooms that moved on meanwhile are read and merged
 // again. It records each room's hysteresis deadline as stored in b.due.
-func (b *batch) merge(ctx context.Context, states []sink.RoomState) error {
+func (b *batch) merge(ctx context.Context, states []ranking.RoomState) error {
 	p := b.p
 	for attempt := 0; len(states) > 0; attempt++ {
 		if attempt == 10 {
 			return fmt.Errorf("stable list of %d rooms kept changing under concurrent writers", len(states))
 		}
-		var ups []sink.StableUpdate
+		var ups []ranking.StableUpdate
 		for i := range states {
 			st := &states[i]
 			if st.Pending != nil {
 				// Stored by a run that may have stopped before publishing it.
 				b.outputs = append(b.outputs, p.outputRecord(st.Room, st.Pending))
-				b.acks = append(b.acks, sink.Ack{Room: st.Room, Seq: st.Seq})
+				b.acks = append(b.acks, ranking.Ack{Room: st.Room, Seq: st.Seq})
 			}
-			u, store, err := b.step(st)
+			u, store, err := b.Step(st)
 			if err != nil {
 				return err
 			}
@@ -237,7 +238,7 @@ func (b *batch) merge(ctx context.Context, states []sink.RoomState) error {
 			case !u.StateOnly:
 				b.stored++
 				b.outputs = append(b.outputs, p.outputRecord(u.Room, u.Out))
-				b.acks = append(b.acks, sink.Ack{Room: u.Room, Seq: u.PrevSeq + 1})
+				b.acks = append(b.acks, ranking.Ack{Room: u.Room, Seq: u.PrevSeq + 1})
 			}
 		}
 		if len(again) == 0 {

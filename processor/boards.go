@@ -11,7 +11,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // BoardStore is the leaderboard state the processor writes; *board.Store
@@ -137,7 +137,7 @@ func (b *batch) boardsStep(ctx context.Context) error {
 	p := b.p
 	if !b.boardsDone {
 		err := b.applyBoards(ctx)
-		if errors.Is(err, board.ErrRedisReset) || errors.Is(err, sink.ErrRedisReset) {
+		if errors.Is(err, ranking.ErrRedisReset) {
 			rewound, rerr := p.recoverRedis(ctx)
 			if rerr != nil {
 				return rerr

@@ -22,6 +22,7 @@ import (
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/metrics"
 	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
 )
@@ -359,7 +360,7 @@ type gatedStore struct {
 	missed atomic.Bool
 }
 
-func (g *gatedStore) Apply(ctx context.Context, rooms []sink.RoomUpdate, acks []sink.Ack) ([]sink.RoomState, error) {
+func (g *gatedStore) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
 	select {
 	case <-g.gate:
 	case <-time.After(10 * time.Second):

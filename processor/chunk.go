@@ -3,7 +3,7 @@ package processor
 import (
 	"context"
 
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // chunkedStore caps the rooms written in one pipelined Redis round trip,
@@ -53,8 +53,8 @@ func inChunks[T, R any](items []T, max int, do func(chunk []T, first bool) ([]R,
 // (ErrRedisReset included) is returned as soon as a chunk reports it; the
 // chunks before it are applied, which a retry of the batch skips through the
 // watermarks.
-func (c *chunkedStore) Apply(ctx context.Context, rooms []sink.RoomUpdate, acks []sink.Ack) ([]sink.RoomState, error) {
-	return inChunks(rooms, c.max, func(chunk []sink.RoomUpdate, first bool) ([]sink.RoomState, error) {
+func (c *chunkedStore) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
+	return inChunks(rooms, c.max, func(chunk []ranking.RoomUpdate, first bool) ([]ranking.RoomState, error) {
 		st, err := c.Store.Apply(ctx, chunk, firstOnly(acks, first))
 		c.refused.add(st)
 		return st, err
@@ -63,14 +63,14 @@ func (c *chunkedStore) Apply(ctx context.Context, rooms []sink.RoomUpdate, acks 
 
 // ApplyMerge is Apply with the stable step taken within the apply where the
 // store can (see mergingStore); a store that cannot merges nothing.
-func (c *chunkedStore) ApplyMerge(ctx context.Context, rooms []sink.RoomUpdate, acks []sink.Ack, merge sink.Merge) ([]sink.RoomState, []sink.Merged, error) {
+func (c *chunkedStore) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) ([]ranking.RoomState, []ranking.Merged, error) {
 	ms, ok := c.Store.(mergingStore)
 	if !ok {
 		st, err := c.Apply(ctx, rooms, acks)
-		return st, make([]sink.Merged, len(st)), err
+		return st, make([]ranking.Merged, len(st)), err
 	}
-	merged := make([]sink.Merged, 0, len(rooms))
-	states, err := inChunks(rooms, c.max, func(chunk []sink.RoomUpdate, first bool) ([]sink.RoomState, error) {
+	merged := make([]ranking.Merged, 0, len(rooms))
+	states, err := inChunks(rooms, c.max, func(chunk []ranking.RoomUpdate, first bool) ([]ranking.RoomState, error) {
 		st, m, err := ms.ApplyMerge(ctx, chunk, firstOnly(acks, first), merge)
 		c.refused.add(st)
 		merged = append(merged, m...)
@@ -83,7 +83,7 @@ func (c *chunkedStore) ApplyMerge(ctx context.Context, rooms []sink.RoomUpdate, 
 }
 
 // firstOnly returns acks for the first chunk and none for the others.
-func firstOnly(acks []sink.Ack, first bool) []sink.Ack {
+func firstOnly(acks []ranking.Ack, first bool) []ranking.Ack {
 	if first {
 		return acks
 	}
@@ -91,21 +91,21 @@ func firstOnly(acks []sink.Ack, first bool) []sink.Ack {
 }
 
 // Read reads rooms in chunks.
-func (c *chunkedStore) Read(ctx context.Context, rooms []string) ([]sink.RoomState, error) {
-	return inChunks(rooms, c.max, func(chunk []string, _ bool) ([]sink.RoomState, error) {
+func (c *chunkedStore) Read(ctx context.Context, rooms []string) ([]ranking.RoomState, error) {
+	return inChunks(rooms, c.max, func(chunk []string, _ bool) ([]ranking.RoomState, error) {
 		return c.Store.Read(ctx, chunk)
 	})
 }
 
 // StoreStable stores the lists in chunks.
-func (c *chunkedStore) StoreStable(ctx context.Context, ups []sink.StableUpdate) ([]bool, error) {
-	return inChunks(ups, c.max, func(chunk []sink.StableUpdate, _ bool) ([]bool, error) {
+func (c *chunkedStore) StoreStable(ctx context.Context, ups []ranking.StableUpdate) ([]bool, error) {
+	return inChunks(ups, c.max, func(chunk []ranking.StableUpdate, _ bool) ([]bool, error) {
 		return c.Store.StoreStable(ctx, chunk)
 	})
 }
 
 // Rebuild rebuilds rooms in chunks.
-func (c *chunkedStore) Rebuild(ctx context.Context, rooms []sink.RoomUpdate) error {
+func (c *chunkedStore) Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error {
 	for len(rooms) > 0 {
 		n := min(c.max, len(rooms))
 		if err := c.Store.Rebuild(ctx, rooms[:n]); err != nil {

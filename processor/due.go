@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
 
@@ -54,7 +54,7 @@ func (p *Processor) stepDue(ctx context.Context, until int64) (int, error) {
 	rooms := make([]string, len(due))
 	for i, d := range due {
 		rooms[i] = d.Room
-		b.rooms = append(b.rooms, sink.RoomUpdate{Room: d.Room})
+		b.rooms = append(b.rooms, ranking.RoomUpdate{Room: d.Room})
 		b.roomTS[d.Room] = d.At
 	}
 	trips++
@@ -92,14 +92,14 @@ func (p *Processor) stepDue(ctx context.Context, until int64) (int, error) {
 	if err != nil {
 		return len(due), err
 	}
-	var arm []sink.DueRoom
+	var arm []ranking.DueRoom
 	var hs stability.State
 	for i, text := range hstates {
 		if hs.UnmarshalText([]byte(text)) != nil {
 			continue
 		}
 		if at := p.hyst.Next(&hs); at > 0 {
-			arm = append(arm, sink.DueRoom{Room: rooms[i], At: at})
+			arm = append(arm, ranking.DueRoom{Room: rooms[i], At: at})
 		}
 	}
 	if len(arm) > 0 {

@@ -199,14 +199,14 @@ func (w *world) check() (outputs int) {
 	//    published when its members or their slots change, not on every score
 	//    change, so only membership is compared.)
 	type out struct {
-		processor.Output
+		codec.Output
 		raw string
 	}
 	byRoom := map[string]map[int64]string{}
 	last := map[string]out{}
 	recs := w.kafka.ReadAll(w.topics.TopN)
 	for _, r := range recs {
-		var o processor.Output
+		var o codec.Output
 		if err := json.Unmarshal(r.Value, &o); err != nil {
 			t.Fatalf("output %q: %v", r.Value, err)
 		}
@@ -233,7 +233,7 @@ func (w *world) check() (outputs int) {
 			if !ok {
 				t.Fatalf("room %s: seq %d missing (have %d seqs)", room, s, len(seqs))
 			}
-			var o processor.Output
+			var o codec.Output
 			_ = json.Unmarshal([]byte(raw), &o)
 			cur := make([]string, len(o.Top))
 			for i, m := range o.Top {
@@ -255,7 +255,7 @@ func (w *world) check() (outputs int) {
 			t.Fatalf("room %s: last output has %d members, model top has %d (%s); stored stable %v", room, len(got), len(want), last[room].raw, st)
 		}
 		for _, m := range want {
-			if !slices.ContainsFunc(got, func(o processor.OutputMember) bool { return o.UserID == m.UserID }) {
+			if !slices.ContainsFunc(got, func(o codec.OutputMember) bool { return o.UserID == m.UserID }) {
 				st, _ := w.rc.HGetAll(ctx, sink.RoomKeys(env, room).Stable).Result()
 				raw, _ := w.rc.ZRevRangeWithScores(ctx, sink.RoomKeys(env, room).Ranking, 0, 9).Result()
 				t.Logf("stored stable: seq %s list %s pending %s", st["seq"], st["list"], st["pending"])

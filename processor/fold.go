@@ -2,7 +2,7 @@ package processor
 
 import (
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // folder folds a batch's events into one update per room, topic-partition
@@ -21,9 +21,9 @@ type folder struct {
 	memIdx  map[memberKey]int32
 	last    map[[2]int32]int64 // (room, part) → offset of its last record
 
-	updates []sink.RoomUpdate
-	partBuf []sink.Part
-	memBuf  []sink.MemberUpdate
+	updates []ranking.RoomUpdate
+	partBuf []ranking.Part
+	memBuf  []ranking.MemberUpdate
 }
 
 type partKey struct {
@@ -45,7 +45,7 @@ type memberKey struct {
 type memberAcc struct {
 	room, part int32
 	user       string
-	st         sink.MemberState
+	st         ranking.MemberState
 }
 
 func (f *folder) reset() {
@@ -112,7 +112,7 @@ func (f *folder) add(topic string, partition int32, offset int64, evs []codec.Ev
 
 // build returns the folded updates, rooms in order of first appearance,
 // parts in order of first appearance within the room.
-func (f *folder) build() []sink.RoomUpdate {
+func (f *folder) build() []ranking.RoomUpdate {
 	// Slot every (room, part) pair, then place members into one shared
 	// backing array so that the whole batch takes three slices.
 	nPairs := 0
@@ -128,7 +128,7 @@ func (f *folder) build() []sink.RoomUpdate {
 		ra := &f.rooms[ri]
 		for _, pi := range ra.parts {
 			pk := f.parts[pi]
-			f.partBuf[n] = sink.Part{Topic: pk.topic, Partition: pk.part, Last: f.last[[2]int32{int32(ri), pi}]}
+			f.partBuf[n] = ranking.Part{Topic: pk.topic, Partition: pk.part, Last: f.last[[2]int32{int32(ri), pi}]}
 			pairAt[[2]int32{int32(ri), pi}] = n
 			n++
 		}
@@ -146,12 +146,12 @@ func (f *folder) build() []sink.RoomUpdate {
 	for i := range f.mems {
 		m := &f.mems[i]
 		p := &f.partBuf[pairAt[[2]int32{m.room, m.part}]]
-		p.Members = append(p.Members, sink.MemberUpdate{UserID: m.user, State: m.st})
+		p.Members = append(p.Members, ranking.MemberUpdate{UserID: m.user, State: m.st})
 	}
 	n = 0
 	for ri := range f.rooms {
 		k := int32(len(f.rooms[ri].parts))
-		f.updates[ri] = sink.RoomUpdate{Room: f.rooms[ri].room, Parts: f.partBuf[n : n+k : n+k]}
+		f.updates[ri] = ranking.RoomUpdate{Room: f.rooms[ri].room, Parts: f.partBuf[n : n+k : n+k]}
 		n += k
 	}
 	return f.updates[:len(f.rooms)]

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/model"
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // FuzzDecodeFold feeds arbitrary bytes, split into up to eight records on
@@ -65,13 +65,13 @@ func FuzzDecodeFold(f *testing.F) {
 			t.Fatalf("%d records rejected, %d in the DLQ", rejected, len(b.dlq))
 		}
 
-		got := map[[2]string]*sink.MemberState{}
+		got := map[[2]string]*ranking.MemberState{}
 		for _, ru := range b.rooms {
 			for _, part := range ru.Parts {
 				for _, mu := range part.Members {
 					k := [2]string{ru.Room, mu.UserID}
 					if got[k] == nil {
-						got[k] = new(sink.MemberState)
+						got[k] = new(ranking.MemberState)
 					}
 					got[k].Merge(&mu.State)
 				}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // TestFolderMatchesDirectFold folds random batches with one reused folder
@@ -22,7 +22,7 @@ func TestFolderMatchesDirectFold(t *testing.T) {
 			part        int32
 			user        string
 		}
-		want := map[key]*sink.MemberState{}
+		want := map[key]*ranking.MemberState{}
 		last := map[[3]string]int64{}
 		for off := int64(0); off < int64(r.IntN(60)); off++ {
 			topic := fmt.Sprintf("t%d", r.IntN(3))
@@ -33,7 +33,7 @@ func TestFolderMatchesDirectFold(t *testing.T) {
 					Type: codec.TypeVolume, Value: r.Int64N(1000), TS: 1 + r.Int64N(20)}
 				k := key{evs[i].RoomID, topic, part, evs[i].UserID}
 				if want[k] == nil {
-					want[k] = new(sink.MemberState)
+					want[k] = new(ranking.MemberState)
 				}
 				want[k].Apply(&evs[i])
 				last[[3]string{evs[i].RoomID, topic, fmt.Sprint(part)}] = off

@@ -14,7 +14,7 @@ import (
 
 // Tracking the Redis data set across restarts and idle periods.
 //
-// The Apply round trip notices that Redis lost its data (sink.ErrRedisReset)
+// The Apply round trip notices that Redis lost its data (ranking.ErrRedisReset)
 // only when this processor has a batch to apply. Two cases escape that:
 //
 //   - the processor was not running when Redis lost its data (killed,

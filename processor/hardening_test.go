@@ -13,6 +13,7 @@ import (
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
 )
@@ -24,7 +25,7 @@ type countingStore struct {
 	applies, maxRooms atomic.Int64
 }
 
-func (c *countingStore) Apply(ctx context.Context, rooms []sink.RoomUpdate, acks []sink.Ack) ([]sink.RoomState, error) {
+func (c *countingStore) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
 	c.applies.Add(1)
 	if n := int64(len(rooms)); n > c.maxRooms.Load() {
 		c.maxRooms.Store(n)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
@@ -103,7 +104,7 @@ func (w *hystWorld) waitOutput(seq int64) (list []string, at int64) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		for _, r := range w.kafka.ReadAll(w.topics.TopN) {
-			var o processor.Output
+			var o codec.Output
 			if err := json.Unmarshal(r.Value, &o); err != nil {
 				w.t.Fatal(err)
 			}

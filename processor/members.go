@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // The room members cap.
@@ -28,7 +28,7 @@ import (
 // of one batch.
 type refusals map[string]map[string]bool
 
-func (r *refusals) add(states []sink.RoomState) {
+func (r *refusals) add(states []ranking.RoomState) {
 	for i := range states {
 		for _, u := range states[i].Refused {
 			if *r == nil {

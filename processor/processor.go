@@ -16,7 +16,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
 
@@ -36,8 +36,8 @@ type Processor struct {
 	dropMuted bool                  // audio leads the score: a muted member leaves the shown list at once
 	lastDue   time.Time             // last look for due rooms
 
-	acks      []sink.Ack // outputs published by the last batch, acknowledged in the next
-	fold      folder     // reused by every batch (one at a time)
+	acks      []ranking.Ack // outputs published by the last batch, acknowledged in the next
+	fold      folder        // reused by every batch (one at a time)
 	lastPrune time.Time
 	walSeq    uint64 // last WAL sequence whose batch was committed
 	stats     Stats

@@ -11,7 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -145,7 +146,7 @@ func (p *Processor) rewind(ctx context.Context, since time.Time) error {
 
 // lastOutputs reads the output topic from its start to its current end and
 // returns the highest-seq record of every room.
-func (p *Processor) lastOutputs(ctx context.Context) ([]sink.StableSeed, error) {
+func (p *Processor) lastOutputs(ctx context.Context) ([]ranking.StableSeed, error) {
 	adm := kadm.NewClient(p.cl)
 	ends, err := adm.ListEndOffsets(ctx, p.topics.TopN)
 	if err != nil {
@@ -165,7 +166,7 @@ func (p *Processor) lastOutputs(ctx context.Context) ([]sink.StableSeed, error) 
 			}
 		}
 	})
-	best := map[string]sink.StableSeed{}
+	best := map[string]ranking.StableSeed{}
 	if len(want) == 0 {
 		return nil, nil
 	}
@@ -189,7 +190,7 @@ func (p *Processor) lastOutputs(ctx context.Context) ([]sink.StableSeed, error) 
 			if r.Offset+1 >= want[r.Partition] {
 				delete(want, r.Partition)
 			}
-			var o Output
+			var o codec.Output
 			if json.Unmarshal(r.Value, &o) != nil || o.RoomID == "" || o.Seq <= best[o.RoomID].Seq {
 				return
 			}
@@ -197,10 +198,10 @@ func (p *Processor) lastOutputs(ctx context.Context) ([]sink.StableSeed, error) 
 			for i, m := range o.Top {
 				list[i] = m.UserID
 			}
-			best[o.RoomID] = sink.StableSeed{Room: o.RoomID, Seq: o.Seq, List: list}
+			best[o.RoomID] = ranking.StableSeed{Room: o.RoomID, Seq: o.Seq, List: list}
 		})
 	}
-	seeds := make([]sink.StableSeed, 0, len(best))
+	seeds := make([]ranking.StableSeed, 0, len(best))
 	for _, s := range best {
 		seeds = append(seeds, s)
 	}

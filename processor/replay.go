@@ -9,7 +9,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -100,7 +100,7 @@ func (p *Processor) replayLog(ctx context.Context, from uint64, force bool) (Rep
 	rb := newBatch(p, nil)
 	rb.roomTS = map[string]int64{}
 	for room := range touched {
-		rb.rooms = append(rb.rooms, sink.RoomUpdate{Room: room})
+		rb.rooms = append(rb.rooms, ranking.RoomUpdate{Room: room})
 	}
 	if err := rb.resolve(ctx); err != nil {
 		return st, nil, fmt.Errorf("stable lists: %w", err)

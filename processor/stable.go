@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
 
@@ -72,7 +72,7 @@ type stableScratch struct {
 // with the seed merge) and the state's next deadline (0: none). ts is the
 // newest event time of the room's events in the batch, or the deadline the
 // timer steps it at; 0 when unknown.
-func (p *Processor) stable(st *sink.RoomState, ts int64) (list []string, state string, due int64) {
+func (p *Processor) stable(st *ranking.RoomState, ts int64) (list []string, state string, due int64) {
 	if p.hyst == nil {
 		ids := p.scratch.ids[:0]
 		for _, m := range st.Top {
@@ -98,7 +98,7 @@ func (p *Processor) stable(st *sink.RoomState, ts int64) (list []string, state s
 	standing := grow(p.scratch.standing, len(st.Stable))
 	p.scratch.standing = standing
 	for i := range st.Stable {
-		if i >= len(st.StableScores) || st.StableScores[i] == sink.Unranked {
+		if i >= len(st.StableScores) || st.StableScores[i] == ranking.Unranked {
 			continue // not ranked: leaves at once
 		}
 		score := st.StableScores[i]

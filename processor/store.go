@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -12,35 +12,35 @@ import (
 type Store interface {
 	// Apply applies the rooms' updates under their watermarks, clears the
 	// acknowledged pending outputs, and returns each room's state, in order.
-	Apply(ctx context.Context, rooms []sink.RoomUpdate, acks []sink.Ack) ([]sink.RoomState, error)
+	Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error)
 	// Read returns rooms' states without changing them.
-	Read(ctx context.Context, rooms []string) ([]sink.RoomState, error)
+	Read(ctx context.Context, rooms []string) ([]ranking.RoomState, error)
 	// StoreStable stores new stable lists with a compare-and-set on seq.
-	StoreStable(ctx context.Context, ups []sink.StableUpdate) ([]bool, error)
+	StoreStable(ctx context.Context, ups []ranking.StableUpdate) ([]bool, error)
 	Ping(ctx context.Context) error
 
 	// EnsureGeneration returns Redis's generation marker, creating it if
 	// missing; AdoptGeneration makes Apply report ErrRedisReset
-	// (sink.ErrRedisReset) when the marker differs.
+	// (ranking.ErrRedisReset) when the marker differs.
 	EnsureGeneration(ctx context.Context) (string, error)
 	AdoptGeneration(gen string)
 	// Rebuild applies updates ignoring watermarks (recovery; idempotent).
-	Rebuild(ctx context.Context, rooms []sink.RoomUpdate) error
+	Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error
 	// RestoreStable seeds stable lists of rooms that have none.
-	RestoreStable(ctx context.Context, seeds []sink.StableSeed) (int, error)
+	RestoreStable(ctx context.Context, seeds []ranking.StableSeed) (int, error)
 
 	// The due set: rooms whose hysteresis must be stepped without events
-	// (see sink.DueRoom). DueRooms lists those due by until; SettleDue moves
+	// (see ranking.DueRoom). DueRooms lists those due by until; SettleDue moves
 	// the entries read to the next deadlines (0: removes them) unless they
 	// changed meanwhile; DueStates reads the rooms' hysteresis states;
 	// ArmDue enters deadlines, moving entries only earlier.
-	DueRooms(ctx context.Context, until int64, max int) ([]sink.DueRoom, error)
+	DueRooms(ctx context.Context, until int64, max int) ([]ranking.DueRoom, error)
 	// PeekDue returns the due set's earliest deadline as the last Apply saw
 	// it (false: no Apply yet).
-	PeekDue() (sink.DuePeek, bool)
-	SettleDue(ctx context.Context, rooms []sink.DueRoom, next []int64) error
+	PeekDue() (ranking.DuePeek, bool)
+	SettleDue(ctx context.Context, rooms []ranking.DueRoom, next []int64) error
 	DueStates(ctx context.Context, rooms []string) ([]string, error)
-	ArmDue(ctx context.Context, rooms []sink.DueRoom) error
+	ArmDue(ctx context.Context, rooms []ranking.DueRoom) error
 }
 
 // mergingStore is a Store that can take rooms' stable step within the
@@ -48,7 +48,7 @@ type Store interface {
 // apply leaves it and stores the update in the same script, so those rooms
 // need no StoreStable round trip.
 type mergingStore interface {
-	ApplyMerge(ctx context.Context, rooms []sink.RoomUpdate, acks []sink.Ack, merge sink.Merge) ([]sink.RoomState, []sink.Merged, error)
+	ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) ([]ranking.RoomState, []ranking.Merged, error)
 }
 
 // Log is the write-ahead log; wal.Log implements it.

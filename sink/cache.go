@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // DefaultCacheMembers is the default bound of Options.CacheMembers.
@@ -79,12 +80,12 @@ type cachedStable struct {
 type cachedMember struct {
 	user  string
 	arg   any
-	state MemberState
+	state ranking.MemberState
 	score float64
 }
 
 // set stores a member's new state and score, adding the member if new.
-func (cr *cachedRoom) set(user string, arg any, s MemberState, score float64) {
+func (cr *cachedRoom) set(user string, arg any, s ranking.MemberState, score float64) {
 	if i, ok := cr.index[user]; ok {
 		cr.update(int(i), s, score)
 		return
@@ -93,29 +94,29 @@ func (cr *cachedRoom) set(user string, arg any, s MemberState, score float64) {
 }
 
 // update stores the new state and score of the member at i.
-func (cr *cachedRoom) update(i int, s MemberState, score float64) {
+func (cr *cachedRoom) update(i int, s ranking.MemberState, score float64) {
 	m := &cr.list[i]
 	cr.ranked += rankedDelta(m.score, score)
 	m.state, m.score = s, score
 }
 
 // add appends a member not yet in the room.
-func (cr *cachedRoom) add(user string, arg any, s MemberState, score float64) {
+func (cr *cachedRoom) add(user string, arg any, s ranking.MemberState, score float64) {
 	if arg == nil {
 		arg = user
 	}
 	cr.index[user] = int32(len(cr.list))
 	cr.list = append(cr.list, cachedMember{user: user, arg: arg, state: s, score: score})
-	cr.ranked += rankedDelta(Unranked, score)
+	cr.ranked += rankedDelta(ranking.Unranked, score)
 }
 
 // rankedDelta is the change of the ranking's size when a member's score
 // goes from old to score.
 func rankedDelta(old, score float64) int {
 	switch {
-	case old == Unranked && score != Unranked:
+	case old == ranking.Unranked && score != ranking.Unranked:
 		return 1
-	case old != Unranked && score == Unranked:
+	case old != ranking.Unranked && score == ranking.Unranked:
 		return -1
 	}
 	return 0
@@ -132,11 +133,11 @@ func (cr *cachedRoom) get(user string) int {
 // top fills dst with the ranking's best n members as ZREVRANGE returns
 // them: score descending, equal scores by user id descending (Redis orders
 // equal scores by their bytes).
-func (cr *cachedRoom) top(dst []Ranked, n int) []Ranked {
+func (cr *cachedRoom) top(dst []ranking.Ranked, n int) []ranking.Ranked {
 	dst = dst[:0]
 	for i := range cr.list {
 		m := &cr.list[i]
-		if m.score == Unranked {
+		if m.score == ranking.Unranked {
 			continue
 		}
 		if len(dst) == n && !better(m.score, m.user, &dst[n-1]) {
@@ -144,7 +145,7 @@ func (cr *cachedRoom) top(dst []Ranked, n int) []Ranked {
 		}
 		j := len(dst)
 		if j < n {
-			dst = append(dst, Ranked{})
+			dst = append(dst, ranking.Ranked{})
 		} else {
 			j = n - 1
 		}
@@ -152,19 +153,19 @@ func (cr *cachedRoom) top(dst []Ranked, n int) []Ranked {
 			dst[j] = dst[j-1]
 			j--
 		}
-		dst[j] = Ranked{UserID: m.user, Score: m.score}
+		dst[j] = ranking.Ranked{UserID: m.user, Score: m.score}
 	}
 	return dst
 }
 
-func better(score float64, user string, than *Ranked) bool {
+func better(score float64, user string, than *ranking.Ranked) bool {
 	return score > than.Score || (score == than.Score && user > than.UserID)
 }
 
 // scoreOf returns a state's score in the ranking, or Unranked.
-func scoreOf(s *MemberState, m *codec.Meeting) (float64, error) {
+func scoreOf(s *ranking.MemberState, m *codec.Meeting) (float64, error) {
 	if !s.Ranked() {
-		return Unranked, nil
+		return ranking.Unranked, nil
 	}
 	return s.Score(m)
 }
@@ -206,7 +207,7 @@ func (c *stateCache) olderOwn(stored, known string) bool {
 // put replaces room's entry with the member states of a full script's
 // reply (user, packed state pairs), stored under token, and the stable hash
 // it read.
-func (c *stateCache) put(room, token string, pairs []any, st *RoomState, m *codec.Meeting) error {
+func (c *stateCache) put(room, token string, pairs []any, st *ranking.RoomState, m *codec.Meeting) error {
 	if len(pairs)/2 > c.max {
 		c.drop(room)
 		return nil
@@ -215,7 +216,7 @@ func (c *stateCache) put(room, token string, pairs []any, st *RoomState, m *code
 	for i := 0; i+1 < len(pairs); i += 2 {
 		user, _ := pairs[i].(string)
 		packed, _ := pairs[i+1].(string)
-		var s MemberState
+		var s ranking.MemberState
 		err := s.UnmarshalBinary([]byte(packed))
 		var score float64
 		if err == nil {
@@ -251,7 +252,7 @@ func (c *stateCache) put(room, token string, pairs []any, st *RoomState, m *code
 }
 
 // stableOf returns the stable hash that a script's reply st shows.
-func stableOf(st *RoomState) cachedStable {
+func stableOf(st *ranking.RoomState) cachedStable {
 	cs := cachedStable{known: true, seq: st.Seq, list: st.Stable, version: st.Version, state: st.HState}
 	if st.Pending != nil {
 		cs.pending = st.Seq
@@ -260,7 +261,7 @@ func stableOf(st *RoomState) cachedStable {
 }
 
 // stored records in the cache that StoreStable stored u (ok) or not.
-func (c *stateCache) stored(u *StableUpdate, ok bool) {
+func (c *stateCache) stored(u *ranking.StableUpdate, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cr := c.rooms[u.Room]
@@ -279,7 +280,7 @@ func (c *stateCache) stored(u *StableUpdate, ok bool) {
 }
 
 // acked records in the cache that ackLua ran for a.
-func (c *stateCache) acked(a *Ack) {
+func (c *stateCache) acked(a *ranking.Ack) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cr := c.rooms[a.Room]; cr != nil && cr.stable.pending == a.Seq {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/sink"
 )
 
@@ -53,13 +54,13 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 	r := rand.New(rand.NewPCG(7, 7))
 	const rooms, partitions = 6, 3
 	var offsets [partitions]int64
-	var past [][]sink.RoomUpdate
-	var acks []sink.Ack
+	var past [][]ranking.RoomUpdate
+	var acks []ranking.Ack
 	done := 0      // rooms merged and stored by the apply
 	recreated := 0 // rankings the cached side created again after they emptied
 	roomName := func(i int) string { return fmt.Sprintf("room-%d", i) }
 	for step := 0; step < 600; step++ {
-		var batch []sink.RoomUpdate
+		var batch []ranking.RoomUpdate
 		if len(past) > 0 && r.IntN(10) == 0 {
 			batch = past[r.IntN(len(past))] // a redelivery: the watermarks skip it
 		} else {
@@ -67,27 +68,27 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 				if r.IntN(2) == 0 {
 					continue
 				}
-				u := sink.RoomUpdate{Room: roomName(room)}
+				u := ranking.RoomUpdate{Room: roomName(room)}
 				for part := 0; part < partitions; part++ {
 					if r.IntN(2) == 0 {
 						continue
 					}
 					offsets[part] += 1 + r.Int64N(3)
-					p := sink.Part{Topic: "test.callbacks.rtc", Partition: int32(part), Last: offsets[part]}
-					fold := map[string]*sink.MemberState{}
+					p := ranking.Part{Topic: "test.callbacks.rtc", Partition: int32(part), Last: offsets[part]}
+					fold := map[string]*ranking.MemberState{}
 					var order []string
 					for e := 0; e < 1+r.IntN(users/2); e++ {
 						ev := randomEvent(r, u.Room)
 						ev.UserID = fmt.Sprintf("u%d", r.IntN(users))
 						ev.TS += int64(step) * 10
 						if fold[ev.UserID] == nil {
-							fold[ev.UserID] = new(sink.MemberState)
+							fold[ev.UserID] = new(ranking.MemberState)
 							order = append(order, ev.UserID)
 						}
 						fold[ev.UserID].Apply(&ev)
 					}
 					for _, user := range order {
-						p.Members = append(p.Members, sink.MemberUpdate{UserID: user, State: *fold[user]})
+						p.Members = append(p.Members, ranking.MemberUpdate{UserID: user, State: *fold[user]})
 					}
 					u.Parts = append(u.Parts, p)
 				}
@@ -103,14 +104,14 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 		if r.IntN(5) == 0 {
 			w = other
 		}
-		var got []sink.RoomState
-		var merged []sink.Merged
+		var got []ranking.RoomState
+		var merged []ranking.Merged
 		var err error
 		if w == a {
-			got, merged, err = w.ApplyMerge(ctx, batch, acks, mergeForTest)
+			got, merged, err = w.ApplyMerge(ctx, batch, acks, ranking.StepFunc(mergeForTest))
 		} else {
 			got, err = w.Apply(ctx, batch, acks)
-			merged = make([]sink.Merged, len(got))
+			merged = make([]ranking.Merged, len(got))
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -126,7 +127,7 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 			t.Fatal(err)
 		}
 		acks = acks[:0]
-		var upsA, upsB []sink.StableUpdate
+		var upsA, upsB []ranking.StableUpdate
 		for i := range want {
 			if !reflect.DeepEqual(norm(got[i]), norm(want[i])) {
 				t.Fatalf("step %d, %s:\ncached %+v\nscript %+v", step, batch[i].Room, got[i], want[i])
@@ -155,7 +156,7 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 		// seq that is not the pending one.
 		for _, u := range upsB {
 			if !u.StateOnly && r.IntN(4) != 0 {
-				acks = append(acks, sink.Ack{Room: u.Room, Seq: u.PrevSeq + 1 - int64(r.IntN(2))})
+				acks = append(acks, ranking.Ack{Room: u.Room, Seq: u.PrevSeq + 1 - int64(r.IntN(2))})
 			}
 		}
 
@@ -172,7 +173,7 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 			for _, m := range sb[0].Top {
 				list = append(list, m.UserID)
 			}
-			up := []sink.StableUpdate{{Room: room, PrevSeq: sb[0].Seq, Version: sb[0].Version, List: list, Out: []byte("out"), PrevState: sb[0].HState}}
+			up := []ranking.StableUpdate{{Room: room, PrevSeq: sb[0].Seq, Version: sb[0].Version, List: list, Out: []byte("out"), PrevState: sb[0].HState}}
 			okA, errA := w.StoreStable(ctx, up)
 			okB, errB := ref.StoreStable(ctx, up)
 			if errA != nil || errB != nil || !reflect.DeepEqual(okA, okB) {
@@ -221,7 +222,7 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 }
 
 // norm makes two RoomStates comparable: nil and empty slices are alike.
-func norm(s sink.RoomState) sink.RoomState {
+func norm(s ranking.RoomState) ranking.RoomState {
 	if len(s.Stable) == 0 {
 		s.Stable = nil
 	}
@@ -256,7 +257,7 @@ func dumpRoom(t *testing.T, c *redis.Client, room string) map[string]any {
 // state, as the processor's is: the raw top (in the stored order while the
 // set is the same), a state that comes and goes (stored alone when the list
 // stays), and a deadline with the state.
-func mergeForTest(st *sink.RoomState) (sink.StableUpdate, bool, error) {
+func mergeForTest(st *ranking.RoomState) (ranking.StableUpdate, bool, error) {
 	list := make([]string, 0, len(st.Top))
 	for _, m := range st.Top {
 		list = append(list, m.UserID)
@@ -270,9 +271,9 @@ func mergeForTest(st *sink.RoomState) (sink.StableUpdate, bool, error) {
 	}
 	changed := !slices.Equal(list, st.Stable)
 	if !changed && state == st.HState {
-		return sink.StableUpdate{}, false, nil
+		return ranking.StableUpdate{}, false, nil
 	}
-	u := sink.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: list,
+	u := ranking.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: list,
 		PrevState: st.HState, State: state, StateOnly: !changed}
 	if changed {
 		u.Out = []byte(fmt.Sprintf("%s#%d:%v", st.Room, st.Seq+1, list))
@@ -350,13 +351,13 @@ func TestRolledBackDetected(t *testing.T) {
 	s := newSink(t, c)
 	k := sink.RoomKeys("test", "r1")
 	keys := []string{k.Members, k.Ranking, k.Stable, k.Watermarks}
-	join := func(user string, offset int64) sink.RoomUpdate {
+	join := func(user string, offset int64) ranking.RoomUpdate {
 		return update("r1", user, 0, offset, codec.Event{Type: codec.TypeJoin, TS: base + offset})
 	}
-	if _, err := s.Apply(ctx, []sink.RoomUpdate{join("a", 1)}, nil); err != nil { // full: cached
+	if _, err := s.Apply(ctx, []ranking.RoomUpdate{join("a", 1)}, nil); err != nil { // full: cached
 		t.Fatal(err)
 	}
-	if _, err := s.Apply(ctx, []sink.RoomUpdate{join("b", 2)}, nil); err != nil { // fast
+	if _, err := s.Apply(ctx, []ranking.RoomUpdate{join("b", 2)}, nil); err != nil { // fast
 		t.Fatal(err)
 	}
 	store := func(list ...string) {
@@ -365,7 +366,7 @@ func TestRolledBackDetected(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, err := s.StoreStable(ctx, []sink.StableUpdate{{Room: "r1", PrevSeq: st[0].Seq, Version: st[0].Version, List: list, Out: []byte("o")}})
+		ok, err := s.StoreStable(ctx, []ranking.StableUpdate{{Room: "r1", PrevSeq: st[0].Seq, Version: st[0].Version, List: list, Out: []byte("o")}})
 		if err != nil || !ok[0] {
 			t.Fatalf("store: %v %v", ok, err)
 		}
@@ -375,7 +376,7 @@ func TestRolledBackDetected(t *testing.T) {
 	for _, key := range keys {
 		snap[key] = c.Dump(ctx, key).Val()
 	}
-	if _, err := s.Apply(ctx, []sink.RoomUpdate{join("c", 3)}, nil); err != nil { // fast: the write Redis will lose
+	if _, err := s.Apply(ctx, []ranking.RoomUpdate{join("c", 3)}, nil); err != nil { // fast: the write Redis will lose
 		t.Fatal(err)
 	}
 	store("a", "b", "c")       // seq 2
@@ -384,8 +385,8 @@ func TestRolledBackDetected(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := s.Apply(ctx, []sink.RoomUpdate{join("d", 4)}, nil)
-	if !errors.Is(err, sink.ErrRedisRolledBack) || !errors.Is(err, sink.ErrRedisReset) {
+	_, err := s.Apply(ctx, []ranking.RoomUpdate{join("d", 4)}, nil)
+	if !errors.Is(err, sink.ErrRedisRolledBack) || !errors.Is(err, ranking.ErrRedisReset) {
 		t.Fatalf("apply after the rollback: %v, want ErrRedisRolledBack", err)
 	}
 	if n := c.HExists(ctx, k.Members, "d").Val(); !n {
@@ -396,10 +397,10 @@ func TestRolledBackDetected(t *testing.T) {
 	}
 	// The rebuild seeds the stable lists from the last outputs: the older
 	// seq (1) is raised to the published one (2); a newer one is kept.
-	if n, err := s.RestoreStable(ctx, []sink.StableSeed{{Room: "r1", Seq: 2, List: []string{"a", "b", "c"}}}); err != nil || n != 1 {
+	if n, err := s.RestoreStable(ctx, []ranking.StableSeed{{Room: "r1", Seq: 2, List: []string{"a", "b", "c"}}}); err != nil || n != 1 {
 		t.Fatalf("restore over an older seq: %d %v", n, err)
 	}
-	if n, err := s.RestoreStable(ctx, []sink.StableSeed{{Room: "r1", Seq: 1, List: []string{"a"}}}); err != nil || n != 0 {
+	if n, err := s.RestoreStable(ctx, []ranking.StableSeed{{Room: "r1", Seq: 1, List: []string{"a"}}}); err != nil || n != 0 {
 		t.Fatalf("restore over a newer seq: %d %v", n, err)
 	}
 	st, err := s.Read(ctx, []string{"r1"})
@@ -407,7 +408,7 @@ func TestRolledBackDetected(t *testing.T) {
 		t.Fatalf("after the restore: %+v %v", st, err)
 	}
 	// The cache started over: the next apply is an ordinary one.
-	if _, err := s.Apply(ctx, []sink.RoomUpdate{join("e", 5)}, nil); err != nil {
+	if _, err := s.Apply(ctx, []ranking.RoomUpdate{join("e", 5)}, nil); err != nil {
 		t.Fatalf("apply after the rollback was reported: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/sink"
 )
 
@@ -23,7 +24,7 @@ func TestMembersCap(t *testing.T) {
 	}
 	room := "cap-room"
 	offset := int64(0)
-	apply := func(evs ...codec.Event) sink.RoomState {
+	apply := func(evs ...codec.Event) ranking.RoomState {
 		t.Helper()
 		offset++
 		return applyAt(t, s, room, offset, evs...)
@@ -61,22 +62,22 @@ func TestMembersCap(t *testing.T) {
 }
 
 // applyAt applies events as one part of partition 0 ending at offset.
-func applyAt(t *testing.T, s *sink.Redis, room string, offset int64, evs ...codec.Event) sink.RoomState {
+func applyAt(t *testing.T, s *sink.Redis, room string, offset int64, evs ...codec.Event) ranking.RoomState {
 	t.Helper()
-	fold := map[string]*sink.MemberState{}
+	fold := map[string]*ranking.MemberState{}
 	var order []string
 	for i := range evs {
 		if fold[evs[i].UserID] == nil {
-			fold[evs[i].UserID] = new(sink.MemberState)
+			fold[evs[i].UserID] = new(ranking.MemberState)
 			order = append(order, evs[i].UserID)
 		}
 		fold[evs[i].UserID].Apply(&evs[i])
 	}
-	p := sink.Part{Topic: "test.callbacks.rtc", Partition: 0, Last: offset}
+	p := ranking.Part{Topic: "test.callbacks.rtc", Partition: 0, Last: offset}
 	for _, u := range order {
-		p.Members = append(p.Members, sink.MemberUpdate{UserID: u, State: *fold[u]})
+		p.Members = append(p.Members, ranking.MemberUpdate{UserID: u, State: *fold[u]})
 	}
-	st, err := s.Apply(context.Background(), []sink.RoomUpdate{{Room: room, Parts: []sink.Part{p}}}, nil)
+	st, err := s.Apply(context.Background(), []ranking.RoomUpdate{{Room: room, Parts: []ranking.Part{p}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

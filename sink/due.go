@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // The due set lets any processor of the group find the rooms whose
@@ -32,42 +33,30 @@ import (
 //
 // An early or stale entry costs one step that changes nothing.
 
-// DueRoom is a room of the due set with its deadline.
-type DueRoom struct {
-	Room string
-	At   int64 // Unix ms
-}
-
-// DuePeek is the due set's earliest deadline as an Apply saw it.
-type DuePeek struct {
-	At   int64     // earliest deadline, Unix ms; 0: the due set was empty
-	Seen time.Time // when the Apply read it
-}
-
 // PeekDue returns what the last Apply saw of the due set, and false before
 // any Apply. While batches flow, it spares the timer a round trip of its
 // own to learn that nothing is due yet.
-func (r *Redis) PeekDue() (DuePeek, bool) {
+func (r *Redis) PeekDue() (ranking.DuePeek, bool) {
 	p := r.due.Load()
 	if p == nil {
-		return DuePeek{}, false
+		return ranking.DuePeek{}, false
 	}
 	return *p, true
 }
 
 // DueRooms returns up to max rooms whose deadline is at or before until
 // (Unix ms), earliest first.
-func (r *Redis) DueRooms(ctx context.Context, until int64, max int) ([]DueRoom, error) {
+func (r *Redis) DueRooms(ctx context.Context, until int64, max int) ([]ranking.DueRoom, error) {
 	zs, err := r.c.ZRangeByScoreWithScores(ctx, dueKey(r.opt.Env), &redis.ZRangeBy{
 		Min: "-inf", Max: strconv.FormatInt(until, 10), Count: int64(max),
 	}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("sink: read due rooms: %w", err)
 	}
-	out := make([]DueRoom, len(zs))
+	out := make([]ranking.DueRoom, len(zs))
 	for i, z := range zs {
 		room, _ := z.Member.(string)
-		out[i] = DueRoom{Room: room, At: int64(z.Score)}
+		out[i] = ranking.DueRoom{Room: room, At: int64(z.Score)}
 	}
 	return out, nil
 }
@@ -90,7 +79,7 @@ var settleScript = redis.NewScript(settleLua)
 // SettleDue moves the entries of rooms, read at rooms[i].At, to next[i]
 // (0: removes them), each only if it is still at the time read; one
 // pipelined round trip.
-func (r *Redis) SettleDue(ctx context.Context, rooms []DueRoom, next []int64) error {
+func (r *Redis) SettleDue(ctx context.Context, rooms []ranking.DueRoom, next []int64) error {
 	key := []string{dueKey(r.opt.Env)}
 	_, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(rooms))
@@ -122,7 +111,7 @@ func (r *Redis) DueStates(ctx context.Context, rooms []string) ([]string, error)
 
 // ArmDue enters the rooms at their deadlines in the due set, moving existing
 // entries only earlier (ZADD LT); one round trip.
-func (r *Redis) ArmDue(ctx context.Context, rooms []DueRoom) error {
+func (r *Redis) ArmDue(ctx context.Context, rooms []ranking.DueRoom) error {
 	if len(rooms) == 0 {
 		return nil
 	}

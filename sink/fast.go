@@ -8,6 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // goTopMax is the largest room whose raw top-N the sink computes from its
@@ -25,15 +27,15 @@ type fastPlan struct {
 	next    string      // the new token; "" when no member state changes
 	args    []any
 	refused []string
-	ack     *Ack      // the room's ack, run by fastLua
-	goTop   bool      // the raw top-N comes from the cache, not the reply
-	bump    bool      // the apply changes the ranking version
-	refresh time.Time // when fastLua refreshes every key's TTL; zero: it does not
+	ack     *ranking.Ack // the room's ack, run by fastLua
+	goTop   bool         // the raw top-N comes from the cache, not the reply
+	bump    bool         // the apply changes the ranking version
+	refresh time.Time    // when fastLua refreshes every key's TTL; zero: it does not
 
 	// With a merge: the room's state as the apply leaves it (what the
 	// processor merged from), and the update fastLua stores (nil: none).
-	merged *RoomState
-	update *StableUpdate
+	merged *ranking.RoomState
+	update *ranking.StableUpdate
 }
 
 // change is a member's new state (as stored) and score; at is its position
@@ -42,7 +44,7 @@ type change struct {
 	user  string
 	arg   any // user, boxed
 	at    int
-	state MemberState
+	state ranking.MemberState
 	score float64
 }
 
@@ -54,7 +56,7 @@ type arena struct {
 	packed  []byte
 }
 
-func (a *arena) init(rooms []RoomUpdate) {
+func (a *arena) init(rooms []ranking.RoomUpdate) {
 	var args, members int
 	for i := range rooms {
 		n, m := argsBound(&rooms[i])
@@ -62,12 +64,12 @@ func (a *arena) init(rooms []RoomUpdate) {
 	}
 	a.changes = make([]change, 0, members)
 	a.args = make([]any, 0, args)
-	a.packed = make([]byte, 0, StateSize*members)
+	a.packed = make([]byte, 0, ranking.StateSize*members)
 }
 
 // argsBound returns at most how many arguments room u's fastLua takes, and
 // how many member updates it holds.
-func argsBound(u *RoomUpdate) (args, members int) {
+func argsBound(u *ranking.RoomUpdate) (args, members int) {
 	for _, p := range u.Parts {
 		members += len(p.Members)
 	}
@@ -76,7 +78,7 @@ func argsBound(u *RoomUpdate) (args, members int) {
 
 // reserve makes room in the arena for room u's plan; init sized it for
 // every room, so this only grows it for a room planned twice.
-func (a *arena) reserve(u *RoomUpdate) {
+func (a *arena) reserve(u *ranking.RoomUpdate) {
 	args, members := argsBound(u)
 	if cap(a.changes)-len(a.changes) < members {
 		a.changes = make([]change, 0, members)
@@ -84,15 +86,10 @@ func (a *arena) reserve(u *RoomUpdate) {
 	if cap(a.args)-len(a.args) < args {
 		a.args = make([]any, 0, args)
 	}
-	if cap(a.packed)-len(a.packed) < StateSize*members {
-		a.packed = make([]byte, 0, StateSize*members)
+	if cap(a.packed)-len(a.packed) < ranking.StateSize*members {
+		a.packed = make([]byte, 0, ranking.StateSize*members)
 	}
 }
-
-// Merge computes a room's next stable list from its state right after an
-// apply (the processor's stable step). It returns the update to store, and
-// false when the list and the hysteresis state stay as they are.
-type Merge func(st *RoomState) (StableUpdate, bool, error)
 
 // plan computes the fast path of every room the cache holds. plans[i] is
 // nil for a room that takes the full script. Planning moves each planned
@@ -100,7 +97,7 @@ type Merge func(st *RoomState) (StableUpdate, bool, error)
 // failed apply are dropped. The acks of planned rooms move into their
 // fastLua; the rest are returned. With merge, rooms whose stable hash the
 // cache knows are merged too.
-func (r *Redis) plan(rooms []RoomUpdate, acks []Ack, merge Merge) ([]*fastPlan, []Ack, error) {
+func (r *Redis) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) ([]*fastPlan, []ranking.Ack, error) {
 	plans := make([]*fastPlan, len(rooms))
 	c := r.cache
 	var ar arena
@@ -119,7 +116,7 @@ func (r *Redis) plan(rooms []RoomUpdate, acks []Ack, merge Merge) ([]*fastPlan, 
 		if cr == nil || cr.token == "" {
 			continue // not cached, or already planned in this call: full script
 		}
-		var ack *Ack
+		var ack *ranking.Ack
 		if j, ok := ackOf[rooms[i].Room]; ok && !taken[j] {
 			ack, taken[j] = &acks[j], true
 		}
@@ -129,7 +126,7 @@ func (r *Redis) plan(rooms []RoomUpdate, acks []Ack, merge Merge) ([]*fastPlan, 
 		}
 		plans[i] = pl
 	}
-	var rest []Ack
+	var rest []ranking.Ack
 	for j := range acks {
 		if !taken[j] {
 			rest = append(rest, acks[j])
@@ -145,7 +142,7 @@ func (r *Redis) plan(rooms []RoomUpdate, acks []Ack, merge Merge) ([]*fastPlan, 
 // the members cap in order of first appearance; only changed states are
 // written, ranked members are ZADDed with their score, and the others
 // ZREMed.
-func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ack *Ack, ar *arena, merge Merge) (*fastPlan, error) {
+func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack, ar *arena, merge ranking.StableStep) (*fastPlan, error) {
 	c := r.cache
 	pl := &fastPlan{room: cr, expect: cr.token, ack: ack}
 
@@ -156,7 +153,7 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ack *Ack, ar *arena, mer
 	if len(u.Parts) > 1 {
 		clear(idx)
 	}
-	var buf [StateSize]byte
+	var buf [ranking.StateSize]byte
 	for _, part := range u.Parts {
 		for k := range part.Members {
 			m := &part.Members[k]
@@ -182,7 +179,7 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ack *Ack, ar *arena, mer
 	var zadds, zrems int
 	for _, m := range upd {
 		at := cr.get(m.user)
-		var old MemberState
+		var old ranking.MemberState
 		if at >= 0 {
 			old, m.arg = cr.list[at].state, cr.list[at].arg
 		} else {
@@ -207,7 +204,7 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ack *Ack, ar *arena, mer
 		}
 		m.at, m.state, m.score = at, s, score
 		changed = append(changed, m)
-		if score != Unranked {
+		if score != ranking.Unranked {
 			zadds++
 		} else {
 			zrems++
@@ -263,7 +260,7 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ack *Ack, ar *arena, mer
 	}
 	a = append(a, zadds)
 	for i := range changed {
-		if m := &changed[i]; m.score != Unranked {
+		if m := &changed[i]; m.score != ranking.Unranked {
 			a = append(a, int64(m.score), m.arg)
 		}
 	}
@@ -271,7 +268,7 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ack *Ack, ar *arena, mer
 	// counts as a ranking change, so both paths keep the same version.
 	a = append(a, zrems)
 	for i := range changed {
-		if m := &changed[i]; m.score == Unranked {
+		if m := &changed[i]; m.score == ranking.Unranked {
 			a = append(a, m.arg)
 		}
 	}
@@ -287,7 +284,7 @@ func (r *Redis) planRoom(cr *cachedRoom, u *RoomUpdate, ack *Ack, ar *arena, mer
 // expires, and an idle room expires between 7/8 of the TTL and the TTL
 // after its last write. Between refreshes, only a ranking that the apply
 // creates (Redis deletes an empty sorted set) gets its TTL at once.
-func (r *Redis) ttlMode(cr *cachedRoom, u *RoomUpdate, pl *fastPlan, newRanking bool) int {
+func (r *Redis) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, newRanking bool) int {
 	if len(u.Parts) == 0 && pl.update == nil {
 		return 0 // a read
 	}
@@ -307,7 +304,7 @@ func (r *Redis) ttlMode(cr *cachedRoom, u *RoomUpdate, pl *fastPlan, newRanking 
 // cache, its stable hash is known, and no output of it awaits an ack (the
 // processor must republish that one, and only the script's read has its
 // bytes).
-func (r *Redis) planMerge(a []any, cr *cachedRoom, u *RoomUpdate, pl *fastPlan, merge Merge) ([]any, error) {
+func (r *Redis) planMerge(a []any, cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, merge ranking.StableStep) ([]any, error) {
 	cs := &cr.stable
 	pending := cs.pending
 	if pl.ack != nil && pending == pl.ack.Seq {
@@ -316,13 +313,13 @@ func (r *Redis) planMerge(a []any, cr *cachedRoom, u *RoomUpdate, pl *fastPlan, 
 	if merge == nil || !pl.goTop || !cs.known || pending != 0 || len(u.Parts) == 0 {
 		return append(a, 0, "", "", "", "", "", "", ""), nil
 	}
-	st := &RoomState{Room: u.Room, Applied: true, Seq: cs.seq, Stable: cs.list, Version: cs.version,
+	st := &ranking.RoomState{Room: u.Room, Applied: true, Seq: cs.seq, Stable: cs.list, Version: cs.version,
 		HState: cs.state, Refused: pl.refused}
 	if pl.bump {
 		st.Version++
 	}
 	r.fillFromCache(st, cr)
-	up, store, err := merge(st)
+	up, store, err := merge.Step(st)
 	if err != nil {
 		return nil, err
 	}
@@ -341,16 +338,16 @@ func (r *Redis) planMerge(a []any, cr *cachedRoom, u *RoomUpdate, pl *fastPlan, 
 
 // fillFromCache sets st's raw top list and the scores of its stable members
 // from the cached room.
-func (r *Redis) fillFromCache(st *RoomState, cr *cachedRoom) {
-	st.Top = cr.top(make([]Ranked, 0, r.opt.TopN), r.opt.TopN)
+func (r *Redis) fillFromCache(st *ranking.RoomState, cr *cachedRoom) {
+	st.Top = cr.top(make([]ranking.Ranked, 0, r.opt.TopN), r.opt.TopN)
 	cr.stableScores(st)
 }
 
 // stableScores sets the scores of st's stable members from the cached room.
-func (cr *cachedRoom) stableScores(st *RoomState) {
+func (cr *cachedRoom) stableScores(st *ranking.RoomState) {
 	st.StableScores = st.StableScores[:0]
 	for _, user := range st.Stable {
-		score := Unranked
+		score := ranking.Unranked
 		if at := cr.get(user); at >= 0 {
 			score = cr.list[at].score
 		}
@@ -359,7 +356,7 @@ func (cr *cachedRoom) stableScores(st *RoomState) {
 }
 
 // fastRoom queues room u's fastLua on p.
-func (r *Redis) fastRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate, pl *fastPlan) *redis.Cmd {
+func (r *Redis) fastRoom(ctx context.Context, p redis.Pipeliner, u *ranking.RoomUpdate, pl *fastPlan) *redis.Cmd {
 	k := RoomKeys(r.opt.Env, u.Room)
 	return fastScript.EvalSha(ctx, p, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, pl.args...)
 }
@@ -369,7 +366,7 @@ func (r *Redis) fastRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate, 
 // token, a watermark or the merged-from stable state moved on; nothing was
 // written, the ack included), and ErrRedisRolledBack with false when the
 // room holds an older token of this process than the one it last wrote.
-func (r *Redis) finishFast(c *redis.Cmd, u *RoomUpdate, pl *fastPlan, st *RoomState) (bool, error) {
+func (r *Redis) finishFast(c *redis.Cmd, u *ranking.RoomUpdate, pl *fastPlan, st *ranking.RoomState) (bool, error) {
 	cache := r.cache
 	vals, err := c.Slice()
 	if err != nil {

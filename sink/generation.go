@@ -4,30 +4,23 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-)
 
-// ErrRedisReset is returned by Apply when the generation marker differs from
-// the one this sink adopted: Redis lost its data (a restart without
-// persistence, a failover to an empty replica, FLUSHALL) or another
-// processor already noticed that and rebuilt. The caller rebuilds what its
-// own write-ahead log holds, then calls AdoptGeneration. The Apply that
-// returned it ran fully; its effects are kept.
-var ErrRedisReset = errors.New("sink: redis lost its data (generation marker changed)")
+	"github.com/rostrumhq/rostrum/ranking"
+)
 
 // ErrRedisRolledBack is returned by Apply when a room holds a state token
 // that this sink wrote before the one it wrote last for that room: Redis went
 // back in time (a failover to a replica that missed writes, a restore from
 // an older snapshot) while its generation marker stayed. It wraps
-// ErrRedisReset, whose rebuild from the write-ahead log and the output topic
+// ranking.ErrRedisReset, whose rebuild from the write-ahead log and the output topic
 // restores what was lost (within the log's retention). The Apply that
 // returned it ran fully; its effects are kept.
-var ErrRedisRolledBack = fmt.Errorf("%w: a room went back to an older state this processor had written (failover or restored snapshot)", ErrRedisReset)
+var ErrRedisRolledBack = fmt.Errorf("%w: a room went back to an older state this processor had written (failover or restored snapshot)", ranking.ErrRedisReset)
 
 // generationKey holds a random id written once per Redis data set. Its loss
 // is how a processor learns that Redis lost everything.
@@ -63,21 +56,12 @@ func (r *Redis) checkGeneration(c *redis.StringCmd) error {
 	}
 	got, err := c.Result()
 	if err == redis.Nil || (err == nil && got != *want) {
-		return ErrRedisReset
+		return ranking.ErrRedisReset
 	}
 	if err != nil {
 		return fmt.Errorf("sink: generation marker: %w", err)
 	}
 	return nil
-}
-
-// StableSeed is a room's last published stable list, used to restore the
-// stable state after Redis lost it, so seq keeps growing and tiles keep
-// their slots.
-type StableSeed struct {
-	Room string
-	Seq  int64
-	List []string
 }
 
 // restoreLua seeds a room's stable hash unless it already has a seq at
@@ -103,7 +87,7 @@ var restoreScript = redis.NewScript(restoreLua)
 // RestoreStable seeds the stable lists of rooms that have none or an older
 // seq (see restoreLua), in one
 // pipelined round trip, and returns how many it seeded.
-func (r *Redis) RestoreStable(ctx context.Context, seeds []StableSeed) (int, error) {
+func (r *Redis) RestoreStable(ctx context.Context, seeds []ranking.StableSeed) (int, error) {
 	if r.cache != nil {
 		r.cache.clear() // recovery: the stable hashes change under the cache
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // BenchmarkPlanRoom measures the state cache's apply plan of one room of 100
@@ -18,23 +19,25 @@ func BenchmarkPlanRoom(b *testing.B) {
 	ts := codec.DefaultEpoch.UnixMilli() + 1_000_000
 	cr := &cachedRoom{index: map[string]int32{}, stable: cachedStable{known: true}}
 	for i := 0; i < 100; i++ {
-		s := MemberState{Presence: presenceIn, PresenceTS: ts, MaxTS: ts}
+		s := ranking.MemberState{Presence: ranking.PresenceIn, PresenceTS: ts, MaxTS: ts}
 		score, _ := scoreOf(&s, r.opt.Meeting)
 		cr.add(fmt.Sprintf("u-%d", i), nil, s, score)
 	}
-	u := RoomUpdate{Room: "r-1"}
+	u := ranking.RoomUpdate{Room: "r-1"}
 	for p := 0; p < 3; p++ {
-		part := Part{Topic: "bench.callbacks.rtc", Partition: int32(p), Last: 1}
+		part := ranking.Part{Topic: "bench.callbacks.rtc", Partition: int32(p), Last: 1}
 		for k := 0; k < 4; k++ {
 			ev := codec.Event{Type: codec.TypeVolume, Value: int64(100 * k), TS: ts + int64(p*10+k)}
-			var s MemberState
+			var s ranking.MemberState
 			s.Apply(&ev)
-			part.Members = append(part.Members, MemberUpdate{UserID: fmt.Sprintf("u-%d", (p*3+k)%100), State: s})
+			part.Members = append(part.Members, ranking.MemberUpdate{UserID: fmt.Sprintf("u-%d", (p*3+k)%100), State: s})
 		}
 		u.Parts = append(u.Parts, part)
 	}
-	merge := func(st *RoomState) (StableUpdate, bool, error) { return StableUpdate{}, false, nil }
-	rooms := []RoomUpdate{u}
+	merge := ranking.StepFunc(func(*ranking.RoomState) (ranking.StableUpdate, bool, error) {
+		return ranking.StableUpdate{}, false, nil
+	})
+	rooms := []ranking.RoomUpdate{u}
 	b.ReportAllocs()
 	for b.Loop() {
 		var ar arena

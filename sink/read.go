@@ -3,7 +3,6 @@ package sink
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,38 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/internal/glob"
+	"github.com/rostrumhq/rostrum/ranking"
 )
-
-// ErrUnknownRoom is returned by RoomView for a room that has no keys in
-// Redis: never seen in this environment, or expired after its idle TTL.
-var ErrUnknownRoom = errors.New("sink: unknown room")
-
-// RoomView is a room as the live page shows it.
-type RoomView struct {
-	Room    string
-	Seq     int64        // seq of the stored stable list; 0: none stored yet
-	Stable  []MemberView // the stored stable list, in slot order
-	Raw     []MemberView // the raw top-N, best first
-	Members int          // ranked members (ZCARD of the ranking)
-}
-
-// MemberView is one member of a top list with the fields of its score.
-type MemberView struct {
-	UserID string
-	Audio  uint8  // 0 off, 1 on
-	Volume uint16 // 0..999
-	Video  uint8  // 0 off, 1 on
-	Role   string // role name, e.g. "host"
-	Score  float64
-	TS     int64 // newest event time of the member, Unix ms
-}
-
-// RoomSummary is one line of the room list.
-type RoomSummary struct {
-	Room    string
-	Seq     int64 // seq of the stored stable list
-	Members int64 // ranked members
-}
 
 // RoomView reads a room's stable and raw top lists in one pipelined round
 // trip, without changing anything. The fields of raw members come from their
@@ -55,7 +24,7 @@ type RoomSummary struct {
 //
 // It returns ErrUnknownRoom when the room has no keys. It is safe for
 // concurrent use.
-func (r *Redis) RoomView(ctx context.Context, room string) (RoomView, error) {
+func (r *Redis) RoomView(ctx context.Context, room string) (ranking.RoomView, error) {
 	k := RoomKeys(r.opt.Env, room)
 	p := r.c.Pipeline()
 	st := p.HMGet(ctx, k.Stable, "seq", "list")
@@ -63,32 +32,32 @@ func (r *Redis) RoomView(ctx context.Context, room string) (RoomView, error) {
 	card := p.ZCard(ctx, k.Ranking)
 	exists := p.Exists(ctx, k.Members, k.Ranking, k.Stable) // one hash tag: one slot
 	if _, err := p.Exec(ctx); err != nil {
-		return RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+		return ranking.RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
 	}
 	if exists.Val() == 0 {
-		return RoomView{}, ErrUnknownRoom
+		return ranking.RoomView{}, ranking.ErrUnknownRoom
 	}
-	v := RoomView{Room: room, Members: int(card.Val())}
+	v := ranking.RoomView{Room: room, Members: int(card.Val())}
 	seq, list, err := parseStable(st.Val())
 	if err != nil {
-		return RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+		return ranking.RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
 	}
 	v.Seq = seq
 
-	v.Raw = make([]MemberView, 0, len(top.Val()))
+	v.Raw = make([]ranking.MemberView, 0, len(top.Val()))
 	for _, z := range top.Val() {
 		user, _ := z.Member.(string)
 		m, err := r.memberFromScore(user, z.Score)
 		if err != nil {
-			return RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+			return ranking.RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
 		}
 		v.Raw = append(v.Raw, m)
 	}
 
-	v.Stable = make([]MemberView, len(list))
+	v.Stable = make([]ranking.MemberView, len(list))
 	var missing []int // slots whose member is not in the raw top-N
 	for i, user := range list {
-		j := slices.IndexFunc(v.Raw, func(m MemberView) bool { return m.UserID == user })
+		j := slices.IndexFunc(v.Raw, func(m ranking.MemberView) bool { return m.UserID == user })
 		switch {
 		case j >= 0:
 			v.Stable[i] = v.Raw[j]
@@ -101,7 +70,7 @@ func (r *Redis) RoomView(ctx context.Context, room string) (RoomView, error) {
 	}
 	if len(missing) > 0 {
 		if err := r.fillFromStates(ctx, k.Members, v.Stable, missing); err != nil {
-			return RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+			return ranking.RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
 		}
 	}
 	return v, nil
@@ -120,18 +89,18 @@ func parseStable(vals []any) (seq int64, list []string, err error) {
 	return seq, list, nil
 }
 
-func (r *Redis) memberFromScore(user string, score float64) (MemberView, error) {
+func (r *Redis) memberFromScore(user string, score float64) (ranking.MemberView, error) {
 	s, err := r.opt.Meeting.Decode(score)
 	if err != nil {
-		return MemberView{}, fmt.Errorf("member %q: %w", user, err)
+		return ranking.MemberView{}, fmt.Errorf("member %q: %w", user, err)
 	}
-	return MemberView{UserID: user, Audio: s.Audio, Volume: s.Volume, Video: s.Video,
+	return ranking.MemberView{UserID: user, Audio: s.Audio, Volume: s.Volume, Video: s.Video,
 		Role: s.Role.String(), Score: score, TS: s.TS}, nil
 }
 
 // fillFromStates reads the packed states of the members in slots and fills
 // their views. A member without a stored state keeps only its id.
-func (r *Redis) fillFromStates(ctx context.Context, key string, views []MemberView, slots []int) error {
+func (r *Redis) fillFromStates(ctx context.Context, key string, views []ranking.MemberView, slots []int) error {
 	users := make([]string, len(slots))
 	for i, slot := range slots {
 		users[i] = views[slot].UserID
@@ -145,12 +114,12 @@ func (r *Redis) fillFromStates(ctx context.Context, key string, views []MemberVi
 		if !ok {
 			continue
 		}
-		var s MemberState
+		var s ranking.MemberState
 		if err := s.UnmarshalBinary([]byte(b)); err != nil {
 			return fmt.Errorf("member %q: %w", users[i], err)
 		}
 		e := s.Effective()
-		m := MemberView{UserID: users[i], Audio: e.Audio, Volume: e.Volume, Video: e.Video,
+		m := ranking.MemberView{UserID: users[i], Audio: e.Audio, Volume: e.Volume, Video: e.Video,
 			Role: e.Role.String(), TS: e.MaxTS}
 		if s.Ranked() {
 			m.Score, _ = s.Score(r.opt.Meeting) // an unencodable state stays at 0
@@ -171,7 +140,7 @@ func (r *Redis) fillFromStates(ctx context.Context, key string, views []MemberVi
 // stays bounded by max, not by the size of the key space. A room is listed
 // from its first apply that touched the ranking (which creates its stable
 // hash) until it expires.
-func (r *Redis) Rooms(ctx context.Context, max int) ([]RoomSummary, error) {
+func (r *Redis) Rooms(ctx context.Context, max int) ([]ranking.RoomSummary, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -214,7 +183,7 @@ func (r *Redis) Rooms(ctx context.Context, max int) ([]RoomSummary, error) {
 		return nil, fmt.Errorf("sink: list rooms: %w", err)
 	}
 	if len(rooms) == 0 {
-		return []RoomSummary{}, nil
+		return []ranking.RoomSummary{}, nil
 	}
 
 	p := r.c.Pipeline()
@@ -228,16 +197,16 @@ func (r *Redis) Rooms(ctx context.Context, max int) ([]RoomSummary, error) {
 	if _, err := p.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("sink: list rooms: %w", err)
 	}
-	out := make([]RoomSummary, len(rooms))
+	out := make([]ranking.RoomSummary, len(rooms))
 	for i, room := range rooms {
-		out[i] = RoomSummary{Room: room, Members: cards[i].Val()}
+		out[i] = ranking.RoomSummary{Room: room, Members: cards[i].Val()}
 		if s, ok := seqs[i].Val()[0].(string); ok {
 			if out[i].Seq, err = strconv.ParseInt(s, 10, 64); err != nil {
 				return nil, fmt.Errorf("sink: list rooms: seq %q of %q: %w", s, room, err)
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b RoomSummary) int {
+	slices.SortFunc(out, func(a, b ranking.RoomSummary) int {
 		return cmp.Or(cmp.Compare(b.Seq, a.Seq), cmp.Compare(a.Room, b.Room))
 	})
 	if len(out) > max {

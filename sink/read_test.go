@@ -12,6 +12,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/stability"
 )
@@ -20,7 +21,7 @@ import (
 // partition 0 at offset last.
 func setMember(t *testing.T, s *sink.Redis, room, user string, last int64, evs ...codec.Event) {
 	t.Helper()
-	if _, err := s.Apply(context.Background(), []sink.RoomUpdate{update(room, user, 0, last, evs...)}, nil); err != nil {
+	if _, err := s.Apply(context.Background(), []ranking.RoomUpdate{update(room, user, 0, last, evs...)}, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -39,14 +40,14 @@ func storeMerged(t *testing.T, s *sink.Redis, room string) []string {
 		raw = append(raw, m.UserID)
 	}
 	list := stability.Merge(nil, st[0].Stable, raw, 7)
-	ok, err := s.StoreStable(ctx, []sink.StableUpdate{{Room: room, PrevSeq: st[0].Seq, Version: st[0].Version, List: list, Out: []byte("out")}})
+	ok, err := s.StoreStable(ctx, []ranking.StableUpdate{{Room: room, PrevSeq: st[0].Seq, Version: st[0].Version, List: list, Out: []byte("out")}})
 	if err != nil || !ok[0] {
 		t.Fatalf("store stable list of %s: %v %v", room, ok, err)
 	}
 	return list
 }
 
-func ids(ms []sink.MemberView) []string {
+func ids(ms []ranking.MemberView) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.UserID
@@ -79,7 +80,7 @@ func TestRoomView(t *testing.T) {
 	if !slices.Equal(ids(v.Stable), list) {
 		t.Fatalf("stable %v, want the stored list %v", ids(v.Stable), list)
 	}
-	ann := sink.MemberView{UserID: "ann", Audio: 1, Volume: 500, Video: 0, Role: "host", TS: base + 2}
+	ann := ranking.MemberView{UserID: "ann", Audio: 1, Volume: 500, Video: 0, Role: "host", TS: base + 2}
 	ann.Score, _ = codec.NewMeeting(codec.DefaultEpoch).Encode(codec.MemberScore{Audio: 1, Volume: 500, Role: codec.RoleHost, TS: base + 2})
 	if v.Raw[0] != ann {
 		t.Fatalf("raw[0] = %+v, want %+v", v.Raw[0], ann)
@@ -99,7 +100,7 @@ func TestRoomView(t *testing.T) {
 		t.Fatalf("after the leave: members %d raw %v stable %v", v.Members, ids(v.Raw), ids(v.Stable))
 	}
 	gone := v.Stable[slices.Index(list, "ann")]
-	if want := (sink.MemberView{UserID: "ann", Audio: 1, Volume: 500, Role: "host", TS: base + 10}); gone != want {
+	if want := (ranking.MemberView{UserID: "ann", Audio: 1, Volume: 500, Role: "host", TS: base + 10}); gone != want {
 		t.Fatalf("departed stable member %+v, want %+v", gone, want)
 	}
 }
@@ -107,8 +108,8 @@ func TestRoomView(t *testing.T) {
 func TestRoomViewUnknownAndUnranked(t *testing.T) {
 	ctx := context.Background()
 	s := newSink(t, testenv.StartRedis(t).Client())
-	if _, err := s.RoomView(ctx, "nobody"); !errors.Is(err, sink.ErrUnknownRoom) {
-		t.Fatalf("unknown room: %v, want ErrUnknownRoom", err)
+	if _, err := s.RoomView(ctx, "nobody"); !errors.Is(err, ranking.ErrUnknownRoom) {
+		t.Fatalf("unknown room: %v, want ranking.ErrUnknownRoom", err)
 	}
 	// A room whose only member never ranks exists, with empty lists.
 	setMember(t, s, "r2", "pick", 1, codec.Event{Type: codec.TypeRole, Value: int64(codec.RoleScreenPicker), TS: base})
@@ -132,7 +133,7 @@ func TestRooms(t *testing.T) {
 	join := codec.Event{Type: codec.TypeJoin, TS: base}
 	// room id → how many stable lists to store (its seq); "a:s" checks that a
 	// room id ending like a key suffix is read whole.
-	want := []sink.RoomSummary{{Room: "busy", Seq: 3, Members: 3}, {Room: "a:s", Seq: 1, Members: 1}, {Room: "calm", Seq: 1, Members: 1}, {Room: "new", Seq: 0, Members: 1}}
+	want := []ranking.RoomSummary{{Room: "busy", Seq: 3, Members: 3}, {Room: "a:s", Seq: 1, Members: 1}, {Room: "calm", Seq: 1, Members: 1}, {Room: "new", Seq: 0, Members: 1}}
 	off := int64(0)
 	for _, w := range want {
 		for i := range int(w.Members) {
@@ -141,7 +142,7 @@ func TestRooms(t *testing.T) {
 		}
 		for range w.Seq {
 			st, _ := s.Read(ctx, []string{w.Room})
-			if ok, err := s.StoreStable(ctx, []sink.StableUpdate{{Room: w.Room, PrevSeq: st[0].Seq, Version: st[0].Version}}); err != nil || !ok[0] {
+			if ok, err := s.StoreStable(ctx, []ranking.StableUpdate{{Room: w.Room, PrevSeq: st[0].Seq, Version: st[0].Version}}); err != nil || !ok[0] {
 				t.Fatalf("store %s: %v %v", w.Room, ok, err)
 			}
 		}
@@ -149,7 +150,7 @@ func TestRooms(t *testing.T) {
 	setMember(t, other, "elsewhere", "u", 1, join)
 	// A room whose only member never ranked is listed, with no members.
 	setMember(t, s, "unranked", "pick", 99, codec.Event{Type: codec.TypeRole, Value: int64(codec.RoleScreenPicker), TS: base})
-	want = append(want, sink.RoomSummary{Room: "unranked"})
+	want = append(want, ranking.RoomSummary{Room: "unranked"})
 
 	got, err := s.Rooms(ctx, 100)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // Options configure a Redis sink.
@@ -40,7 +41,7 @@ type Redis struct {
 	opt  Options
 	args [9]any // fixed leading arguments of the apply script
 	gen  atomic.Pointer[string]
-	due  atomic.Pointer[DuePeek] // the due set's earliest entry, as the last Apply saw it
+	due  atomic.Pointer[ranking.DuePeek] // the due set's earliest entry, as the last Apply saw it
 	// cache holds rooms' member states as last written; nil when disabled.
 	cache *stateCache
 }
@@ -101,61 +102,6 @@ func (r *Redis) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Part is one topic-partition's share of a room's updates in a batch.
-type Part struct {
-	Topic     string
-	Partition int32
-	Last      int64          // offset of the last record of this room in this batch
-	Members   []MemberUpdate // folded: one entry per user
-}
-
-// MemberUpdate is a member's folded update.
-type MemberUpdate struct {
-	UserID string
-	State  MemberState
-}
-
-// RoomUpdate is everything a batch changes in one room.
-type RoomUpdate struct {
-	Room  string
-	Parts []Part
-}
-
-// Ack says that the output with Seq of Room has been published.
-type Ack struct {
-	Room string
-	Seq  int64
-}
-
-// Ranked is a member of a raw top list with its score.
-type Ranked struct {
-	UserID string
-	Score  float64
-}
-
-// RoomState is what Apply returns per room: enough for the stable merge.
-type RoomState struct {
-	Room    string
-	Applied bool     // false when every part was already applied (watermarks)
-	Seq     int64    // seq of the stored stable list (0: none yet)
-	Stable  []string // stored stable list
-	Pending []byte   // stored output whose publication was never acknowledged, else nil
-	Version int64    // ranking version: bumped by every apply that changes the ranking
-	Top     []Ranked // raw top-N, best first
-	// HState is the stored hysteresis state (stability.State's text), ""
-	// when none.
-	HState string
-	// StableScores are the current scores of Stable's members, slot by
-	// slot; Unranked for a member that is no longer in the ranking.
-	StableScores []float64
-	// Refused lists the users of this apply that were not admitted because
-	// the room holds Options.MaxMembers members (see applyLua).
-	Refused []string
-}
-
-// Unranked is the StableScores entry of a member that is no longer ranked.
-const Unranked = -1.0
-
 // Apply writes the rooms' updates, each room in one atomic script guarded
 // by its watermarks, and clears the pending marks of acks, all in one
 // pipelined round trip. It returns one RoomState per room, in order. The
@@ -167,21 +113,10 @@ const Unranked = -1.0
 // cache. Only a room another writer changed costs a second round trip.
 //
 // The same round trip reads the generation marker: when it differs from the
-// adopted one, Apply returns ErrRedisReset (see there).
-func (r *Redis) Apply(ctx context.Context, rooms []RoomUpdate, acks []Ack) ([]RoomState, error) {
+// adopted one, Apply returns ranking.ErrRedisReset (see there).
+func (r *Redis) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
 	states, _, err := r.ApplyMerge(ctx, rooms, acks, nil)
 	return states, err
-}
-
-// Merged says how ApplyMerge took a room's stable step.
-type Merged struct {
-	// Done: the room's state was merged before the apply, and the apply's
-	// script stored the update (if any) under the same compare-and-set as
-	// StoreStable. Otherwise the caller merges the returned state and
-	// stores it with StoreStable, as after Apply.
-	Done bool
-	// Update is what was stored; nil when the merge changed nothing.
-	Update *StableUpdate
 }
 
 // ApplyMerge is Apply, where rooms whose stable hash the state cache also
@@ -189,7 +124,7 @@ type Merged struct {
 // and their updates stored by the apply's own script: one round trip and
 // one script per room instead of two. merged[i].Done tells which rooms.
 // A merged update's Due is entered in the due set in the same round trip.
-func (r *Redis) ApplyMerge(ctx context.Context, rooms []RoomUpdate, acks []Ack, merge Merge) (states []RoomState, merged []Merged, err error) {
+func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) (states []ranking.RoomState, merged []ranking.Merged, err error) {
 	var plans []*fastPlan
 	if r.cache != nil {
 		if plans, acks, err = r.plan(rooms, acks, merge); err != nil {
@@ -230,14 +165,14 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []RoomUpdate, acks []Ack, 
 		}
 	}
 	if zs, err := due.Result(); err == nil {
-		peek := &DuePeek{Seen: time.Now()}
+		peek := &ranking.DuePeek{Seen: time.Now()}
 		if len(zs) > 0 {
 			peek.At = int64(zs[0].Score)
 		}
 		r.due.Store(peek)
 	}
-	states = make([]RoomState, len(rooms))
-	merged = make([]Merged, len(rooms))
+	states = make([]ranking.RoomState, len(rooms))
+	merged = make([]ranking.Merged, len(rooms))
 	var again []int
 	var rolledBack error
 	for i, c := range cmds {
@@ -253,7 +188,7 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []RoomUpdate, acks []Ack, 
 			if !ok {
 				again = append(again, i)
 			} else if plans[i].merged != nil {
-				merged[i] = Merged{Done: true, Update: plans[i].update}
+				merged[i] = ranking.Merged{Done: true, Update: plans[i].update}
 			}
 			continue
 		}
@@ -285,7 +220,7 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []RoomUpdate, acks []Ack, 
 		}
 	}
 	if err := r.checkGeneration(gen); err != nil {
-		if r.cache != nil && errors.Is(err, ErrRedisReset) {
+		if r.cache != nil && errors.Is(err, ranking.ErrRedisReset) {
 			r.cache.clear()
 		}
 		return nil, nil, err
@@ -301,7 +236,7 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []RoomUpdate, acks []Ack, 
 
 // forget drops rooms from the state cache after a failed apply: what Redis
 // holds for them is not known.
-func (r *Redis) forget(rooms []RoomUpdate) {
+func (r *Redis) forget(rooms []ranking.RoomUpdate) {
 	if r.cache == nil {
 		return
 	}
@@ -313,7 +248,7 @@ func (r *Redis) forget(rooms []RoomUpdate) {
 }
 
 // finishFull reads applyLua's reply into st and refills the cache from it.
-func (r *Redis) finishFull(c *redis.Cmd, room string, st *RoomState) error {
+func (r *Redis) finishFull(c *redis.Cmd, room string, st *ranking.RoomState) error {
 	token, pairs, err := parseRoomState(c, room, st)
 	if err != nil {
 		return err
@@ -330,8 +265,8 @@ func (r *Redis) finishFull(c *redis.Cmd, room string, st *RoomState) error {
 }
 
 // Read returns the rooms' stable and raw top lists without changing them.
-func (r *Redis) Read(ctx context.Context, rooms []string) ([]RoomState, error) {
-	ups := make([]RoomUpdate, len(rooms))
+func (r *Redis) Read(ctx context.Context, rooms []string) ([]ranking.RoomState, error) {
+	ups := make([]ranking.RoomUpdate, len(rooms))
 	for i, room := range rooms {
 		ups[i].Room = room
 	}
@@ -343,7 +278,7 @@ func (r *Redis) Read(ctx context.Context, rooms []string) ([]RoomState, error) {
 // raised a watermark past older batches that still need applying). Member
 // registers merge idempotently, so re-applying is harmless for the meeting
 // ranking. Watermarks only ever rise.
-func (r *Redis) Rebuild(ctx context.Context, rooms []RoomUpdate) error {
+func (r *Redis) Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error {
 	r.forget(rooms)
 	_, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(rooms))
@@ -355,7 +290,7 @@ func (r *Redis) Rebuild(ctx context.Context, rooms []RoomUpdate) error {
 	return err
 }
 
-func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate, force bool) *redis.Cmd {
+func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *ranking.RoomUpdate, force bool) *redis.Cmd {
 	k := RoomKeys(r.opt.Env, u.Room)
 	n := len(r.args) + 4
 	for _, part := range u.Parts {
@@ -379,18 +314,18 @@ func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *RoomUpdate,
 		args = append(args, partName(&part), part.Last, len(part.Members))
 		for i := range part.Members {
 			m := &part.Members[i]
-			args = append(args, m.UserID, m.State.AppendBinary(make([]byte, 0, StateSize)))
+			args = append(args, m.UserID, m.State.AppendBinary(make([]byte, 0, ranking.StateSize)))
 		}
 	}
 	return applyScript.EvalSha(ctx, p, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, args...)
 }
 
 // partName names a topic-partition in the watermark hash.
-func partName(p *Part) string { return p.Topic + "/" + strconv.Itoa(int(p.Partition)) }
+func partName(p *ranking.Part) string { return p.Topic + "/" + strconv.Itoa(int(p.Partition)) }
 
 // parseRoomState reads applyLua's reply into st, and returns the state token
 // and the (user, packed state) pairs of a want-states reply.
-func parseRoomState(c *redis.Cmd, room string, st *RoomState) (token string, pairs []any, err error) {
+func parseRoomState(c *redis.Cmd, room string, st *ranking.RoomState) (token string, pairs []any, err error) {
 	vals, err := c.Slice()
 	if err != nil {
 		return "", nil, fmt.Errorf("sink: apply room %q: %w", room, err)
@@ -407,7 +342,7 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) (token string, pai
 	st.StableScores = st.StableScores[:0]
 	if scores, _ := vals[6].(string); len(st.Stable) > 0 {
 		for s := range strings.SplitSeq(scores, ",") {
-			score := Unranked
+			score := ranking.Unranked
 			if s != "" {
 				f, err := strconv.ParseFloat(s, 64)
 				if err != nil {
@@ -435,7 +370,7 @@ func parseRoomState(c *redis.Cmd, room string, st *RoomState) (token string, pai
 // parseHead reads the six values that applyLua's and fastLua's replies
 // begin with: applied, seq, stable list, pending output, version,
 // hysteresis state.
-func parseHead(vals []any, room string, st *RoomState) {
+func parseHead(vals []any, room string, st *ranking.RoomState) {
 	st.Room = room
 	st.Applied = vals[0].(int64) == 1
 	st.Seq = vals[1].(int64)
@@ -450,8 +385,8 @@ func parseHead(vals []any, room string, st *RoomState) {
 }
 
 // parseTop reads a raw top list of (user, score) pairs, best first.
-func parseTop(vals []any, room string, st *RoomState) error {
-	st.Top = make([]Ranked, 0, len(vals)/2)
+func parseTop(vals []any, room string, st *ranking.RoomState) error {
+	st.Top = make([]ranking.Ranked, 0, len(vals)/2)
 	for i := 0; i+1 < len(vals); i += 2 {
 		user, _ := vals[i].(string)
 		s, _ := vals[i+1].(string)
@@ -459,31 +394,9 @@ func parseTop(vals []any, room string, st *RoomState) error {
 		if err != nil {
 			return fmt.Errorf("sink: apply room %q: score %q of %q: %w", room, s, user, err)
 		}
-		st.Top = append(st.Top, Ranked{UserID: user, Score: score})
+		st.Top = append(st.Top, ranking.Ranked{UserID: user, Score: score})
 	}
 	return nil
-}
-
-// StableUpdate is a new stable list to store if the room's seq is still
-// PrevSeq, its ranking still at Version and its hysteresis state still
-// PrevState (all as read by Apply or Read). Out is the output record to
-// publish; it is kept as pending until acknowledged.
-type StableUpdate struct {
-	Room    string
-	PrevSeq int64
-	Version int64
-	List    []string
-	Out     []byte
-
-	PrevState string // hysteresis state as read
-	State     string // new hysteresis state; "" for none
-	// StateOnly stores State alone: the list is unchanged, so the seq stays
-	// and nothing is published (List and Out are ignored).
-	StateOnly bool
-	// Due, when not 0, is the Unix ms at which the room must be stepped
-	// again without events; the room is entered in the environment's due
-	// set at that time or earlier (see DueRooms).
-	Due int64
 }
 
 // StoreStable stores the lists in one pipelined round trip. stored[i] is false
@@ -497,7 +410,7 @@ type StableUpdate struct {
 // when the compare-and-set fails: an entry too early only costs one step
 // that changes nothing, while a missing one would leave a decision waiting
 // for the room's next event.
-func (r *Redis) StoreStable(ctx context.Context, ups []StableUpdate) (stored []bool, err error) {
+func (r *Redis) StoreStable(ctx context.Context, ups []ranking.StableUpdate) (stored []bool, err error) {
 	ttl := r.args[0]
 	due := dueKey(r.opt.Env)
 	if r.cache != nil {

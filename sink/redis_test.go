@@ -12,11 +12,9 @@ import (
 
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testenv"
-	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/sink"
 )
-
-var _ processor.Store = (*sink.Redis)(nil)
 
 var base = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixMilli()
 
@@ -59,31 +57,31 @@ func TestApplyMatchesGoMerge(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for room := 0; room < 20; room++ {
 		roomID := fmt.Sprintf("room-%d", room)
-		want := map[string]*sink.MemberState{}
+		want := map[string]*ranking.MemberState{}
 		offset := int64(0)
 		for batch := 0; batch < 5; batch++ {
-			var parts []sink.Part
+			var parts []ranking.Part
 			for part := 0; part < 1+r.IntN(3); part++ {
-				fold := map[string]*sink.MemberState{}
+				fold := map[string]*ranking.MemberState{}
 				for e := 0; e < r.IntN(30); e++ {
 					ev := randomEvent(r, roomID)
 					if fold[ev.UserID] == nil {
-						fold[ev.UserID] = new(sink.MemberState)
+						fold[ev.UserID] = new(ranking.MemberState)
 					}
 					fold[ev.UserID].Apply(&ev)
 					if want[ev.UserID] == nil {
-						want[ev.UserID] = new(sink.MemberState)
+						want[ev.UserID] = new(ranking.MemberState)
 					}
 					want[ev.UserID].Apply(&ev)
 				}
 				offset++
-				p := sink.Part{Topic: "test.callbacks.rtc", Partition: int32(part), Last: offset}
+				p := ranking.Part{Topic: "test.callbacks.rtc", Partition: int32(part), Last: offset}
 				for u, st := range fold {
-					p.Members = append(p.Members, sink.MemberUpdate{UserID: u, State: *st})
+					p.Members = append(p.Members, ranking.MemberUpdate{UserID: u, State: *st})
 				}
 				parts = append(parts, p)
 			}
-			if _, err := s.Apply(ctx, []sink.RoomUpdate{{Room: roomID, Parts: parts}}, nil); err != nil {
+			if _, err := s.Apply(ctx, []ranking.RoomUpdate{{Room: roomID, Parts: parts}}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -96,7 +94,7 @@ func TestApplyMatchesGoMerge(t *testing.T) {
 			t.Fatalf("%s: %d members stored, want %d", roomID, len(stored), len(want))
 		}
 		for u, w := range want {
-			var got sink.MemberState
+			var got ranking.MemberState
 			if err := got.UnmarshalBinary([]byte(stored[u])); err != nil {
 				t.Fatal(err)
 			}
@@ -118,15 +116,15 @@ func TestApplyMatchesGoMerge(t *testing.T) {
 	}
 }
 
-func update(room, user string, part int32, last int64, evs ...codec.Event) sink.RoomUpdate {
-	var st sink.MemberState
+func update(room, user string, part int32, last int64, evs ...codec.Event) ranking.RoomUpdate {
+	var st ranking.MemberState
 	for i := range evs {
 		evs[i].RoomID, evs[i].UserID = room, user
 		st.Apply(&evs[i])
 	}
-	return sink.RoomUpdate{Room: room, Parts: []sink.Part{{
+	return ranking.RoomUpdate{Room: room, Parts: []ranking.Part{{
 		Topic: "test.callbacks.rtc", Partition: part, Last: last,
-		Members: []sink.MemberUpdate{{UserID: user, State: st}},
+		Members: []ranking.MemberUpdate{{UserID: user, State: st}},
 	}}}
 }
 
@@ -139,18 +137,18 @@ func TestWatermarkSkipsApplied(t *testing.T) {
 	s := newSink(t, c)
 	vol := func(v int64, ts int64) codec.Event { return codec.Event{Type: codec.TypeVolume, Value: v, TS: ts} }
 
-	st, err := s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 0, 10, vol(100, base))}, nil)
+	st, err := s.Apply(ctx, []ranking.RoomUpdate{update("r1", "a", 0, 10, vol(100, base))}, nil)
 	if err != nil || !st[0].Applied || len(st[0].Top) != 1 {
 		t.Fatalf("first apply: %+v, %v", st, err)
 	}
 	before := st[0].Top[0].Score
 	// Same partition, offset not beyond the watermark, newer content: skipped.
-	st, err = s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 0, 10, vol(900, base+1000))}, nil)
+	st, err = s.Apply(ctx, []ranking.RoomUpdate{update("r1", "a", 0, 10, vol(900, base+1000))}, nil)
 	if err != nil || st[0].Applied || st[0].Top[0].Score != before {
 		t.Fatalf("replayed part was applied: %+v, %v", st, err)
 	}
 	// Another partition has its own watermark.
-	st, err = s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 1, 3, vol(900, base+1000))}, nil)
+	st, err = s.Apply(ctx, []ranking.RoomUpdate{update("r1", "a", 1, 3, vol(900, base+1000))}, nil)
 	if err != nil || !st[0].Applied || st[0].Top[0].Score == before {
 		t.Fatalf("new partition's part not applied: %+v, %v", st, err)
 	}
@@ -164,11 +162,11 @@ func TestStableCompareAndSetAndPending(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.StartRedis(t).Client()
 	s := newSink(t, c)
-	ok, err := s.StoreStable(ctx, []sink.StableUpdate{{Room: "r1", PrevSeq: 0, List: []string{"a", "b"}, Out: []byte("out-1")}})
+	ok, err := s.StoreStable(ctx, []ranking.StableUpdate{{Room: "r1", PrevSeq: 0, List: []string{"a", "b"}, Out: []byte("out-1")}})
 	if err != nil || !ok[0] {
 		t.Fatalf("first store: %v %v", ok, err)
 	}
-	ok, err = s.StoreStable(ctx, []sink.StableUpdate{{Room: "r1", PrevSeq: 0, List: []string{"b"}, Out: []byte("stale")}})
+	ok, err = s.StoreStable(ctx, []ranking.StableUpdate{{Room: "r1", PrevSeq: 0, List: []string{"b"}, Out: []byte("stale")}})
 	if err != nil || ok[0] {
 		t.Fatalf("store with a stale seq succeeded: %v %v", ok, err)
 	}
@@ -177,13 +175,13 @@ func TestStableCompareAndSetAndPending(t *testing.T) {
 		t.Fatalf("read after store: %+v %v", st, err)
 	}
 	// An ack of an older seq leaves the pending output; the right one clears it.
-	if _, err = s.Apply(ctx, nil, []sink.Ack{{Room: "r1", Seq: 0}}); err != nil {
+	if _, err = s.Apply(ctx, nil, []ranking.Ack{{Room: "r1", Seq: 0}}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ = s.Read(ctx, []string{"r1"}); st[0].Pending == nil {
 		t.Fatal("ack of another seq cleared the pending output")
 	}
-	if _, err = s.Apply(ctx, nil, []sink.Ack{{Room: "r1", Seq: 1}}); err != nil {
+	if _, err = s.Apply(ctx, nil, []ranking.Ack{{Room: "r1", Seq: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ = s.Read(ctx, []string{"r1"}); st[0].Pending != nil || st[0].Seq != 1 {
@@ -212,7 +210,7 @@ func TestRoomTTL(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.StartRedis(t).Client()
 	s := newSink(t, c)
-	if _, err := s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 0, 1, codec.Event{Type: codec.TypeJoin, TS: base})}, nil); err != nil {
+	if _, err := s.Apply(ctx, []ranking.RoomUpdate{update("r1", "a", 0, 1, codec.Event{Type: codec.TypeJoin, TS: base})}, nil); err != nil {
 		t.Fatal(err)
 	}
 	k := sink.RoomKeys("test", "r1")
@@ -233,7 +231,7 @@ func TestClusterSlots(t *testing.T) {
 	ctx := context.Background()
 	cl := testenv.StartRedisCluster(t)
 	s := newSink(t, cl.Client())
-	var ups []sink.RoomUpdate
+	var ups []ranking.RoomUpdate
 	for i := 0; i < 50; i++ {
 		ups = append(ups, update(fmt.Sprintf("room-%d", i), "a", 0, 1, codec.Event{Type: codec.TypeAudio, Value: 1, TS: base}))
 	}
@@ -259,14 +257,14 @@ func TestStableRefusedAfterRankingChanged(t *testing.T) {
 	c := testenv.StartRedis(t).Client()
 	s := newSink(t, c)
 	join := codec.Event{Type: codec.TypeJoin, TS: base}
-	p, err := s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 0, 1, join)}, nil)
+	p, err := s.Apply(ctx, []ranking.RoomUpdate{update("r1", "a", 0, 1, join)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Apply(ctx, []sink.RoomUpdate{update("r1", "a", 1, 1, codec.Event{Type: codec.TypeLeave, TS: base + 1})}, nil); err != nil {
+	if _, err := s.Apply(ctx, []ranking.RoomUpdate{update("r1", "a", 1, 1, codec.Event{Type: codec.TypeLeave, TS: base + 1})}, nil); err != nil {
 		t.Fatal(err)
 	}
-	ok, err := s.StoreStable(ctx, []sink.StableUpdate{{Room: "r1", PrevSeq: p[0].Seq, Version: p[0].Version, List: []string{"a"}, Out: []byte("stale")}})
+	ok, err := s.StoreStable(ctx, []ranking.StableUpdate{{Room: "r1", PrevSeq: p[0].Seq, Version: p[0].Version, List: []string{"a"}, Out: []byte("stale")}})
 	if err != nil || ok[0] {
 		t.Fatalf("stable list from a stale ranking stored: %v %v", ok, err)
 	}
@@ -274,7 +272,7 @@ func TestStableRefusedAfterRankingChanged(t *testing.T) {
 	if now[0].Version == p[0].Version || len(now[0].Top) != 0 {
 		t.Fatalf("after the leave: %+v", now[0])
 	}
-	ok, err = s.StoreStable(ctx, []sink.StableUpdate{{Room: "r1", PrevSeq: now[0].Seq, Version: now[0].Version, List: nil, Out: []byte("fresh")}})
+	ok, err = s.StoreStable(ctx, []ranking.StableUpdate{{Room: "r1", PrevSeq: now[0].Seq, Version: now[0].Version, List: nil, Out: []byte("fresh")}})
 	if err != nil || !ok[0] {
 		t.Fatalf("store with a fresh read refused: %v %v", ok, err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // roomJSON is a room on the wire (GET /v1/rooms/{room}/top and the "room"
@@ -44,11 +44,11 @@ type errorJSON struct {
 	Error string `json:"error"`
 }
 
-func toRoomJSON(v sink.RoomView) roomJSON {
+func toRoomJSON(v ranking.RoomView) roomJSON {
 	return roomJSON{RoomID: v.Room, Seq: v.Seq, Members: v.Members, Stable: toMembers(v.Stable), Raw: toMembers(v.Raw)}
 }
 
-func toMembers(ms []sink.MemberView) []memberJSON {
+func toMembers(ms []ranking.MemberView) []memberJSON {
 	out := make([]memberJSON, len(ms)) // never null on the wire
 	for i, m := range ms {
 		out[i] = memberJSON{UserID: m.UserID, Audio: m.Audio, Volume: m.Volume, Video: m.Video, Role: m.Role, Score: m.Score, TS: m.TS}
@@ -85,7 +85,7 @@ func (s *Server) roomTop(w http.ResponseWriter, r *http.Request) {
 
 // fail answers a Source error: 404 for an unknown room, else 500.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, sink.ErrUnknownRoom) {
+	if errors.Is(err, ranking.ErrUnknownRoom) {
 		writeJSON(w, http.StatusNotFound, errorJSON{"unknown room"})
 		return
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/internal/browser"
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/web"
 )
 
@@ -27,12 +27,12 @@ const tilesJS = `[...document.querySelectorAll('#stable > div.tile')].map(t => t
 func TestBrowserTiles(t *testing.T) {
 	browser.ChromiumPath(t)
 	src := rotatingSource()
-	src.rooms = append(src.rooms, sink.RoomSummary{Room: "still", Seq: 0, Members: 1})
+	src.rooms = append(src.rooms, ranking.RoomSummary{Room: "still", Seq: 0, Members: 1})
 	spin := src.view
-	src.view = func(room string) (sink.RoomView, error) {
+	src.view = func(room string) (ranking.RoomView, error) {
 		if room == "still" {
-			return sink.RoomView{Room: "still", Seq: 0, Members: 1, Stable: []sink.MemberView{member("solo", 1, 10, 0, 4, now)},
-				Raw: []sink.MemberView{member("solo", 1, 10, 0, 4, now)}}, nil
+			return ranking.RoomView{Room: "still", Seq: 0, Members: 1, Stable: []ranking.MemberView{member("solo", 1, 10, 0, 4, now)},
+				Raw: []ranking.MemberView{member("solo", 1, 10, 0, 4, now)}}, nil
 		}
 		return spin(room)
 	}
@@ -100,7 +100,7 @@ func TestScreenshot(t *testing.T) {
 	browser.ChromiumPath(t)
 	room := meetingRoom()
 	src := &fakeSource{rooms: meetingRooms()}
-	src.view = func(string) (sink.RoomView, error) { return room, nil }
+	src.view = func(string) (ranking.RoomView, error) { return room, nil }
 	var calls atomic.Int64
 	counters := func() web.Counters {
 		polls := calls.Add(1)

@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
 
@@ -142,7 +142,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 func (s *Server) roomEvent(r *http.Request, room string, st *stream) (string, []byte, error) {
 	v, err := s.opt.Source.RoomView(r.Context(), room)
 	switch {
-	case errors.Is(err, sink.ErrUnknownRoom):
+	case errors.Is(err, ranking.ErrUnknownRoom):
 		st.seed = nil
 		return "missing", mustJSON(errorJSON{"unknown room"}), nil
 	case err != nil:

@@ -12,20 +12,18 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
 
-// Source is what the page reads. *sink.Redis implements it.
+// Source is what the page reads. The Redis sink (sink.Redis) implements it.
 type Source interface {
 	// Rooms lists up to max rooms, busiest first.
-	Rooms(ctx context.Context, max int) ([]sink.RoomSummary, error)
-	// RoomView reads one room; it returns sink.ErrUnknownRoom for a room
+	Rooms(ctx context.Context, max int) ([]ranking.RoomSummary, error)
+	// RoomView reads one room; it returns ranking.ErrUnknownRoom for a room
 	// with no state.
-	RoomView(ctx context.Context, room string) (sink.RoomView, error)
+	RoomView(ctx context.Context, room string) (ranking.RoomView, error)
 }
-
-var _ Source = (*sink.Redis)(nil)
 
 // Counters are the processor's running totals as the page shows them.
 type Counters struct {

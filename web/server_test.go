@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/web"
 )
 
@@ -22,16 +22,16 @@ import (
 // empty room "quiet", and fails for "broken".
 func meetingSource() *fakeSource {
 	f := &fakeSource{rooms: meetingRooms()}
-	f.view = func(room string) (sink.RoomView, error) {
+	f.view = func(room string) (ranking.RoomView, error) {
 		switch room {
 		case "r-1001":
 			return meetingRoom(), nil
 		case "quiet":
-			return sink.RoomView{Room: "quiet"}, nil
+			return ranking.RoomView{Room: "quiet"}, nil
 		case "broken":
-			return sink.RoomView{}, errors.New("sink: read room \"broken\": connection refused")
+			return ranking.RoomView{}, errors.New("sink: read room \"broken\": connection refused")
 		}
-		return sink.RoomView{}, sink.ErrUnknownRoom
+		return ranking.RoomView{}, ranking.ErrUnknownRoom
 	}
 	return f
 }

@@ -13,10 +13,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/model"
 	"github.com/rostrumhq/rostrum/internal/trace"
-	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/sink"
 )
 
@@ -132,7 +133,7 @@ func checkRedis(ctx context.Context, rc redis.UniversalClient, in *Input, rep *R
 		seen := map[string]bool{}
 		for user, raw := range stored {
 			seen[user] = true
-			var s sink.MemberState
+			var s ranking.MemberState
 			if err := s.UnmarshalBinary([]byte(raw)); err != nil {
 				return fmt.Errorf("chaos: member %s of %s: %w", user, room, err)
 			}
@@ -272,7 +273,7 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 	rep.Outputs = len(recs)
 	byRoom := map[string]map[int64]string{}
 	for _, r := range recs {
-		var o processor.Output
+		var o codec.Output
 		if err := json.Unmarshal(r.Value, &o); err != nil || string(r.Key) != o.RoomID {
 			rep.AppliedTwice++
 			rep.problem("output %q with key %q does not parse as a room's output: %v", r.Value, r.Key, err)
@@ -310,7 +311,7 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 				prev = nil
 				continue
 			}
-			var o processor.Output
+			var o codec.Output
 			_ = json.Unmarshal([]byte(raw), &o)
 			cur := make([]string, len(o.Top))
 			for i, m := range o.Top {

@@ -1,4 +1,4 @@
-package sink
+package ranking
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestMemberStatePackRoundTrip(t *testing.T) {
-	s := MemberState{Audio: 1, Video: 1, Volume: 999, Role: codec.RoleHost, Presence: presenceIn,
+	s := MemberState{Audio: 1, Video: 1, Volume: 999, Role: codec.RoleHost, Presence: PresenceIn,
 		AudioTS: 1763700000001, VolumeTS: 1763700000002, VideoTS: 0, RoleTS: 1763700000004, PresenceTS: 1763700000123, MaxTS: 1763700000123}
 	b := s.AppendBinary(nil)
 	if len(b) != StateSize {

@@ -1,4 +1,4 @@
-package sink
+package ranking
 
 import (
 	"encoding/binary"
@@ -10,8 +10,8 @@ import (
 // Presence register values. A leave is the larger value so that it wins a
 // tie with a join at the same event time.
 const (
-	presenceIn   = 1
-	presenceLeft = 2
+	PresenceIn   = 1
+	PresenceLeft = 2
 )
 
 // MemberState is one member's state in a room: a last-writer-wins register
@@ -21,7 +21,7 @@ const (
 // larger value. That deterministic tie-break makes Merge commutative,
 // associative and idempotent, so the state never depends on the order in
 // which the three callback topics deliver, and applying an event twice has
-// no second effect. The Lua apply script in scripts.go implements the same
+// no second effect. The sink's Lua apply script implements the same
 // rule on the stored form; a test checks that the two agree.
 //
 // The zero value is "no information": merging it changes nothing. A member
@@ -63,9 +63,9 @@ func (s *MemberState) Apply(ev *codec.Event) {
 		lww8(&r, &s.RoleTS, uint8(ev.Value), ev.TS)
 		s.Role = codec.Role(r)
 	}
-	p := uint8(presenceIn)
+	p := uint8(PresenceIn)
 	if ev.Type == codec.TypeLeave {
-		p = presenceLeft
+		p = PresenceLeft
 	}
 	lww8(&s.Presence, &s.PresenceTS, p, ev.TS)
 	if ev.TS > s.MaxTS {
@@ -106,7 +106,7 @@ func (s MemberState) Effective() MemberState {
 // Ranked reports whether the member takes part in the ranking: present, with
 // a role that ranks.
 func (s MemberState) Ranked() bool {
-	return s.Presence == presenceIn && s.Effective().Role.Ranked()
+	return s.Presence == PresenceIn && s.Effective().Role.Ranked()
 }
 
 // Score encodes the ranked member's score with the meeting layout.
@@ -144,7 +144,7 @@ const (
 )
 
 // errStateSize is returned for a stored state of the wrong length.
-var errStateSize = errors.New("sink: stored member state has the wrong size or format version")
+var errStateSize = errors.New("ranking: stored member state has the wrong size or format version")
 
 // UnmarshalBinary reads the packed form written by AppendBinary.
 func (s *MemberState) UnmarshalBinary(b []byte) error {

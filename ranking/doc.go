@@ -1,0 +1,22 @@
+// Package ranking is the vocabulary that rostrum's processor and its Redis
+// sink share: what a batch changes in a room (RoomUpdate, Part,
+// MemberUpdate, the member registers of MemberState), what an apply
+// returns (RoomState, Ranked), what the stable step decides (StableUpdate,
+// Merged, StableStep), what publication acknowledges (Ack), the rooms the
+// hysteresis timer steps (DueRoom), what a restore seeds (StableSeed), the
+// read model of the live page (RoomView, MemberView, RoomSummary) and the
+// errors both sides branch on (ErrRedisReset, ErrUnknownRoom).
+//
+// It is pure: it imports codec and the standard library only, knows
+// nothing of Kafka or Redis, and is imported by processor, sink, board
+// and web (the reference models in internal/ keep their own, independent
+// semantics, to stay oracles). processor and sink never import each
+// other; the one place where the sink needs the processor's logic, the
+// stable step of the state-cache path, is handed to it as a StableStep
+// value (see docs/DESIGN.md §13).
+//
+// MemberState is the one piece of behaviour here: its last-writer-wins
+// registers and their packed form are the meeting semantics every writer
+// (the processor's fold, the sink's cache and Lua scripts)
+// must agree on.
+package ranking
