@@ -6,7 +6,7 @@ import (
 	"bytes"
 	_ "embed"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/rostrumhq/rostrum/board"
 )

@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
