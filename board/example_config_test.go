@@ -1,37 +1,60 @@
 package board_test
 
 import (
-	"testing"
+	"bytes"
+	"fmt"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/examples"
 )
 
-// loadExample compiles examples/boards.yaml, the configuration of every seed
-// scenario.
-func loadExample(t testing.TB) []*board.Board {
-	t.Helper()
-	bs, err := examples.Boards()
+// ExampleCompile compiles examples/boards.yaml, a board for every seed
+// scenario, as `rostrum run --config` does with the boards: key of its file,
+// and prints what each board became: its kind, its period or windows, and
+// with first-reached ties the split of the 53-bit score between the total
+// and the reached time (seed 001's weekly board: 23 bits of total above 30
+// bits of milliseconds).
+func ExampleCompile() {
+	var file struct {
+		Boards []board.Config `yaml:"boards"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(examples.BoardsYAML))
+	dec.KnownFields(true)
+	if err := dec.Decode(&file); err != nil {
+		fmt.Println(err)
+		return
+	}
+	bs, err := board.Compile(file.Boards)
 	if err != nil {
-		t.Fatal(err)
+		fmt.Println(err)
+		return
 	}
-	return bs
-}
-
-func TestExampleConfig(t *testing.T) {
-	bs := loadExample(t)
-	if len(bs) != 10 {
-		t.Fatalf("%d boards", len(bs))
+	for _, b := range bs {
+		line := b.Name() + ": " + b.Kind().String()
+		switch b.Kind() {
+		case board.Periodic:
+			line += fmt.Sprintf(" by %s, %d kept", b.Unit(), b.Retention())
+		case board.Rolling:
+			line += fmt.Sprintf(", %d slices of %s", b.WindowSlices()[0], b.Slice())
+		case board.Windows:
+			line += fmt.Sprintf(" %v of %s slices, grace %s", b.Windows(), b.Slice(), b.Grace())
+		}
+		if b.FirstReached() {
+			line += fmt.Sprintf("; first-reached: max total %d, reached bits %d", b.MaxTotal(), b.ReachedBits())
+		}
+		fmt.Println(line)
 	}
-	trades := bs[5]
-	if got := trades.Windows(); len(got) != 5 || got[0] != "3m" || got[4] != "24h" {
-		t.Errorf("item-trades windows %v", got)
-	}
-	if g := trades.Grace().String(); g != "10s" {
-		t.Errorf("item-trades grace %s", g)
-	}
-	// Seed 001's layout: 23 bits of total above 30 bits of milliseconds.
-	if w := bs[1]; w.MaxTotal() != 1<<23-1 || w.ReachedBits() != 30 {
-		t.Errorf("weekly-score layout: max total %d, reached bits %d", w.MaxTotal(), w.ReachedBits())
-	}
+	// Output:
+	// room-gifts-7d: rolling, 28 slices of 6h0m0s; first-reached: max total 8388607, reached bits 30
+	// weekly-score: periodic by week, 8 kept; first-reached: max total 8388607, reached bits 30
+	// weekly-received: periodic by week, 8 kept
+	// weekly-read: periodic by week, 8 kept
+	// weekly-passed: periodic by week, 8 kept
+	// item-trades: windows [3m 10m 1h 6h 24h] of 1m0s slices, grace 10s
+	// gifts-hour: periodic by hour, 24 kept; first-reached: max total 1073741823, reached bits 23
+	// gifts-day: periodic by day, 7 kept; first-reached: max total 67108863, reached bits 27
+	// gifts-week: periodic by week, 8 kept; first-reached: max total 8388607, reached bits 30
+	// gifts-month: periodic by month, 12 kept; first-reached: max total 2097151, reached bits 32
 }

@@ -114,8 +114,6 @@ func (b *batch) applyBoards(ctx context.Context) error {
 	return nil
 }
 
-// boardsStep runs applyBoards with the Redis-reset handling of resolve, then
-// produces the DLQ records of the late events it found.
 // overlapBoards applies the boards while the rooms are resolved, so that a
 // batch holding board events waits for two Redis round trips, not three:
 // the boards' keys are not the rooms', and the two steps share no batch
@@ -133,6 +131,8 @@ func (b *batch) overlapBoards(ctx context.Context) {
 	}
 }
 
+// boardsStep runs applyBoards with the Redis-reset handling of resolve, then
+// produces the DLQ records of the late events it found.
 func (b *batch) boardsStep(ctx context.Context) error {
 	p := b.p
 	if !b.boardsDone {

@@ -2,6 +2,15 @@ package stability
 
 import "time"
 
+// The hysteresis settings rostrum uses when none are configured: the
+// processor, the command line and the flicker benchmark share them, and
+// docs/STABILITY.md explains the choice.
+const (
+	DefaultDwell  = time.Second
+	DefaultGrace  = 3 * time.Second
+	DefaultMargin = 400 // volume steps
+)
+
 // Hysteresis is rostrum's stable strategy: the shown list follows the raw
 // top-N only when a change is meant to last. A challenger (a member of the
 // raw top-N that is not shown) replaces the weakest shown member that fell
@@ -19,15 +28,6 @@ import "time"
 //
 // A Hysteresis is a value; its methods do not modify it and are safe for
 // concurrent use.
-// The hysteresis settings rostrum uses when none are configured: the
-// processor, the command line and the flicker benchmark share them, and
-// docs/STABILITY.md explains the choice.
-const (
-	DefaultDwell  = time.Second
-	DefaultGrace  = 3 * time.Second
-	DefaultMargin = 400 // volume steps
-)
-
 type Hysteresis struct {
 	// N is the list length; 0 means DefaultN.
 	N int

@@ -1,0 +1,115 @@
+package codec_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rostrumhq/rostrum/codec"
+)
+
+// sampleCallback is one entry of testdata/callbacks/expected.json: a record
+// value in a file, the source of the topic it arrives on, and what the
+// decoder makes of it: the events, or the DLQ reason.
+type sampleCallback struct {
+	File   string        `json:"file"`
+	Source string        `json:"source"`
+	DLQ    string        `json:"dlq"`
+	Events []sampleEvent `json:"events"`
+}
+
+type sampleEvent struct {
+	RoomID string `json:"room_id"`
+	UserID string `json:"user_id"`
+	Type   string `json:"type"`
+	Value  int64  `json:"value"`
+	TS     int64  `json:"ts"`
+	Source string `json:"source"`
+	ID     string `json:"id"`
+}
+
+// sampleNow is the clock the expected outcomes were taken at: the samples'
+// event time, so that the future-skew rule (5 minutes by default) holds for
+// them and refuses the one an hour ahead.
+var sampleNow = time.UnixMilli(1763700000123)
+
+// TestTestdataCallbacks decodes every sample callback record of the
+// repository's testdata/callbacks with the default limits and checks it
+// against testdata/callbacks/expected.json: the events of a valid record,
+// field by field, or the exact one-line reason the processor puts in the
+// rostrum-error header of a rejected record's DLQ copy. Every sample file
+// must be listed, every listed file must exist, and the valid samples must
+// hold every meeting and board event type.
+func TestTestdataCallbacks(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "callbacks")
+	b, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []sampleCallback
+	if err := json.Unmarshal(b, &samples); err != nil {
+		t.Fatalf("expected.json: %v", err)
+	}
+	listed := map[string]bool{}
+	var valid, invalid int
+	types := map[string]bool{} // event types the valid samples hold
+	var d codec.Decoder
+	for _, s := range samples {
+		listed[s.File] = true
+		t.Run(s.File, func(t *testing.T) {
+			value, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(s.File)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, ok := codec.ParseSource(s.Source)
+			if !ok {
+				t.Fatalf("unknown source %q in expected.json", s.Source)
+			}
+			evs, err := d.Decode(nil, value, src, sampleNow)
+			if s.DLQ != "" {
+				invalid++
+				if err == nil {
+					t.Fatalf("decoded %d events, want DLQ reason %q", len(evs), s.DLQ)
+				}
+				if err.Error() != s.DLQ {
+					t.Fatalf("DLQ reason\n got %q\nwant %q", err.Error(), s.DLQ)
+				}
+				return
+			}
+			valid++
+			if err != nil {
+				t.Fatalf("rejected (%v), want %d events", err, len(s.Events))
+			}
+			if len(evs) != len(s.Events) {
+				t.Fatalf("%d events, want %d", len(evs), len(s.Events))
+			}
+			for i, ev := range evs {
+				types[ev.Type.String()] = true
+				got := sampleEvent{ev.RoomID, ev.UserID, ev.Type.String(), ev.Value, ev.TS, ev.Source.String(), ev.ID}
+				if got != s.Events[i] {
+					t.Errorf("event[%d]\n got %+v\nwant %+v", i, got, s.Events[i])
+				}
+			}
+		})
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(dir, f)
+		if !listed[filepath.ToSlash(rel)] {
+			t.Errorf("%s is not listed in expected.json", rel)
+		}
+	}
+	for typ := codec.TypeJoin; typ <= codec.TypeTrade; typ++ {
+		if !types[typ.String()] {
+			t.Errorf("no valid sample holds an event of type %s", typ)
+		}
+	}
+	if valid == 0 || invalid == 0 {
+		t.Errorf("%d valid and %d invalid samples, want some of each", valid, invalid)
+	}
+}
