@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/examples"

@@ -1,6 +1,7 @@
 package codec_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -111,5 +112,43 @@ func TestTestdataCallbacks(t *testing.T) {
 	}
 	if valid == 0 || invalid == 0 {
 		t.Errorf("%d valid and %d invalid samples, want some of each", valid, invalid)
+	}
+}
+
+// TestTestdataOutputs reads every published output record of
+// testdata/outputs and checks that it is exactly what AppendOutput writes
+// for its room, seq, ts, members and scores: the fields of each member are
+// the ones its score encodes, and the wire format has not drifted from
+// what subscribers were given.
+func TestTestdataOutputs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "outputs", "two-rooms.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := codec.NewMeeting(codec.DefaultEpoch)
+	lines := 0
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		lines++
+		var o codec.Output
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&o); err != nil {
+			t.Fatalf("line %d: %v", lines, err)
+		}
+		ids := make([]string, len(o.Top))
+		scores := make([]float64, len(o.Top))
+		for i, mb := range o.Top {
+			ids[i], scores[i] = mb.UserID, mb.Score
+		}
+		got, err := m.AppendOutput(nil, o.RoomID, o.Seq, o.TS, ids, scores)
+		if err != nil {
+			t.Fatalf("line %d: %v", lines, err)
+		}
+		if !bytes.Equal(got, line) {
+			t.Errorf("line %d:\n got %s\nwant %s", lines, got, line)
+		}
+	}
+	if lines == 0 {
+		t.Fatal("no output records in testdata/outputs/two-rooms.jsonl")
 	}
 }
