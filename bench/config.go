@@ -85,7 +85,8 @@ type Config struct {
 	MaxPollRecords int
 	WALSync        wal.SyncPolicy
 	// StateCache bounds the sink's in-process member states
-	// (sink.Options.CacheMembers): 0 the default, negative none.
+	// (sink.Options.CacheMembers): 0 none; `rostrum bench`'s default is
+	// sink.DefaultCacheMembers, as `rostrum run`'s.
 	StateCache int
 	// WALDir is the parent of the WAL directories the rostrum runs create
 	// (and remove). Default: the system's temporary directory.

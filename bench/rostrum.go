@@ -15,6 +15,7 @@ import (
 	"github.com/rostrumhq/rostrum/metrics"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -131,9 +132,11 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 		Group:          b.prefix + "rostrum-" + env,
 		TopN:           cfg.TopN,
 		MaxPollRecords: cfg.MaxPollRecords,
-		Logger:         cfg.Logger,
-		Observer:       pl.stages,
-		KafkaOpts:      b.kopts,
+		// The stable step as `rostrum run` takes it by default.
+		Dwell: stability.DefaultDwell, Grace: stability.DefaultGrace, Margin: stability.DefaultMargin,
+		Logger:    cfg.Logger,
+		Observer:  pl.stages,
+		KafkaOpts: b.kopts,
 	}
 	if pl.p, err = processor.New(ctx, pc, store, pl.log); err != nil {
 		pl.close()

@@ -37,7 +37,7 @@ func TestBackPressure(t *testing.T) {
 	rc := redis.NewClient(&redis.Options{Addr: w.redis.Addr, DialTimeout: 300 * time.Millisecond,
 		ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: 1})
 	defer rc.Close()
-	store, err := sink.New(rc, sink.Options{Env: env})
+	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestBackPressure(t *testing.T) {
 		Decode:          codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		RetryBackoff:    50 * time.Millisecond,
 		UnreadyFailures: 3, UnreadyAfter: time.Minute,
-		Dwell: -1, Grace: -1, // the final lists are compared with the model at once
+		// Dwell and Grace 0: the final lists are compared with the model at once.
 		KafkaOpts: testenv.FastGroupOpts(),
 	}, store, log)
 	if err != nil {

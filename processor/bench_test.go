@@ -37,7 +37,7 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
 	defer rc.Close()
-	store, _ := sink.New(rc, sink.Options{Env: env})
+	store, _ := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	log, err := wal.Open(b.TempDir(), wal.Options{})
 	if err != nil {
 		b.Fatal(err)

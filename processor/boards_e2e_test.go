@@ -105,7 +105,7 @@ func boardTrace(rng *rand.Rand, now time.Time, n int, topics processor.Topics) [
 // ends. Expiry runs only when the test calls it, so that time is explicit.
 func startBoardProcessor(t *testing.T, k *testenv.Kafka, rc *redis.Client, walDir string, bs []*board.Board, edit ...func(*processor.Config)) (*processor.Processor, *board.Store) {
 	t.Helper()
-	store, err := sink.New(rc, sink.Options{Env: env})
+	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestBoardsOverlapRooms(t *testing.T) {
 	k := testenv.StartKafka(t, testenv.WithTopics(1, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
 	rc := testenv.StartRedis(t).Client()
 	bs := seedBoards(t)
-	s, err := sink.New(rc, sink.Options{Env: env})
+	s, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,8 +404,8 @@ func TestBoardsOverlapRooms(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := processor.New(ctx, processor.Config{
 		Brokers: k.Seeds, Env: env, Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute},
-		KafkaOpts: testenv.FastGroupOpts(), Dwell: -1, Grace: -1,
-		Boards: bs, BoardStore: &gateBoards{BoardStore: board.NewStore(rc, env, bs), gate: gate},
+		KafkaOpts: testenv.FastGroupOpts(), // no dwell or grace: their zero values
+		Boards:    bs, BoardStore: &gateBoards{BoardStore: board.NewStore(rc, env, bs), gate: gate},
 	}, store, log)
 	if err != nil {
 		t.Fatal(err)

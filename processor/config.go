@@ -1,8 +1,6 @@
 package processor
 
 import (
-	"errors"
-	"fmt"
 	"regexp"
 	"time"
 
@@ -11,10 +9,13 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/stability"
+	"github.com/rostrumhq/rostrum/internal/config"
 )
 
-// Config configures a Processor. Zero values take the defaults noted.
+// Config configures a Processor. A zero value takes the default noted,
+// except for the settings that can be turned off (Dwell, Grace, Margin),
+// where zero means off, as on the command line; `rostrum run`'s defaults
+// for those are stability.DefaultDwell, DefaultGrace and DefaultMargin.
 type Config struct {
 	Brokers     []string // Kafka seed brokers; required
 	Env         string   // environment served, e.g. prod; required
@@ -47,14 +48,14 @@ type Config struct {
 	// StabilitySeed (seed 003's merge). See docs/STABILITY.md.
 	Stability string
 	// Dwell is how long a member must hold its place in the raw top-N
-	// before it replaces a shown member; default 1s, negative: none.
+	// before it replaces a shown member; 0: none (at once). At most 1m.
 	Dwell time.Duration
 	// Grace is how long a shown member that fell out of the raw top-N
-	// stays; default 3s, negative: none.
+	// stays; 0: none. At most 1m.
 	Grace time.Duration
 	// Margin, in volume steps, is the lead over the weakest shown member
-	// out of the raw top-N that lets a member replace it at once; default
-	// 400, negative: never (only the dwell).
+	// out of the raw top-N that lets a member replace it at once; 0: off
+	// (only the dwell).
 	Margin int
 	// DueInterval is how often the processor looks for rooms whose dwell or
 	// grace has ended without new events; default 100ms.
@@ -128,15 +129,6 @@ func (c *Config) withDefaults() {
 	if c.Stability == "" {
 		c.Stability = StabilityHysteresis
 	}
-	if c.Dwell == 0 {
-		c.Dwell = stability.DefaultDwell
-	}
-	if c.Grace == 0 {
-		c.Grace = stability.DefaultGrace
-	}
-	if c.Margin == 0 {
-		c.Margin = stability.DefaultMargin
-	}
 	if c.DueInterval == 0 {
 		c.DueInterval = 100 * time.Millisecond
 	}
@@ -181,55 +173,50 @@ func (c *Config) withDefaults() {
 
 var envRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
-// Validate reports the first configuration error, naming the flag.
-func (c *Config) Validate() error {
-	if len(c.Brokers) == 0 {
-		return errors.New("--brokers is required")
-	}
-	if !envRe.MatchString(c.Env) {
-		return fmt.Errorf("--env %q must be 1-32 characters of [a-z0-9_-], starting with a letter or digit", c.Env)
-	}
-	if c.TopN < 1 || c.TopN > 100 {
-		return fmt.Errorf("--top-n must be between 1 and 100, got %d", c.TopN)
-	}
-	if c.MaxPollRecords < 1 {
-		return fmt.Errorf("--max-poll-records must be at least 1, got %d", c.MaxPollRecords)
-	}
-	if c.MaxBatchBytes < 0 || c.MaxBatchBytes > 192<<20 {
-		return fmt.Errorf("max batch bytes must be between 0 (default 64 MiB) and 192 MiB, got %d", c.MaxBatchBytes)
+// Validate reports the first configuration error as a *config.FieldError
+// naming the Config field. Zero values are checked as the defaults they
+// stand for.
+func (c Config) Validate() error {
+	c.withDefaults()
+	bad := func(field, format string, args ...any) error {
+		return config.Errorf("processor.Config", field, format, args...)
 	}
 	switch {
+	case len(c.Brokers) == 0:
+		return bad("Brokers", "is required")
+	case !envRe.MatchString(c.Env):
+		return bad("Env", "%q must be 1-32 characters of [a-z0-9_-], starting with a letter or digit", c.Env)
+	case c.TopN < 1 || c.TopN > 100:
+		return bad("TopN", "must be between 1 and 100, got %d", c.TopN)
+	case c.MaxPollRecords < 1:
+		return bad("MaxPollRecords", "must be at least 1, got %d", c.MaxPollRecords)
+	case c.MaxBatchBytes < 1 || c.MaxBatchBytes > 192<<20:
+		return bad("MaxBatchBytes", "must be between 1 and 192 MiB, got %d", c.MaxBatchBytes)
 	case c.Stability != StabilityHysteresis && c.Stability != StabilitySeed:
-		return fmt.Errorf("--stability must be %s or %s, got %q", StabilityHysteresis, StabilitySeed, c.Stability)
-	case c.Dwell > time.Minute:
-		return fmt.Errorf("--dwell must be at most 1m, got %s", c.Dwell)
-	case c.Grace > time.Minute:
-		return fmt.Errorf("--grace must be at most 1m, got %s", c.Grace)
-	case c.Margin > codec.MaxVolume+1:
-		return fmt.Errorf("--margin must be at most %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
+		return bad("Stability", "must be %s or %s, got %q", StabilityHysteresis, StabilitySeed, c.Stability)
+	case c.Dwell < 0 || c.Dwell > time.Minute:
+		return bad("Dwell", "must be between 0 (none) and 1m, got %s", c.Dwell)
+	case c.Grace < 0 || c.Grace > time.Minute:
+		return bad("Grace", "must be between 0 (none) and 1m, got %s", c.Grace)
+	case c.Margin < 0 || c.Margin > codec.MaxVolume+1:
+		return bad("Margin", "must be between 0 (off) and %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
 	case c.DueInterval < time.Millisecond:
-		return fmt.Errorf("--due-interval must be at least 1ms, got %s", c.DueInterval)
-	}
-	// Zero means the default for the three below.
-	if c.UnreadyFailures < 0 {
-		return fmt.Errorf("--unready-failures must be at least 1, got %d", c.UnreadyFailures)
-	}
-	if c.UnreadyAfter < 0 {
-		return fmt.Errorf("--unready-after must be positive, got %s", c.UnreadyAfter)
-	}
-	if c.MaxRoomsPerApply < 0 {
-		return fmt.Errorf("--max-rooms-per-apply must be at least 1, got %d", c.MaxRoomsPerApply)
+		return bad("DueInterval", "must be at least 1ms, got %s", c.DueInterval)
+	case c.UnreadyFailures < 1:
+		return bad("UnreadyFailures", "must be at least 1, got %d", c.UnreadyFailures)
+	case c.UnreadyAfter <= 0:
+		return bad("UnreadyAfter", "must be positive, got %s", c.UnreadyAfter)
+	case c.MaxRoomsPerApply < 1:
+		return bad("MaxRoomsPerApply", "must be at least 1, got %d", c.MaxRoomsPerApply)
+	case len(c.Boards) > 0 && c.BoardStore == nil:
+		return bad("BoardStore", "is required when Boards are configured")
+	case c.BoardExpireEvery <= 0:
+		return bad("BoardExpireEvery", "must be positive, got %s", c.BoardExpireEvery)
 	}
 	if c.RoomPattern != "" {
 		if _, err := regexp.Compile(c.RoomPattern); err != nil {
-			return fmt.Errorf("--room-pattern: %v", err)
+			return bad("RoomPattern", "%v", err)
 		}
-	}
-	if len(c.Boards) > 0 && c.BoardStore == nil {
-		return errors.New("boards are configured but Config.BoardStore is nil")
-	}
-	if c.BoardExpireEvery < 0 {
-		return fmt.Errorf("board expiry interval must be positive, got %s", c.BoardExpireEvery)
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/rostrumhq/rostrum/internal/trace"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -49,7 +50,7 @@ func startProcessor(ctx context.Context, brokers []string, redisAddr, walDir str
 // startProcessorWith is startProcessor with the configuration edited by edit.
 func startProcessorWith(ctx context.Context, brokers []string, redisAddr, walDir string, maxPoll int, edit func(*processor.Config)) (*processor.Processor, func(), error) {
 	rc := redis.NewClient(&redis.Options{Addr: redisAddr})
-	store, err := sink.New(rc, sink.Options{Env: env})
+	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,7 +65,6 @@ func startProcessorWith(ctx context.Context, brokers []string, redisAddr, walDir
 		// set after every batch, so the end state can be compared with the
 		// model's at once. TestEndToEndHysteresis and TestHysteresis
 		// exercise real waits.
-		Dwell: -1, Grace: -1,
 		KafkaOpts: testenv.FastGroupOpts(),
 	}
 	if edit != nil {
@@ -352,7 +352,7 @@ func TestEndToEndHysteresis(t *testing.T) {
 	w.waitProduced(w.produce(len(w.trace), 0))
 	ctx, cancel := context.WithCancel(context.Background())
 	p, closeFn, err := startProcessorWith(ctx, w.kafka.Seeds, w.redis.Addr, t.TempDir(), 1000, func(c *processor.Config) {
-		c.Dwell, c.Grace = 0, 0 // the defaults
+		c.Dwell, c.Grace, c.Margin = stability.DefaultDwell, stability.DefaultGrace, stability.DefaultMargin
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -496,7 +496,7 @@ func TestProcessorRules(t *testing.T) {
 
 	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
 	defer rc.Close()
-	store, _ := sink.New(rc, sink.Options{Env: env})
+	store, _ := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	log, err := wal.Open(t.TempDir(), wal.Options{Sync: wal.SyncNone})
 	if err != nil {
 		t.Fatal(err)

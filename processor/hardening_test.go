@@ -80,7 +80,7 @@ func TestHardeningLimits(t *testing.T) {
 
 	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
 	defer rc.Close()
-	redisStore, err := sink.New(rc, sink.Options{Env: env, MaxMembers: 3})
+	redisStore, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers, MaxMembers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestHardeningLimits(t *testing.T) {
 		Brokers: k.Seeds, Env: env, KafkaOpts: testenv.FastGroupOpts(),
 		Decode:           codec.DecodeConfig{MaxRecordBytes: 4096, MaxEvents: 5},
 		MaxRoomsPerApply: 4,
-		Dwell:            -1, Grace: -1, // the final lists are compared with the model at once
+		// Dwell and Grace 0 (none): the final lists are compared with the model at once.
 	}, store, log)
 	if err != nil {
 		t.Fatal(err)

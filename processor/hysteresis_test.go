@@ -45,7 +45,7 @@ func newHystWorld(t *testing.T) *hystWorld {
 func (w *hystWorld) start(dueInterval time.Duration) (p *processor.Processor, stop func()) {
 	t := w.t
 	rc := w.rc
-	store, err := sink.New(rc, sink.Options{Env: env, TopN: 3})
+	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers, TopN: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

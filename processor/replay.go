@@ -9,6 +9,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/config"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/wal"
 )
@@ -35,7 +36,7 @@ func ReplayWAL(ctx context.Context, cfg Config, store Store, log Log, from uint6
 	if cfg.RoomPattern != "" {
 		re, err := regexp.Compile(cfg.RoomPattern)
 		if err != nil {
-			return ReplayStats{}, fmt.Errorf("--room-pattern: %v", err)
+			return ReplayStats{}, config.Errorf("processor.Config", "RoomPattern", "%v", err)
 		}
 		p.room = re
 	}

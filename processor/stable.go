@@ -43,11 +43,11 @@ func (c *Config) hysteresis() *stability.Hysteresis {
 	if c.Stability != StabilityHysteresis {
 		return nil
 	}
-	margin := math.Inf(1)
-	if c.Margin >= 0 {
+	margin := math.Inf(1) // off: only the dwell lets a challenger in
+	if c.Margin > 0 {
 		margin = float64(c.Margin) * volumeStep(c.Meeting)
 	}
-	return &stability.Hysteresis{N: c.TopN, Dwell: max(0, c.Dwell), Grace: max(0, c.Grace), Margin: margin}
+	return &stability.Hysteresis{N: c.TopN, Dwell: c.Dwell, Grace: c.Grace, Margin: margin}
 }
 
 // volumeStep is the score of one step of the meeting layout's volume field.

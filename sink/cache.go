@@ -14,7 +14,7 @@ import (
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
-// DefaultCacheMembers is the default bound of Options.CacheMembers.
+// DefaultCacheMembers is `rostrum run`'s bound of Options.CacheMembers.
 const DefaultCacheMembers = 1_000_000
 
 // stateCache is the sink's in-process copy of rooms' member states. With it
@@ -170,14 +170,11 @@ func scoreOf(s *ranking.MemberState, m *codec.Meeting) (float64, error) {
 	return s.Score(m)
 }
 
-// newStateCache returns a cache of at most max members; nil when max < 0
+// newStateCache returns a cache of at most max members; nil when max is 0
 // (no cache).
 func newStateCache(max int) *stateCache {
-	if max < 0 {
+	if max <= 0 {
 		return nil
-	}
-	if max == 0 {
-		max = DefaultCacheMembers
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])

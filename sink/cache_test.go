@@ -38,7 +38,7 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 	ctx := context.Background()
 	ca := testenv.StartRedis(t).Client()
 	cb := testenv.StartRedis(t).Client()
-	opts := sink.Options{Env: "test", TopN: 3, RoomTTL: time.Hour, MaxMembers: maxMembers}
+	opts := sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 3, RoomTTL: time.Hour, MaxMembers: maxMembers}
 	mk := func(c redis.UniversalClient, cache int) *sink.Redis {
 		o := opts
 		o.CacheMembers = cache
@@ -48,8 +48,8 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 		}
 		return s
 	}
-	a, other := mk(ca, 0), mk(ca, 0)
-	ref := mk(cb, -1)
+	a, other := mk(ca, sink.DefaultCacheMembers), mk(ca, sink.DefaultCacheMembers)
+	ref := mk(cb, 0)
 
 	r := rand.New(rand.NewPCG(7, 7))
 	const rooms, partitions = 6, 3
@@ -299,7 +299,7 @@ func TestStateCacheTTL(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.StartRedis(t).Client()
 	const ttl = 2 * time.Second
-	s, err := sink.New(c, sink.Options{Env: "test", TopN: 3, RoomTTL: ttl})
+	s, err := sink.New(c, sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 3, RoomTTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}

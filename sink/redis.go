@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/config"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -28,8 +29,8 @@ type Options struct {
 	MaxMembers int
 	// CacheMembers bounds the member states kept in process memory (about
 	// 170 bytes each) so that an apply merges and scores them in Go and
-	// sends Redis only the results (see stateCache). 0: DefaultCacheMembers;
-	// negative: no cache, every apply merges in Lua.
+	// sends Redis only the results (see stateCache). 0: off, every apply
+	// merges in Lua; `rostrum run`'s default is DefaultCacheMembers.
 	CacheMembers int
 	Logger       *zap.Logger // nil: no logs
 }
@@ -46,12 +47,27 @@ type Redis struct {
 	cache *stateCache
 }
 
+// Validate reports the first invalid option as a *config.FieldError
+// naming the Options field.
+func (opt Options) Validate() error {
+	switch {
+	case opt.Env == "":
+		return config.Errorf("sink.Options", "Env", "is required")
+	case opt.TopN < 0 || opt.TopN > 100:
+		return config.Errorf("sink.Options", "TopN", "must be between 0 (default 7) and 100, got %d", opt.TopN)
+	case opt.RoomTTL < 0:
+		return config.Errorf("sink.Options", "RoomTTL", "must not be negative (0: default 24h), got %s", opt.RoomTTL)
+	case opt.MaxMembers < 0:
+		return config.Errorf("sink.Options", "MaxMembers", "must be >= 0 (0: no cap), got %d", opt.MaxMembers)
+	case opt.CacheMembers < 0:
+		return config.Errorf("sink.Options", "CacheMembers", "must be >= 0 (0: off), got %d", opt.CacheMembers)
+	}
+	return nil
+}
+
 // New returns a sink writing through c, which may be a single node, a
 // failover or a cluster client.
 func New(c redis.UniversalClient, opt Options) (*Redis, error) {
-	if opt.Env == "" {
-		return nil, errors.New("sink: Options.Env is required")
-	}
 	if opt.TopN == 0 {
 		opt.TopN = 7
 	}
@@ -64,8 +80,8 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 	if opt.Logger == nil {
 		opt.Logger = zap.NewNop()
 	}
-	if opt.MaxMembers < 0 {
-		return nil, fmt.Errorf("sink: Options.MaxMembers must be >= 0 (0: no cap), got %d", opt.MaxMembers)
+	if err := opt.Validate(); err != nil {
+		return nil, err
 	}
 	r := &Redis{c: c, opt: opt, cache: newStateCache(opt.CacheMembers)}
 	f := opt.Meeting.Layout().Fields()

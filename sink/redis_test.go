@@ -20,7 +20,7 @@ var base = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixMilli()
 
 func newSink(t *testing.T, c redis.UniversalClient) *sink.Redis {
 	t.Helper()
-	s, err := sink.New(c, sink.Options{Env: "test", TopN: 7, RoomTTL: time.Hour})
+	s, err := sink.New(c, sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

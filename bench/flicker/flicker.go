@@ -36,10 +36,12 @@ type Config struct {
 	// shorter stints are the noise the strategies should ignore. Default 2s.
 	MinStint time.Duration
 
-	// The hysteresis parameters, as processor.Config takes them.
-	Dwell  time.Duration // default 1s; negative: none
-	Grace  time.Duration // default 3s; negative: none
-	Margin int           // volume steps; default 400; negative: off
+	// The hysteresis parameters, as processor.Config takes them: 0 is
+	// none (off), as on the command line, whose defaults are
+	// stability.DefaultDwell, DefaultGrace and DefaultMargin.
+	Dwell  time.Duration
+	Grace  time.Duration
+	Margin int // volume steps
 }
 
 func (c Config) withDefaults() Config {
@@ -66,15 +68,6 @@ func (c Config) withDefaults() Config {
 	if c.MinStint == 0 {
 		c.MinStint = 2 * time.Second
 	}
-	if c.Dwell == 0 {
-		c.Dwell = stability.DefaultDwell
-	}
-	if c.Grace == 0 {
-		c.Grace = stability.DefaultGrace
-	}
-	if c.Margin == 0 {
-		c.Margin = stability.DefaultMargin
-	}
 	return c
 }
 
@@ -97,10 +90,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("flicker: Batch must be at least 1ms, got %s", c.Batch)
 	case c.MinStint < 0:
 		return errors.New("flicker: MinStint must not be negative")
-	case c.Dwell > time.Minute || c.Grace > time.Minute:
-		return errors.New("flicker: Dwell and Grace must be at most 1m")
-	case c.Margin > codec.MaxVolume+1:
-		return fmt.Errorf("flicker: Margin must be at most %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
+	case c.Dwell < 0 || c.Dwell > time.Minute || c.Grace < 0 || c.Grace > time.Minute:
+		return errors.New("flicker: Dwell and Grace must be between 0 (none) and 1m")
+	case c.Margin < 0 || c.Margin > codec.MaxVolume+1:
+		return fmt.Errorf("flicker: Margin must be between 0 (off) and %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
 	}
 	return nil
 }
@@ -166,7 +159,7 @@ func Run(cfg Config) (*Report, error) {
 	}
 	cfg = cfg.withDefaults()
 	rep := &Report{Seed: cfg.Seed, Duration: cfg.Duration.String(), N: cfg.N, Batch: cfg.Batch.String(),
-		MinStint: cfg.MinStint.String(), Dwell: max(0, cfg.Dwell).String(), Grace: max(0, cfg.Grace).String(), Margin: cfg.Margin}
+		MinStint: cfg.MinStint.String(), Dwell: cfg.Dwell.String(), Grace: cfg.Grace.String(), Margin: cfg.Margin}
 	for _, name := range cfg.Scenarios {
 		sc, _ := ScenarioByName(name)
 		rep.Scenarios = append(rep.Scenarios, replay(cfg, sc, Generate(sc, cfg.Duration, cfg.Seed)))
@@ -209,8 +202,8 @@ func (l *lane) set(list []string, at, measureFrom int64) {
 func replay(cfg Config, sc Scenario, evs []codec.Event) ScenarioResult {
 	meeting := codec.NewMeeting(codec.DefaultEpoch)
 	rm := newRoom(meeting)
-	h := stability.Hysteresis{N: cfg.N, Dwell: max(0, cfg.Dwell), Grace: max(0, cfg.Grace), Margin: math.Inf(1)}
-	if cfg.Margin >= 0 {
+	h := stability.Hysteresis{N: cfg.N, Dwell: cfg.Dwell, Grace: cfg.Grace, Margin: math.Inf(1)}
+	if cfg.Margin > 0 {
 		h.Margin = MarginScore(meeting, cfg.Margin)
 	}
 	var st stability.State

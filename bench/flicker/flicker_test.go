@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/stability"
 )
 
 // TestTargets checks the targets of the stable strategy on the default
@@ -16,8 +17,12 @@ import (
 // merge with a median time to appear of at most 1 s, and in no scenario more
 // changes than the seed merge, and a stale share of at most 10%. These are counts on the events' clock, not
 // timings, so they are the same on every machine.
+// defaults is the hysteresis as `rostrum run` and `rostrum bench --flicker`
+// configure it by default.
+var defaults = Config{Dwell: stability.DefaultDwell, Grace: stability.DefaultGrace, Margin: stability.DefaultMargin}
+
 func TestTargets(t *testing.T) {
-	rep, err := Run(Config{})
+	rep, err := Run(defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +81,8 @@ func findScenario(t *testing.T, rep *Report, name string) *ScenarioResult {
 // TestDeterministic: the same Config gives the same report, byte for byte;
 // another seed gives another meeting.
 func TestDeterministic(t *testing.T) {
-	cfg := Config{Duration: 2 * time.Minute, Scenarios: []string{"discussion", "lecture"}}
+	cfg := defaults
+	cfg.Duration, cfg.Scenarios = 2*time.Minute, []string{"discussion", "lecture"}
 	a, _ := Run(cfg)
 	b, _ := Run(cfg)
 	ja, _ := json.Marshal(a)

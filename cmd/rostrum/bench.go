@@ -99,7 +99,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Partitions:     int32(*partitions),
 		TopN:           *topN,
 		MaxPollRecords: *maxPoll,
-		StateCache:     cacheMembers(*stateCache),
+		StateCache:     *stateCache,
 		WALDir:         *walDir,
 		Logger:         lg,
 		Progress:       stderr,

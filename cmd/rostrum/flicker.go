@@ -54,18 +54,11 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	switch {
-	case *dwell < 0:
-		return errors.New("--dwell must not be negative")
-	case *grace < 0:
-		return errors.New("--grace must not be negative")
-	case *margin < 0:
-		return errors.New("--margin must not be negative (0 turns it off)")
-	case *minStint <= 0:
+	if *minStint <= 0 {
 		return errors.New("--min-stint must be positive")
 	}
 	cfg := flicker.Config{Scenarios: splitList(*scenarios), Seed: *seed, Duration: *duration, N: *topN,
-		Batch: *batch, MinStint: *minStint, Dwell: noneIfZero(*dwell), Grace: noneIfZero(*grace), Margin: marginOrOff(*margin)}
+		Batch: *batch, MinStint: *minStint, Dwell: *dwell, Grace: *grace, Margin: *margin}
 	rep, err := flicker.Run(cfg)
 	if err != nil {
 		return err

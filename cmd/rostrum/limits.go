@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"path/filepath"
 	"time"
 
@@ -22,42 +21,21 @@ type limitFlags struct {
 
 func (f *limitFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxRoomMembers, "max-room-members", 100000, "members kept per room at most; a new member beyond it goes to the DLQ (0: no cap)")
-	fs.IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory (about 100 B each) so that an apply merges and scores in Go and Redis only stores the results (0: off)")
+	fs.IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory (about 170 B each) so that an apply merges and scores in Go and Redis only stores the results (0: off)")
 	fs.IntVar(&f.maxRoomsPerApply, "max-rooms-per-apply", 50000, "rooms written per Redis round trip at most; a batch touching more is applied in several")
 	fs.IntVar(&f.unreadyFailures, "unready-failures", 3, "/readyz reports not ready after this many failed attempts of a batch in a row")
 	fs.DurationVar(&f.unreadyAfter, "unready-after", 10*time.Second, "or after a batch has been failing this long")
 }
 
-// apply validates the limits and sets them in the processor and sink
-// configurations; walDir is where the Redis generation file lives.
-func (f *limitFlags) apply(pc *processor.Config, so *sink.Options, walDir string) error {
-	switch {
-	case f.maxRoomMembers < 0:
-		return fmt.Errorf("--max-room-members must be >= 0 (0: no cap), got %d", f.maxRoomMembers)
-	case f.stateCache < 0:
-		return fmt.Errorf("--state-cache must be >= 0 (0: off), got %d", f.stateCache)
-	case f.maxRoomsPerApply < 1:
-		return fmt.Errorf("--max-rooms-per-apply must be at least 1, got %d", f.maxRoomsPerApply)
-	case f.unreadyFailures < 1:
-		return fmt.Errorf("--unready-failures must be at least 1, got %d", f.unreadyFailures)
-	case f.unreadyAfter <= 0:
-		return fmt.Errorf("--unready-after must be positive, got %s", f.unreadyAfter)
-	}
+// apply sets the limits in the processor and sink configurations, whose
+// Validate methods check them; walDir is where the Redis generation file
+// lives.
+func (f *limitFlags) apply(pc *processor.Config, so *sink.Options, walDir string) {
 	so.MaxMembers = f.maxRoomMembers
-	so.CacheMembers = cacheMembers(f.stateCache)
+	so.CacheMembers = f.stateCache
 	pc.MaxRoomsPerApply = f.maxRoomsPerApply
 	pc.UnreadyFailures = f.unreadyFailures
 	pc.UnreadyAfter = f.unreadyAfter
 	// Beside the WAL: it says which Redis data set the WAL was applied to.
 	pc.GenerationFile = filepath.Join(walDir, "redis-generation")
-	return nil
-}
-
-// cacheMembers maps --state-cache (0: off) to sink.Options.CacheMembers
-// (negative: off).
-func cacheMembers(flag int) int {
-	if flag == 0 {
-		return -1
-	}
-	return flag
 }

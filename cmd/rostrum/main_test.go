@@ -51,18 +51,23 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	os.Unsetenv("ROSTRUM_ROOM_TTL")
 
 	cases := map[string][]string{
-		"--top-n":        {"--top-n", "0"},
-		"--wal-sync":     {"--wal-sync", "sometimes"},
-		"--score-epoch":  {"--score-epoch", "yesterday"},
-		"--env":          {"--env", "Prod!"},
-		"--room-pattern": {"--room-pattern", "("},
-		"--log-format":   {"--log-format", "xml"},
-		"--room-ttl":     {"--room-ttl", "1s"},
-		"--stability":    {"--stability", "calm"},
-		"--dwell":        {"--dwell", "-1s"},
-		"--grace":        {"--grace", "2h"},
-		"--margin":       {"--margin", "5000"},
-		"--due-interval": {"--due-interval", "1us"},
+		"--top-n":               {"--top-n", "101"},
+		"--state-cache":         {"--state-cache", "-1"},
+		"--max-room-members":    {"--max-room-members", "-1"},
+		"--unready-failures":    {"--unready-failures", "-1"},
+		"--max-rooms-per-apply": {"--max-rooms-per-apply", "-5"},
+		"--unready-after":       {"--unready-after", "-1s"},
+		"--wal-sync":            {"--wal-sync", "sometimes"},
+		"--score-epoch":         {"--score-epoch", "yesterday"},
+		"--env":                 {"--env", "Prod!"},
+		"--room-pattern":        {"--room-pattern", "("},
+		"--log-format":          {"--log-format", "xml"},
+		"--room-ttl":            {"--room-ttl", "1s"},
+		"--stability":           {"--stability", "calm"},
+		"--dwell":               {"--dwell", "-1s"},
+		"--grace":               {"--grace", "2h"},
+		"--margin":              {"--margin", "5000"},
+		"--due-interval":        {"--due-interval", "1us"},
 	}
 	for field, args := range cases {
 		err := Main(context.Background(), append([]string{"run"}, args...), new(bytes.Buffer), new(bytes.Buffer))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/config"
 	"github.com/rostrumhq/rostrum/metrics"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
@@ -168,12 +169,6 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		err = errors.New("--wal-dir is required")
 	case f.redis == "":
 		err = errors.New("--redis is required")
-	case f.dwell < 0:
-		err = fmt.Errorf("--dwell must not be negative, got %s", f.dwell)
-	case f.grace < 0:
-		err = fmt.Errorf("--grace must not be negative, got %s", f.grace)
-	case f.margin < 0:
-		err = fmt.Errorf("--margin must not be negative (0 turns it off), got %d", f.margin)
 	}
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
@@ -193,16 +188,19 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		WALMaxBytes:    f.walMaxBytes,
 		RebuildWindow:  f.roomTTL,
 		Stability:      f.stability,
-		// The processor reads zero as its default and a negative value as
-		// none; on the command line the defaults are explicit, so 0 is none.
-		Dwell:       noneIfZero(f.dwell),
-		Grace:       noneIfZero(f.grace),
-		Margin:      marginOrOff(f.margin),
-		DueInterval: f.dueInterval,
-		Logger:      lg,
+		Dwell:          f.dwell,
+		Grace:          f.grace,
+		Margin:         f.margin,
+		DueInterval:    f.dueInterval,
+		Logger:         lg,
 	}
+	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
+	f.limits.apply(&pc, &so, f.walDir)
 	if err := pc.Validate(); err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, err
+		return processor.Config{}, sink.Options{}, wal.Options{}, config.Rename(err, runFlagNames)
+	}
+	if err := so.Validate(); err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, config.Rename(err, runFlagNames)
 	}
 	// Set after Validate: the board store needs the Redis client that
 	// runPipeline opens.
@@ -212,27 +210,19 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	if pc.KafkaOpts, err = f.sec.kafkaOpts(); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
-	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
-	if err := f.limits.apply(&pc, &so, f.walDir); err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, err
-	}
 	return pc, so, wal.Options{Sync: sync, Logger: lg}, nil
 }
 
-// noneIfZero maps a flag's 0 ("none") to the processor's negative "none".
-func noneIfZero(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
-// marginOrOff maps the flag's 0 ("off") to the processor's negative "off".
-func marginOrOff(m int) int {
-	if m == 0 {
-		return -1
-	}
-	return m
+// runFlagNames translates the fields of processor.Config and sink.Options
+// that `rostrum run` sets from flags into those flags' names, for the
+// errors of their Validate methods.
+var runFlagNames = map[string]string{
+	"Brokers": "--brokers", "Env": "--env", "TopN": "--top-n", "RoomPattern": "--room-pattern",
+	"MaxPollRecords": "--max-poll-records", "Stability": "--stability", "Dwell": "--dwell",
+	"Grace": "--grace", "Margin": "--margin", "DueInterval": "--due-interval",
+	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after",
+	"MaxRoomsPerApply": "--max-rooms-per-apply", "RoomTTL": "--room-ttl",
+	"MaxMembers": "--max-room-members", "CacheMembers": "--state-cache",
 }
 
 func splitList(s string) []string {

@@ -52,11 +52,10 @@ func ProcessorConfig(brokers []string, walDir string, lg *zap.Logger) processor.
 		Decode:               codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		GenerationFile:       filepath.Join(walDir, GenerationFile),
 		GenerationCheckEvery: time.Second,
-		// The hysteresis without dwell or grace, so that the last list of
-		// every room can be compared with the model's top-N as soon as the
-		// run ends; its waits under restarts are tested in processor
-		// (TestHysteresisSurvivesRestart).
-		Dwell: -1, Grace: -1,
+		// The hysteresis without dwell, grace or margin (their zero values),
+		// so that the last list of every room can be compared with the
+		// model's top-N as soon as the run ends; its waits under restarts are
+		// tested in processor (TestHysteresisSurvivesRestart).
 		Logger:    lg,
 		KafkaOpts: testenv.FastGroupOpts(),
 	}
@@ -78,7 +77,7 @@ func runChild() int {
 	walDir := os.Getenv(walEnv)
 	rc := RedisClient(strings.Split(os.Getenv(redisEnv), ","))
 	defer rc.Close()
-	store, err := sink.New(rc, sink.Options{Env: EnvName})
+	store, err := sink.New(rc, sink.Options{Env: EnvName, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1

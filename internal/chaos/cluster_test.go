@@ -46,7 +46,7 @@ func TestClusterSlotMigration(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store, err := sink.New(rc, sink.Options{Env: EnvName})
+	store, err := sink.New(rc, sink.Options{Env: EnvName, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}
