@@ -6,8 +6,7 @@ import (
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
-// chunkedStore caps the rooms written in one pipelined Redis round trip,
-// and collects the members refused by the room members cap (members.go).
+// chunkedStore caps the rooms written in one pipelined Redis round trip.
 //
 // A poll batch may touch any number of rooms (up to MaxPollRecords × events
 // per record). One pipeline per batch is the fast path, but an unbounded one
@@ -18,8 +17,7 @@ import (
 // so splitting changes what is applied by nothing, and nothing is rejected.
 type chunkedStore struct {
 	Store
-	max     int
-	refused refusals // collected by Apply until taken
+	max int
 }
 
 // chunked wraps s so that Apply, Read and StoreStable send at most max
@@ -55,9 +53,7 @@ func inChunks[T, R any](items []T, max int, do func(chunk []T, first bool) ([]R,
 // watermarks.
 func (c *chunkedStore) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
 	return inChunks(rooms, c.max, func(chunk []ranking.RoomUpdate, first bool) ([]ranking.RoomState, error) {
-		st, err := c.Store.Apply(ctx, chunk, firstOnly(acks, first))
-		c.refused.add(st)
-		return st, err
+		return c.Store.Apply(ctx, chunk, firstOnly(acks, first))
 	})
 }
 
@@ -72,7 +68,6 @@ func (c *chunkedStore) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdat
 	merged := make([]ranking.Merged, 0, len(rooms))
 	states, err := inChunks(rooms, c.max, func(chunk []ranking.RoomUpdate, first bool) ([]ranking.RoomState, error) {
 		st, m, err := ms.ApplyMerge(ctx, chunk, firstOnly(acks, first), merge)
-		c.refused.add(st)
 		merged = append(merged, m...)
 		return st, err
 	})

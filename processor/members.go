@@ -42,22 +42,51 @@ func (r *refusals) add(states []ranking.RoomState) {
 	}
 }
 
+// refusalRecorder is a Store that records the members each apply refused
+// (ranking.RoomState.Refused) until sendRefused takes them. It sits under
+// the chunking, so that the refusals of the chunks applied before a failed
+// one are kept.
+type refusalRecorder struct {
+	Store
+	refused refusals
+}
+
+// Apply applies rooms and records their refusals.
+func (r *refusalRecorder) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
+	st, err := r.Store.Apply(ctx, rooms, acks)
+	r.refused.add(st)
+	return st, err
+}
+
+// ApplyMerge is Apply with the stable step taken within the apply where the
+// store can (see mergingStore); a store that cannot merges nothing.
+func (r *refusalRecorder) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, step ranking.StableStep) ([]ranking.RoomState, []ranking.Merged, error) {
+	ms, ok := r.Store.(mergingStore)
+	if !ok {
+		st, err := r.Apply(ctx, rooms, acks)
+		return st, make([]ranking.Merged, len(st)), err
+	}
+	st, m, err := ms.ApplyMerge(ctx, rooms, acks, step)
+	r.refused.add(st)
+	return st, m, err
+}
+
 // sendRefused publishes to the DLQ the records of b that carry an event of a
 // refused member, and waits for the acknowledgements. On failure the
 // refusals are kept for the next attempt.
 func (b *batch) sendRefused(ctx context.Context) error {
 	p := b.p
-	if p.guard == nil || len(p.guard.refused) == 0 {
+	if p.refusals == nil || len(p.refusals.refused) == 0 {
 		return nil
 	}
-	ref := p.guard.refused
-	p.guard.refused = nil
+	ref := p.refusals.refused
+	p.refusals.refused = nil
 	recs, reasons := b.refusedRecords(ref, time.Now())
 	if len(recs) == 0 {
 		return nil
 	}
 	if err := p.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		p.guard.refused = ref
+		p.refusals.refused = ref
 		return fmt.Errorf("produce dlq (members cap): %w", err)
 	}
 	p.stats.DLQ.Add(int64(len(recs)))

@@ -42,9 +42,9 @@ type Processor struct {
 	walSeq    uint64 // last WAL sequence whose batch was committed
 	stats     Stats
 	assigned  atomic.Int64
-	health    health        // back-pressure state (backpressure.go)
-	gen       generation    // Redis data-set tracking (generation.go)
-	guard     *chunkedStore // p.store's wrapper: chunking, refused members
+	health    health           // back-pressure state (backpressure.go)
+	gen       generation       // Redis data-set tracking (generation.go)
+	refusals  *refusalRecorder // under p.store's chunking: the members the cap refused
 
 	boardBatch *board.Batch  // reused like fold, for the boards; nil without boards
 	scratch    stableScratch // reused by stable (stable.go)
@@ -154,8 +154,8 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 			return nil, err
 		}
 	}
-	p.guard = chunked(store, cfg.MaxRoomsPerApply)
-	p.store = p.guard
+	p.refusals = &refusalRecorder{Store: store}
+	p.store = chunked(p.refusals, cfg.MaxRoomsPerApply)
 	return p, nil
 }
 

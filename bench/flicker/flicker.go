@@ -107,7 +107,7 @@ type Report struct {
 	MinStint  string           `json:"min_stint"`
 	Dwell     string           `json:"dwell"`
 	Grace     string           `json:"grace"`
-	Margin    int              `json:"margin_volume_steps"` // negative: off
+	Margin    int              `json:"margin_volume_steps"` // 0: off
 	Scenarios []ScenarioResult `json:"scenarios"`
 }
 

@@ -1,0 +1,275 @@
+package codec
+
+// The known fields of a callback event and their rules: which names are
+// known, how each value is decoded and checked (ids, types, values, times).
+
+import "strconv"
+
+// Bits of the known fields of an event object.
+const (
+	bitRoomID = 1 << iota
+	bitUserID
+	bitType
+	bitValue
+	bitTS
+	bitSource
+	bitID
+)
+
+// maxEscapedKnown is the longest a known field name can be in the record:
+// its 7 bytes each escaped as \uXXXX. A longer escaped name is unknown
+// without decoding it.
+const maxEscapedKnown = 6 * len("room_id")
+
+// knownField returns the bit of the known field named k, or 0.
+func knownField(k []byte) uint8 {
+	switch string(k) {
+	case "room_id":
+		return bitRoomID
+	case "user_id":
+		return bitUserID
+	case "type":
+		return bitType
+	case "value":
+		return bitValue
+	case "ts":
+		return bitTS
+	case "source":
+		return bitSource
+	case "id":
+		return bitID
+	}
+	return 0
+}
+
+// knownName returns the JSON name of the known field bit f.
+func knownName(f uint8) string {
+	switch f {
+	case bitRoomID:
+		return "room_id"
+	case bitUserID:
+		return "user_id"
+	case bitType:
+		return "type"
+	case bitValue:
+		return "value"
+	case bitTS:
+		return "ts"
+	case bitID:
+		return "id"
+	}
+	return "source"
+}
+
+// The kinds of JSON value held by a value field until the type is known.
+const (
+	valueNone   = iota // absent or null
+	valueInt           // integer literal
+	valueNumber        // number with a fraction or exponent
+	valueString        // string
+)
+
+// knownValue decodes the value of known field f. It reports whether the
+// value was null.
+func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
+	c := s.buf[s.pos]
+	if c == 'n' {
+		return true, s.literal("null")
+	}
+	switch f {
+	case bitRoomID:
+		return false, s.id(&ev.RoomID, "room_id")
+	case bitUserID:
+		return false, s.id(&ev.UserID, "user_id")
+	case bitID:
+		return false, s.id(&ev.ID, "id")
+	case bitType:
+		var scratch [16]byte
+		name, err := s.enumName("type", scratch[:0])
+		if err != nil {
+			return false, err
+		}
+		t, ok := parseType(name)
+		if !ok {
+			return false, s.eventErr("type", "unknown type "+quoteTrunc(name)+" (want join, leave, audio, video, volume, role, gift, score, received, read, passed or trade)")
+		}
+		ev.Type = t
+	case bitValue:
+		switch {
+		case c == '"':
+			ref, err := s.str()
+			if err != nil {
+				return false, err
+			}
+			s.valKind, s.valRef = valueString, ref
+		case c == '-' || isDigit(c):
+			ref, isInt, err := s.number()
+			if err != nil {
+				return false, err
+			}
+			s.valKind, s.valRef = valueNumber, ref
+			if isInt {
+				s.valKind = valueInt
+			}
+		default:
+			if !isValueStart(c) {
+				return false, s.syntaxErr("invalid character " + quoteByte(c) + " looking for beginning of value")
+			}
+			return false, s.eventErr("value", "must be an integer, a role name or null")
+		}
+	case bitTS:
+		if c != '-' && !isDigit(c) {
+			if !isValueStart(c) {
+				return false, s.syntaxErr("invalid character " + quoteByte(c) + " looking for beginning of value")
+			}
+			return false, s.eventErr("ts", "must be an integer (Unix milliseconds)")
+		}
+		ref, isInt, err := s.number()
+		if err != nil {
+			return false, err
+		}
+		lit := s.buf[ref.start:ref.end]
+		if !isInt {
+			return false, s.eventErr("ts", "must be an integer (Unix milliseconds), got "+numTrunc(lit))
+		}
+		ts, ok := parseInt(lit)
+		switch {
+		case !ok:
+			return false, s.eventErr("ts", "out of range, got "+numTrunc(lit))
+		case ts <= 0:
+			return false, s.eventErr("ts", "must be > 0, got "+strconv.FormatInt(ts, 10))
+		case ts > s.maxTS:
+			return false, s.eventErr("ts", strconv.FormatInt(ts, 10)+" is too far in the future (latest accepted "+strconv.FormatInt(s.maxTS, 10)+")")
+		}
+		ev.TS = ts
+	case bitSource:
+		var scratch [16]byte
+		name, err := s.enumName("source", scratch[:0])
+		if err != nil {
+			return false, err
+		}
+		src, ok := parseSource(name)
+		if !ok {
+			return false, s.eventErr("source", "unknown source "+quoteTrunc(name)+" (want rtc, client or signal)")
+		}
+		ev.Source = src
+	}
+	return false, nil
+}
+
+// checkValue applies the value rule of ev.Type to the value field seen.
+func (s *jsonScanner) checkValue(ev *Event) *DecodeError {
+	lit := s.buf[s.valRef.start:s.valRef.end]
+	switch ev.Type {
+	case TypeJoin, TypeLeave, TypeReceived, TypeRead, TypePassed:
+		if s.valKind != valueNone {
+			return s.eventErr("value", "must be absent for type "+ev.Type.String())
+		}
+		return nil
+	case TypeGift, TypeScore, TypeTrade:
+		return s.intValue(ev, 1, MaxAmount)
+	case TypeAudio, TypeVideo:
+		return s.intValue(ev, 0, 1)
+	case TypeVolume:
+		return s.intValue(ev, 0, 999)
+	}
+	// TypeRole
+	if s.valKind != valueString {
+		if s.valKind == valueNone {
+			return s.eventErr("value", "required for type role")
+		}
+		return s.eventErr("value", "role must be a role name, got "+numTrunc(lit))
+	}
+	var scratch [24]byte
+	name := s.unquote(scratch[:0], s.valRef)
+	r, ok := parseRole(name)
+	if !ok {
+		return s.eventErr("value", "unknown role "+quoteTrunc(name))
+	}
+	ev.Value = int64(r)
+	return nil
+}
+
+// intValue checks that the value field seen is an integer in lo..hi and
+// stores it in ev.Value.
+func (s *jsonScanner) intValue(ev *Event, lo, hi int64) *DecodeError {
+	lit := s.buf[s.valRef.start:s.valRef.end]
+	switch s.valKind {
+	case valueNone:
+		return s.eventErr("value", "required for type "+ev.Type.String())
+	case valueInt:
+		if v, ok := parseInt(lit); ok && v >= lo && v <= hi {
+			ev.Value = v
+			return nil
+		}
+		return s.eventErr("value", ev.Type.String()+" must be "+strconv.FormatInt(lo, 10)+".."+strconv.FormatInt(hi, 10)+", got "+numTrunc(lit))
+	case valueNumber:
+		return s.eventErr("value", ev.Type.String()+" must be an integer, got "+numTrunc(lit))
+	}
+	return s.eventErr("value", ev.Type.String()+" must be an integer, got a string")
+}
+
+// id decodes a room or user id into dst.
+func (s *jsonScanner) id(dst *string, field string) *DecodeError {
+	buf := s.buf
+	if buf[s.pos] != '"' {
+		return s.notString(field)
+	}
+	// Fast path: plain id characters up to the closing quote, which is also
+	// a valid JSON string with nothing to unescape.
+	start := s.pos + 1
+	i := start
+	for i < len(buf) && idByte[buf[i]] {
+		i++
+	}
+	if i < len(buf) && buf[i] == '"' && i-start >= 1 && i-start <= maxIDBytes {
+		*dst = string(buf[start:i])
+		s.pos = i + 1
+		return nil
+	}
+	ref, err := s.str()
+	if err != nil {
+		return err
+	}
+	var scratch [maxIDBytes]byte
+	b := s.unquote(scratch[:0], ref)
+	if len(b) < 1 || len(b) > maxIDBytes {
+		return s.eventErr(field, "must be 1.."+strconv.Itoa(maxIDBytes)+" bytes, got "+strconv.Itoa(len(b)))
+	}
+	for j, c := range b {
+		if !idByte[c] {
+			return s.eventErr(field, "invalid character "+quoteByte(c)+" at byte "+strconv.Itoa(j)+" (allowed [A-Za-z0-9._:@-])")
+		}
+	}
+	*dst = string(b)
+	return nil
+}
+
+// unquote returns the text of string ref: its bytes in the record when it
+// has no escapes, else the decoded text appended to scratch.
+// enumName reads the string value of a name-valued field (type, source),
+// unquoted into scratch.
+func (s *jsonScanner) enumName(field string, scratch []byte) ([]byte, *DecodeError) {
+	if s.buf[s.pos] != '"' {
+		return nil, s.notString(field)
+	}
+	ref, err := s.str()
+	if err != nil {
+		return nil, err
+	}
+	return s.unquote(scratch, ref), nil
+}
+
+// idByte marks the bytes allowed in room and user ids: [A-Za-z0-9._:@-].
+var idByte = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range "._:@-" {
+		t[c] = true
+	}
+	return t
+}()
