@@ -12,7 +12,7 @@ import (
 	"github.com/rostrumhq/rostrum/codec"
 )
 
-// Config is one board as written in YAML under boards: (DESIGN §8). Zero
+// Config is one board as written in YAML under boards: (docs/DESIGN.md §8). Zero
 // values take the defaults noted; Compile validates and compiles it.
 type Config struct {
 	Name   string   `yaml:"name"`   // [a-z0-9-]+, 1..64 bytes, unique; required

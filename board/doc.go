@@ -1,4 +1,4 @@
-// Package board keeps rostrum's leaderboards (DESIGN §8): it compiles board
+// Package board keeps rostrum's leaderboards (docs/DESIGN.md §8): it compiles board
 // definitions, cuts event time into periods and slices, and keeps each
 // board's state in Redis, exactly once under redelivery.
 //

@@ -7,7 +7,7 @@ import (
 )
 
 // Period is one calendar period of a periodic board: [Start, End) in the
-// board's zone, and its label as DESIGN §8 writes it: "2026-11-22T13"
+// board's zone, and its label as docs/DESIGN.md §8 writes it: "2026-11-22T13"
 // (hour), "2026-11-22" (day), "2026-W47" (week), "2026-11" (month).
 //
 // A period is its label: when clocks go back, the repeated wall-clock hour

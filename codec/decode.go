@@ -78,7 +78,7 @@ func (c DecodeConfig) Validate() error {
 	return nil
 }
 
-// Decoder decodes callback record values (DESIGN §2) into Events.
+// Decoder decodes callback record values (docs/DESIGN.md §2) into Events.
 //
 // A record value is one JSON object or a non-empty JSON array of objects,
 // UTF-8, at most MaxRecordBytes long. Each object must hold:
@@ -96,7 +96,7 @@ func (c DecodeConfig) Validate() error {
 //	                  after the clock passed to Decode
 //	source            optional: "rtc", "client" or "signal"
 //
-// Decisions beyond DESIGN §2, made so that a record means one thing only:
+// Decisions beyond docs/DESIGN.md §2, made so that a record means one thing only:
 //
 //   - Integers are plain JSON integer literals: 1.0, 1e3, "1" and true are
 //     rejected, whatever their value.

@@ -26,7 +26,7 @@ var fuzzSmall = DecodeConfig{MaxRecordBytes: 512, MaxEvents: 3, MaxFutureSkew: t
 //  2. It agrees with refDecode, an independent decoder built on
 //     encoding/json that applies the same rules: both accept or both reject
 //     the record, and when they accept they return identical events.
-//  3. Every accepted event satisfies every rule of DESIGN §2 (checked again
+//  3. Every accepted event satisfies every rule of docs/DESIGN.md §2 (checked again
 //     by checkEvent, without the decoder's code).
 //  4. On error it returns dst with its length, contents and backing array as
 //     given, zeroes the spare capacity it wrote, and the error is a

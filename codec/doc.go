@@ -6,7 +6,7 @@
 //
 // A Kafka record value on a callback topic holds one callback event (a JSON
 // object) or a JSON array of them. Decoder.Decode turns it into []Event and
-// checks every rule of DESIGN §2: room and user ids of 1–128 bytes of
+// checks every rule of docs/DESIGN.md §2: room and user ids of 1–128 bytes of
 // [A-Za-z0-9._:@-], a known Type with the value that type takes (audio and
 // video 0/1, volume 0–999, a Role name for role, none for join and leave), an
 // event time in Unix milliseconds no more than DecodeConfig.MaxFutureSkew
@@ -41,7 +41,7 @@
 // field is a *RangeError, never a wrap-around. Encode does not allocate, nor
 // does Decode when given room for the values.
 //
-// The meeting score (Meeting, DESIGN §4) follows seed 003's order. Bits are
+// The meeting score (Meeting, docs/DESIGN.md §4) follows seed 003's order. Bits are
 // numbered from the least significant; each field's shift is its lowest bit:
 //
 //	 52  51          42  41  40    38  37                                   0

@@ -3,7 +3,7 @@ package codec
 // Type is a callback event type.
 type Type uint8
 
-// The callback event types of a meeting (DESIGN §2). The zero Type is not a
+// The callback event types of a meeting (docs/DESIGN.md §2). The zero Type is not a
 // valid type.
 const (
 	TypeJoin   Type = iota + 1 // Value 0
@@ -13,7 +13,7 @@ const (
 	TypeVolume                 // Value 0..999
 	TypeRole                   // Value is a Role
 
-	// The board event types (DESIGN §8). They never touch a meeting
+	// The board event types (docs/DESIGN.md §8). They never touch a meeting
 	// ranking; only the leaderboards count them.
 	TypeGift     // Value: amount >= 1 (seed 000)
 	TypeScore    // Value: points >= 1 (seed 001)
@@ -104,7 +104,7 @@ func parseType[S ~string | ~[]byte](s S) (Type, bool) {
 // The zero Role is not a valid role.
 type Role uint8
 
-// The member roles (DESIGN §2).
+// The member roles (docs/DESIGN.md §2).
 const (
 	RoleStudent          Role = 1 // "student", the role of a new member
 	RoleGuest            Role = 2 // "guest"
@@ -208,7 +208,7 @@ func parseSource[S ~string | ~[]byte](s S) (Source, bool) {
 }
 
 // Event is one decoded, validated callback event. Decoder.Decode only
-// returns events that satisfy every rule of DESIGN §2.
+// returns events that satisfy every rule of docs/DESIGN.md §2.
 type Event struct {
 	RoomID string // 1..128 bytes of [A-Za-z0-9._:@-]
 	UserID string // 1..128 bytes of [A-Za-z0-9._:@-]
@@ -218,6 +218,6 @@ type Event struct {
 	Source Source // from the record, else the topic's
 	// ID is the producer's optional event id ("" when absent), same rules
 	// as the other ids: a producer that retries sends the same id, and a
-	// board counts each id once (DESIGN §8).
+	// board counts each id once (docs/DESIGN.md §8).
 	ID string
 }

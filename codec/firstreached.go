@@ -3,7 +3,7 @@ package codec
 import "fmt"
 
 // NewFirstReached returns the layout of a board whose ties go to whoever got
-// there first (seed 001, DESIGN §4 and §8): the "total" field (totalBits,
+// there first (seed 001, docs/DESIGN.md §4 and §8): the "total" field (totalBits,
 // HigherFirst) above the "reached" field (the remaining 53-totalBits bits,
 // LowerFirst, so that an earlier time ranks higher among equal totals).
 //

@@ -10,7 +10,7 @@ import (
 // September 2033. It is a preset: do not assign to it.
 var DefaultEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// Meeting preset limits (DESIGN §4).
+// Meeting preset limits (docs/DESIGN.md §4).
 const (
 	// MaxVolume is the loudest volume; the volume field has 10 bits, but
 	// 1000..1023 are refused so that every score stays meaningful.
@@ -43,7 +43,7 @@ type MemberScore struct {
 	TS     int64  // newest event time applied to the member, Unix milliseconds
 }
 
-// Meeting encodes the scores of the live meeting ranking (DESIGN §4): audio
+// Meeting encodes the scores of the live meeting ranking (docs/DESIGN.md §4): audio
 // on first, then louder, then video on, then the higher role, then the newer
 // event time. The time field counts milliseconds since the epoch in 38 bits,
 // so a Meeting covers event times in [epoch, epoch+MeetingWindow), about 8.7

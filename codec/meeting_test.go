@@ -168,7 +168,7 @@ func TestMeetingDecodeErrors(t *testing.T) {
 	}
 }
 
-// compareMembers orders member scores as DESIGN §4 ranks them: audio on,
+// compareMembers orders member scores as docs/DESIGN.md §4 ranks them: audio on,
 // louder, video on, higher role, newer event time.
 func compareMembers(a, b MemberScore) int {
 	return cmp.Or(

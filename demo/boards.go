@@ -24,7 +24,7 @@ type BoardFeedConfig struct {
 	KafkaOpts []kgo.Opt
 }
 
-// FeedBoards produces the board events of DESIGN §8 to the env's client
+// FeedBoards produces the board events of docs/DESIGN.md §8 to the env's client
 // topic in real time until ctx ends: gifts to live rooms (seed 000), points
 // and received/read/passed actions of users (seed 001), and item trades
 // (seed 002). A few events carry an id and are sent twice, as a producer

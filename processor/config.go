@@ -96,7 +96,7 @@ type Config struct {
 	Observer      Observer  // measurements (metrics); default none
 	KafkaOpts     []kgo.Opt // extra client options (TLS, SASL, test tuning)
 
-	// Boards are the leaderboards fed by the same batches (DESIGN §8); their
+	// Boards are the leaderboards fed by the same batches (docs/DESIGN.md §8); their
 	// state lives in BoardStore, which is required when Boards is not empty
 	// (typically board.NewStore over the same Redis). Default none.
 	Boards     []*board.Board

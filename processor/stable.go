@@ -11,7 +11,7 @@ import (
 	"github.com/rostrumhq/rostrum/stability"
 )
 
-// The stable strategy (DESIGN §5, docs/STABILITY.md).
+// The stable strategy (docs/DESIGN.md §5, docs/STABILITY.md).
 //
 // With StabilitySeed a room's list is stability.Merge of the stored list and
 // the raw top-N. With StabilityHysteresis it is stability.Hysteresis.Step,

@@ -22,7 +22,7 @@ const DefaultCacheMembers = 1_000_000
 // Redis only the finished states and scores (fastLua), instead of having
 // Lua unpack, merge, repack and score every member (applyLua).
 //
-// The copy is an optimisation that a conditional write guards (DESIGN §3.7):
+// The copy is an optimisation that a conditional write guards (docs/DESIGN.md §3.7):
 // every script that changes a room's member states or ranking also writes a
 // new token, unique to that write, in the room's stable hash (field mv), and
 // fastLua applies only while the stored token is still the one the copy was

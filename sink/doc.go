@@ -33,7 +33,7 @@
 // the room's stable hash, and fastLua writes only while the token is still
 // the one the copy was taken at; otherwise it changes nothing and the room
 // is applied again by applyLua, whose reply refills the copy. So the copy is
-// an optimisation that a conditional write guards (DESIGN §3.7): another
+// an optimisation that a conditional write guards (docs/DESIGN.md §3.7): another
 // processor's write, an expiry, a restart of Redis or a rebuild only cost a
 // second round trip for the rooms concerned.
 //

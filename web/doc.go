@@ -18,7 +18,7 @@
 //	GET /v1/boards/{name}/members/{member}[?period=P][&window=W]
 //	GET /v1/boards/{name}/members/{member}/around?n=5[&period=P][&window=W]
 //
-// The board routes (boards.go, DESIGN §8) read Options.Boards; a page is
+// The board routes (boards.go, docs/DESIGN.md §8) read Options.Boards; a page is
 // {"board","period","window","total_members","members":[{"member","rank",
 // "total","reached_at"}…]}, ranks 1-based and unique. They answer 400 for a
 // malformed parameter and 404 for an unknown board, period, window or member.

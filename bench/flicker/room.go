@@ -5,7 +5,7 @@ import (
 	"github.com/rostrumhq/rostrum/stability"
 )
 
-// member is a member's state as the ranking sees it (DESIGN §2). The events
+// member is a member's state as the ranking sees it (docs/DESIGN.md §2). The events
 // of a generated meeting come in time order, so the newest event of each
 // field wins simply by being applied last.
 type member struct {

@@ -12,7 +12,7 @@ import (
 	"github.com/rostrumhq/rostrum/board"
 )
 
-// boardsKey is the config-file key holding the leaderboards (DESIGN §8). It
+// boardsKey is the config-file key holding the leaderboards (docs/DESIGN.md §8). It
 // is the one key that is not a flag: a list of boards does not fit one.
 const boardsKey = "boards"
 

@@ -1,5 +1,5 @@
 // Package boardmodel is the pure-Go reference model of rostrum's
-// leaderboards (DESIGN §8, package board): the oracle that the board tests
+// leaderboards (docs/DESIGN.md §8, package board): the oracle that the board tests
 // compare Redis with. It keeps every counted event in memory and computes
 // totals, reached times and rankings from scratch on every read. It has no
 // I/O and no clock, and favours being obviously correct over being fast.

@@ -5,7 +5,7 @@
 //
 // # Semantics
 //
-// This is the contract the Redis implementation follows (DESIGN §2, §3).
+// This is the contract the Redis implementation follows (docs/DESIGN.md §2, §3).
 //
 // Each (room, user) pair has a member state of five last-writer-wins
 // registers, each a (value, ts) pair:

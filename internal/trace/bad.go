@@ -110,7 +110,7 @@ func (g *generator) breakRecord(e codec.Event) ([]byte, string) {
 	}
 }
 
-// breakEvent returns the fields of e with one rule of DESIGN §2 broken, and
+// breakEvent returns the fields of e with one rule of docs/DESIGN.md §2 broken, and
 // what is wrong.
 func (g *generator) breakEvent(e codec.Event) ([]field, string) {
 	// Breakers of the value need a type that takes one.

@@ -8,8 +8,8 @@ import (
 	"github.com/rostrumhq/rostrum/codec"
 )
 
-// BoardConfig says what leaderboard records GenerateBoards makes (DESIGN
-// §8). Zero counts take their defaults; zero rates mean none of that kind.
+// BoardConfig says what leaderboard records GenerateBoards makes
+// (docs/DESIGN.md §8). Zero counts take their defaults; zero rates mean none of that kind.
 type BoardConfig struct {
 	// Seed selects the records; the same BoardConfig gives the same records.
 	Seed uint64
@@ -37,7 +37,7 @@ type BoardConfig struct {
 	// board must count once. 0..1.
 	RetryRate float64
 	// LateRate is the share of fresh events whose time is 8 to 9 days
-	// before Now: late on every board of DESIGN §8's examples that counts
+	// before Now: late on every board of docs/DESIGN.md §8's examples that counts
 	// them (their week, day or slice closed days ago). 0..1.
 	LateRate float64
 }

@@ -129,7 +129,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// validID reports whether s is a valid room or user id (DESIGN §2).
+// validID reports whether s is a valid room or user id (docs/DESIGN.md §2).
 func validID(s string) bool {
 	if len(s) < 1 || len(s) > 128 {
 		return false

@@ -40,7 +40,7 @@
 // (audio on against audio off, a leave against a join), to exercise the
 // tie-breaks of last-writer-wins.
 //
-// Good records follow DESIGN §2 exactly: one compact JSON object
+// Good records follow docs/DESIGN.md §2 exactly: one compact JSON object
 //
 //	{"room_id":"r-3","user_id":"u-42","type":"volume","value":512,"ts":1763700000123}
 //

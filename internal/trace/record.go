@@ -51,7 +51,7 @@ type field struct {
 	key, raw string
 }
 
-// eventFields returns the JSON fields of e in DESIGN §2's order; withSource
+// eventFields returns the JSON fields of e in docs/DESIGN.md §2's order; withSource
 // adds e's source.
 func eventFields(e codec.Event, withSource bool) []field {
 	fs := []field{
