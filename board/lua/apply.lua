@@ -53,7 +53,7 @@ local function periodicBucket(bucket, org, exp, ne)
   for e = 0, ne - 1 do
     local k = i + 5 * e
     local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
-    if covered(k) then
+    if covered(k) then -- luacheck: ignore 542
       -- applied before
     elseif id ~= '' and redis.call('SADD', ik, id) == 0 then
       dup = dup + 1
@@ -107,7 +107,7 @@ local function rollingBucket(pi, bucket, ne)
   for e = 0, ne - 1 do
     local k = i + 5 * e
     local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
-    if covered(k) then
+    if covered(k) then -- luacheck: ignore 542
       -- applied before
     elseif id ~= '' and redis.call('SADD', sk .. ':i', id) == 0 then
       dup = dup + 1
