@@ -13,7 +13,8 @@ max_line_length = false
 -- the top-level locals of an included file are read by its includers, which
 -- luacheck sees as globals, and may go unused in the file itself. Both are
 -- allowed here, per file, from the include lines themselves.
-local lfs = require("lfs")
+local ok, lfs = pcall(require, "lfs") -- LuaFileSystem, a luacheck dependency
+if not ok then error("luacheck settings: LuaFileSystem (lfs) is needed to read the include lines") end
 
 local function lines(path)
   local f = io.open(path)

@@ -76,8 +76,9 @@ func includeOf(line string) (string, bool) {
 }
 
 // MustParse is Parse for package-level variables over embedded files; it
-// panics when Parse fails. Each package's tests load every one of its
-// embedded scripts, so a bad file fails them first.
+// panics when Parse fails (a missing or nested include), which fails every
+// test of the package at its start. A Lua error is Redis's to find: each
+// package's tests load every one of its embedded files (LoadAll).
 func MustParse(fsys fs.FS, name string) *Script {
 	s, err := Parse(fsys, name)
 	if err != nil {
