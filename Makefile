@@ -16,12 +16,17 @@ build:
 run: deps build
 	./$(BIN) demo
 
-## deps: install the servers the integration tests run against (redis-server, redis-cli).
+## deps: install the servers the integration tests run against (redis-server, redis-cli),
+## and luacheck, which `make lint` runs over the Lua scripts.
 deps:
 	@command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || { \
 	  echo "installing redis-server (needed by the integration tests)"; \
 	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server redis-tools; }
+	@command -v luacheck >/dev/null 2>&1 || { \
+	  echo "installing luacheck (needed by make lint)"; \
+	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq lua-check; }
 
 ## deps-browser: Debian's chromium, for the browser test and `make screenshot`.
 deps-browser:
@@ -52,7 +57,9 @@ vet:
 	$(GO) vet -tags docker $(PKGS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-lint: vet
+## lint: vet, staticcheck, and luacheck over every .lua file (settings in .luacheckrc).
+lint: deps vet
+	luacheck --formatter plain .
 	$(GO) run $(STATICCHECK) $(PKGS)
 
 bench: deps build

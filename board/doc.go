@@ -145,5 +145,14 @@
 // it applies new batches. What no log holds any more (and no Kafka rewind
 // re-reads) is lost for the boards.
 //
-// The package imports codec, go-redis and the standard library.
+// # Scripts
+//
+// Each Lua script is a file in lua/, embedded and listed in scripts.go; its
+// header states its KEYS, ARGV and reply, and it includes the shared Lua of
+// score.lua and ranges.lua with "--! include". Every call goes through
+// internal/redisscript, which loads the scripts when Redis lost them and
+// runs again only the calls that failed with NOSCRIPT.
+//
+// The package imports codec, internal/redisscript, go-redis and the
+// standard library.
 package board

@@ -10,7 +10,7 @@ import (
 type span struct{ lo, hi int64 }
 
 // ranges is the applied offset ranges of one board and topic-partition as
-// the apply script keeps them (luaRanges): sorted, disjoint, non-adjacent.
+// the apply script keeps them (lua/ranges.lua): sorted, disjoint, non-adjacent.
 type ranges []span
 
 // parseRanges reads the script's format, "lo-hi,lo-hi", or a bare number N

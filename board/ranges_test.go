@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/rostrumhq/rostrum/internal/redisscript"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 )
 
@@ -69,24 +69,35 @@ func (m rangesModel) add(a, b int64) int {
 	return closed
 }
 
-// rangesDriver runs the apply script's range functions on ARGV: the stored
-// ranges, the range to add, and answers {new ranges, gaps closed, cover of
-// the range before adding it}.
-var rangesDriver = redis.NewScript(luaRanges + `
+// rangesDriver runs the apply script's range functions (lua/ranges.lua) on
+// ARGV: the stored ranges, the range to add, and answers {new ranges, gaps
+// closed, cover of the range before adding it}.
+const rangesDriver = `--! include ranges.lua
 local r = rparse_ranges(ARGV[1] ~= '' and ARGV[1] or nil)
 local a, b = tonumber(ARGV[2]), tonumber(ARGV[3])
 local c = rcover(r, a, b)
 local n, closed = radd(r, a, b)
 return {rformat_ranges(n), closed, c}
-`)
+`
 
 // TestRangesAgainstModel adds random ranges, short and long, overlapping,
 // adjacent and apart, to the script's applied ranges and to the model, far
 // past the bound on their number, and compares after every step; the Go
 // parser must read back what the script wrote.
 func TestRangesAgainstModel(t *testing.T) {
-	if !strings.Contains(luaRanges, "local MAXR = "+strconv.Itoa(maxRanges)+"\n") {
-		t.Fatal("luaRanges's MAXR differs from maxRanges")
+	ranges, err := luaFiles.ReadFile("lua/ranges.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ranges), "local MAXR = "+strconv.Itoa(maxRanges)+"\n") {
+		t.Fatal("MAXR in lua/ranges.lua differs from maxRanges")
+	}
+	driver, err := redisscript.Parse(fstest.MapFS{
+		"ranges.lua": {Data: ranges},
+		"driver.lua": {Data: []byte(rangesDriver)},
+	}, "driver.lua")
+	if err != nil {
+		t.Fatal(err)
 	}
 	rdb := testenv.StartRedis(t).Client()
 	ctx := context.Background()
@@ -111,7 +122,7 @@ func TestRangesAgainstModel(t *testing.T) {
 				wantCover := m.cover(a, b)
 				wantClosed := m.add(a, b)
 				closedTotal += wantClosed
-				v, err := rangesDriver.Run(ctx, rdb, nil, stored, a, b).Slice()
+				v, err := rdb.Eval(ctx, driver.Source(), nil, stored, a, b).Slice()
 				if err != nil {
 					t.Fatal(err)
 				}

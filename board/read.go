@@ -158,7 +158,7 @@ func (s *Store) target(board, period, window string) (target, error) {
 }
 
 func (s *Store) read(ctx context.Context, t target, mode string, a any, n int) (Page, error) {
-	cmds, err := s.eval(ctx, readScript, 1, func(int) ([]string, []any) {
+	cmds, err := s.eval(ctx, readLua, 1, func(int) ([]string, []any) {
 		return []string{t.zset, t.state}, []any{mode, a, n}
 	})
 	if err != nil {

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/internal/redisscript"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -19,6 +19,7 @@ import (
 // time per Batch.
 type Store struct {
 	rdb    redis.UniversalClient
+	lua    *redisscript.Runner // runs the scripts of scripts.go through rdb
 	env    string
 	boards []*Board
 	byName map[string]*Board
@@ -29,7 +30,7 @@ type Store struct {
 // NewStore returns a store for boards in environment env, writing through
 // rdb (a single node, failover or cluster client).
 func NewStore(rdb redis.UniversalClient, env string, boards []*Board) *Store {
-	s := &Store{rdb: rdb, env: env, boards: boards, byName: map[string]*Board{}, now: time.Now}
+	s := &Store{rdb: rdb, lua: redisscript.NewRunner(rdb, scripts...), env: env, boards: boards, byName: map[string]*Board{}, now: time.Now}
 	for _, b := range boards {
 		s.byName[b.name] = b
 	}
@@ -117,7 +118,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 			// is not reached.
 			return res, fmt.Errorf("board: parts kept overlapping the applied ranges")
 		}
-		cmds, err := s.eval(ctx, applyScript, len(calls), func(k int) ([]string, []any) {
+		cmds, err := s.eval(ctx, applyLua, len(calls), func(k int) ([]string, []any) {
 			return s.applyArgs(b, &calls[k])
 		})
 		if err != nil {
@@ -366,7 +367,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 		if err != nil {
 			return res, err
 		}
-		cmds, err := s.eval(ctx, expireScript, len(rolling), func(k int) ([]string, []any) {
+		cmds, err := s.eval(ctx, expireLua, len(rolling), func(k int) ([]string, []any) {
 			b := rolling[k]
 			P := s.prefix(b)
 			tie := "0"
@@ -489,43 +490,21 @@ func (s *Store) Counters(ctx context.Context, board string) (late, saturated int
 	return num(v[0]), num(v[1]), nil
 }
 
-// eval runs n calls of script in one pipeline. Calls that fail with
-// NOSCRIPT (Redis restarted, failed over or flushed its scripts) are run
-// again, alone, after loading the scripts; the others' results stand, so
-// nothing is applied twice.
-func (s *Store) eval(ctx context.Context, script *redis.Script, n int, args func(k int) ([]string, []any)) ([]*redis.Cmd, error) {
-	type kv struct {
-		keys []string
-		args []any
-	}
-	all := make([]kv, n)
-	for k := range n {
-		all[k].keys, all[k].args = args(k)
-	}
+// eval runs n calls of script in one pipeline and fails with the first
+// error other than redis.Nil. Calls that fail with NOSCRIPT (Redis
+// restarted, failed over or flushed its scripts) did not run; they are run
+// again, alone, after loading the scripts, and the others' results stand,
+// so nothing is applied twice (see redisscript.Runner).
+func (s *Store) eval(ctx context.Context, script *redisscript.Script, n int, args func(k int) ([]string, []any)) ([]*redis.Cmd, error) {
 	cmds := make([]*redis.Cmd, n)
-	todo := make([]int, n)
-	for k := range todo {
-		todo[k] = k
-	}
-	for attempt := 0; ; attempt++ {
-		p := s.rdb.Pipeline()
-		for _, k := range todo {
-			cmds[k] = script.EvalSha(ctx, p, all[k].keys, all[k].args...)
+	err := s.lua.Pipelined(ctx, func(p *redisscript.Pipe) {
+		for k := range n {
+			keys, a := args(k)
+			cmds[k] = p.Run(ctx, script, keys, a...)
 		}
-		_, _ = p.Exec(ctx) // each command's own error decides
-		var again []int
-		for _, k := range todo {
-			if err := cmds[k].Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-				again = append(again, k)
-			}
-		}
-		if len(again) == 0 || attempt == 1 {
-			break
-		}
-		if err := s.LoadScripts(ctx); err != nil {
-			return nil, err
-		}
-		todo = again
+	})
+	if err != nil {
+		return nil, fmt.Errorf("board: load scripts: %w", err)
 	}
 	for _, c := range cmds {
 		if err := c.Err(); err != nil && err != redis.Nil {
@@ -537,10 +516,8 @@ func (s *Store) eval(ctx context.Context, script *redis.Script, n int, args func
 
 // LoadScripts loads the Lua scripts into Redis (every master of a cluster).
 func (s *Store) LoadScripts(ctx context.Context) error {
-	for _, sc := range []*redis.Script{applyScript, expireScript, readScript} {
-		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
-			return fmt.Errorf("board: load scripts: %w", err)
-		}
+	if err := s.lua.Load(ctx); err != nil {
+		return fmt.Errorf("board: load scripts: %w", err)
 	}
 	return nil
 }

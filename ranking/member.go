@@ -21,7 +21,7 @@ const (
 // larger value. That deterministic tie-break makes Merge commutative,
 // associative and idempotent, so the state never depends on the order in
 // which the three callback topics deliver, and applying an event twice has
-// no second effect. The sink's Lua apply script implements the same
+// no second effect. The sink's Lua apply script (sink/lua/apply.lua) implements the same
 // rule on the stored form; a test checks that the two agree.
 //
 // The zero value is "no information": merging it changes nothing. A member

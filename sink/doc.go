@@ -54,5 +54,13 @@
 // Options.RoomTTL (and at once for a ranking it creates again), so an idle
 // room expires between 7/8 of the TTL and the TTL after its last write.
 //
-// The package imports codec, go-redis and zap; it knows nothing of Kafka.
+// # Scripts
+//
+// Each Lua script is a file in lua/, embedded and listed in scripts.go; its
+// header states its KEYS, ARGV and reply. Every call goes through
+// internal/redisscript, which loads the scripts when Redis lost them and
+// runs again only the calls that failed with NOSCRIPT.
+//
+// The package imports codec, internal/redisscript, go-redis and zap; it
+// knows nothing of Kafka.
 package sink

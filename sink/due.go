@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/internal/redisscript"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -61,30 +62,15 @@ func (r *Redis) DueRooms(ctx context.Context, until int64, max int) ([]ranking.D
 	return out, nil
 }
 
-// settleLua moves a room's due entry from the deadline the caller read to
-// the next one, or removes it when there is none, unless the entry changed
-// meanwhile.
-//
-//	KEYS: 1 due set
-//	ARGV: 1 room, 2 deadline read, 3 next deadline (0: none)
-const settleLua = `
-local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not s or tonumber(s) ~= tonumber(ARGV[2]) then return 0 end
-if ARGV[3] == '0' then redis.call('ZREM', KEYS[1], ARGV[1]) else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1]) end
-return 1
-`
-
-var settleScript = redis.NewScript(settleLua)
-
 // SettleDue moves the entries of rooms, read at rooms[i].At, to next[i]
-// (0: removes them), each only if it is still at the time read; one
-// pipelined round trip.
+// (0: removes them), each only if it is still at the time read (settleLua);
+// one pipelined round trip.
 func (r *Redis) SettleDue(ctx context.Context, rooms []ranking.DueRoom, next []int64) error {
 	key := []string{dueKey(r.opt.Env)}
-	_, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+	_, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(rooms))
 		for i, d := range rooms {
-			out[i] = settleScript.EvalSha(ctx, p, key, d.Room, d.At, next[i])
+			out[i] = p.Run(ctx, settleLua, key, d.Room, d.At, next[i])
 		}
 		return out
 	})

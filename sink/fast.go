@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/internal/redisscript"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -286,17 +287,17 @@ func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack
 // creates (Redis deletes an empty sorted set) gets its TTL at once.
 func (r *Redis) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, newRanking bool) int {
 	if len(u.Parts) == 0 && pl.update == nil {
-		return 0 // a read
+		return ttlNone // a read
 	}
 	now := time.Now()
 	if now.Sub(cr.refreshed) >= r.opt.RoomTTL/8 {
 		pl.refresh = now
-		return 2
+		return ttlAll
 	}
 	if newRanking {
-		return 1
+		return ttlRanking
 	}
-	return 0
+	return ttlNone
 }
 
 // planMerge appends fastLua's merge arguments (ARGV 7 to 14). A room is
@@ -311,7 +312,7 @@ func (r *Redis) planMerge(a []any, cr *cachedRoom, u *ranking.RoomUpdate, pl *fa
 		pending = 0
 	}
 	if merge == nil || !pl.goTop || !cs.known || pending != 0 || len(u.Parts) == 0 {
-		return append(a, 0, "", "", "", "", "", "", ""), nil
+		return append(a, mergeNone, "", "", "", "", "", "", ""), nil
 	}
 	st := &ranking.RoomState{Room: u.Room, Applied: true, Seq: cs.seq, Stable: cs.list, Version: cs.version,
 		HState: cs.state, Refused: pl.refused}
@@ -325,13 +326,13 @@ func (r *Redis) planMerge(a []any, cr *cachedRoom, u *ranking.RoomUpdate, pl *fa
 	}
 	pl.merged = st
 	if !store {
-		return append(a, 1, cs.seq, cs.version, cs.state, "", "", "", ""), nil
+		return append(a, mergeMerged, cs.seq, cs.version, cs.state, "", "", "", ""), nil
 	}
 	up.Room, up.PrevSeq, up.Version, up.PrevState = u.Room, cs.seq, st.Version, cs.state
 	pl.update = &up
-	mode := 2
+	mode := mergeStore
 	if up.StateOnly {
-		mode = 3
+		mode = mergeState
 	}
 	return append(a, mode, cs.seq, cs.version, cs.state, "", strings.Join(up.List, ","), up.Out, up.State), nil
 }
@@ -356,9 +357,9 @@ func (cr *cachedRoom) stableScores(st *ranking.RoomState) {
 }
 
 // fastRoom queues room u's fastLua on p.
-func (r *Redis) fastRoom(ctx context.Context, p redis.Pipeliner, u *ranking.RoomUpdate, pl *fastPlan) *redis.Cmd {
+func (r *Redis) fastRoom(ctx context.Context, p *redisscript.Pipe, u *ranking.RoomUpdate, pl *fastPlan) *redis.Cmd {
 	k := RoomKeys(r.opt.Env, u.Room)
-	return fastScript.EvalSha(ctx, p, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, pl.args...)
+	return p.Run(ctx, fastLua, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, pl.args...)
 }
 
 // finishFast reads fastLua's reply into st, and confirms the cache entry or

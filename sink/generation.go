@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/internal/redisscript"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -64,26 +65,6 @@ func (r *Redis) checkGeneration(c *redis.StringCmd) error {
 	return nil
 }
 
-// restoreLua seeds a room's stable hash unless it already has a seq at
-// least the seed's: after a loss the room has none; after Redis went back
-// in time (ErrRedisRolledBack) it has an older one, whose list and pending
-// output the seed replaces, so that seq never repeats with other content.
-//
-// The output itself is already published, so it is not kept.
-//
-//	KEYS: 1 stable hash
-//	ARGV: 1 seq, 2 list, 3 ttl ms
-const restoreLua = `
-local seq = redis.call('HGET', KEYS[1], 'seq')
-if seq and tonumber(seq) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HDEL', KEYS[1], 'pending', 'out')
-redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'list', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1
-`
-
-var restoreScript = redis.NewScript(restoreLua)
-
 // RestoreStable seeds the stable lists of rooms that have none or an older
 // seq (see restoreLua), in one
 // pipelined round trip, and returns how many it seeded.
@@ -91,10 +72,10 @@ func (r *Redis) RestoreStable(ctx context.Context, seeds []ranking.StableSeed) (
 	if r.cache != nil {
 		r.cache.clear() // recovery: the stable hashes change under the cache
 	}
-	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(seeds))
 		for i, s := range seeds {
-			out[i] = restoreScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, s.Room).Stable},
+			out[i] = p.Run(ctx, restoreLua, []string{RoomKeys(r.opt.Env, s.Room).Stable},
 				strconv.FormatInt(s.Seq, 10), strings.Join(s.List, ","), r.args[0])
 		}
 		return out

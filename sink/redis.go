@@ -14,6 +14,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/config"
+	"github.com/rostrumhq/rostrum/internal/redisscript"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -39,6 +40,7 @@ type Options struct {
 // processor calls it once or twice per poll batch.
 type Redis struct {
 	c    redis.UniversalClient
+	lua  *redisscript.Runner // runs the scripts of scripts.go through c
 	opt  Options
 	args [9]any // fixed leading arguments of the apply script
 	gen  atomic.Pointer[string]
@@ -83,7 +85,7 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Redis{c: c, opt: opt, cache: newStateCache(opt.CacheMembers)}
+	r := &Redis{c: c, lua: redisscript.NewRunner(c, scripts...), opt: opt, cache: newStateCache(opt.CacheMembers)}
 	f := opt.Meeting.Layout().Fields()
 	mult := func(name string) string {
 		for _, fi := range f {
@@ -150,11 +152,11 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 	}
 	var gen *redis.StringCmd
 	var due *redis.ZSliceCmd
-	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		gen = p.Get(ctx, generationKey(r.opt.Env))
 		due = p.ZRangeWithScores(ctx, dueKey(r.opt.Env), 0, 0)
 		for _, a := range acks {
-			ackScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
+			p.Run(ctx, ackLua, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
 		}
 		out := make([]*redis.Cmd, len(rooms))
 		for i := range rooms {
@@ -214,11 +216,11 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 		}
 	}
 	if len(again) > 0 {
-		cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+		cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 			out := make([]*redis.Cmd, len(again))
 			for j, i := range again {
 				if a := plans[i].ack; a != nil {
-					ackScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
+					p.Run(ctx, ackLua, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
 				}
 				out[j] = r.applyRoom(ctx, p, &rooms[i], false)
 			}
@@ -296,7 +298,7 @@ func (r *Redis) Read(ctx context.Context, rooms []string) ([]ranking.RoomState, 
 // ranking. Watermarks only ever rise.
 func (r *Redis) Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error {
 	r.forget(rooms)
-	_, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+	_, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(rooms))
 		for i := range rooms {
 			out[i] = r.applyRoom(ctx, p, &rooms[i], true)
@@ -306,7 +308,7 @@ func (r *Redis) Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error {
 	return err
 }
 
-func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *ranking.RoomUpdate, force bool) *redis.Cmd {
+func (r *Redis) applyRoom(ctx context.Context, p *redisscript.Pipe, u *ranking.RoomUpdate, force bool) *redis.Cmd {
 	k := RoomKeys(r.opt.Env, u.Room)
 	n := len(r.args) + 4
 	for _, part := range u.Parts {
@@ -333,7 +335,7 @@ func (r *Redis) applyRoom(ctx context.Context, p redis.Pipeliner, u *ranking.Roo
 			args = append(args, m.UserID, m.State.AppendBinary(make([]byte, 0, ranking.StateSize)))
 		}
 	}
-	return applyScript.EvalSha(ctx, p, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, args...)
+	return p.Run(ctx, applyLua, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, args...)
 }
 
 // partName names a topic-partition in the watermark hash.
@@ -438,14 +440,14 @@ func (r *Redis) StoreStable(ctx context.Context, ups []ranking.StableUpdate) (st
 			}
 		}()
 	}
-	cmds, err := r.run(ctx, func(p redis.Pipeliner) []*redis.Cmd {
+	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(ups), 2*len(ups))
 		for i, u := range ups {
 			bump := "1"
 			if u.StateOnly {
 				bump = "0"
 			}
-			out[i] = commitScript.EvalSha(ctx, p, []string{RoomKeys(r.opt.Env, u.Room).Stable},
+			out[i] = p.Run(ctx, commitLua, []string{RoomKeys(r.opt.Env, u.Room).Stable},
 				u.PrevSeq, u.Version, strings.Join(u.List, ","), u.Out, ttl, u.PrevState, u.State, bump)
 		}
 		for _, u := range ups {
@@ -472,46 +474,28 @@ func (r *Redis) StoreStable(ctx context.Context, ups []ranking.StableUpdate) (st
 	return stored, nil
 }
 
-// run executes one pipeline. When Redis lost its scripts (a restart, a
-// failover, SCRIPT FLUSH) it loads them and runs the pipeline again; every
-// script is idempotent under its watermark or compare-and-set, so a second
-// run is safe.
-func (r *Redis) run(ctx context.Context, fill func(redis.Pipeliner) []*redis.Cmd) ([]*redis.Cmd, error) {
-	for attempt := 0; ; attempt++ {
-		p := r.c.Pipeline()
-		cmds := fill(p)
-		// Exec reports only the first error; each command's own error decides.
-		_, _ = p.Exec(ctx)
-		if attempt == 0 && isNoScript(cmds) {
-			if err := r.LoadScripts(ctx); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		for _, c := range cmds {
-			if err := c.Err(); err != nil {
-				return nil, fmt.Errorf("sink: redis pipeline: %w", err)
-			}
-		}
-		return cmds, nil
+// run executes one pipeline and fails with the first error of the commands
+// fill returns. When Redis lost its scripts (a restart, a failover, SCRIPT
+// FLUSH), the script calls that failed with NOSCRIPT did not run; run loads
+// the scripts and runs those calls alone again (see redisscript.Runner), so
+// no call takes effect twice.
+func (r *Redis) run(ctx context.Context, fill func(p *redisscript.Pipe) []*redis.Cmd) ([]*redis.Cmd, error) {
+	var cmds []*redis.Cmd
+	if err := r.lua.Pipelined(ctx, func(p *redisscript.Pipe) { cmds = fill(p) }); err != nil {
+		return nil, fmt.Errorf("sink: load scripts: %w", err)
 	}
-}
-
-func isNoScript(cmds []*redis.Cmd) bool {
 	for _, c := range cmds {
-		if err := c.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			return true
+		if err := c.Err(); err != nil {
+			return nil, fmt.Errorf("sink: redis pipeline: %w", err)
 		}
 	}
-	return false
+	return cmds, nil
 }
 
 // LoadScripts loads the Lua scripts into Redis (every master of a cluster).
 func (r *Redis) LoadScripts(ctx context.Context) error {
-	for _, s := range []*redis.Script{applyScript, fastScript, commitScript, ackScript, restoreScript, settleScript} {
-		if err := s.Load(ctx, r.c).Err(); err != nil {
-			return fmt.Errorf("sink: load scripts: %w", err)
-		}
+	if err := r.lua.Load(ctx); err != nil {
+		return fmt.Errorf("sink: load scripts: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,168 @@
+-- apply.lua (applyLua in scripts.go): applies one board's share of a batch
+-- atomically.
+--
+-- KEYS: 1 the board's watermark hash (P .. 'w'); every other key is built
+--       from the prefix P and carries the same hash tag; every key the
+--       script may touch is declared (see applyKeys in store.go)
+-- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'r'),
+--       4 op, 5 tie (1/0), 6 rb, 7 res ms, 8 max total, 9 origin (rolling
+--       epoch ms), 10 windows, 11 parts, then per part:
+--       "topic/partition", first offset, last offset, each (1/0),
+--       buckets, then per bucket: bucket (period label or slice index),
+--       origin ms (period start), expire-at ms (period keys), entries,
+--       then per entry: member, value, ts ms, id ('' = none), offset
+--
+-- The part's hash field holds its applied ranges (ranges.lua). A part whose
+-- first..last lies inside them is skipped; one that meets none is applied;
+-- one that overlaps them in part is left alone and reported with the ranges
+-- (board operations are not idempotent, and its entries may be folded
+-- across offsets), and the caller re-sends it unfolded with each = 1: then
+-- each entry whose offset is not in the ranges is applied. Whatever is
+-- applied, first..last is merged into the ranges in the same step.
+--
+-- Reply: {'reset'} when the generation differs, else {applied, skipped,
+-- duplicates, saturated, gaps closed, n splits, (part index, ranges)...,
+-- n late, (part index, bucket)...}.
+--
+--! include score.lua
+--! include ranges.lua
+
+local P = ARGV[1]
+if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return {'reset'} end
+local periodic, op = ARGV[3] == 'p', ARGV[4]
+setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+local origin0, nwin, nparts = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local i = 12
+local applied, skipped, dup, late, closed = 0, 0, 0, 0, 0
+-- covered(k) is true when the entry at ARGV[k] is to be left alone: in a
+-- part re-sent entry by entry, an entry whose offset is already applied.
+local R0 = nil
+local function covered(k)
+  return R0 ~= nil and rcover(R0, tonumber(ARGV[k+4]), tonumber(ARGV[k+4])) == 'all'
+end
+local splits, lates = {}, {}
+local L = {}
+if not periodic then
+  local x = redis.call('HMGET', P .. 'x', unpack((function() local t = {} for j = 0, nwin-1 do t[#t+1] = j end return t end)()))
+  for j = 1, nwin do if x[j] then L[j] = tonumber(x[j]) end end
+end
+
+local function periodicBucket(bucket, org, exp, ne)
+  local base = P .. 'p:' .. bucket .. ':'
+  local zk, mk, ik = base .. 'z', base .. 'm', base .. 'i'
+  for e = 0, ne - 1 do
+    local k = i + 5 * e
+    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
+    if covered(k) then -- luacheck: ignore 542
+      -- applied before
+    elseif id ~= '' and redis.call('SADD', ik, id) == 0 then
+      dup = dup + 1
+    else
+      applied = applied + 1
+      local st = redis.call('HGET', mk, member)
+      local total, reached
+      if st then
+        local sp = string.find(st, ' ', 1, true)
+        total, reached = tonumber(string.sub(st, 1, sp - 1)), tonumber(string.sub(st, sp + 1))
+      end
+      local changed = true
+      if not total then
+        total, reached = v, ts
+      elseif op == 'incr' then
+        total = total + v
+        if ts > reached then reached = ts end
+      elseif op == 'best' then
+        if v > total or (v == total and ts < reached) then total, reached = v, ts else changed = false end
+      else
+        if ts > reached or (ts == reached and v > total) then total, reached = v, ts else changed = false end
+      end
+      if changed then
+        redis.call('HSET', mk, member, fmt(total) .. ' ' .. fmt(reached))
+        redis.call('ZADD', zk, score(total, reached, org), member)
+      end
+    end
+  end
+  redis.call('PEXPIREAT', zk, exp)
+  redis.call('PEXPIREAT', mk, exp)
+  redis.call('PEXPIREAT', ik, exp)
+end
+
+local function rollingBucket(pi, bucket, ne)
+  local s = tonumber(bucket)
+  local take, any = {}, false
+  for j = 1, nwin do
+    if L[j] == nil or s > L[j] then take[j] = true; any = true end
+  end
+  if not any then
+    local n = 0
+    for e = 0, ne - 1 do if not covered(i + 5 * e) then n = n + 1 end end
+    if n > 0 then
+      lates[#lates+1] = pi; lates[#lates+1] = bucket
+      late = late + n
+    end
+    return
+  end
+  local sk, mk = P .. 's:' .. bucket, P .. 'm'
+  redis.call('ZADD', P .. 's', s, bucket)
+  for e = 0, ne - 1 do
+    local k = i + 5 * e
+    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
+    if covered(k) then -- luacheck: ignore 542
+      -- applied before
+    elseif id ~= '' and redis.call('SADD', sk .. ':i', id) == 0 then
+      dup = dup + 1
+    else
+      applied = applied + 1
+      redis.call('HINCRBY', sk, member, v)
+      local st = rparse(redis.call('HGET', mk, member), nwin)
+      local moved = ts > st[1]
+      if moved then st[1] = ts end
+      for j = 1, nwin do
+        if take[j] then st[j+1] = st[j+1] + v end
+        if take[j] or (moved and st[j+1] > 0) then
+          redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
+        end
+      end
+      redis.call('HSET', mk, member, rformat(st, nwin))
+    end
+  end
+end
+
+for pi = 1, nparts do
+  local tp, first, last, each, nb = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), ARGV[i+3] == '1', tonumber(ARGV[i+4])
+  i = i + 5
+  local ranges = rparse_ranges(redis.call('HGET', KEYS[1], tp))
+  local mode = 'apply'
+  R0 = nil
+  if each then
+    R0 = ranges
+  else
+    local c = rcover(ranges, first, last)
+    if c == 'all' then
+      mode = 'skip'; skipped = skipped + 1
+    elseif c == 'some' then
+      mode = 'split'; splits[#splits+1] = pi; splits[#splits+1] = rformat_ranges(ranges)
+    end
+  end
+  for _ = 1, nb do
+    local bucket, org, exp, ne = ARGV[i], tonumber(ARGV[i+1]), ARGV[i+2], tonumber(ARGV[i+3])
+    i = i + 4
+    if mode == 'apply' then
+      if periodic then periodicBucket(bucket, org, exp, ne) else rollingBucket(pi, bucket, ne) end
+    end
+    i = i + 5 * ne
+  end
+  if mode == 'apply' then
+    local n, c = radd(ranges, first, last)
+    closed = closed + c
+    redis.call('HSET', KEYS[1], tp, rformat_ranges(n))
+  end
+end
+if late > 0 then redis.call('HINCRBY', P .. 'n', 'late', late) end
+if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
+if closed > 0 then redis.call('HINCRBY', P .. 'n', 'gaps_closed', closed) end
+local reply = {applied, skipped, dup, sat, closed, #splits / 2}
+for _, v in ipairs(splits) do reply[#reply+1] = v end
+reply[#reply+1] = #lates / 2
+for _, v in ipairs(lates) do reply[#reply+1] = v end
+return reply

@@ -1,0 +1,119 @@
+-- expire.lua (expireLua in scripts.go): subtracts the slices that have left
+-- each window of one rolling or windows board, records the last subtracted
+-- slice per window in the same step, removes members whose total reaches 0,
+-- and deletes the slices no window needs any more.
+--
+-- KEYS: 1 the board's last-subtracted hash (P .. 'x'), 2 P .. 's',
+--       3 P .. 'm', 4 P .. 'n', then P .. 'z:<j>' per window, then
+--       P .. 's:<slice>' and P .. 's:<slice>:i' per slice given
+-- ARGV: 1 P, 2 tie, 3 rb, 4 res ms, 5 max total, 6 origin ms, 7 windows,
+--       then per window the last slice that has left it at now, then the
+--       number of slices given and the slices (Store.expirePlan)
+--
+-- Every key it touches is declared (see applyKeys in store.go), so it first
+-- works out which slices it needs and answers {-1, 0, 0} without writing
+-- when one was not given. It then writes each key only after its last read,
+-- and deletes last: in a slot that is being migrated, Redis fails a command
+-- on a key that does not exist (here: one the script emptied), and a script
+-- that fails half-way keeps its earlier writes.
+--
+-- Reply: {subtractions, members removed, slices deleted}.
+--
+--! include score.lua
+
+local P = ARGV[1]
+setlayout(ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+local origin0, nwin = tonumber(ARGV[6]), tonumber(ARGV[7])
+local given = {}
+for k = 1, tonumber(ARGV[8+nwin]) do given[ARGV[8+nwin+k]] = true end
+local mk = P .. 'm'
+
+-- The plan: the slices each window subtracts, and those no window needs.
+local plan, T = {}, {}
+local lmin
+for j = 1, nwin do
+  T[j] = tonumber(ARGV[7+j])
+  local Lr, L = redis.call('HGET', KEYS[1], j-1), nil
+  if Lr then L = tonumber(Lr) end
+  if L == nil or T[j] > L then
+    local lo = '-inf'
+    if L then lo = '(' .. fmt(L) end
+    plan[j] = redis.call('ZRANGEBYSCORE', P .. 's', lo, fmt(T[j]))
+    L = T[j]
+  end
+  if lmin == nil or L < lmin then lmin = L end
+end
+local drop = redis.call('ZRANGEBYSCORE', P .. 's', '-inf', fmt(lmin))
+for _, sls in pairs(plan) do
+  for _, sl in ipairs(sls) do if not given[sl] then return {-1, 0, 0} end end
+end
+for _, sl in ipairs(drop) do if not given[sl] then return {-1, 0, 0} end end
+
+-- Member states are read once and written back at the end.
+local states = {}
+local function state(member)
+  local st = states[member]
+  if st == nil then
+    local raw = redis.call('HGET', mk, member)
+    st = false
+    if raw then st = rparse(raw, nwin) end
+    states[member] = st
+  end
+  return st
+end
+local function chunked(cmd, key, list, n)
+  local done = 0
+  for a = 1, #list, n do
+    done = done + redis.call(cmd, key, unpack(list, a, math.min(a + n - 1, #list)))
+  end
+  return done
+end
+
+local subtracted, removed, deleted = 0, 0, 0
+for j = 1, nwin do
+  if plan[j] then
+    local ranked = {} -- member → still ranked in window j
+    for _, sl in ipairs(plan[j]) do
+      local h = redis.call('HGETALL', P .. 's:' .. sl)
+      for k = 1, #h, 2 do
+        local st = state(h[k])
+        if st then
+          st[j+1] = st[j+1] - tonumber(h[k+1])
+          if st[j+1] < 0 then st[j+1] = 0 end
+          ranked[h[k]] = st[j+1] > 0
+        end
+      end
+      subtracted = subtracted + 1
+    end
+    local zk = P .. 'z:' .. (j-1)
+    local add, rem = {}, {}
+    for member, live in pairs(ranked) do
+      if live then
+        local st = states[member]
+        add[#add+1] = score(st[j+1], st[1], origin0); add[#add+1] = member
+      else
+        rem[#rem+1] = member
+      end
+    end
+    if #add > 0 then chunked('ZADD', zk, add, 1000) end
+    if #rem > 0 then removed = removed + chunked('ZREM', zk, rem, 1000) end
+    redis.call('HSET', KEYS[1], j-1, fmt(T[j]))
+  end
+end
+local set, del = {}, {}
+for member, st in pairs(states) do
+  if st then
+    local any = false
+    for jj = 2, nwin + 1 do if st[jj] > 0 then any = true end end
+    if any then set[#set+1] = member; set[#set+1] = rformat(st, nwin) else del[#del+1] = member end
+  end
+end
+if #set > 0 then chunked('HSET', mk, set, 1000) end
+if #del > 0 then chunked('HDEL', mk, del, 1000) end
+if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
+for _, sl in ipairs(drop) do
+  redis.call('DEL', P .. 's:' .. sl, P .. 's:' .. sl .. ':i')
+  deleted = deleted + 1
+end
+if #drop > 0 then redis.call('ZREMRANGEBYSCORE', P .. 's', '-inf', fmt(lmin)) end
+return {subtracted, removed, deleted}

@@ -1,0 +1,35 @@
+-- read.lua (readLua in scripts.go): reads a page of a ranking and the
+-- members' states atomically.
+--
+-- KEYS: 1 ranking zset, 2 member state hash
+-- ARGV: 1 mode: 'top' (2 offset, 3 count), 'member' (2 member),
+--       'around' (2 member, 3 n)
+--
+-- Reply: {members in the zset, rank of the first listed (0-based),
+-- member, state, score, ...}, or {-1} when the member is not ranked.
+
+local mode = ARGV[1]
+local card = redis.call('ZCARD', KEYS[1])
+local lo, hi
+if mode == 'top' then
+  lo = tonumber(ARGV[2]); hi = lo + tonumber(ARGV[3]) - 1
+else
+  local r = redis.call('ZREVRANK', KEYS[1], ARGV[2])
+  if not r then return {-1} end
+  if mode == 'member' then lo, hi = r, r else
+    local n = tonumber(ARGV[3])
+    lo = r - n; if lo < 0 then lo = 0 end
+    hi = r + n
+  end
+end
+local reply = {card, lo}
+if hi < lo then return reply end
+local ms = redis.call('ZREVRANGE', KEYS[1], lo, hi, 'WITHSCORES')
+if #ms == 0 then return reply end
+local names = {}
+for k = 1, #ms, 2 do names[#names+1] = ms[k] end
+local sts = redis.call('HMGET', KEYS[2], unpack(names))
+for k = 1, #names do
+  reply[#reply+1] = names[k]; reply[#reply+1] = sts[k] or ''; reply[#reply+1] = ms[2*k]
+end
+return reply

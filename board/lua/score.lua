@@ -1,0 +1,42 @@
+-- score.lua: the score of a member, and the rolling member state, shared by
+-- apply.lua and expire.lua (each includes it with "--! include score.lua").
+--
+--   score = min(total, maxt)*2^rb + (2^rb - 1 - floor((reached - origin)/res))   (tie: first-reached)
+--   score = min(total, maxt)                                                     (tie: none)
+--
+-- Every value is an integer below 2^53, exact in Lua's doubles; string.format
+-- with %.0f writes it exactly (tostring would round to 14 digits).
+--
+-- setlayout(tie, rb, res, maxt) sets the board's layout from ARGV strings;
+-- score(total, reached, origin) returns the score as a string and counts in
+-- sat the totals it saturated at maxt; rparse and rformat read and write a
+-- rolling member state, "reached t1 ... tk".
+
+local function fmt(x) return string.format('%.0f', x) end
+local tie, rb, res, maxt = false, 0, 1, 0
+local R = 1
+local sat = 0
+local function setlayout(t, b, r, m)
+  tie = t == '1'; rb = tonumber(b); res = tonumber(r); maxt = tonumber(m); R = 2^rb
+end
+local function score(total, reached, origin)
+  local t = total
+  if t > maxt then t = maxt; sat = sat + 1 end
+  if not tie then return fmt(t) end
+  local rel = math.floor((reached - origin) / res)
+  if rel < 0 then rel = 0 elseif rel > R - 1 then rel = R - 1 end
+  return fmt(t * R + (R - 1 - rel))
+end
+-- rolling member state: "reached t1 … tk"
+local function rparse(s, nwin)
+  local v = {}
+  if s then for w in string.gmatch(s, '%S+') do v[#v+1] = tonumber(w) end end
+  if #v == 0 then v[1] = 0 end
+  for j = #v, nwin do v[j+1] = v[j+1] or 0 end
+  return v
+end
+local function rformat(v, nwin)
+  local out = {}
+  for j = 1, nwin + 1 do out[j] = fmt(v[j]) end
+  return table.concat(out, ' ')
+end

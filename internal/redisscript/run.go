@@ -1,0 +1,93 @@
+package redisscript
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Runner runs pipelines of script calls through one client. It is safe for
+// concurrent use.
+type Runner struct {
+	c       redis.UniversalClient
+	scripts []*Script
+}
+
+// NewRunner returns a runner for calls of scripts through c (a single node,
+// failover or cluster client). scripts are those it loads when Redis
+// answers NOSCRIPT: every script its callers run.
+func NewRunner(c redis.UniversalClient, scripts ...*Script) *Runner {
+	return &Runner{c: c, scripts: scripts}
+}
+
+// Load loads the runner's scripts into every master (see LoadAll).
+func (r *Runner) Load(ctx context.Context) error { return LoadAll(ctx, r.c, r.scripts...) }
+
+// Pipe is a pipeline being filled for Runner.Pipelined. Its embedded
+// Pipeliner queues any other command; script calls go through Run, so that
+// the runner can retry them.
+type Pipe struct {
+	redis.Pipeliner
+	calls []call
+}
+
+// call is one queued script call.
+type call struct {
+	s    *Script
+	keys []string
+	args []any
+	cmd  *redis.Cmd
+}
+
+// Run queues a call of s (EVALSHA) and returns its command, which holds the
+// reply once Pipelined returns.
+func (p *Pipe) Run(ctx context.Context, s *Script, keys []string, args ...any) *redis.Cmd {
+	cmd := p.EvalSha(ctx, s.sha, keys, args...)
+	p.calls = append(p.calls, call{s: s, keys: keys, args: args, cmd: cmd})
+	return cmd
+}
+
+// Pipelined runs the commands fill queues on p in one round trip. The
+// script calls that fail with NOSCRIPT did not run; Pipelined then loads the
+// runner's scripts and runs those calls again, in their order, in a second
+// round trip, and their commands hold the second replies. Calls that failed
+// otherwise, or succeeded, are not run again, so every call takes effect at
+// most once. A call that meets NOSCRIPT twice keeps that error.
+//
+// Pipelined returns an error only when the scripts could not be loaded; each
+// command's own error tells how it went.
+func (r *Runner) Pipelined(ctx context.Context, fill func(p *Pipe)) error {
+	p := &Pipe{Pipeliner: r.c.Pipeline()}
+	fill(p)
+	// Exec reports only the first error; each command's own error decides.
+	_, _ = p.Exec(ctx)
+	var failed []call
+	for _, c := range p.calls {
+		if isNoScript(c.cmd.Err()) {
+			failed = append(failed, c)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	if err := r.Load(ctx); err != nil {
+		return err
+	}
+	again := r.c.Pipeline()
+	cmds := make([]*redis.Cmd, len(failed))
+	for i, c := range failed {
+		cmds[i] = again.EvalSha(ctx, c.s.sha, c.keys, c.args...)
+	}
+	_, _ = again.Exec(ctx)
+	for i, c := range failed {
+		c.cmd.SetVal(cmds[i].Val())
+		c.cmd.SetErr(cmds[i].Err())
+	}
+	return nil
+}
+
+// isNoScript reports whether err is Redis's NOSCRIPT: no script has the
+// SHA-1 called, and nothing ran.
+func isNoScript(err error) bool {
+	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
+}
