@@ -30,7 +30,7 @@ type Config struct {
 
 	// Periodic boards.
 	Period    string `yaml:"period"`     // hour | day | week | month; required
-	WeekStart string `yaml:"week_start"` // first day of a week (monday … sunday); default monday
+	WeekStart string `yaml:"week-start"` // first day of a week (monday … sunday); default monday
 	TZ        string `yaml:"tz"`         // IANA zone whose calendar (DST included) cuts the periods; default UTC
 	Retention int    `yaml:"retention"`  // past periods kept readable; default 8
 
@@ -44,11 +44,11 @@ type Config struct {
 	// TieResolution is the unit of the first-reached time in the score:
 	// events reached within one unit tie on time. Default 1ms for periodic
 	// boards, 1s for rolling and windows boards.
-	TieResolution time.Duration `yaml:"tie_resolution"`
+	TieResolution time.Duration `yaml:"tie-resolution"`
 	// MaxTotal is the largest total the score orders exactly; a larger total
 	// is still stored exactly but ranks as MaxTotal (and is counted as
 	// saturated). Default: the largest the 53-bit layout leaves room for.
-	MaxTotal int64 `yaml:"max_total"`
+	MaxTotal int64 `yaml:"max-total"`
 	// Epoch is the origin of a rolling or windows board's first-reached
 	// time: the board works until Epoch + 2^reachedBits × TieResolution.
 	// Default 2025-01-01T00:00:00Z. Changing it reorders stored scores.
@@ -132,7 +132,7 @@ const (
 	DefaultRetention = 8
 	DefaultGrace     = time.Minute
 	// defaultRollingSpan is the span of a rolling board's reached field
-	// when max_total is not given: 2^30 s, about 34 years after the epoch.
+	// when max-total is not given: 2^30 s, about 34 years after the epoch.
 	defaultRollingSpan = time.Duration(1<<30) * time.Second
 )
 
@@ -280,11 +280,11 @@ func (b *Board) compilePeriodic(c *Config) error {
 	b.weekStart = time.Monday
 	if c.WeekStart != "" {
 		if b.unit != Week {
-			return fieldErr("week_start", "only week boards have a week start")
+			return fieldErr("week-start", "only week boards have a week start")
 		}
 		ws, ok := parseWeekday(c.WeekStart)
 		if !ok {
-			return fieldErr("week_start", "%q must be a day name (monday … sunday)", c.WeekStart)
+			return fieldErr("week-start", "%q must be a day name (monday … sunday)", c.WeekStart)
 		}
 		b.weekStart = ws
 	}
@@ -316,7 +316,7 @@ func (b *Board) compileRolling(c *Config) error {
 	case c.Period != "":
 		return fieldErr("period", "only periodic boards have a period")
 	case c.WeekStart != "":
-		return fieldErr("week_start", "only periodic week boards have a week start")
+		return fieldErr("week-start", "only periodic week boards have a week start")
 	case c.TZ != "":
 		return fieldErr("tz", "rolling and windows slices are aligned to UTC; tz is for periodic boards")
 	case c.Retention != 0:
@@ -380,16 +380,16 @@ func (b *Board) compileTie(c *Config, now time.Time) error {
 		return fieldErr("tie", "%q must be first-reached or none", c.Tie)
 	}
 	if c.MaxTotal < 0 {
-		return fieldErr("max_total", "%d must be positive", c.MaxTotal)
+		return fieldErr("max-total", "%d must be positive", c.MaxTotal)
 	}
 	if !b.firstReached {
 		if c.TieResolution != 0 {
-			return fieldErr("tie_resolution", "only first-reached boards have a tie resolution")
+			return fieldErr("tie-resolution", "only first-reached boards have a tie resolution")
 		}
 		b.maxTotal = codec.MaxAmount
 		if c.MaxTotal > 0 {
 			if c.MaxTotal > codec.MaxAmount {
-				return fieldErr("max_total", "%d is more than 2^53-1, the largest total a Redis score holds exactly", c.MaxTotal)
+				return fieldErr("max-total", "%d is more than 2^53-1, the largest total a Redis score holds exactly", c.MaxTotal)
 			}
 			b.maxTotal = c.MaxTotal
 		}
@@ -403,7 +403,7 @@ func (b *Board) compileTie(c *Config, now time.Time) error {
 		}
 	}
 	if b.res < time.Millisecond || b.res%time.Millisecond != 0 {
-		return fieldErr("tie_resolution", "%s must be a whole number of milliseconds", b.res)
+		return fieldErr("tie-resolution", "%s must be a whole number of milliseconds", b.res)
 	}
 	// span: how far after its origin a reached time may fall.
 	var span time.Duration
@@ -415,7 +415,7 @@ func (b *Board) compileTie(c *Config, now time.Time) error {
 	need := bitsFor(uint64((span + b.res - 1) / b.res))
 	if c.MaxTotal == 0 {
 		if need >= codec.MaxBits {
-			return fieldErr("tie_resolution", "%s leaves no bit of the 53-bit score for the total (the reached time needs %d bits)", b.res, need)
+			return fieldErr("tie-resolution", "%s leaves no bit of the 53-bit score for the total (the reached time needs %d bits)", b.res, need)
 		}
 		b.rb = need
 		b.maxTotal = 1<<(codec.MaxBits-need) - 1
@@ -424,7 +424,7 @@ func (b *Board) compileTie(c *Config, now time.Time) error {
 		// A periodic board's reached field must span its longest period; a
 		// rolling board's span is its horizon, checked below.
 		if (b.kind == Periodic && tb+need > codec.MaxBits) || tb >= codec.MaxBits {
-			return fieldErr("max_total", "%d needs %d bits and the reached time at %s needs %d, more than the %d bits a Redis score holds exactly (lower max_total or coarsen tie_resolution)",
+			return fieldErr("max-total", "%d needs %d bits and the reached time at %s needs %d, more than the %d bits a Redis score holds exactly (lower max-total or coarsen tie-resolution)",
 				c.MaxTotal, tb, b.res, need, codec.MaxBits)
 		}
 		b.rb = codec.MaxBits - tb
@@ -433,13 +433,13 @@ func (b *Board) compileTie(c *Config, now time.Time) error {
 	if b.kind != Periodic {
 		horizon := b.Horizon()
 		if horizon.Before(now.AddDate(1, 0, 0)) {
-			return fieldErr("max_total", "the first-reached layout ends at %s (epoch + 2^%d × %s), within a year: lower max_total, coarsen tie_resolution or move epoch",
+			return fieldErr("max-total", "the first-reached layout ends at %s (epoch + 2^%d × %s), within a year: lower max-total, coarsen tie-resolution or move epoch",
 				horizon.UTC().Format(time.RFC3339), b.rb, b.res)
 		}
 	}
 	// The layout itself is codec's, so its checks apply too.
 	if _, err := codec.NewFirstReached(uint8(codec.MaxBits - b.rb)); err != nil {
-		return fieldErr("max_total", "%v", err)
+		return fieldErr("max-total", "%v", err)
 	}
 	return nil
 }

@@ -50,16 +50,16 @@
 //
 // With tie: first-reached the sorted-set score is
 //
-//	score = min(total, max_total)·2^rb + (2^rb − 1 − reachedRel)
-//	reachedRel = floor((reached_at − origin) / tie_resolution)
+//	score = min(total, max-total)·2^rb + (2^rb − 1 − reachedRel)
+//	reachedRel = floor((reached_at − origin) / tie-resolution)
 //
-// where rb = 53 − bits(max_total), so every score is an integer below 2^53,
+// where rb = 53 − bits(max-total), so every score is an integer below 2^53,
 // exact in a double (codec.NewFirstReached is the layout). The origin is the
 // period's start for periodic boards (rb covers the longest period of the
 // unit, DST included) and the board's epoch for rolling and windows boards
-// (which work until epoch + 2^rb·tie_resolution; Compile refuses a board
+// (which work until epoch + 2^rb·tie-resolution; Compile refuses a board
 // whose horizon ends within a year). Totals are kept exactly in a hash next
-// to the sorted set; a total above max_total ranks as max_total (it is
+// to the sorted set; a total above max-total ranks as max-total (it is
 // counted as saturated). With tie: none the score is the total itself and
 // equal totals follow Redis's order: reverse lexicographic by member in a
 // descending read. Ranks are 1-based and unique.

@@ -137,15 +137,15 @@ func TestCompileErrors(t *testing.T) {
 			c.Period = "week"
 			c.TZ = "Mars/Olympus"
 		}, "boards[0].tz:"},
-		{func(c *Config) { c.Tie = "first-reached"; c.MaxTotal = 1 << 40 }, "boards[0].max_total:"},
-		{func(c *Config) { c.Tie = "first-reached"; c.MaxTotal = 1 << 30 }, "boards[0].max_total: the first-reached layout ends"},
+		{func(c *Config) { c.Tie = "first-reached"; c.MaxTotal = 1 << 40 }, "boards[0].max-total:"},
+		{func(c *Config) { c.Tie = "first-reached"; c.MaxTotal = 1 << 30 }, "boards[0].max-total: the first-reached layout ends"},
 		{func(c *Config) {
 			c.Kind = "periodic"
 			c.Slice, c.Slices = 0, 0
 			c.Period = "month"
 			c.Tie = "first-reached"
 			c.MaxTotal = 1 << 25
-		}, "boards[0].max_total: 33554432 needs 26 bits"},
+		}, "boards[0].max-total: 33554432 needs 26 bits"},
 		{func(c *Config) { c.Kind = "windows"; c.Slices = 0; c.Windows = []time.Duration{90 * time.Minute} }, "boards[0].windows:"},
 	} {
 		cfg := base

@@ -48,7 +48,7 @@
 //	rostrum_board_events_total{result}             counter, events
 //	    Leaderboard events counted, or skipped as a repeated id (duplicate).
 //	rostrum_board_saturated_total                  counter, updates
-//	    Board score updates whose total passed the board's max_total.
+//	    Board score updates whose total passed the board's max-total.
 //	rostrum_board_gaps_closed_total                counter, gaps
 //	    Gaps between a board's applied offset ranges closed (64 at most).
 //	rostrum_state_cache_members                    gauge, members

@@ -193,7 +193,7 @@ func New(env string) *Pipeline {
 	p.boardEvents = counterVec(nameBoardEvents,
 		"Leaderboard events by result: counted, or duplicate (an id a producer repeated).", "result")
 	p.boardSaturated = counter(nameBoardSaturated,
-		"Leaderboard score updates whose total exceeded the board's max_total (the total is kept, the score saturates).")
+		"Leaderboard score updates whose total exceeded the board's max-total (the total is kept, the score saturates).")
 	p.boardGapsClosed = counter(nameBoardGapsClosed,
 		"Gaps between a board's applied offset ranges closed to keep at most 64 per partition.")
 	p.lagRecords = gaugeVec(nameLagRecords,

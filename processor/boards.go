@@ -31,7 +31,7 @@ var _ BoardStore = (*board.Store)(nil)
 // BoardObserver is implemented by an Observer that also wants the boards'
 // counts of each apply (metrics.Pipeline does): events counted, events
 // skipped as a producer's repeated id, score updates saturated at
-// max_total, and gaps between applied offset ranges closed to keep at most
+// max-total, and gaps between applied offset ranges closed to keep at most
 // 64 per partition (events in such a gap that were never applied are lost
 // for the board, so a non-zero rate deserves a look).
 type BoardObserver interface {

@@ -73,7 +73,7 @@ type Stats struct {
 	RedisResets   atomic.Int64 // times Redis was found empty and rebuilt
 
 	BoardEvents    atomic.Int64 // board events counted by the boards
-	BoardSaturated atomic.Int64 // board score updates whose total exceeded max_total
+	BoardSaturated atomic.Int64 // board score updates whose total exceeded max-total
 }
 
 // New connects to Kafka and checks the topics, but consumes nothing until Run.

@@ -106,9 +106,11 @@ func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if f.boards, err = readBoards(cfg); err != nil {
+	var deprecated []string
+	if f.boards, deprecated, err = readBoards(cfg); err != nil {
 		return err
 	}
+	warnings = append(warnings, deprecated...)
 	f.boardsSource = "--config " + cfg
 	if err := f.sec.resolve(); err != nil {
 		return err

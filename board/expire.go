@@ -1,0 +1,140 @@
+package board
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ExpireResult is what Expire did.
+type ExpireResult struct {
+	Subtracted int // (slice, window) subtractions
+	Removed    int // members removed from a window whose total reached 0
+	Deleted    int // slices deleted (no window needs them any more)
+}
+
+// Expire subtracts, for every rolling and windows board, each slice that has
+// left a window by now (grace included) from that window, each board in one
+// atomic script that also records the last subtracted slice, so a crash
+// never subtracts twice or skips one, and several processors may call it at
+// once. It works without events arriving; the processor calls it on a
+// ticker. All boards go in one pipelined round trip.
+func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error) {
+	var res ExpireResult
+	var rolling []*Board
+	for _, b := range s.boards {
+		if b.kind != Periodic {
+			rolling = append(rolling, b)
+		}
+	}
+	if len(rolling) == 0 {
+		return res, nil
+	}
+	// The slices an expiry subtracts and deletes are read first, so that
+	// the script can declare their keys (see applyKeys for why); a script
+	// that finds it needs a slice it was not given (another processor
+	// expired or a late event added one meanwhile) changes nothing and
+	// answers -1, and the board is tried again with a fresh read.
+	for attempt := 0; len(rolling) > 0; attempt++ {
+		if attempt == 5 {
+			return res, fmt.Errorf("board %s: expire: the slices kept changing", rolling[0].name)
+		}
+		slices, err := s.expirePlan(ctx, rolling, now)
+		if err != nil {
+			return res, err
+		}
+		cmds, err := s.eval(ctx, expireLua, len(rolling), func(k int) ([]string, []any) {
+			b := rolling[k]
+			P := s.prefix(b)
+			tie := "0"
+			if b.firstReached {
+				tie = "1"
+			}
+			keys := []string{P + "x", P + "s", P + "m", P + "n"}
+			for j := range b.windows {
+				keys = append(keys, P+"z:"+strconv.Itoa(j))
+			}
+			args := []any{P, tie, b.rb, b.res.Milliseconds(), b.maxTotal, b.epoch.UnixMilli(), len(b.windows)}
+			for j := range b.windows {
+				args = append(args, b.ExpiredThrough(j, now))
+			}
+			args = append(args, len(slices[k]))
+			for _, sl := range slices[k] {
+				keys = append(keys, P+"s:"+sl, P+"s:"+sl+":i")
+				args = append(args, sl)
+			}
+			return keys, args
+		})
+		if err != nil {
+			return res, err
+		}
+		var again []*Board
+		for k, c := range cmds {
+			v, err := c.Int64Slice()
+			if err != nil || len(v) != 3 {
+				return res, fmt.Errorf("board %s: expire: %v %w", rolling[k].name, v, err)
+			}
+			if v[0] < 0 {
+				again = append(again, rolling[k])
+				continue
+			}
+			res.Subtracted += int(v[0])
+			res.Removed += int(v[1])
+			res.Deleted += int(v[2])
+		}
+		rolling = again
+	}
+	return res, nil
+}
+
+// expirePlan reads, for each board, the slices its expiry at now would
+// subtract from a window or delete: those above a window's last subtracted
+// slice and at or below the one it moves to, and those at or below the
+// lowest last subtracted slice after it.
+func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) ([][]string, error) {
+	p := s.rdb.Pipeline()
+	xs := make([]*redis.SliceCmd, len(boards))
+	ss := make([]*redis.ZSliceCmd, len(boards))
+	for k, b := range boards {
+		fields := make([]string, len(b.windows))
+		var top int64
+		for j := range b.windows {
+			fields[j] = strconv.Itoa(j)
+			top = max(top, b.ExpiredThrough(j, now))
+		}
+		xs[k] = p.HMGet(ctx, s.prefix(b)+"x", fields...)
+		ss[k] = p.ZRangeByScoreWithScores(ctx, s.prefix(b)+"s", &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(top, 10)})
+	}
+	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("board: expire: read slices: %w", err)
+	}
+	out := make([][]string, len(boards))
+	for k, b := range boards {
+		lo := make([]int64, len(b.windows)) // last subtracted slice before, per window
+		hi := make([]int64, len(b.windows)) // and after
+		var lmin int64 = math.MaxInt64
+		for j, v := range xs[k].Val() {
+			lo[j] = math.MinInt64
+			if sv, ok := v.(string); ok {
+				lo[j], _ = strconv.ParseInt(sv, 10, 64)
+			}
+			hi[j] = max(lo[j], b.ExpiredThrough(j, now))
+			lmin = min(lmin, hi[j])
+		}
+		for _, z := range ss[k].Val() {
+			sl := int64(z.Score)
+			need := sl <= lmin
+			for j := range lo {
+				need = need || sl > lo[j] && sl <= hi[j]
+			}
+			if need {
+				out[k] = append(out[k], z.Member.(string))
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,234 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/internal/redisscript"
+	"github.com/rostrumhq/rostrum/ranking"
+)
+
+// Apply writes the rooms' updates, each room in one atomic script guarded
+// by its watermarks, and clears the pending marks of acks, all in one
+// pipelined round trip. It returns one RoomState per room, in order. The
+// same round trip peeks at the due set's earliest entry (see PeekDue).
+//
+// A room whose member states the sink holds (see stateCache) is merged and
+// scored here and written by the small fastLua; the others, and any room
+// that another writer changed since, take applyLua, whose reply refills the
+// cache. Only a room another writer changed costs a second round trip.
+//
+// The same round trip reads the generation marker: when it differs from the
+// adopted one, Apply returns ranking.ErrRedisReset (see there).
+func (r *Redis) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
+	states, _, err := r.ApplyMerge(ctx, rooms, acks, nil)
+	return states, err
+}
+
+// ApplyMerge is Apply, where rooms whose stable hash the state cache also
+// knows are merged (merge is called with the state the apply will leave)
+// and their updates stored by the apply's own script: one round trip and
+// one script per room instead of two. merged[i].Done tells which rooms.
+// A merged update's Due is entered in the due set in the same round trip.
+func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) (states []ranking.RoomState, merged []ranking.Merged, err error) {
+	var plans []*fastPlan
+	if r.cache != nil {
+		if plans, acks, err = r.plan(rooms, acks, merge); err != nil {
+			r.forget(rooms)
+			return nil, nil, err
+		}
+	}
+	var gen *redis.StringCmd
+	var due *redis.ZSliceCmd
+	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
+		gen = p.Get(ctx, generationKey(r.opt.Env))
+		due = p.ZRangeWithScores(ctx, dueKey(r.opt.Env), 0, 0)
+		for _, a := range acks {
+			p.Run(ctx, ackLua, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
+		}
+		out := make([]*redis.Cmd, len(rooms))
+		for i := range rooms {
+			if plans != nil && plans[i] != nil {
+				out[i] = r.fastRoom(ctx, p, &rooms[i], plans[i])
+			} else {
+				out[i] = r.applyRoom(ctx, p, &rooms[i], false)
+			}
+		}
+		for _, pl := range plans {
+			if pl != nil && pl.update != nil && pl.update.Due > 0 {
+				p.Do(ctx, "ZADD", dueKey(r.opt.Env), "LT", pl.update.Due, pl.update.Room)
+			}
+		}
+		return out
+	})
+	if err != nil {
+		r.forget(rooms)
+		return nil, nil, err
+	}
+	if r.cache != nil {
+		for i := range acks {
+			r.cache.acked(&acks[i])
+		}
+	}
+	if zs, err := due.Result(); err == nil {
+		peek := &ranking.DuePeek{Seen: time.Now()}
+		if len(zs) > 0 {
+			peek.At = int64(zs[0].Score)
+		}
+		r.due.Store(peek)
+	}
+	states = make([]ranking.RoomState, len(rooms))
+	merged = make([]ranking.Merged, len(rooms))
+	var again []int
+	var rolledBack error
+	for i, c := range cmds {
+		if plans != nil && plans[i] != nil {
+			ok, err := r.finishFast(c, &rooms[i], plans[i], &states[i])
+			if errors.Is(err, ErrRedisRolledBack) {
+				rolledBack, err = err, nil
+			}
+			if err != nil {
+				r.forget(rooms)
+				return nil, nil, err
+			}
+			if !ok {
+				again = append(again, i)
+			} else if plans[i].merged != nil {
+				merged[i] = ranking.Merged{Done: true, Update: plans[i].update}
+			}
+			continue
+		}
+		if err := r.finishFull(c, rooms[i].Room, &states[i]); err != nil {
+			r.forget(rooms)
+			return nil, nil, err
+		}
+	}
+	if len(again) > 0 {
+		cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
+			out := make([]*redis.Cmd, len(again))
+			for j, i := range again {
+				if a := plans[i].ack; a != nil {
+					p.Run(ctx, ackLua, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
+				}
+				out[j] = r.applyRoom(ctx, p, &rooms[i], false)
+			}
+			return out
+		})
+		if err != nil {
+			r.forget(rooms)
+			return nil, nil, err
+		}
+		for j, i := range again {
+			if err := r.finishFull(cmds[j], rooms[i].Room, &states[i]); err != nil {
+				r.forget(rooms)
+				return nil, nil, err
+			}
+		}
+	}
+	if err := r.checkGeneration(gen); err != nil {
+		if r.cache != nil && errors.Is(err, ranking.ErrRedisReset) {
+			r.cache.clear()
+		}
+		return nil, nil, err
+	}
+	if rolledBack != nil {
+		// The apply ran fully (the rooms concerned took the full script);
+		// the caller rebuilds what Redis lost.
+		r.cache.clear()
+		return nil, nil, rolledBack
+	}
+	return states, merged, nil
+}
+
+// forget drops rooms from the state cache after a failed apply: what Redis
+// holds for them is not known.
+func (r *Redis) forget(rooms []ranking.RoomUpdate) {
+	if r.cache == nil {
+		return
+	}
+	names := make([]string, len(rooms))
+	for i := range rooms {
+		names[i] = rooms[i].Room
+	}
+	r.cache.drop(names...)
+}
+
+// finishFull reads applyLua's reply into st and refills the cache from it.
+func (r *Redis) finishFull(c *redis.Cmd, room string, st *ranking.RoomState) error {
+	token, pairs, err := parseRoomState(c, room, st)
+	if err != nil {
+		return err
+	}
+	if r.cache == nil {
+		return nil
+	}
+	r.cache.full.Add(1)
+	if token == "" {
+		r.cache.drop(room)
+		return nil
+	}
+	return r.cache.put(room, token, pairs, st, r.opt.Meeting)
+}
+
+// Read returns the rooms' stable and raw top lists without changing them.
+func (r *Redis) Read(ctx context.Context, rooms []string) ([]ranking.RoomState, error) {
+	ups := make([]ranking.RoomUpdate, len(rooms))
+	for i, room := range rooms {
+		ups[i].Room = room
+	}
+	return r.Apply(ctx, ups, nil)
+}
+
+// Rebuild applies rooms' updates while rebuilding lost state: parts at or
+// below a watermark are applied too (the batch in hand may already have
+// raised a watermark past older batches that still need applying). Member
+// registers merge idempotently, so re-applying is harmless for the meeting
+// ranking. Watermarks only ever rise.
+func (r *Redis) Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error {
+	r.forget(rooms)
+	_, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
+		out := make([]*redis.Cmd, len(rooms))
+		for i := range rooms {
+			out[i] = r.applyRoom(ctx, p, &rooms[i], true)
+		}
+		return out
+	})
+	return err
+}
+
+func (r *Redis) applyRoom(ctx context.Context, p *redisscript.Pipe, u *ranking.RoomUpdate, force bool) *redis.Cmd {
+	k := RoomKeys(r.opt.Env, u.Room)
+	n := len(r.args) + 4
+	for _, part := range u.Parts {
+		n += 3 + 2*len(part.Members)
+	}
+	args := make([]any, 0, n)
+	args = append(args, r.args[:]...)
+	f := "0"
+	if force {
+		f = "1"
+	}
+	token, want := "", "0"
+	if r.cache != nil {
+		token = r.cache.token()
+		if !force {
+			want = "1"
+		}
+	}
+	args = append(args, f, token, want, len(u.Parts))
+	for _, part := range u.Parts {
+		args = append(args, partName(&part), part.Last, len(part.Members))
+		for i := range part.Members {
+			m := &part.Members[i]
+			args = append(args, m.UserID, m.State.AppendBinary(make([]byte, 0, ranking.StateSize)))
+		}
+	}
+	return p.Run(ctx, applyLua, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, args...)
+}
+
+// partName names a topic-partition in the watermark hash.
+func partName(p *ranking.Part) string { return p.Topic + "/" + strconv.Itoa(int(p.Partition)) }
