@@ -5,7 +5,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos
+.PHONY: tidy all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos
 
 all: build
 
@@ -52,13 +52,17 @@ chaos: deps
 test-short: deps
 	$(GO) test -count=1 -short $(PKGS)
 
+## tidy: fails when go.mod or go.sum are not what `go mod tidy` makes of them.
+tidy:
+	$(GO) mod tidy -diff
+
 vet:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags docker $(PKGS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## lint: vet, staticcheck, and luacheck over every .lua file (settings in .luacheckrc).
-lint: deps vet
+lint: deps vet tidy
 	luacheck --formatter plain .
 	$(GO) run $(STATICCHECK) $(PKGS)
 
