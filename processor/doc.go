@@ -55,6 +55,28 @@
 // (recover.go), also by processors that were down or idle at the time
 // (generation.go).
 //
-// The processor depends on small interfaces (Store, Log) that the sink and
-// wal packages implement; they never import it.
+// The processor depends on small interfaces (Store, Log, BoardStore) that
+// the sink, wal and board packages implement; they never import it, and it
+// never imports sink: the vocabulary the two share is package ranking
+// (docs/DESIGN.md §13).
+//
+// # File map
+//
+//	processor.go     Processor, New (clients, topics, group), Run: the poll loop
+//	config.go        Config, its defaults and Validate; Topics
+//	batch.go         one poll batch through the durability order (run, resolve, Step, merge)
+//	fold.go          decode and fold records into per-room, per-partition member updates
+//	stable.go        the stable strategy: hysteresis or seed merge, and its state
+//	publish.go       output and DLQ records
+//	store.go         the Store and Log interfaces the processor needs
+//	chunk.go         chunkedStore: at most MaxRoomsPerApply rooms per Redis round trip
+//	members.go       the room members cap: refusalRecorder and the DLQ of refused members
+//	boards.go        the leaderboard step of a batch (BoardStore), beside the rooms' apply
+//	due.go           the hysteresis timer: rooms whose dwell or grace ended without events
+//	backpressure.go  retries with backoff, paused fetching, readiness
+//	recover.go       rebuild after Redis lost its data: WAL replay, output-topic seeds
+//	generation.go    the Redis generation file and the idle check
+//	replay.go        ReplayWAL, for `rostrum wal replay`
+//	prune.go         WAL pruning after commits
+//	observer.go      the Observer interface the metrics package implements
 package processor

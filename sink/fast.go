@@ -1,5 +1,11 @@
 package sink
 
+// The fast path of a cached room: one algorithm, from the batch's updates to
+// fastLua's arguments (merge the registers, score, rank the top-N, take the
+// stable step, choose the TTL refresh) and back from its reply. It is kept
+// in one file, over 400 lines, because its steps share one plan and one
+// arena and read best in order.
+
 import (
 	"context"
 	"fmt"
