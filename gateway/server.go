@@ -39,7 +39,7 @@ const retryAfter = "1"
 // /healthz, /readyz and /metrics. It is safe for concurrent use.
 type Gateway struct {
 	cfg    Config
-	sem    chan struct{} // one slot per pending callback request
+	sem    chan struct{}                // one slot per pending callback request
 	topics map[string]map[string]string // env → source → topic
 	idBase string                       // random per process; request ids are idBase-counter
 	idSeq  atomic.Uint64
@@ -190,9 +190,9 @@ func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string
 	err = g.cfg.Client.ProduceSync(ctx, ptrs...).FirstErr()
 	cancel()
 	if err != nil {
-		code, msg := http.StatusServiceUnavailable, "the brokers did not acknowledge every record in time; nothing is confirmed, retry the whole request"
+		code, msg := http.StatusServiceUnavailable, "the brokers did not acknowledge every record ("+err.Error()+"); nothing of this request is confirmed: retry all of it"
 		if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
-			code, msg = http.StatusRequestEntityTooLarge, "a record is larger than the brokers accept"
+			code, msg = http.StatusRequestEntityTooLarge, "a record is larger than the brokers accept ("+err.Error()+")"
 		} else {
 			w.Header().Set("Retry-After", retryAfter)
 		}
@@ -282,11 +282,9 @@ type errorBody struct {
 func (g *Gateway) fail(w http.ResponseWriter, id, source string, start time.Time, code int, msg string) {
 	b, _ := json.Marshal(errorBody{msg, id})
 	b = append(b, '\n')
-	if code >= 500 {
-		g.cfg.Logger.Warn("gateway: request refused", zap.String("request_id", id), zap.String("source", source), zap.Int("code", code), zap.String("error", msg))
-	} else {
-		g.cfg.Logger.Debug("gateway: request refused", zap.String("request_id", id), zap.String("source", source), zap.Int("code", code), zap.String("error", msg))
-	}
+	// Debug only: a client that keeps sending a bad body must not flood
+	// the log. Failed produces are logged once, at warn, by the caller.
+	g.cfg.Logger.Debug("gateway: request refused", zap.String("request_id", id), zap.String("source", source), zap.Int("code", code), zap.String("error", msg))
 	g.write(w, id, source, start, code, b)
 }
 
