@@ -11,6 +11,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/route"
 	"github.com/rostrumhq/rostrum/stability"
 )
 
@@ -22,9 +23,11 @@ type Config struct {
 	Group       string   // consumer group; default "rostrum-" + Env
 	TopN        int      // stable list length; default 7, at most 100
 
-	// RoomPattern, when set, is a regular expression that the room ids of
-	// this environment match; an event of another room goes to the DLQ.
-	RoomPattern string
+	// Rooms, when set, says which rooms belong to this environment: those it
+	// routes to Env (the same table the gateway routes with, so the two
+	// never disagree). An event of another room goes to the DLQ. nil:
+	// every room.
+	Rooms *route.Table
 
 	// MaxPollRecords is the most records one poll takes: a large batch
 	// touches each room once for many events, so catching up on a backlog
@@ -219,11 +222,6 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxRoomsPerApply < 0 {
 		return fmt.Errorf("--max-rooms-per-apply must be at least 1, got %d", c.MaxRoomsPerApply)
-	}
-	if c.RoomPattern != "" {
-		if _, err := regexp.Compile(c.RoomPattern); err != nil {
-			return fmt.Errorf("--room-pattern: %v", err)
-		}
 	}
 	if len(c.Boards) > 0 && c.BoardStore == nil {
 		return errors.New("boards are configured but Config.BoardStore is nil")

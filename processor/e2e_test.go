@@ -26,6 +26,7 @@ import (
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/internal/trace"
 	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/route"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
 )
@@ -503,7 +504,7 @@ func TestProcessorRules(t *testing.T) {
 	}
 	defer log.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := processor.New(ctx, processor.Config{Brokers: k.Seeds, Env: env, RoomPattern: `^test-`, KafkaOpts: testenv.FastGroupOpts()}, store, log)
+	p, err := processor.New(ctx, processor.Config{Brokers: k.Seeds, Env: env, Rooms: testRooms(t, env), KafkaOpts: testenv.FastGroupOpts()}, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -642,4 +643,14 @@ func TestRedisLostMidStream(t *testing.T) {
 		t.Fatalf("Redis was emptied twice but %d rebuilds ran", n)
 	}
 	w.check()
+}
+
+// testRooms routes the rooms starting with test- to env.
+func testRooms(t *testing.T, env string) *route.Table {
+	t.Helper()
+	rooms, err := route.New([]route.Rule{{Env: env, Pattern: `^test-`}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rooms
 }

@@ -50,21 +50,22 @@ func New(rules []Rule, def string) (*Table, error) {
 	return t, nil
 }
 
-// checkEnv holds environment names to what a topic name may carry.
+// checkEnv holds environment names to the processor's --env syntax
+// ([a-z0-9][a-z0-9_-]{0,31}), so every routed environment can be served.
 func checkEnv(env string) error {
-	if env == "" {
-		return fmt.Errorf("empty environment name")
+	if env == "" || len(env) > 32 || env[0] == '_' || env[0] == '-' {
+		return fmt.Errorf("must be 1..32 bytes of [a-z0-9_-], starting with a letter or digit")
 	}
 	for i := 0; i < len(env); i++ {
 		if !envByte(env[i]) {
-			return fmt.Errorf("invalid character %q (allowed [A-Za-z0-9_-])", env[i])
+			return fmt.Errorf("invalid character %q (allowed [a-z0-9_-])", env[i])
 		}
 	}
 	return nil
 }
 
 func envByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
 // Env returns the environment of room: that of the first rule whose
