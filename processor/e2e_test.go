@@ -526,7 +526,7 @@ func TestProcessorRules(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		`event[0].room_id: "prod-r-1" does not belong to environment test (room pattern ^test-)`,
+		`event[0].room_id: "prod-r-1" does not belong to environment test (routes test=^test-)`,
 		`event[0].ts: 1600000000000 is before the score epoch 2025-01-01T00:00:00Z`,
 	} {
 		if !reasons[want] {
