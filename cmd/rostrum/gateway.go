@@ -112,6 +112,16 @@ func cmdGateway(ctx context.Context, args []string, stderr io.Writer) error {
 // until ctx ends. ln, if not nil, is listened on instead of --http; started,
 // if not nil, is called with the listen address once serving.
 func runGateway(ctx context.Context, f *gatewayFlags, lg *zap.Logger, ln net.Listener, started func(addr string)) error {
+	kopts, err := f.sec.kafkaOpts()
+	if err != nil {
+		return err
+	}
+	return serveGateway(ctx, f, kopts, lg, ln, started)
+}
+
+// serveGateway is runGateway with the Kafka security options given (the
+// demo passes its own).
+func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap.Logger, ln net.Listener, started func(addr string)) error {
 	routes, err := f.routes.table()
 	if err != nil {
 		return err
@@ -154,10 +164,6 @@ func runGateway(ctx context.Context, f *gatewayFlags, lg *zap.Logger, ln net.Lis
 			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert.Load(), nil }}
 	}
 
-	kopts, err := f.sec.kafkaOpts()
-	if err != nil {
-		return err
-	}
 	opts := append([]kgo.Opt{kgo.SeedBrokers(splitList(f.brokers)...)}, kopts...)
 	cl, err := kgo.NewClient(append(opts, gateway.ProducerOpts(f.produceTimeout, f.maxBodyBytes)...)...)
 	if err != nil {
@@ -176,6 +182,9 @@ func runGateway(ctx context.Context, f *gatewayFlags, lg *zap.Logger, ln net.Lis
 	}
 	cancel()
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return f.sec.kafkaError(fmt.Errorf("kafka %s: %w", f.brokers, err))
 	}
 

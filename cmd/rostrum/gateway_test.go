@@ -139,3 +139,43 @@ func TestRunRoutesAndDeprecatedRoomPattern(t *testing.T) {
 		t.Errorf("routes without the served env: %v", err)
 	}
 }
+
+func TestSimulatePostsToTheGateway(t *testing.T) {
+	k := testenv.StartKafka(t)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("# sim\ns1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parseGateway(t, "--brokers", strings.Join(k.Seeds, ","), "--create-topics", "--gateway-token-file", tokens,
+		"--route", "gray=^gray-", "--log-level", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := make(chan string, 1)
+	go func() { _ = runGateway(ctx, f, zaptest.NewLogger(t), nil, func(a string) { addr <- a }) }()
+	url := "http://" + <-addr
+	simCtx, stopSim := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- Main(simCtx, []string{"simulate", "--gateway", url, "--gateway-token-file", tokens, "--room-prefix", "gray-", "--rooms", "2", "--members", "10"},
+			new(bytes.Buffer), new(bytes.Buffer))
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(k.ReadAll("gray.callbacks.rtc"))+len(k.ReadAll("gray.callbacks.client"))+len(k.ReadAll("gray.callbacks.signal")) < 20 {
+		if time.Now().After(deadline) {
+			t.Fatal("the simulated meeting did not reach the gray topics through the gateway")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stopSim()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range k.ReadAll("gray.callbacks.rtc") {
+		if !strings.HasPrefix(string(rec.Key), "gray-") {
+			t.Fatalf("record of room %q in gray", rec.Key)
+		}
+	}
+}

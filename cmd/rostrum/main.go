@@ -22,7 +22,7 @@ Usage:
   rostrum demo   [flags]   everything embedded: Kafka broker, Redis, a simulated meeting
   rostrum bench  [flags]   end-to-end benchmark: rostrum vs the naive design vs raw Redis
   rostrum bench --flicker  how much the shown top-N flickers: raw vs seed merge vs hysteresis
-  rostrum simulate [flags] produce a simulated meeting to a Kafka cluster
+  rostrum simulate [flags] produce a simulated meeting to a Kafka cluster (or POST it to a gateway)
   rostrum wal    inspect | replay   look into a WAL directory, or re-apply it to Redis
   rostrum boards prune     list (--delete: delete) the keys of boards removed from the config
   rostrum codec  explain   print the score layouts and a few encoded examples
