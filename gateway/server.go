@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -280,8 +281,11 @@ type errorBody struct {
 }
 
 func (g *Gateway) fail(w http.ResponseWriter, id, source string, start time.Time, code int, msg string) {
-	b, _ := json.Marshal(errorBody{msg, id})
-	b = append(b, '\n')
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // "<token>" reads better than "\u003ctoken\u003e"
+	_ = enc.Encode(errorBody{msg, id})
+	b := buf.Bytes()
 	// Debug only: a client that keeps sending a bad body must not flood
 	// the log. Failed produces are logged once, at warn, by the caller.
 	g.cfg.Logger.Debug("gateway: request refused", zap.String("request_id", id), zap.String("source", source), zap.Int("code", code), zap.String("error", msg))
