@@ -82,3 +82,16 @@ func codeLabel(code int) string {
 	}
 	return strconv.Itoa(code)
 }
+
+// MetricNames lists the names of the gateway's own series, for the
+// dashboard's check that every series it queries exists.
+func MetricNames() []string {
+	return []string{
+		"rostrum_gateway_requests_total",
+		"rostrum_gateway_request_duration_seconds",
+		"rostrum_gateway_records_produced_total",
+		"rostrum_gateway_produced_bytes_total",
+		"rostrum_gateway_objects_accepted_total",
+		"rostrum_gateway_inflight_requests",
+	}
+}
