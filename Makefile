@@ -79,6 +79,7 @@ fuzz:
 	$(GO) test ./codec -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./wal -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./processor -run '^$$' -fuzz '^FuzzDecodeFold$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./gateway -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME)
 
 fmt:
 	gofmt -w .

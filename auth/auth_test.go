@@ -102,3 +102,37 @@ func TestHMAC(t *testing.T) {
 		t.Error("a signature of another body verified")
 	}
 }
+
+func TestSecretsVerifyAndRotate(t *testing.T) {
+	p := writeFile(t, "# signing\nold-secret\n")
+	s, err := LoadSecrets(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"room_id":"r-1"}`)
+	if !s.Verify(body, SignHMAC([]byte("old-secret"), body)) || s.Verify(body, SignHMAC([]byte("new-secret"), body)) {
+		t.Fatal("before rotation: only old-secret verifies")
+	}
+	if err := os.WriteFile(p, []byte("new-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Verify(body, SignHMAC([]byte("old-secret"), body)) || !s.Verify(body, SignHMAC([]byte("new-secret"), body)) {
+		t.Fatal("after rotation: only new-secret verifies")
+	}
+	if err := os.WriteFile(p, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(); !errors.Is(err, ErrNoTokens) || strings.Contains(err.Error(), "new-secret") {
+		t.Fatalf("Reload of an empty file: %v", err)
+	}
+	if !s.Verify(body, SignHMAC([]byte("new-secret"), body)) {
+		t.Error("a failed reload dropped the secrets in force")
+	}
+	var zero Secrets
+	if zero.Verify(body, SignHMAC(nil, body)) {
+		t.Error("the zero Secrets verified a signature")
+	}
+}

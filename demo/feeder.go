@@ -18,6 +18,15 @@ type FeedConfig struct {
 	// KafkaOpts are added to the producer's options: TLS and SASL for
 	// brokers that need them.
 	KafkaOpts []kgo.Opt
+	// Gateway, when set, is the base URL of a rostrum gateway
+	// (http://host:port): the callbacks are POSTed to it, as the meeting
+	// system's producers do, instead of produced to Kafka; Brokers and Env
+	// are then unused (the gateway routes by room id). Token is its bearer
+	// token, if it wants one.
+	Gateway, Token string
+	// RoomPrefix begins every room id ("gray-" gives "gray-r-3"), so that a
+	// gateway routes the rooms to an environment. Default: none.
+	RoomPrefix string
 }
 
 // Feed produces a simulated meeting to the env's callback topics in real
@@ -32,14 +41,25 @@ func Feed(ctx context.Context, cfg FeedConfig) error {
 	if cfg.MaxMembers == 0 {
 		cfg.MaxMembers = 60
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...), kgo.ProducerLinger(5 * time.Millisecond)}, cfg.KafkaOpts...)...)
-	if err != nil {
-		return err
+	var send func(source string, key, value []byte) error
+	if cfg.Gateway != "" {
+		p := newPoster(cfg.Gateway, cfg.Token)
+		send = func(source string, _, value []byte) error { return p.post(ctx, source, value) }
+	} else {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...), kgo.ProducerLinger(5 * time.Millisecond)}, cfg.KafkaOpts...)...)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		send = func(source string, key, value []byte) error {
+			cl.Produce(ctx, &kgo.Record{Topic: cfg.Env + ".callbacks." + source, Key: key, Value: value}, nil)
+			return nil
+		}
 	}
-	defer cl.Close()
 	for seed := uint64(1); ctx.Err() == nil; seed++ {
 		tc := trace.DefaultConfig(seed)
 		tc.Rooms, tc.MaxMembers, tc.Records = cfg.Rooms, cfg.MaxMembers, 20000
+		tc.RoomPrefix = cfg.RoomPrefix
 		tc.BaseTS = time.Now().UnixMilli()
 		for _, r := range trace.Generate(tc) {
 			ts := tc.BaseTS
@@ -53,7 +73,9 @@ func Feed(ctx context.Context, cfg FeedConfig) error {
 				case <-time.After(d):
 				}
 			}
-			cl.Produce(ctx, &kgo.Record{Topic: cfg.Env + ".callbacks." + r.Topic, Key: []byte(r.Key), Value: r.Value}, nil)
+			if err := send(r.Topic, []byte(r.Key), r.Value); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

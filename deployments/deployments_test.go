@@ -22,6 +22,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rostrumhq/rostrum/gateway"
 	"github.com/rostrumhq/rostrum/metrics"
 )
 
@@ -634,7 +635,7 @@ func dashboardMetrics(t *testing.T) []string {
 
 func TestDashboardMetricsExist(t *testing.T) {
 	known := map[string]bool{}
-	for _, n := range metrics.Names() {
+	for _, n := range append(metrics.Names(), gateway.MetricNames()...) {
 		known[n] = true
 	}
 	used := dashboardMetrics(t)

@@ -307,8 +307,8 @@ func (p *Processor) checkEvents(evs []codec.Event) error {
 	epoch := p.cfg.Meeting.Epoch().UnixMilli()
 	for i := range evs {
 		ev := &evs[i]
-		if p.room != nil && !p.room.MatchString(ev.RoomID) {
-			return &ruleError{"room_env", fmt.Sprintf("event[%d].room_id: %q does not belong to environment %s (room pattern %s)", i, ev.RoomID, p.cfg.Env, p.cfg.RoomPattern)}
+		if p.cfg.Rooms != nil && !p.cfg.Rooms.Belongs(p.cfg.Env, ev.RoomID) {
+			return &ruleError{"room_env", fmt.Sprintf("event[%d].room_id: %q does not belong to environment %s (routes %s)", i, ev.RoomID, p.cfg.Env, p.cfg.Rooms)}
 		}
 		if ev.Type.Board() {
 			continue // the boards check their own time rules

@@ -10,6 +10,7 @@ import (
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/config"
+	"github.com/rostrumhq/rostrum/route"
 )
 
 // Config configures a Processor. A zero value takes the default noted,
@@ -23,9 +24,11 @@ type Config struct {
 	Group       string   // consumer group; default "rostrum-" + Env
 	TopN        int      // stable list length; default 7, at most 100
 
-	// RoomPattern, when set, is a regular expression that the room ids of
-	// this environment match; an event of another room goes to the DLQ.
-	RoomPattern string
+	// Rooms, when set, says which rooms belong to this environment: those it
+	// routes to Env (the same table the gateway routes with, so the two
+	// never disagree). An event of another room goes to the DLQ. nil:
+	// every room.
+	Rooms *route.Table
 
 	// MaxPollRecords is the most records one poll takes: a large batch
 	// touches each room once for many events, so catching up on a backlog
@@ -212,11 +215,6 @@ func (c Config) Validate() error {
 		return bad("BoardStore", "is required when Boards are configured")
 	case c.BoardExpireEvery <= 0:
 		return bad("BoardExpireEvery", "must be positive, got %s", c.BoardExpireEvery)
-	}
-	if c.RoomPattern != "" {
-		if _, err := regexp.Compile(c.RoomPattern); err != nil {
-			return bad("RoomPattern", "%v", err)
-		}
 	}
 	return nil
 }

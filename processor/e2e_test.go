@@ -26,6 +26,7 @@ import (
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/internal/trace"
 	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/route"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
@@ -503,7 +504,7 @@ func TestProcessorRules(t *testing.T) {
 	}
 	defer log.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := processor.New(ctx, processor.Config{Brokers: k.Seeds, Env: env, RoomPattern: `^test-`, KafkaOpts: testenv.FastGroupOpts()}, store, log)
+	p, err := processor.New(ctx, processor.Config{Brokers: k.Seeds, Env: env, Rooms: testRooms(t, env), KafkaOpts: testenv.FastGroupOpts()}, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +526,7 @@ func TestProcessorRules(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		`event[0].room_id: "prod-r-1" does not belong to environment test (room pattern ^test-)`,
+		`event[0].room_id: "prod-r-1" does not belong to environment test (routes test=^test-)`,
 		`event[0].ts: 1600000000000 is before the score epoch 2025-01-01T00:00:00Z`,
 	} {
 		if !reasons[want] {
@@ -642,4 +643,14 @@ func TestRedisLostMidStream(t *testing.T) {
 		t.Fatalf("Redis was emptied twice but %d rebuilds ran", n)
 	}
 	w.check()
+}
+
+// testRooms routes the rooms starting with test- to env.
+func testRooms(t *testing.T, env string) *route.Table {
+	t.Helper()
+	rooms, err := route.New([]route.Rule{{Env: env, Pattern: `^test-`}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rooms
 }

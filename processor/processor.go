@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
 	"sync/atomic"
 	"time"
 
@@ -29,7 +28,6 @@ type Processor struct {
 	store  Store
 	log    Log
 	dec    *codec.Decoder
-	room   *regexp.Regexp
 	lg     *zap.Logger
 
 	hyst      *stability.Hysteresis // nil: the seed merge
@@ -94,9 +92,6 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		hyst:   cfg.hysteresis(),
 	}
 	p.dropMuted = cfg.Meeting.Layout().Fields()[0].Name == "audio"
-	if cfg.RoomPattern != "" {
-		p.room = regexp.MustCompile(cfg.RoomPattern)
-	}
 	if len(cfg.Boards) > 0 {
 		p.boardBatch = board.NewBatch(cfg.Boards)
 	}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/config"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/wal"
 )
@@ -27,19 +25,12 @@ type ReplayStats struct {
 // with the touched rooms' stable lists merged and stored. Without a Kafka
 // connection it publishes nothing: a changed list stays pending in Redis and
 // the running processor publishes it when it next touches the room.
-// Only cfg's Env, TopicPrefix, TopN, RoomPattern, Decode, Meeting and Logger
+// Only cfg's Env, TopicPrefix, TopN, Rooms, Decode, Meeting and Logger
 // are used.
 func ReplayWAL(ctx context.Context, cfg Config, store Store, log Log, from uint64) (ReplayStats, error) {
 	cfg.withDefaults()
 	p := &Processor{cfg: cfg, topics: TopicsFor(cfg.TopicPrefix, cfg.Env), store: store, log: log,
 		dec: codec.NewDecoder(cfg.Decode), lg: cfg.Logger}
-	if cfg.RoomPattern != "" {
-		re, err := regexp.Compile(cfg.RoomPattern)
-		if err != nil {
-			return ReplayStats{}, config.Errorf("processor.Config", "RoomPattern", "%v", err)
-		}
-		p.room = re
-	}
 	if len(cfg.Boards) > 0 {
 		if cfg.BoardStore == nil {
 			return ReplayStats{}, errors.New("boards are configured but Config.BoardStore is nil")

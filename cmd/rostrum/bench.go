@@ -25,12 +25,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if wantsFlicker(args) {
 		return cmdFlicker(args, stdout, stderr)
 	}
+	if wantsGatewayBench(args) {
+		return cmdBenchGateway(ctx, args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var names []string
 	for _, w := range bench.Workloads() {
 		names = append(names, fmt.Sprintf("%s (%d rooms × %d members)", w.Name, w.Rooms, w.Members))
 	}
+	names = append(names, "gateway (the callback gateway over HTTP; rostrum bench --workload gateway -h)")
 	workload := fs.String("workload", "meeting", "workload: "+strings.Join(names, ", "))
 	events := fs.Int("events", 1_000_000, "events in the workload (records hold one or several)")
 	rooms := fs.Int("rooms", 0, "rooms (churn: rooms open at once); 0: the workload's default")

@@ -37,6 +37,9 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 			if k == boardsKey && fs.Lookup("http") != nil {
 				continue // read by readBoards (run and demo)
 			}
+			if k == routesKey && fs.Lookup("route") != nil {
+				continue // read by routeFlags.read (run, demo and gateway)
+			}
 			if fs.Lookup(k) == nil || k == "config" {
 				return nil, fmt.Errorf("--config %s: unknown key %q (keys are the flag names of `rostrum %s -h`)", configPath, k, fs.Name())
 			}

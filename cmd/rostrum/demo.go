@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -28,6 +29,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	members := fs.Int("members", 60, "members of the largest simulated rooms")
 	show := fs.Int("show", 4, "rooms shown in the console view")
 	boardRate := fs.Float64("board-rate", 20, "simulated board events (gifts, points, actions, trades) per second; 0: none")
+	gatewayHTTP := fs.String("gateway-http", "127.0.0.1:8081", "listen address of the embedded gateway the simulated meeting POSTs its callbacks to (empty: produce to Kafka directly)")
+	grayRooms := fs.Int("gray-rooms", 3, "simulated rooms of the second environment, gray (rooms gray-r-…), sent through the gateway; 0: none")
 	// Demo defaults: embedded everything, readable logs, a throwaway WAL.
 	_ = fs.Set("env", "demo")
 	_ = fs.Set("redis", "")
@@ -62,8 +65,21 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	topics := processor.TopicsFor(f.topicPrefix, f.env)
+	var gwLn net.Listener
+	if *gatewayHTTP != "" {
+		// The processor accepts the rooms the gateway routes to its
+		// environment, unless told otherwise.
+		if !f.routes.given() && f.roomPattern == "" {
+			_ = f.routes.rules.Set(demoRoutes())
+			f.routes.def = f.env
+		}
+		if gwLn, err = net.Listen("tcp", *gatewayHTTP); err != nil {
+			return fmt.Errorf("--gateway-http %s: %w (pass --gateway-http 127.0.0.1:0 for any free port)", *gatewayHTTP, err)
+		}
+		defer gwLn.Close()
+	}
 	if f.brokers == "" {
-		b, err := demo.StartBroker(*port, append(topics.Inputs(), topics.DLQ, topics.TopN)...)
+		b, err := demo.StartBroker(*port, append(append(topics.Inputs(), topics.DLQ, topics.TopN), demoGatewayTopics(f.topicPrefix, f.env)...)...)
 		if err != nil {
 			return fmt.Errorf("%w (is port %d taken? pass --kafka-port 0)", err, *port)
 		}
@@ -95,12 +111,23 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
   output topic  %s   DLQ %s
   live page     %s   (metrics at /metrics)
   leaderboards  %s   (%d boards from %s; JSON at /v1/boards)
+  gateway       %s
 Ctrl-C stops everything.
 `, f.brokers, f.brokers, topics.TopN, f.redis, f.walDir, topics.Inputs(), topics.TopN, topics.DLQ, pageURL(f.http),
-		boardsURL(f.http), len(f.boards), f.boardsSource)
+		boardsURL(f.http), len(f.boards), f.boardsSource, demoGatewayLine(gwLn, f.env))
 
 	g, ctx := errgroup.WithContext(ctx)
 	ready := make(chan struct{})
+	gwReady := make(chan struct{})
+	gwURL := ""
+	if gwLn != nil {
+		gwURL = gatewayURL(gwLn.Addr().String())
+		g.Go(func() error {
+			return demoGateway(ctx, f.brokers, f.topicPrefix, f.env, kopts, lg, gwLn, func(string) { close(gwReady) })
+		})
+	} else {
+		close(gwReady)
+	}
 	g.Go(func() error {
 		return scrubError(runPipeline(ctx, &f, lg, func(*processor.Processor) { close(ready) }), f.sec.secrets()...)
 	})
@@ -110,8 +137,23 @@ Ctrl-C stops everything.
 		case <-ctx.Done():
 			return nil
 		}
-		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: *rooms, MaxMembers: *members, KafkaOpts: kopts})
+		select {
+		case <-gwReady:
+		case <-ctx.Done():
+			return nil
+		}
+		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: *rooms, MaxMembers: *members, KafkaOpts: kopts, Gateway: gwURL})
 	})
+	if gwURL != "" && *grayRooms > 0 && f.env != demoGrayEnv {
+		g.Go(func() error {
+			select {
+			case <-gwReady:
+			case <-ctx.Done():
+				return nil
+			}
+			return demo.Feed(ctx, demo.FeedConfig{Rooms: *grayRooms, MaxMembers: *members, Gateway: gwURL, RoomPrefix: demoGrayEnv + "-"})
+		})
+	}
 	if *boardRate > 0 {
 		g.Go(func() error {
 			select {
@@ -152,4 +194,13 @@ func pageURL(addr string) string {
 		addr = "127.0.0.1" + addr
 	}
 	return "http://" + addr + "/"
+}
+
+// demoGatewayLine describes the embedded gateway for the banner.
+func demoGatewayLine(ln net.Listener, env string) string {
+	if ln == nil {
+		return "(off: --gateway-http is empty; the meeting is produced to Kafka directly)"
+	}
+	return fmt.Sprintf("%s/v1/callbacks/{rtc|client|signal}   (the simulated meeting POSTs here; rooms %s-… go to %s, the rest to %s)",
+		gatewayURL(ln.Addr().String()), demoGrayEnv, demoGrayEnv, env)
 }

@@ -39,7 +39,7 @@ func TestDemo(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- Main(ctx, []string{"demo", "--kafka-port", "0", "--http", "127.0.0.1:0", "--rooms", "3", "--members", "12"}, &stdout, &stderr)
+		done <- Main(ctx, []string{"demo", "--kafka-port", "0", "--http", "127.0.0.1:0", "--gateway-http", "127.0.0.1:0", "--rooms", "3", "--members", "12"}, &stdout, &stderr)
 	}()
 	deadline := time.Now().Add(2 * time.Minute)
 	for !strings.Contains(stdout.String(), "seq ") {
@@ -72,7 +72,7 @@ func TestDemoInBrowser(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- Main(ctx, []string{"demo", "--kafka-port", "0", "--http", addr, "--rooms", "2", "--members", "20", "--show", "0"}, &stdout, &stderr)
+		done <- Main(ctx, []string{"demo", "--kafka-port", "0", "--http", addr, "--gateway-http", "127.0.0.1:0", "--rooms", "2", "--members", "20", "--show", "0"}, &stdout, &stderr)
 	}()
 	defer func() {
 		cancel()

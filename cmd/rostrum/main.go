@@ -18,10 +18,11 @@ const usage = `rostrum — real-time ranking engine (Kafka → Redis → stable 
 
 Usage:
   rostrum run    [flags]   consume callbacks and keep the meeting rankings
+  rostrum gateway [flags]  HTTP callbacks into the callback topics, routed by room to environments
   rostrum demo   [flags]   everything embedded: Kafka broker, Redis, a simulated meeting
   rostrum bench  [flags]   end-to-end benchmark: rostrum vs the naive design vs raw Redis
   rostrum bench --flicker  how much the shown top-N flickers: raw vs seed merge vs hysteresis
-  rostrum simulate [flags] produce a simulated meeting to a Kafka cluster
+  rostrum simulate [flags] produce a simulated meeting to a Kafka cluster (or POST it to a gateway)
   rostrum wal    inspect | replay   look into a WAL directory, or re-apply it to Redis
   rostrum boards prune     list (--delete: delete) the keys of boards removed from the config
   rostrum codec  explain   print the score layouts and a few encoded examples
@@ -49,6 +50,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "run":
 		return cmdRun(ctx, args[1:], stderr)
+	case "gateway":
+		return cmdGateway(ctx, args[1:], stderr)
 	case "demo":
 		return cmdDemo(ctx, args[1:], stdout, stderr)
 	case "bench":

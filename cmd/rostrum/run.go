@@ -34,7 +34,8 @@ type runFlags struct {
 	walDir, walSync                         string
 	walMaxAge                               time.Duration
 	walMaxBytes                             int64
-	roomPattern                             string
+	roomPattern                             string // deprecated: routes
+	routes                                  routeFlags
 	roomTTL                                 time.Duration
 	maxPollRecords                          int
 	createTopics                            bool
@@ -67,7 +68,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.walSync, "wal-sync", "always", "WAL fsync policy: always (fsync every batch) or none (leave it to the OS)")
 	fs.DurationVar(&f.walMaxAge, "wal-max-age", 24*time.Hour, "keep committed WAL batches this long")
 	fs.Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
-	fs.StringVar(&f.roomPattern, "room-pattern", "", "regular expression every room id of this environment matches (others go to the DLQ)")
+	fs.StringVar(&f.roomPattern, "room-pattern", "", "deprecated: --route {env}=regex says the same; rooms that do not route to --env go to the DLQ")
+	f.routes.register(fs)
 	fs.DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
 	fs.IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
 	fs.BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
@@ -112,6 +114,9 @@ func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
 	}
 	warnings = append(warnings, deprecated...)
 	f.boardsSource = "--config " + cfg
+	if err := f.routes.read(cfg); err != nil {
+		return err
+	}
 	if err := f.sec.resolve(); err != nil {
 		return err
 	}
@@ -175,13 +180,17 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
+	rooms, err := runRooms(&f.routes, f.env, f.roomPattern, func(w string) { lg.Warn(w) })
+	if err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	}
 	pc := processor.Config{
 		Brokers:        splitList(f.brokers),
 		Env:            f.env,
 		TopicPrefix:    f.topicPrefix,
 		Group:          f.group,
 		TopN:           f.topN,
-		RoomPattern:    f.roomPattern,
+		Rooms:          rooms,
 		MaxPollRecords: f.maxPollRecords,
 		CreateTopics:   f.createTopics,
 		Decode:         codec.DecodeConfig{MaxRecordBytes: f.maxRecordBytes, MaxEvents: f.maxEvents, MaxFutureSkew: f.maxFutureSkew},
@@ -219,7 +228,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 // that `rostrum run` sets from flags into those flags' names, for the
 // errors of their Validate methods.
 var runFlagNames = map[string]string{
-	"Brokers": "--brokers", "Env": "--env", "TopN": "--top-n", "RoomPattern": "--room-pattern",
+	"Brokers": "--brokers", "Env": "--env", "TopN": "--top-n",
 	"MaxPollRecords": "--max-poll-records", "Stability": "--stability", "Dwell": "--dwell",
 	"Grace": "--grace", "Margin": "--margin", "DueInterval": "--due-interval",
 	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after",

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/rostrumhq/rostrum/bench"
+)
+
+// wantsGatewayBench reports whether args ask for `rostrum bench --workload
+// gateway`, which has flags of its own.
+func wantsGatewayBench(args []string) bool {
+	for i, a := range args {
+		switch a {
+		case "--workload=gateway", "-workload=gateway":
+			return true
+		case "--workload", "-workload":
+			if i+1 < len(args) && args[i+1] == "gateway" {
+				return true
+			}
+		case "--":
+			return false
+		}
+	}
+	return false
+}
+
+// cmdBenchGateway runs the gateway benchmark (bench.RunGateway).
+func cmdBenchGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench --workload gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.String("workload", "gateway", "gateway: the callback gateway over HTTP vs a raw franz-go producer")
+	requests := fs.Int("requests", 200_000, "single-object callbacks of each flat-out run")
+	conns := fs.Int("connections", 64, "keep-alive HTTP connections (and concurrent synchronous raw producers)")
+	rate := fs.Float64("rate", 0, "requests/s of the fixed-rate latency run; 0: half the gateway's flat-out rate")
+	rateSeconds := fs.Float64("rate-seconds", 10, "length of the fixed-rate run; 0: skip it")
+	brokers := fs.String("brokers", "", "Kafka seed brokers, comma-separated; empty: an in-process broker")
+	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
+	var sec securityFlags
+	sec.registerKafka(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := applySecurityEnv(fs); err != nil {
+		return err
+	}
+	kopts, err := sec.kafkaOpts()
+	if err != nil {
+		return err
+	}
+	switch {
+	case *brokers == "" && sec.kafkaSet:
+		return errors.New("--kafka-sasl and --kafka-tls* need --brokers: the in-process broker has neither")
+	case *requests < 1:
+		return fmt.Errorf("--requests must be at least 1, got %d", *requests)
+	case *conns < 1:
+		return fmt.Errorf("--connections must be at least 1, got %d", *conns)
+	case *rateSeconds < 0:
+		return fmt.Errorf("--rate-seconds must not be negative, got %v", *rateSeconds)
+	}
+	cfg := bench.GatewayConfig{Requests: *requests, Connections: *conns, Rate: *rate, RateFor: seconds(*rateSeconds),
+		Brokers: splitList(*brokers), KafkaOpts: kopts, Progress: stderr}
+	if *rateSeconds == 0 {
+		cfg.RateFor = -1
+	}
+	rep, err := bench.RunGateway(ctx, cfg)
+	if err != nil {
+		return scrubError(err, sec.secrets()...)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return rep.WriteTable(stdout)
+}

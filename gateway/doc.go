@@ -1,0 +1,34 @@
+// Package gateway is rostrum's HTTP front door for callbacks: it turns each
+// POST /v1/callbacks/{rtc|client|signal} into Kafka records of the callback
+// topics of the room's environment, passed through unchanged, and answers
+// 202 only once the brokers acknowledged every record of the request.
+//
+// Invariants:
+//
+//   - Pass-through: each object's bytes reach Kafka exactly as received. A
+//     body that is one object becomes one record holding those bytes; an
+//     array becomes one record per room holding that room's objects in
+//     their order, joined by "," inside "[" "]" (Split).
+//   - It checks only what routing needs: well-formed JSON, the size limit,
+//     and a room_id string of the id syntax in every object (Parse). Types
+//     rostrum does not rank on pass too.
+//   - Durable before 2xx: the records are produced with acks=all by an
+//     idempotent producer, and 202 is written only after every record of
+//     the request was acknowledged. A request is never partly accepted: if
+//     any record fails, the answer is an error (a client retry may then
+//     write the records that did land a second time: at-least-once).
+//   - Routing: a route.Table maps each room to an environment; the record
+//     goes to {prefix}{env}.callbacks.{source}, keyed by the room id, with
+//     the headers below. A room no rule routes is a 422 and nothing of the
+//     request is written.
+//
+// Record headers:
+//
+//	+----------------------+-------------------------------------------+
+//	| rostrum-source       | rtc, client or signal (from the path)     |
+//	| rostrum-received-at  | when the request arrived, Unix ms, decimal |
+//	| rostrum-request-id   | the request's id (X-Request-Id)           |
+//	+----------------------+-------------------------------------------+
+//
+// The contract (status codes, bodies, authentication) is docs/DESIGN.md §11.
+package gateway

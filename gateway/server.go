@@ -1,0 +1,303 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+)
+
+// CallbackPath is the path prefix of the callback endpoint; the source
+// follows it.
+const CallbackPath = "/v1/callbacks/"
+
+// Header names of the records the gateway writes.
+const (
+	HeaderSource     = "rostrum-source"
+	HeaderReceivedAt = "rostrum-received-at"
+	HeaderRequestID  = "rostrum-request-id"
+)
+
+// retryAfter is the Retry-After of a 503, in seconds.
+const retryAfter = "1"
+
+// Gateway is the HTTP handler of `rostrum gateway`: the callback endpoint,
+// /healthz, /readyz and /metrics. It is safe for concurrent use.
+type Gateway struct {
+	cfg    Config
+	sem    chan struct{}                // one slot per pending callback request
+	topics map[string]map[string]string // env → source → topic
+	idBase string                       // random per process; request ids are idBase-counter
+	idSeq  atomic.Uint64
+	bufs   sync.Pool // *[]byte body buffers
+	open   bool      // no credential and Insecure: every request passes
+}
+
+// New returns a Gateway for cfg, or an error when cfg is invalid (see
+// Config.Validate; a Config with no credential and not Insecure is
+// ErrNoCredential).
+func New(cfg Config) (*Gateway, error) {
+	cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	g := &Gateway{cfg: cfg, sem: make(chan struct{}, cfg.MaxInflight), topics: map[string]map[string]string{}}
+	for _, env := range cfg.Routes.Envs() {
+		g.topics[env] = map[string]string{}
+		for _, s := range Sources {
+			g.topics[env][s] = Topic(cfg.TopicPrefix, env, s)
+		}
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	g.idBase = hex.EncodeToString(b[:])
+	if g.open = cfg.Insecure && cfg.Tokens == nil && cfg.Secrets == nil; g.open {
+		cfg.Logger.Warn("gateway: no credential configured (--gateway-insecure): every callback request is accepted without authentication")
+	}
+	return g, nil
+}
+
+// Metrics returns the gateway's series.
+func (g *Gateway) Metrics() *Metrics { return g.cfg.Metrics }
+
+// ServeHTTP routes a request to the callback endpoint or a probe.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch p := r.URL.Path; {
+	case strings.HasPrefix(p, CallbackPath):
+		g.callback(w, r, p[len(CallbackPath):])
+	case p == "/healthz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	case p == "/readyz":
+		g.ready(w, r)
+	case p == "/metrics":
+		g.cfg.Metrics.Handler().ServeHTTP(w, r)
+	default:
+		g.fail(w, g.requestID(r), "other", time.Now(), http.StatusNotFound, "no such endpoint: callbacks go to POST "+CallbackPath+"{rtc|client|signal}")
+	}
+}
+
+// ready answers 200 when a broker answers a metadata request.
+func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err := g.cfg.Client.Ping(ctx); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, "not ready: the Kafka brokers do not answer\n")
+		return
+	}
+	_, _ = io.WriteString(w, "ready\n")
+}
+
+func validSource(s string) bool { return s == "rtc" || s == "client" || s == "signal" }
+
+// callback handles POST /v1/callbacks/{source}. The checks run from the
+// cheapest to the dearest, and nothing is produced until every object of
+// the request has been parsed and routed.
+func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string) {
+	start := time.Now()
+	id := g.requestID(r)
+	if !validSource(source) {
+		g.fail(w, id, "other", start, http.StatusNotFound, fmt.Sprintf("unknown source %q: the sources are rtc, client and signal", source))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		g.fail(w, id, source, start, http.StatusMethodNotAllowed, "callbacks are POSTed")
+		return
+	}
+	select {
+	case g.sem <- struct{}{}:
+		defer func() { <-g.sem }()
+	default:
+		w.Header().Set("Retry-After", retryAfter)
+		g.fail(w, id, source, start, http.StatusServiceUnavailable, fmt.Sprintf("too many pending requests (--max-inflight %d); retry later", g.cfg.MaxInflight))
+		return
+	}
+	g.cfg.Metrics.inflight.Inc()
+	defer g.cfg.Metrics.inflight.Dec()
+
+	// A request carrying no signature can be refused before its body is
+	// read; a signed one is checked once the body is in.
+	signature := r.Header.Get(g.cfg.SignatureHeader)
+	if signature == "" && !g.open && !allowBearer(g.cfg.Tokens, r) {
+		g.fail(w, id, source, start, http.StatusUnauthorized, "missing or invalid credential: send Authorization: Bearer <token> or a body signature in "+g.cfg.SignatureHeader)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		g.fail(w, id, source, start, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type must be application/json, got %q", r.Header.Get("Content-Type")))
+		return
+	}
+	bufp, body, err := g.readBody(r)
+	if bufp != nil {
+		defer g.bufs.Put(bufp)
+	}
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			g.fail(w, id, source, start, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes (--max-body-bytes)", g.cfg.MaxBodyBytes))
+			return
+		}
+		g.fail(w, id, source, start, http.StatusBadRequest, "reading the body: "+err.Error())
+		return
+	}
+	if signature != "" && !g.open && !verifySignature(g.cfg.Secrets, body, signature) && !allowBearer(g.cfg.Tokens, r) {
+		g.fail(w, id, source, start, http.StatusUnauthorized, "invalid body signature in "+g.cfg.SignatureHeader)
+		return
+	}
+
+	objs, array, err := Parse(body)
+	if err != nil {
+		g.fail(w, id, source, start, http.StatusBadRequest, err.Error())
+		return
+	}
+	recs := Split(objs, array)
+	krecs := make([]kgo.Record, len(recs))
+	ptrs := make([]*kgo.Record, len(recs))
+	envs := make([]string, len(recs))
+	received := []byte(strconv.FormatInt(start.UnixMilli(), 10))
+	headers := []kgo.RecordHeader{
+		{Key: HeaderSource, Value: []byte(source)},
+		{Key: HeaderReceivedAt, Value: received},
+		{Key: HeaderRequestID, Value: []byte(id)},
+	}
+	for i := range recs {
+		env, ok := g.cfg.Routes.Env(recs[i].Room)
+		if !ok {
+			g.fail(w, id, source, start, http.StatusUnprocessableEntity, fmt.Sprintf("room_id %q: no route matches it and there is no default environment", recs[i].Room))
+			return
+		}
+		envs[i] = env
+		krecs[i] = kgo.Record{Topic: g.topics[env][source], Key: []byte(recs[i].Room), Value: recs[i].Value, Headers: headers}
+		ptrs[i] = &krecs[i]
+	}
+
+	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.ProduceTimeout)
+	err = g.cfg.Client.ProduceSync(ctx, ptrs...).FirstErr()
+	cancel()
+	if err != nil {
+		code, msg := http.StatusServiceUnavailable, "the brokers did not acknowledge every record ("+err.Error()+"); nothing of this request is confirmed: retry all of it"
+		if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
+			code, msg = http.StatusRequestEntityTooLarge, "a record is larger than the brokers accept ("+err.Error()+")"
+		} else {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		g.cfg.Logger.Warn("gateway: produce failed", zap.String("request_id", id), zap.String("source", source),
+			zap.Int("records", len(recs)), zap.Error(err))
+		g.fail(w, id, source, start, code, msg)
+		return
+	}
+	for i := range recs {
+		g.cfg.Metrics.records.WithLabelValues(envs[i], source).Inc()
+		g.cfg.Metrics.bytes.WithLabelValues(envs[i], source).Add(float64(len(recs[i].Value)))
+	}
+	g.cfg.Metrics.objects.WithLabelValues(source).Add(float64(len(objs)))
+
+	out := make([]byte, 0, 96)
+	out = append(out, `{"accepted":`...)
+	out = strconv.AppendInt(out, int64(len(objs)), 10)
+	out = append(out, `,"records":`...)
+	out = strconv.AppendInt(out, int64(len(recs)), 10)
+	out = append(out, `,"request_id":`...)
+	out = strconv.AppendQuote(out, id)
+	out = append(out, "}\n"...)
+	g.write(w, id, source, start, http.StatusAccepted, out)
+}
+
+var errTooLarge = errors.New("body too large")
+
+// readBody reads the body into a pooled buffer, up to MaxBodyBytes.
+func (g *Gateway) readBody(r *http.Request) (*[]byte, []byte, error) {
+	if r.ContentLength > g.cfg.MaxBodyBytes {
+		return nil, nil, errTooLarge
+	}
+	bufp, _ := g.bufs.Get().(*[]byte)
+	if bufp == nil {
+		b := make([]byte, 0, 4096)
+		bufp = &b
+	}
+	buf := (*bufp)[:0]
+	if r.ContentLength > int64(cap(buf)) {
+		buf = make([]byte, 0, r.ContentLength)
+	}
+	limit := g.cfg.MaxBodyBytes + 1
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Body.Read(buf[len(buf):min(int64(cap(buf)), limit)])
+		buf = buf[:len(buf)+n]
+		*bufp = buf
+		if int64(len(buf)) > g.cfg.MaxBodyBytes {
+			return bufp, nil, errTooLarge
+		}
+		if err == io.EOF {
+			return bufp, buf, nil
+		}
+		if err != nil {
+			return bufp, nil, err
+		}
+	}
+}
+
+// requestID returns the request's X-Request-Id when it is a sane id (1..64
+// bytes of [A-Za-z0-9._:@-]), else a new one.
+func (g *Gateway) requestID(r *http.Request) string {
+	if v := r.Header.Get("X-Request-Id"); v != "" && len(v) <= 64 && saneID(v) {
+		return v
+	}
+	return g.idBase + "-" + strconv.FormatUint(g.idSeq.Add(1), 36)
+}
+
+func saneID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '@' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// errorBody is every error answer.
+type errorBody struct {
+	Error     string `json:"error"`
+	RequestID string `json:"request_id"`
+}
+
+func (g *Gateway) fail(w http.ResponseWriter, id, source string, start time.Time, code int, msg string) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // "<token>" reads better than "\u003ctoken\u003e"
+	_ = enc.Encode(errorBody{msg, id})
+	b := buf.Bytes()
+	// Debug only: a client that keeps sending a bad body must not flood
+	// the log. Failed produces are logged once, at warn, by the caller.
+	g.cfg.Logger.Debug("gateway: request refused", zap.String("request_id", id), zap.String("source", source), zap.Int("code", code), zap.String("error", msg))
+	g.write(w, id, source, start, code, b)
+}
+
+func (g *Gateway) write(w http.ResponseWriter, id, source string, start time.Time, code int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Request-Id", id)
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+	g.cfg.Metrics.requests.WithLabelValues(source, codeLabel(code)).Inc()
+	g.cfg.Metrics.latency.WithLabelValues(source).Observe(time.Since(start).Seconds())
+}
