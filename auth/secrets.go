@@ -1,11 +1,6 @@
 package auth
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"os"
-	"strings"
 	"sync"
 )
 
@@ -34,24 +29,9 @@ func LoadSecrets(path string) (*Secrets, error) {
 // Reload reads the file again (for example on SIGHUP). On an error the
 // secrets in force stay in force. Errors name the file, never a secret.
 func (s *Secrets) Reload() error {
-	b, err := os.ReadFile(s.path)
+	secrets, err := readLines(s.path, "secret")
 	if err != nil {
-		return fmt.Errorf("auth: read secret file: %w", err)
-	}
-	var secrets [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		secrets = append(secrets, []byte(line))
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("auth: read secret file %s: %w", s.path, err)
-	}
-	if len(secrets) == 0 {
-		return fmt.Errorf("auth: secret file %s: %w", s.path, ErrNoTokens)
+		return err
 	}
 	s.mu.Lock()
 	s.secrets = secrets

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -40,29 +39,39 @@ func LoadTokens(path string) (*Tokens, error) {
 // Reload reads the file again (for example on SIGHUP). On an error the
 // tokens in force stay in force.
 func (t *Tokens) Reload() error {
-	b, err := os.ReadFile(t.path)
+	lines, err := readLines(t.path, "token")
 	if err != nil {
-		return fmt.Errorf("auth: read token file: %w", err)
+		return err
 	}
-	var hashes [][sha256.Size]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		hashes = append(hashes, sha256.Sum256([]byte(line)))
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("auth: read token file %s: %w", t.path, err)
-	}
-	if len(hashes) == 0 {
-		return fmt.Errorf("auth: token file %s: %w", t.path, ErrNoTokens)
+	hashes := make([][sha256.Size]byte, len(lines))
+	for i, l := range lines {
+		hashes[i] = sha256.Sum256(l)
 	}
 	t.mu.Lock()
 	t.hashes = hashes
 	t.mu.Unlock()
 	return nil
+}
+
+// readLines returns the lines of the file at path: blank lines and lines
+// starting with '#' dropped, surrounding white space trimmed. A file with
+// no line left is ErrNoTokens. Errors name the file (what says what it
+// holds), never a line of it.
+func readLines(path, what string) ([][]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth: read %s file: %w", what, err)
+	}
+	var lines [][]byte
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) > 0 && l[0] != '#' {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("auth: %s file %s: %w", what, path, ErrNoTokens)
+	}
+	return lines, nil
 }
 
 // Len is the number of tokens in force.

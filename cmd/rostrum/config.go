@@ -90,4 +90,22 @@ func yamlScalar(v any) string {
 	return fmt.Sprint(v)
 }
 
+// parseSources parses args into fs, then fills the flags left unset from
+// the environment and the config file (--config, else ROSTRUM_CONFIG). It
+// returns the config file's path and the warnings found.
+func parseSources(fs *flag.FlagSet, args []string, configFlag *string) (string, []string, error) {
+	if err := fs.Parse(args); err != nil {
+		return "", nil, err
+	}
+	if fs.NArg() > 0 {
+		return "", nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	cfg := *configFlag
+	if cfg == "" {
+		cfg = lookupEnv("ROSTRUM_CONFIG")
+	}
+	warnings, err := applySources(fs, cfg)
+	return cfg, warnings, err
+}
+
 func lookupEnv(k string) string { v, _ := os.LookupEnv(k); return v }

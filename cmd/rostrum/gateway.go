@@ -63,17 +63,7 @@ func (f *gatewayFlags) register(fs *flag.FlagSet) {
 }
 
 func (f *gatewayFlags) parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	cfg := f.config
-	if cfg == "" {
-		cfg = lookupEnv("ROSTRUM_CONFIG")
-	}
-	warnings, err := applySources(fs, cfg)
+	cfg, warnings, err := parseSources(fs, args, &f.config)
 	if err != nil {
 		return err
 	}

@@ -94,17 +94,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 // parseFlags parses args, then fills unset flags from the environment and
 // the config file, and checks the security settings (reading their files).
 func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	cfg := f.config
-	if cfg == "" {
-		cfg = lookupEnv("ROSTRUM_CONFIG")
-	}
-	warnings, err := applySources(fs, cfg)
+	cfg, warnings, err := parseSources(fs, args, &f.config)
 	if err != nil {
 		return err
 	}
