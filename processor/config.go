@@ -68,6 +68,12 @@ type Config struct {
 	WALMaxAge     time.Duration // keep at most this much committed history; default 24h
 	WALMaxBytes   int64         // and at most this many bytes; default 1 GiB
 	RetryBackoff  time.Duration // first retry delay after a failed batch; default 100ms, doubling to 5s
+	// ShutdownTimeout bounds the stop once Run's context is cancelled: the
+	// batch in flight is finished (and committed) or abandoned (left
+	// uncommitted, the group redelivers it), and the group is left, all
+	// within this time, whatever Redis, the group or the broker does.
+	// Default 10s.
+	ShutdownTimeout time.Duration
 	// UnreadyFailures and UnreadyAfter say when a failing batch makes Ready
 	// report not ready: after this many failed attempts in a row (default
 	// 3), or after it has been failing this long (default 10s), whichever
@@ -147,6 +153,9 @@ func (c *Config) withDefaults() {
 	if c.RebuildWindow == 0 {
 		c.RebuildWindow = 24 * time.Hour
 	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 10 * time.Second
+	}
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = 100 * time.Millisecond
 	}
@@ -209,6 +218,8 @@ func (c Config) Validate() error {
 		return bad("UnreadyFailures", "must be at least 1, got %d", c.UnreadyFailures)
 	case c.UnreadyAfter <= 0:
 		return bad("UnreadyAfter", "must be positive, got %s", c.UnreadyAfter)
+	case c.ShutdownTimeout < 0:
+		return bad("ShutdownTimeout", "must be positive, got %s", c.ShutdownTimeout)
 	case c.MaxRoomsPerApply < 1:
 		return bad("MaxRoomsPerApply", "must be at least 1, got %d", c.MaxRoomsPerApply)
 	case len(c.Boards) > 0 && c.BoardStore == nil:

@@ -83,8 +83,8 @@ func startProcessorWith(ctx context.Context, brokers []string, redisAddr, walDir
 func runChild() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	p, closeFn, err := startProcessor(ctx, strings.Split(os.Getenv("ROSTRUM_E2E_BROKERS"), ","),
-		os.Getenv("ROSTRUM_E2E_REDIS"), os.Getenv("ROSTRUM_E2E_WAL"), 500)
+	p, closeFn, err := startProcessorWith(ctx, strings.Split(os.Getenv("ROSTRUM_E2E_BROKERS"), ","),
+		os.Getenv("ROSTRUM_E2E_REDIS"), os.Getenv("ROSTRUM_E2E_WAL"), 500, childOptions)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
@@ -96,6 +96,18 @@ func runChild() int {
 		return 1
 	}
 	return 0
+}
+
+// childOptions applies the child's optional settings from its environment:
+// ROSTRUM_E2E_SHUTDOWN (Config.ShutdownTimeout) and ROSTRUM_E2E_SESSION (the
+// group session timeout, so that killed members stay in the group longer).
+func childOptions(c *processor.Config) {
+	if d, err := time.ParseDuration(os.Getenv("ROSTRUM_E2E_SHUTDOWN")); err == nil {
+		c.ShutdownTimeout = d
+	}
+	if d, err := time.ParseDuration(os.Getenv("ROSTRUM_E2E_SESSION")); err == nil {
+		c.KafkaOpts = append(c.KafkaOpts, kgo.SessionTimeout(d), kgo.RebalanceTimeout(d))
+	}
 }
 
 // world is one end-to-end setup: a kfake broker, a real redis-server, and a
@@ -377,10 +389,10 @@ func TestEndToEndHysteresis(t *testing.T) {
 // child is a processor running as a separate process.
 type child struct{ cmd *exec.Cmd }
 
-func (w *world) startChild(walDir string) *child {
+func (w *world) startChild(walDir string, env ...string) *child {
 	w.t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(append(os.Environ(), env...),
 		"ROSTRUM_E2E_CHILD=1",
 		"ROSTRUM_E2E_BROKERS="+strings.Join(w.kafka.Seeds, ","),
 		"ROSTRUM_E2E_REDIS="+w.redis.Addr,

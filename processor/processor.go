@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -207,9 +208,15 @@ func (p *Processor) Topics() Topics { return p.topics }
 func (p *Processor) Assigned() int { return int(p.assigned.Load()) }
 
 // Run consumes until ctx is cancelled, then finishes the batch in flight,
-// commits it, and leaves the group. It returns nil after a clean stop.
+// commits it, and leaves the group, within Config.ShutdownTimeout of the
+// cancel: a batch that cannot finish by then is abandoned (uncommitted, so
+// the group redelivers it) and Run returns an error saying so; a group or
+// broker that does not answer the leave is not waited for. It returns nil
+// after a clean stop.
 func (p *Processor) Run(ctx context.Context) error {
-	defer p.cl.Close() // leaves the group
+	drain, stopDrain := drainContext(ctx, p.cfg.ShutdownTimeout)
+	defer stopDrain()
+	defer p.leave(drain)
 	if err := p.rebuildAtStart(ctx); err != nil || ctx.Err() != nil {
 		return err // nil: stopped cleanly during the rebuild
 	}
@@ -238,7 +245,7 @@ func (p *Processor) Run(ctx context.Context) error {
 		// order, so that one WAL frame never outgrows the log's limit.
 		for rest := recs; len(rest) > 0; {
 			n := batchLen(rest, p.cfg.MaxBatchBytes)
-			if err := p.processWithRetry(ctx, rest[:n]); err != nil {
+			if err := p.processWithRetry(ctx, drain, rest[:n]); err != nil {
 				p.cl.AllowRebalance()
 				return err
 			}
@@ -253,6 +260,46 @@ func (p *Processor) Run(ctx context.Context) error {
 			p.checkIdle(ctx)
 		}
 	}
+}
+
+// drainContext returns a context that outlives ctx by grace: it is not
+// cancelled with ctx, but grace after ctx is done. The work of a shutdown
+// (the batch in flight, the commit, leaving the group) runs under it.
+func drainContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	drain, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var timer *time.Timer
+	var mu sync.Mutex
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		timer = time.AfterFunc(grace, cancel)
+		mu.Unlock()
+	})
+	return drain, func() {
+		stop()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
+}
+
+// leave leaves the group and closes the client, waiting for the group's
+// answer only until drain ends: a broker or a group that does not answer
+// the LeaveGroup (for example one still holding members that crashed) would
+// otherwise hold the shutdown until their session timeout. With static
+// membership (an instance id) there is no leave.
+func (p *Processor) leave(drain context.Context) {
+	p.cl.AllowRebalance()
+	// drain ends ShutdownTimeout after a cancel; after a failure that is
+	// not a cancel, the leave gets as long from now.
+	ctx, cancel := context.WithTimeout(drain, p.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := p.cl.LeaveGroupContext(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		p.lg.Warn("leaving the group", zap.Error(err))
+	}
+	p.cl.Close()
 }
 
 // batchLen returns how many of recs, at least one, fit in maxBytes of keys
@@ -285,17 +332,18 @@ func (p *Processor) poll(ctx context.Context) kgo.Fetches {
 
 // processWithRetry runs a batch until it succeeds. Every step is idempotent,
 // so a failed attempt is simply repeated, with exponential backoff and jitter,
-// without polling more (memory stays bounded). It gives up only when ctx is
-// cancelled; the batch's offsets are then left uncommitted and the group
-// redelivers it.
-func (p *Processor) processWithRetry(ctx context.Context, recs []*kgo.Record) error {
+// without polling more (memory stays bounded). An attempt runs under drain,
+// so a shutdown (ctx cancelled) lets it finish; retries stop when ctx is
+// cancelled, and the attempt itself when drain ends. The batch's offsets
+// are then left uncommitted and the group redelivers it.
+func (p *Processor) processWithRetry(ctx, drain context.Context, recs []*kgo.Record) error {
 	b := newBatch(p, recs)
 	backoff := p.cfg.RetryBackoff
 	start := time.Now()
 	for {
-		err := p.finishRebuild(context.WithoutCancel(ctx), b)
+		err := p.finishRebuild(drain, b)
 		if err == nil {
-			err = b.run(context.WithoutCancel(ctx))
+			err = b.run(drain)
 		}
 		if err == nil {
 			p.health.recovered()

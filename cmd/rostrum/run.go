@@ -47,6 +47,7 @@ type runFlags struct {
 	lagEvery                                time.Duration
 	stability                               string
 	dwell, grace, dueInterval               time.Duration
+	shutdownTimeout                         time.Duration
 	margin                                  int
 	config                                  string
 	sec                                     securityFlags
@@ -85,6 +86,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.dwell, "dwell", stability.DefaultDwell, "hysteresis: how long a member must hold its place in the raw top-N before it replaces a shown one (0: at once)")
 	fs.DurationVar(&f.grace, "grace", stability.DefaultGrace, "hysteresis: how long a shown member out of the raw top-N stays (0: it goes at once)")
 	fs.IntVar(&f.margin, "margin", stability.DefaultMargin, "hysteresis: a member leading the weakest shown one out of the raw top-N by this many volume steps replaces it at once (0: off)")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, finish or abandon the batch in flight, commit what is done and leave the group within this time")
 	fs.DurationVar(&f.dueInterval, "due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
 	f.sec.register(fs)
@@ -175,25 +177,26 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
 	pc := processor.Config{
-		Brokers:        splitList(f.brokers),
-		Env:            f.env,
-		TopicPrefix:    f.topicPrefix,
-		Group:          f.group,
-		TopN:           f.topN,
-		Rooms:          rooms,
-		MaxPollRecords: f.maxPollRecords,
-		CreateTopics:   f.createTopics,
-		Decode:         codec.DecodeConfig{MaxRecordBytes: f.maxRecordBytes, MaxEvents: f.maxEvents, MaxFutureSkew: f.maxFutureSkew},
-		Meeting:        meeting,
-		WALMaxAge:      f.walMaxAge,
-		WALMaxBytes:    f.walMaxBytes,
-		RebuildWindow:  f.roomTTL,
-		Stability:      f.stability,
-		Dwell:          f.dwell,
-		Grace:          f.grace,
-		Margin:         f.margin,
-		DueInterval:    f.dueInterval,
-		Logger:         lg,
+		Brokers:         splitList(f.brokers),
+		Env:             f.env,
+		TopicPrefix:     f.topicPrefix,
+		Group:           f.group,
+		TopN:            f.topN,
+		Rooms:           rooms,
+		MaxPollRecords:  f.maxPollRecords,
+		CreateTopics:    f.createTopics,
+		Decode:          codec.DecodeConfig{MaxRecordBytes: f.maxRecordBytes, MaxEvents: f.maxEvents, MaxFutureSkew: f.maxFutureSkew},
+		Meeting:         meeting,
+		WALMaxAge:       f.walMaxAge,
+		WALMaxBytes:     f.walMaxBytes,
+		RebuildWindow:   f.roomTTL,
+		Stability:       f.stability,
+		Dwell:           f.dwell,
+		Grace:           f.grace,
+		Margin:          f.margin,
+		DueInterval:     f.dueInterval,
+		ShutdownTimeout: f.shutdownTimeout,
+		Logger:          lg,
 	}
 	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
 	f.limits.apply(&pc, &so, f.walDir)
@@ -222,7 +225,7 @@ var runFlagNames = map[string]string{
 	"MaxPollRecords": "--max-poll-records", "Stability": "--stability", "Dwell": "--dwell",
 	"Grace": "--grace", "Margin": "--margin", "DueInterval": "--due-interval",
 	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after",
-	"MaxRoomsPerApply": "--max-rooms-per-apply", "RoomTTL": "--room-ttl",
+	"MaxRoomsPerApply": "--max-rooms-per-apply", "ShutdownTimeout": "--shutdown-timeout", "RoomTTL": "--room-ttl",
 	"MaxMembers": "--max-room-members", "CacheMembers": "--state-cache",
 }
 
@@ -301,10 +304,12 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 		return f.sec.kafkaError(err)
 	}
 
-	// The HTTP server and the lag watcher live as long as the processor.
+	// The HTTP server and the lag watcher run beside the processor.
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
-	sideCtx, stopSide := context.WithCancel(context.WithoutCancel(ctx))
+	// They stop with the signal, in parallel with the processor's drain, so
+	// that the whole stop stays within about --shutdown-timeout.
+	sideCtx, stopSide := context.WithCancel(ctx)
 	g, sideCtx := errgroup.WithContext(sideCtx)
 	if f.http != "" {
 		opts := web.Options{
