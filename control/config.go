@@ -12,9 +12,9 @@ import (
 
 // Options configure a Service.
 type Options struct {
-	Env            string // environment, part of every key; required
-	CommandsTopic  string // where recording commands go; required ({env}.recording.commands)
-	LayoutTopic    string // where layout changes go, compacted; required ({env}.rooms.layout)
+	Env            string        // environment, part of every key; required
+	CommandsTopic  string        // where recording commands go; required ({env}.recording.commands)
+	LayoutTopic    string        // where layout changes go, compacted; required ({env}.rooms.layout)
 	RoomTTL        time.Duration // an idle room's recording state and its layout expire after this; default 24h
 	History        int           // finished recordings kept per room; default 10
 	MaxBodyBytes   int64         // largest request body (layout or start parameters); default 64 KiB
