@@ -101,3 +101,24 @@ func (o *Options) Validate() error {
 	}
 	return nil
 }
+
+// Topics are the control API's topics of one environment.
+type Topics struct {
+	Commands string // {prefix}{env}.recording.commands, key room id
+	Layout   string // {prefix}{env}.rooms.layout, key room id, compacted
+}
+
+// TopicsFor returns the control topics of env with prefix.
+func TopicsFor(prefix, env string) Topics {
+	return Topics{Commands: prefix + env + ".recording.commands", Layout: prefix + env + ".rooms.layout"}
+}
+
+// Configs are the topic configs each topic is created with: the layout
+// topic is compacted (a subscriber needs only each room's latest layout).
+func (t Topics) Configs() map[string]map[string]*string {
+	compact := "compact"
+	return map[string]map[string]*string{
+		t.Commands: nil,
+		t.Layout:   {"cleanup.policy": &compact},
+	}
+}

@@ -39,9 +39,6 @@ func (s *Service) Handler() http.Handler {
 	return s.guard(mux)
 }
 
-// Routes are the path patterns Handler serves, for a mux that mounts it.
-var Routes = []string{"/v1/rooms/{room}/recording", "/v1/rooms/{room}/recording/", "/v1/rooms/{room}/layout", "/v1/rooms/{room}/layout/"}
-
 // guard checks the credentials and the room id before any route runs.
 func (s *Service) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

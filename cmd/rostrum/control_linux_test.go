@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rostrumhq/rostrum/control"
+	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/processor"
+)
+
+// childArgsEnv holds the arguments (separated by \x1f) of a `rostrum`
+// command that the test binary runs instead of its tests.
+const childArgsEnv = "ROSTRUM_TEST_CHILD_ARGS"
+
+// TestMain lets the test binary double as a `rostrum run` process, so that
+// tests can run several of them and kill one.
+func TestMain(m *testing.M) {
+	if args := os.Getenv(childArgsEnv); args != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		err := Main(ctx, strings.Split(args, "\x1f"), os.Stdout, os.Stderr)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const ctlToken = "control-test-token"
+
+// ctlEnv is one Kafka, one Redis and a token file for `rostrum run`
+// processes serving the control API.
+type ctlEnv struct {
+	t      *testing.T
+	kafka  *testenv.Kafka
+	redis  *testenv.Redis
+	tokens string
+	topics control.Topics
+	client *http.Client
+}
+
+func newCtlEnv(t *testing.T) *ctlEnv {
+	t.Helper()
+	topics := processor.TopicsFor("", "test")
+	ct := control.TopicsFor("", "test")
+	e := &ctlEnv{t: t, topics: ct}
+	e.kafka = testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN, ct.Commands, ct.Layout)...))
+	e.redis = testenv.StartRedis(t)
+	e.tokens = filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(e.tokens, []byte(ctlToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: time.Minute}
+	return e
+}
+
+// runProc is a `rostrum run` child process.
+type runProc struct {
+	base   string // http://host:port
+	cmd    *exec.Cmd
+	out    *bytes.Buffer
+	exited chan struct{}
+}
+
+// start runs `rostrum run` with the control API and extra flags; env are
+// further environment variables ("K=V"). It returns once /healthz answers.
+func (e *ctlEnv) start(env []string, extra ...string) *runProc {
+	e.t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(e.t))
+	args := append([]string{"run", "--brokers", e.kafka.Seeds[0], "--redis", e.redis.Addr, "--env", "test",
+		"--wal-dir", e.t.TempDir(), "--http", addr, "--log-level", "warn", "--control-token-file", e.tokens}, extra...)
+	p := &runProc{base: "http://" + addr, out: new(bytes.Buffer), exited: make(chan struct{})}
+	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
+	p.cmd.Env = append(append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\x1f")), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.exited) }()
+	e.t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := e.client.Get(p.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		select {
+		case <-p.exited:
+			e.t.Fatalf("rostrum run exited at start: %s", p.out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("rostrum run not serving after 30s: %s", p.out.String())
+		}
+	}
+}
+
+type ctlReply struct {
+	status int
+	body   []byte
+	err    error
+}
+
+func (r ctlReply) state(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("answer %d %q: %v", r.status, r.body, err)
+	}
+	return m
+}
+
+func (e *ctlEnv) send(base, method, path, body string, headers ...string) ctlReply {
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		return ctlReply{err: err}
+	}
+	req.Header.Set("Authorization", "Bearer "+ctlToken)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return ctlReply{err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return ctlReply{status: resp.StatusCode, body: b, err: err}
+}
+
+func (e *ctlEnv) must(base, method, path, body string, headers ...string) ctlReply {
+	e.t.Helper()
+	r := e.send(base, method, path, body, headers...)
+	if r.err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, r.err)
+	}
+	return r
+}
+
+type ctlCommand struct {
+	RoomID      string `json:"room_id"`
+	Action      string `json:"action"`
+	RecordingID string `json:"recording_id"`
+	Token       int64  `json:"token"`
+	By          string `json:"by"`
+}
+
+func (e *ctlEnv) commands() []ctlCommand {
+	e.t.Helper()
+	var out []ctlCommand
+	for _, rec := range e.kafka.ReadAll(e.topics.Commands) {
+		var c ctlCommand
+		if err := json.Unmarshal(rec.Value, &c); err != nil {
+			e.t.Fatalf("command %q: %v", rec.Value, err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestControlOneWinnerAcrossProcesses fires 200 concurrent starts, then
+// 200 concurrent stops, at one room through three `rostrum run` processes,
+// 50 times: each time exactly one request wins, every other is told the
+// current state, tokens strictly increase, and the commands topic holds
+// exactly the winners' commands. An Idempotency-Key retry, through another
+// process, gets the first answer.
+func TestControlOneWinnerAcrossProcesses(t *testing.T) {
+	e := newCtlEnv(t)
+	procs := []*runProc{e.start(nil), e.start(nil), e.start(nil)}
+	const n, cycles = 200, 50
+	var last int64
+	var won []map[string]any
+	for c := range cycles {
+		for _, action := range []string{"start", "stop"} {
+			replies := make([]ctlReply, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					body := fmt.Sprintf(`{"by":"u-%d","params":{"cycle":%d}}`, i, c)
+					if action == "stop" {
+						body = fmt.Sprintf(`{"by":"u-%d"}`, i)
+					}
+					replies[i] = e.send(procs[i%3].base, "POST", "/v1/rooms/r-1/recording/"+action, body)
+				}()
+			}
+			wg.Wait()
+			winners := 0
+			for _, r := range replies {
+				if r.err != nil {
+					t.Fatalf("%s: %v", action, r.err)
+				}
+				switch r.status {
+				case http.StatusCreated, http.StatusOK:
+					winners++
+					m := r.state(t)
+					tok := int64(m["token"].(float64))
+					if tok <= last {
+						t.Fatalf("cycle %d %s: token %d not above the previous %d", c, action, tok, last)
+					}
+					last = tok
+					won = append(won, m)
+				case http.StatusConflict:
+				default:
+					t.Fatalf("cycle %d %s: %d %s", c, action, r.status, r.body)
+				}
+			}
+			if winners != 1 {
+				t.Fatalf("cycle %d %s: %d winners of %d, want exactly 1", c, action, winners, n)
+			}
+		}
+	}
+
+	// A retry of a won start, and of a lost one, through other processes.
+	first := e.must(procs[0].base, "POST", "/v1/rooms/r-1/recording/start", `{"by":"u-a"}`, "Idempotency-Key", "k-won")
+	lost := e.must(procs[1].base, "POST", "/v1/rooms/r-1/recording/start", `{"by":"u-b"}`, "Idempotency-Key", "k-lost")
+	if first.status != http.StatusCreated || lost.status != http.StatusConflict {
+		t.Fatalf("start: %d %s; second start: %d %s", first.status, first.body, lost.status, lost.body)
+	}
+	e.must(procs[2].base, "POST", "/v1/rooms/r-1/recording/stop", `{"by":"u-c"}`)
+	for i, want := range []ctlReply{first, lost} {
+		key := []string{"k-won", "k-lost"}[i]
+		again := e.must(procs[2-i].base, "POST", "/v1/rooms/r-1/recording/start", `{"by":"u-a"}`, "Idempotency-Key", key)
+		if again.status != want.status || !bytes.Equal(again.body, want.body) {
+			t.Errorf("retry with Idempotency-Key %s: %d %s, first answer %d %s", key, again.status, again.body, want.status, want.body)
+		}
+	}
+
+	cmds := e.commands()
+	if len(cmds) != 2*cycles+2 {
+		t.Fatalf("%d commands published, want %d", len(cmds), 2*cycles+2)
+	}
+	for i, w := range won {
+		if cmds[i].Token != int64(w["token"].(float64)) || cmds[i].RecordingID != w["recording_id"] {
+			t.Fatalf("command %d = %+v, winner %v", i, cmds[i], w)
+		}
+	}
+	for i := 1; i < len(cmds); i++ {
+		if cmds[i].Token <= cmds[i-1].Token {
+			t.Fatalf("command %d token %d not above %d", i, cmds[i].Token, cmds[i-1].Token)
+		}
+	}
+}
