@@ -90,8 +90,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--control-replicas must not be negative, got %d", o.Replicas)
 	case o.ReplicaTimeout < time.Millisecond:
 		return fmt.Errorf("--control-replica-timeout must be at least 1ms, got %s", o.ReplicaTimeout)
-	case o.ProduceTimeout < 10*time.Millisecond:
-		return fmt.Errorf("--control-produce-timeout must be at least 10ms, got %s", o.ProduceTimeout)
+	case o.ProduceTimeout < time.Second:
+		// franz-go's RecordDeliveryTimeout, which it bounds, takes no less.
+		return fmt.Errorf("--control-produce-timeout must be at least 1s, got %s", o.ProduceTimeout)
 	case o.Lease <= o.ProduceTimeout:
 		return fmt.Errorf("--control-lease (%s) must be longer than --control-produce-timeout (%s)", o.Lease, o.ProduceTimeout)
 	case o.SweepInterval < 10*time.Millisecond:

@@ -47,12 +47,13 @@ const ctlToken = "control-test-token"
 // ctlEnv is one Kafka, one Redis and a token file for `rostrum run`
 // processes serving the control API.
 type ctlEnv struct {
-	t      *testing.T
-	kafka  *testenv.Kafka
-	redis  *testenv.Redis
-	tokens string
-	topics control.Topics
-	client *http.Client
+	t       *testing.T
+	kafka   *testenv.Kafka
+	redis   *testenv.Redis
+	tokens  string
+	topics  control.Topics
+	client  *http.Client
+	crashes int
 }
 
 func newCtlEnv(t *testing.T) *ctlEnv {
@@ -268,5 +269,103 @@ func TestControlOneWinnerAcrossProcesses(t *testing.T) {
 		if cmds[i].Token <= cmds[i-1].Token {
 			t.Fatalf("command %d token %d not above %d", i, cmds[i].Token, cmds[i-1].Token)
 		}
+	}
+}
+
+// waitCommands reads the commands topic until it holds n records.
+func (e *ctlEnv) waitCommands(n int, poke func()) []ctlCommand {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if poke != nil {
+			poke()
+		}
+		cmds := e.commands()
+		if len(cmds) >= n {
+			return cmds
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("commands topic holds %d records after a minute, want %d: %+v", len(cmds), n, cmds)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// crashAfterStep sends a write through a process that exits right after
+// the write's Redis step (before its Kafka produce), and waits for it to
+// die.
+func (e *ctlEnv) crashAfterStep(path, body string, headers ...string) {
+	e.t.Helper()
+	// A group of its own: a member killed inside the others' group would
+	// hold up their rebalances (and their clean stop) for a session timeout.
+	e.crashes++
+	p := e.start([]string{faultEnv + "=control-step"}, "--group", fmt.Sprintf("crash-%d", e.crashes), "--control-lease", "2s", "--control-produce-timeout", "1s", "--control-sweep-interval", "1h")
+	if r := e.send(p.base, "POST", path, body, headers...); r.err == nil {
+		e.t.Fatalf("the faulty process answered %d %s", r.status, r.body)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		e.t.Fatal("the faulty process did not exit")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 86 {
+		e.t.Fatalf("the faulty process exited with %d, want the fault's 86: %s", code, p.out.String())
+	}
+}
+
+// TestControlCrashBetweenRedisAndKafka kills a `rostrum run` process after
+// a start's Redis step and before its Kafka produce, and shows that the
+// start command is published afterwards, first by the next request for the
+// room, then (for a crashed stop) by another instance's sweep, each with
+// the token the step gave it, once, and with the state otherwise as the
+// step left it; an Idempotency-Key retry of the lost answer gets it.
+func TestControlCrashBetweenRedisAndKafka(t *testing.T) {
+	e := newCtlEnv(t)
+	// Serves requests; never sweeps, so only a request can publish.
+	b := e.start(nil, "--control-lease", "2s", "--control-produce-timeout", "1s", "--control-sweep-interval", "1h")
+
+	e.crashAfterStep("/v1/rooms/r-9/recording/start", `{"by":"u-1","params":{"tiles":4}}`, "Idempotency-Key", "lost-answer")
+	if cmds := e.commands(); len(cmds) != 0 {
+		t.Fatalf("a command was published before the crash was recovered: %+v", cmds)
+	}
+	st := e.must(b.base, "GET", "/v1/rooms/r-9/recording", "").state(t)
+	if st["state"] != "recording" || st["started_by"] != "u-1" {
+		t.Fatalf("state after the crashed start: %v", st)
+	}
+	// The next requests for the room publish the command once its writer's
+	// lease has ended.
+	cmds := e.waitCommands(1, func() { e.must(b.base, "GET", "/v1/rooms/r-9/recording", "") })
+	after := e.must(b.base, "GET", "/v1/rooms/r-9/recording", "").state(t)
+	c := cmds[0]
+	if c.Action != "start" || c.RoomID != "r-9" || c.By != "u-1" || c.RecordingID != st["recording_id"] || float64(c.Token) != st["token"] {
+		t.Fatalf("published %+v, state %v", c, st)
+	}
+	delete(after, "history")
+	delete(st, "history")
+	if fmt.Sprint(after) != fmt.Sprint(st) {
+		t.Fatalf("state changed by the recovery: %v, was %v", after, st)
+	}
+	retry := e.must(b.base, "POST", "/v1/rooms/r-9/recording/start", `{"by":"u-1"}`, "Idempotency-Key", "lost-answer")
+	if m := retry.state(t); retry.status != http.StatusCreated || m["token"] != st["token"] || m["recording_id"] != st["recording_id"] {
+		t.Fatalf("retry of the lost answer: %d %s, state %v", retry.status, retry.body, st)
+	}
+
+	// A crashed stop, with no request for the room afterwards: a sweeping
+	// instance publishes it.
+	e.crashAfterStep("/v1/rooms/r-9/recording/stop", `{"by":"u-2"}`)
+	e.start(nil, "--control-lease", "2s", "--control-produce-timeout", "1s", "--control-sweep-interval", "100ms")
+	cmds = e.waitCommands(2, nil)
+	st = e.must(b.base, "GET", "/v1/rooms/r-9/recording", "").state(t)
+	c = cmds[1]
+	if c.Action != "stop" || c.By != "u-2" || float64(c.Token) != st["token"] || st["state"] != "idle" || c.Token <= cmds[0].Token {
+		t.Fatalf("published %+v, state %v", c, st)
+	}
+	// Nothing is published twice: more requests and sweeps add nothing.
+	for range 5 {
+		e.must(b.base, "GET", "/v1/rooms/r-9/recording", "")
+		time.Sleep(200 * time.Millisecond)
+	}
+	if cmds := e.commands(); len(cmds) != 2 {
+		t.Fatalf("commands after recovery: %+v, want the two", cmds)
 	}
 }
