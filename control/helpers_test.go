@@ -34,6 +34,7 @@ type rig struct {
 	kafka *testenv.Kafka
 	rc    *redis.Client
 	svc   *Service
+	pr    *kgo.Client
 	srv   *httptest.Server
 }
 
@@ -57,6 +58,7 @@ func newRig(t *testing.T, redisOpts []testenv.RedisOption, opt func(*Options)) *
 		t.Fatal(err)
 	}
 	t.Cleanup(pr.Close)
+	r.pr = pr
 	o := Options{Env: testEnv, CommandsTopic: commandTopic, LayoutTopic: layoutTopic, Tokens: tokens,
 		ProduceTimeout: 5 * time.Second, Logger: zaptest.NewLogger(t)}
 	if opt != nil {

@@ -148,7 +148,7 @@ func (s *Service) servePutLayout(w http.ResponseWriter, r *http.Request) {
 	v, err := s.PutLayout(r.Context(), room, body, ifMatch, persist)
 	switch {
 	case errors.Is(err, ErrStale):
-		writeJSON(w, http.StatusPreconditionFailed, fmt.Appendf(nil, `{"error":"layout is at version %d, If-Match names %q","version":%d}`, v, ifMatch, v))
+		writeJSON(w, http.StatusPreconditionFailed, fmt.Appendf(nil, `{"error":"layout is at version %d, If-Match names %s","version":%d}`, v, ifMatch, v))
 	case err != nil:
 		s.writeAnswer(w, Answer{}, err)
 	default:
