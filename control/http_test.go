@@ -119,7 +119,9 @@ func TestForbiddenWithoutTokens(t *testing.T) {
 // persistence, and the compacted topic's records.
 func TestLayout(t *testing.T) {
 	r := newRig(t, nil, nil)
-	put := func(body string, headers ...string) reply { return r.do("PUT", "/v1/rooms/r-5/layout", body, headers...) }
+	put := func(body string, headers ...string) reply {
+		return r.do("PUT", "/v1/rooms/r-5/layout", body, headers...)
+	}
 	p1 := put(`{"tiles": 4, "resolution": "1280x720"}`)
 	if p1.Status != 200 || string(p1.Body) != "{\"version\":1}\n" || p1.Header.Get("ETag") != `"1"` {
 		t.Fatalf("first put: %d %s %v", p1.Status, p1.Body, p1.Header)
