@@ -28,6 +28,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	members := fs.Int("members", 60, "members of the largest simulated rooms")
 	show := fs.Int("show", 4, "rooms shown in the console view")
 	boardRate := fs.Float64("board-rate", 20, "simulated board events (gifts, points, actions, trades) per second; 0: none")
+	hostEvery := fs.Duration("host-clicks", 3*time.Second, "simulated hosts click start/stop recording (sometimes several at once) this often; 0: never")
 	// Demo defaults: embedded everything, readable logs, a throwaway WAL.
 	_ = fs.Set("env", "demo")
 	_ = fs.Set("redis", "")
@@ -121,6 +122,16 @@ Ctrl-C stops everything.
 				return nil
 			}
 			return demo.FeedBoards(ctx, demo.BoardFeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rate: *boardRate, KafkaOpts: kopts})
+		})
+	}
+	if *hostEvery > 0 && f.http != "" {
+		g.Go(func() error {
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				return nil
+			}
+			return demo.Hosts(ctx, demo.HostsConfig{BaseURL: strings.TrimSuffix(pageURL(f.http), "/"), Every: *hostEvery})
 		})
 	}
 	g.Go(func() error {
