@@ -29,7 +29,7 @@ const (
 
 // rig is a Service on a real redis-server and kfake, served over HTTP.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	redis *testenv.Redis
 	kafka *testenv.Kafka
 	rc    *redis.Client
@@ -40,7 +40,7 @@ type rig struct {
 
 // newRig starts the servers; opt adjusts the Service's options (its
 // Env, topics, Tokens and Logger are set).
-func newRig(t *testing.T, redisOpts []testenv.RedisOption, opt func(*Options)) *rig {
+func newRig(t testing.TB, redisOpts []testenv.RedisOption, opt func(*Options)) *rig {
 	t.Helper()
 	r := &rig{t: t, redis: testenv.StartRedis(t, redisOpts...)}
 	r.kafka = testenv.StartKafka(t, testenv.WithTopics(3, commandTopic, layoutTopic))
@@ -79,7 +79,7 @@ type reply struct {
 	Body   []byte
 }
 
-func (p reply) json(t *testing.T) map[string]any {
+func (p reply) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(p.Body, &m); err != nil {
@@ -105,6 +105,10 @@ func doHTTP(t testing.TB, base, method, path, body string, headers ...string) re
 }
 
 func send(base, method, path, body string, headers ...string) (reply, error) {
+	return sendWith(http.DefaultClient, base, method, path, body, headers...)
+}
+
+func sendWith(c *http.Client, base, method, path, body string, headers ...string) (reply, error) {
 	req, err := http.NewRequest(method, base+path, bytes.NewBufferString(body))
 	if err != nil {
 		return reply{}, err
@@ -117,7 +121,7 @@ func send(base, method, path, body string, headers ...string) (reply, error) {
 			req.Header.Set(headers[i], headers[i+1])
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return reply{}, err
 	}
