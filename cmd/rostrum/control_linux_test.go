@@ -369,3 +369,48 @@ func TestControlCrashBetweenRedisAndKafka(t *testing.T) {
 		t.Fatalf("commands after recovery: %+v, want the two", cmds)
 	}
 }
+
+// TestControlTopics checks that `rostrum run` refuses to start without the
+// control topics, and that --create-topics creates them, the layout topic
+// compacted.
+func TestControlTopics(t *testing.T) {
+	topics := processor.TopicsFor("", "test")
+	ct := control.TopicsFor("", "test")
+	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	r := testenv.StartRedis(t)
+	args := []string{"run", "--brokers", k.Seeds[0], "--redis", r.Addr, "--env", "test", "--wal-dir", t.TempDir(),
+		"--http", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), "--log-level", "error", "--control-insecure"}
+	err := Main(t.Context(), args, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), ct.Commands) || !strings.Contains(err.Error(), ct.Layout) {
+		t.Fatalf("run without the control topics: %v, want an error naming both", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- Main(ctx, append(args, "--create-topics"), io.Discard, io.Discard) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cfgs, err := k.Admin().DescribeTopicConfigs(t.Context(), ct.Layout, ct.Commands)
+		if err == nil && cfgs[0].Err == nil && cfgs[1].Err == nil {
+			policy := map[string]string{}
+			for _, rc := range cfgs {
+				for _, c := range rc.Configs {
+					if c.Key == "cleanup.policy" {
+						policy[rc.Name] = c.MaybeValue()
+					}
+				}
+			}
+			if policy[ct.Layout] != "compact" || policy[ct.Commands] == "compact" {
+				t.Fatalf("cleanup.policy %v, want the layout topic compacted and the commands topic not", policy)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("control topics not created within 30s: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run --create-topics: %v", err)
+	}
+}
