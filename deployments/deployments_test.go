@@ -35,9 +35,12 @@ var topics = []string{
 	env + ".callbacks.signal",
 	env + ".callbacks.dlq",
 	env + ".ranking.topn",
+	env + ".recording.commands",
+	env + ".rooms.layout",
 }
 
-const compactedTopic = env + ".ranking.topn"
+// compacted are the topics created compacted.
+var compacted = map[string]bool{env + ".ranking.topn": true, env + ".rooms.layout": true}
 
 // readYAML decodes every document of a YAML file.
 func readYAML(t *testing.T, path string) []map[string]any {
@@ -301,7 +304,7 @@ func TestCompose(t *testing.T) {
 		t.Error("kafka does not advertise kafka:9092 to the compose network")
 	}
 
-	// The topics: each created once, 6 partitions, only the output compacted.
+	// The topics: each created once, 6 partitions, only the output and layout topics compacted.
 	script := strings.Join(strList(t, c, "services", "kafka-init", "command"), "\n")
 	created := map[string]string{}
 	topicRE := regexp.MustCompile(`--topic\s+(\S+)`)
@@ -332,8 +335,8 @@ func TestCompose(t *testing.T) {
 			t.Errorf("%s: want --bootstrap-server kafka:9092: %s", topic, line)
 		}
 		compact := strings.Contains(line, "cleanup.policy=compact")
-		if compact != (topic == compactedTopic) {
-			t.Errorf("%s: compacted=%v, want %v", topic, compact, topic == compactedTopic)
+		if compact != compacted[topic] {
+			t.Errorf("%s: compacted=%v, want %v", topic, compact, compacted[topic])
 		}
 	}
 	if len(created) != len(topics) {

@@ -43,6 +43,10 @@ type Config struct {
 	// false, a missing topic stops start-up with an error naming it.
 	CreateTopics bool
 	Partitions   int32 // partitions of topics created by CreateTopics; default 3
+	// MoreTopics are further topics the instance produces to (the control
+	// API's), checked and created with the others: name → the topic
+	// configs to create it with (nil: the broker's defaults).
+	MoreTopics map[string]map[string]*string
 
 	Decode  codec.DecodeConfig
 	Meeting *codec.Meeting // default codec.NewMeeting(codec.DefaultEpoch)

@@ -169,6 +169,9 @@ func (p *Processor) checkTopics(ctx context.Context) error {
 	defer cancel()
 	adm := kadm.NewClient(p.cl)
 	all := append(p.topics.Inputs(), p.topics.DLQ, p.topics.TopN)
+	for t := range p.cfg.MoreTopics {
+		all = append(all, t)
+	}
 	details, err := adm.ListTopics(ctx, all...)
 	if err != nil {
 		return fmt.Errorf("kafka brokers %v unreachable: %w", p.cfg.Brokers, err)
@@ -185,13 +188,15 @@ func (p *Processor) checkTopics(ctx context.Context) error {
 	if !p.cfg.CreateTopics {
 		return fmt.Errorf("kafka topics missing: %v (create them, or start with --create-topics)", missing)
 	}
-	resp, err := adm.CreateTopics(ctx, p.cfg.Partitions, -1, nil, missing...)
-	if err != nil {
-		return fmt.Errorf("create topics %v: %w", missing, err)
-	}
-	for _, r := range resp.Sorted() {
-		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
+	for _, t := range missing {
+		resp, err := adm.CreateTopics(ctx, p.cfg.Partitions, -1, p.cfg.MoreTopics[t], t)
+		if err != nil {
+			return fmt.Errorf("create topics %v: %w", missing, err)
+		}
+		for _, r := range resp.Sorted() {
+			if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+				return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
+			}
 		}
 	}
 	p.lg.Info("topics created", zap.Strings("topics", missing))

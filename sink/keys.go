@@ -16,9 +16,15 @@ type Keys struct {
 //
 // (the braces around the room are the hash tag; the env is literal text).
 func RoomKeys(env, room string) Keys {
-	p := "rostrum:" + env + ":{" + room + "}:"
+	p := RoomPrefix(env, room)
 	return Keys{Members: p + "m", Ranking: p + "z", Stable: p + "s", Watermarks: p + "w"}
 }
+
+// RoomPrefix is the text every key of room in env starts with,
+// "rostrum:{env}:{room}:" (the room in braces is the hash tag). Other
+// packages that keep per-room keys (control) name them with it, so that
+// they share the room's Redis Cluster slot.
+func RoomPrefix(env, room string) string { return "rostrum:" + env + ":{" + room + "}:" }
 
 // dueKey is the environment's sorted set of rooms whose hysteresis has a
 // deadline: room id → the Unix ms at which it must be stepped again even

@@ -17,6 +17,7 @@
 //	GET /v1/boards/{name}/top?n=10&offset=0[&period=P][&window=W]
 //	GET /v1/boards/{name}/members/{member}[?period=P][&window=W]
 //	GET /v1/boards/{name}/members/{member}/around?n=5[&period=P][&window=W]
+//	    /v1/rooms/{room}/recording…, /v1/rooms/{room}/layout…   Options.Control, when set
 //
 // The board routes (boards.go, docs/DESIGN.md §8) read Options.Boards; a page is
 // {"board","period","window","total_members","members":[{"member","rank",
@@ -40,5 +41,6 @@
 // stream costs one RoomView round trip to Redis per interval; a stream ends
 // when its client goes away or ListenAndServe shuts down.
 //
-// The package only reads: it never writes to Redis or Kafka.
+// The package only reads: it never writes to Redis or Kafka (the control
+// routes are served by the handler given in Options.Control).
 package web

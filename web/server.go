@@ -49,6 +49,10 @@ type Options struct {
 	// the published list; default "hysteresis".
 	Stability string
 	TopN      int // length of the lists; default 7
+
+	// Control serves the recording control and layout API (control.Service's
+	// Handler), mounted at ControlRoutes when not nil.
+	Control http.Handler
 }
 
 // Server is the HTTP handler of the page and its API. It is safe for
@@ -60,6 +64,9 @@ type Server struct {
 	stop chan struct{} // closed when ListenAndServe begins its shutdown
 	once sync.Once
 }
+
+// ControlRoutes are the path patterns handed to Options.Control.
+var ControlRoutes = []string{"/v1/rooms/{room}/recording", "/v1/rooms/{room}/recording/", "/v1/rooms/{room}/layout", "/v1/rooms/{room}/layout/"}
 
 //go:embed static
 var staticFiles embed.FS
@@ -105,6 +112,11 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("GET /api/rooms", s.rooms)
 	s.mux.HandleFunc("GET /v1/rooms/{room}/top", s.roomTop)
 	s.registerBoards()
+	if opts.Control != nil {
+		for _, p := range ControlRoutes {
+			s.mux.Handle(p, opts.Control)
+		}
+	}
 	s.mux.HandleFunc("GET /events", s.events)
 	return s
 }

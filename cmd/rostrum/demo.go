@@ -31,6 +31,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	boardRate := fs.Float64("board-rate", 20, "simulated board events (gifts, points, actions, trades) per second; 0: none")
 	gatewayHTTP := fs.String("gateway-http", "127.0.0.1:8081", "listen address of the embedded gateway the simulated meeting POSTs its callbacks to (empty: produce to Kafka directly)")
 	grayRooms := fs.Int("gray-rooms", 3, "simulated rooms of the second environment, gray (rooms gray-r-…), sent through the gateway; 0: none")
+	hostEvery := fs.Duration("host-clicks", 3*time.Second, "simulated hosts click start/stop recording (sometimes several at once) this often; 0: never")
 	// Demo defaults: embedded everything, readable logs, a throwaway WAL.
 	_ = fs.Set("env", "demo")
 	_ = fs.Set("redis", "")
@@ -38,6 +39,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	_ = fs.Set("log-format", "console")
 	_ = fs.Set("log-level", "warn")
 	_ = fs.Set("wal-sync", "none")
+	_ = fs.Set("control-insecure", "true") // the page's start/stop buttons carry no token
 	if err := parseFlags(fs, &f, args); err != nil {
 		return err
 	}
@@ -162,6 +164,16 @@ Ctrl-C stops everything.
 				return nil
 			}
 			return demo.FeedBoards(ctx, demo.BoardFeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rate: *boardRate, KafkaOpts: kopts})
+		})
+	}
+	if *hostEvery > 0 && f.http != "" {
+		g.Go(func() error {
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				return nil
+			}
+			return demo.Hosts(ctx, demo.HostsConfig{BaseURL: strings.TrimSuffix(pageURL(f.http), "/"), Every: *hostEvery})
 		})
 	}
 	g.Go(func() error {

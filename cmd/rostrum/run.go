@@ -17,6 +17,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/control"
 	"github.com/rostrumhq/rostrum/internal/config"
 	"github.com/rostrumhq/rostrum/metrics"
 	"github.com/rostrumhq/rostrum/processor"
@@ -54,6 +55,7 @@ type runFlags struct {
 	boards                                  []board.Config // the config file's boards: list
 	boardsSource                            string         // where boards came from, for errors
 	limits                                  limitFlags     // limits.go
+	control                                 controlFlags   // control.go
 
 	warnings []string // found while parsing; logged by logger
 }
@@ -91,6 +93,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
 	f.sec.register(fs)
 	f.limits.register(fs)
+	f.control.register(fs)
 }
 
 // parseFlags parses args, then fills unset flags from the environment and
@@ -211,6 +214,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	if pc.Boards, err = compileBoards(f.boards, f.boardsSource); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
+	pc.MoreTopics = control.TopicsFor(f.topicPrefix, f.env).Configs()
 	if pc.KafkaOpts, err = f.sec.kafkaOpts(); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
@@ -324,6 +328,14 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 		if boards != nil {
 			opts.Boards = boards
 		}
+		ctl, closeCtl, err := f.control.service(rc, pc.Brokers, pc.KafkaOpts, control.TopicsFor(f.topicPrefix, f.env), f.env, f.roomTTL, lg)
+		if err != nil {
+			stopSide()
+			return err
+		}
+		defer closeCtl()
+		opts.Control = ctl.Handler()
+		g.Go(func() error { return ctl.Run(sideCtx) })
 		srv := web.New(opts)
 		g.Go(func() error {
 			if err := srv.ListenAndServe(sideCtx, f.http); err != nil {

@@ -12,9 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rostrumhq/rostrum/control"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 )
+
+// ctlTopics are the control API's topics of the tests' environment, which
+// `rostrum run` checks at start like the others.
+var ctlTopics = control.TopicsFor("", "test")
 
 // scrape sums the samples of a metric (all label sets) on /metrics.
 func scrape(t *testing.T, url, name string) float64 {
@@ -49,7 +54,7 @@ func scrape(t *testing.T, url, name string) float64 {
 // the health endpoints.
 func TestRunMetricsAfterKnownLoad(t *testing.T) {
 	topics := processor.TopicsFor("", "test")
-	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN, ctlTopics.Commands, ctlTopics.Layout)...))
 	r := testenv.StartRedis(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	ts := time.Now().UnixMilli()

@@ -86,6 +86,15 @@ func (r *Runner) Pipelined(ctx context.Context, fill func(p *Pipe)) error {
 	return nil
 }
 
+// Run runs one call of s, with the same NOSCRIPT policy as Pipelined.
+func (r *Runner) Run(ctx context.Context, s *Script, keys []string, args ...any) *redis.Cmd {
+	var cmd *redis.Cmd
+	if err := r.Pipelined(ctx, func(p *Pipe) { cmd = p.Run(ctx, s, keys, args...) }); err != nil && cmd.Err() == nil {
+		cmd.SetErr(err)
+	}
+	return cmd
+}
+
 // isNoScript reports whether err is Redis's NOSCRIPT: no script has the
 // SHA-1 called, and nothing ran.
 func isNoScript(err error) bool {

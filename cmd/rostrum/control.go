@@ -1,0 +1,84 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/auth"
+	"github.com/rostrumhq/rostrum/control"
+)
+
+// faultEnv, when set to "control-step", makes the process exit right after
+// a control write's Redis step, before its Kafka produce: the crash the
+// outbox exists for, injected by tests.
+const faultEnv = "ROSTRUM_FAULT"
+
+// controlFlags are the settings of the recording control and layout API.
+type controlFlags struct {
+	tokenFile                  string
+	insecure                   bool
+	replicas, history          int
+	maxBody                    int64
+	replicaTimeout, lease      time.Duration
+	produceTimeout, sweepEvery time.Duration
+	idempotencyTTL             time.Duration
+}
+
+func (c *controlFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.tokenFile, "control-token-file", "", "bearer tokens of the control API (/v1/rooms/{room}/recording, …/layout), one a line; without it the API answers 403")
+	fs.BoolVar(&c.insecure, "control-insecure", false, "serve the control API without tokens (demo only; logged as a warning)")
+	fs.IntVar(&c.replicas, "control-replicas", 0, "Redis replicas that must confirm a control change (WAIT) before it is answered")
+	fs.DurationVar(&c.replicaTimeout, "control-replica-timeout", time.Second, "how long a control change waits for --control-replicas")
+	fs.IntVar(&c.history, "control-history", 10, "finished recordings kept per room")
+	fs.Int64Var(&c.maxBody, "control-max-body", 64<<10, "largest control request body, bytes (layout parameters, start parameters)")
+	fs.DurationVar(&c.lease, "control-lease", 30*time.Second, "how long an unpublished control change stays its writer's before another instance publishes it")
+	fs.DurationVar(&c.produceTimeout, "control-produce-timeout", 10*time.Second, "how long a control request waits for Kafka to acknowledge its command")
+	fs.DurationVar(&c.sweepEvery, "control-sweep-interval", 5*time.Second, "how often to look for control changes left unpublished by a crash")
+	fs.DurationVar(&c.idempotencyTTL, "control-idempotency-ttl", 24*time.Hour, "how long the answer to an Idempotency-Key is kept")
+}
+
+// service builds the control API of env on rc, producing with a client of
+// its own to brokers.
+func (c *controlFlags) service(rc redis.UniversalClient, brokers []string, kopts []kgo.Opt, topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) (*control.Service, func(), error) {
+	o := control.Options{
+		Env: env, CommandsTopic: topics.Commands, LayoutTopic: topics.Layout,
+		RoomTTL: roomTTL, History: c.history, MaxBodyBytes: c.maxBody,
+		Replicas: c.replicas, ReplicaTimeout: c.replicaTimeout,
+		Lease: c.lease, ProduceTimeout: c.produceTimeout, SweepInterval: c.sweepEvery,
+		IdempotencyTTL: c.idempotencyTTL, Insecure: c.insecure, Logger: lg,
+	}
+	if c.tokenFile != "" {
+		t, err := auth.LoadTokens(c.tokenFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--control-token-file: %w", err)
+		}
+		o.Tokens = t
+	}
+	if os.Getenv(faultEnv) == "control-step" {
+		o.Fault = func(point string) error {
+			if point == "step" {
+				os.Exit(86)
+			}
+			return nil
+		}
+	}
+	// A record is never failed by the client once sent, but one not yet
+	// sent when the request gives up is dropped, so that it cannot reach
+	// Kafka after another instance has published it from the outbox.
+	pr, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.RecordDeliveryTimeout(c.produceTimeout)}, kopts...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := control.New(rc, pr, o)
+	if err != nil {
+		pr.Close()
+		return nil, nil, err
+	}
+	return svc, pr.Close, nil
+}

@@ -1,0 +1,186 @@
+package control
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/internal/redisscript"
+)
+
+// Producer sends records to Kafka and waits for their acknowledgement.
+// *kgo.Client implements it; give it kgo.RecordDeliveryTimeout no longer
+// than Options.ProduceTimeout.
+type Producer interface {
+	ProduceSync(ctx context.Context, rs ...*kgo.Record) kgo.ProduceResults
+}
+
+var _ Producer = (*kgo.Client)(nil)
+
+// ErrUnconfirmed is returned by a write whose change the Redis primary
+// made but fewer than Options.Replicas replicas confirmed in time. The
+// change is not published now; if it survives, the outbox publishes it
+// once its lease ends.
+var ErrUnconfirmed = errors.New("control: change not confirmed by the replicas in time")
+
+// Service is the recording control and the layout parameters of one
+// environment's rooms. It is safe for concurrent use; any number of
+// Services (one per rostrum instance) may serve the same rooms.
+type Service struct {
+	rc  redis.UniversalClient
+	lua *redisscript.Runner // the control scripts, with the NOSCRIPT policy of sink and board
+	pr  Producer
+	opt Options
+	lg  *zap.Logger
+}
+
+// New returns a Service deciding in rc and publishing with pr.
+func New(rc redis.UniversalClient, pr Producer, opts Options) (*Service, error) {
+	opts.setDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Replicas > 0 {
+		switch rc.(type) {
+		case *redis.Client, *redis.ClusterClient:
+		default:
+			return nil, fmt.Errorf("--control-replicas needs a single-node, Sentinel or Cluster client, got %T", rc)
+		}
+	}
+	if opts.Tokens == nil && opts.Insecure {
+		opts.Logger.Warn("control API serving without authentication (--control-insecure): anyone who reaches the HTTP port can start and stop recordings")
+	}
+	return &Service{rc: rc, lua: redisscript.NewRunner(rc, scripts...), pr: pr, opt: opts, lg: opts.Logger}, nil
+}
+
+// step runs a room script (keys[0] names the room's slot). With
+// Options.Replicas it runs it and WAIT on one connection to the room's
+// primary, and reports whether enough replicas confirmed.
+func (s *Service) step(ctx context.Context, sc *redisscript.Script, write bool, keys []string, args ...any) ([]any, bool, error) {
+	if !write || s.opt.Replicas == 0 {
+		v, err := s.lua.Run(ctx, sc, keys, args...).Slice()
+		return v, true, err
+	}
+	var node *redis.Client
+	switch c := s.rc.(type) {
+	case *redis.ClusterClient:
+		n, err := c.MasterForKey(ctx, keys[0])
+		if err != nil {
+			return nil, false, err
+		}
+		node = n
+	case *redis.Client:
+		node = c
+	}
+	// WAIT counts the replicas that acknowledged this connection's writes,
+	// so it must follow the script on the same connection: a pipeline. The
+	// script goes as EVAL (its source), which cannot meet NOSCRIPT: a retry
+	// on another connection would not be the one WAIT counts.
+	p := node.Pipeline()
+	ev := p.Eval(ctx, sc.Source(), keys, args...)
+	w := p.Do(ctx, "WAIT", s.opt.Replicas, s.opt.ReplicaTimeout.Milliseconds())
+	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, false, err
+	}
+	v, err := ev.Slice()
+	if err != nil {
+		return nil, false, err
+	}
+	acked, _ := w.Int64()
+	return v, acked >= int64(s.opt.Replicas), nil
+}
+
+// arm enters a write in the outbox index before its Redis step, and
+// returns its member (see outbox.go).
+func (s *Service) arm(ctx context.Context, room string) (string, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	member := room + "\n" + hex.EncodeToString(b[:])
+	err := s.rc.ZAdd(ctx, outboxIndex(s.opt.Env), redis.Z{Score: float64(time.Now().UnixMilli()), Member: member}).Err()
+	if err != nil {
+		return "", fmt.Errorf("control: outbox index: %w", err)
+	}
+	return member, nil
+}
+
+// disarm removes a write's index member, and with field its outbox entry,
+// once its record is published (or it wrote none). A failure leaves both
+// for the sweep: the entry is published again after its lease, which only
+// a crash or an unreachable Redis can cause.
+func (s *Service) disarm(ctx context.Context, room, member, field string) {
+	ctx = context.WithoutCancel(ctx)
+	for range 3 {
+		p := s.rc.Pipeline()
+		if field != "" {
+			p.HDel(ctx, roomKeys(s.opt.Env, room).Out, field, "l:"+field)
+		}
+		p.ZRem(ctx, outboxIndex(s.opt.Env), member)
+		_, err := p.Exec(ctx)
+		if err == nil {
+			return
+		}
+		s.lg.Warn("control: clear outbox entry", zap.String("room", room), zap.Error(err))
+	}
+}
+
+// publish produces records (key: room) to topic and waits for Kafka's
+// acknowledgement, at most ProduceTimeout.
+func (s *Service) publish(ctx context.Context, topic, room string, values ...string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.ProduceTimeout)
+	defer cancel()
+	rs := make([]*kgo.Record, len(values))
+	for i, v := range values {
+		rs[i] = &kgo.Record{Topic: topic, Key: []byte(room), Value: []byte(v)}
+	}
+	if err := s.pr.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		return fmt.Errorf("control: publish to %s: %w", topic, err)
+	}
+	return nil
+}
+
+// fault calls the test hook at point.
+func (s *Service) fault(point string) error {
+	if s.opt.Fault == nil {
+		return nil
+	}
+	return s.opt.Fault(point)
+}
+
+// topicOf returns the topic of an outbox field.
+func (s *Service) topicOf(field string) string {
+	if len(field) > 0 && field[0] == 'y' {
+		return s.opt.LayoutTopic
+	}
+	return s.opt.CommandsTopic
+}
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+func str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	return ""
+}
+
+func num(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
