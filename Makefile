@@ -5,7 +5,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tidy all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos
+.PHONY: tidy test-race all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos
 
 all: build
 
@@ -48,6 +48,11 @@ test: deps vet
 CHAOS_SEED ?= 6
 chaos: deps
 	ROSTRUM_CHAOS=full ROSTRUM_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 15m -run '^TestChaos$$' -v ./internal/chaos
+
+## test-race: the short suites of the packages with concurrency, under the race detector.
+RACE_PKGS ?= ./processor ./sink ./web ./board ./stability ./wal ./metrics ./codec ./ranking ./auth ./route ./gateway ./control ./internal/redisscript
+test-race: deps
+	$(GO) test -race -short -count=1 -timeout 15m $(RACE_PKGS)
 
 test-short: deps
 	$(GO) test -count=1 -short $(PKGS)

@@ -264,6 +264,10 @@ func TestGatewayMaxInflight503(t *testing.T) {
 	// One slot, held by a request whose body has not finished arriving.
 	r := newRig(t, "test", func(c *gateway.Config) { c.MaxInflight = 1 })
 	pr, pw := io.Pipe()
+	// Closed before the rig's server (cleanups run last first): a failing
+	// test must not leave the held request open, or the server's Close
+	// would wait for it forever.
+	t.Cleanup(func() { pw.Close() })
 	req, _ := http.NewRequest(http.MethodPost, r.srv.URL+"/v1/callbacks/rtc", pr)
 	req.Header.Set("Content-Type", "application/json")
 	done := make(chan int)
@@ -278,12 +282,14 @@ func TestGatewayMaxInflight503(t *testing.T) {
 	}()
 	_, _ = pw.Write([]byte(`{"room_id":`)) // the handler now holds the slot, reading
 	var a answer
-	for i := 0; i < 200; i++ {
+	// The held request may not have reached the handler yet: ask until it
+	// has (under the race detector this can take seconds).
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		a = r.post(t, "rtc", "application/json", `{"room_id":"p-1"}`)
 		if a.code == http.StatusServiceUnavailable {
 			break
 		}
-		time.Sleep(10 * time.Millisecond) // the held request may not have reached the handler yet
+		time.Sleep(10 * time.Millisecond)
 	}
 	wantError(t, a, http.StatusServiceUnavailable, "--max-inflight")
 	if a.header.Get("Retry-After") == "" {
