@@ -27,7 +27,7 @@ import (
 // often, and a crash resumes where the last step ended.
 
 // SettlePage is the most members one settle script call copies.
-const SettlePage = 1000
+const SettlePage = 250
 
 // SettleResult is what Settle did.
 type SettleResult struct {
@@ -124,7 +124,7 @@ func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *Settl
 	per, _ := json.Marshal(p.Label)
 	closedAt := p.End.Add(b.grace).UnixMilli()
 	expireAt := p.End.Add(time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).UnixMilli()
-	args := []any{s.gen, p.Label, closedAt, b.settleTop, SettlePage, expireAt, p.Start.UnixMilli(), b.settleRetention,
+	args := []any{s.gen, p.Label, closedAt, b.settleTop, s.page, expireAt, p.Start.UnixMilli(), b.settleRetention,
 		`{"board":` + string(head) + `,"period":` + string(per), 1}
 	for {
 		cmds, err := s.eval(ctx, settleLua, 1, func(int) ([]string, []any) { return keys, args })

@@ -92,10 +92,10 @@ if cursor <= last then
   end
   cursor = hi + 1
   if #zs < hi - from + 1 then cursor = last + 1 end -- the zset shrank (its keys expired): nothing more to copy
-  if cursor <= last then
-    redis.call('HSET', KEYS[2], 'cursor', cursor)
-    return {'more', cursor}
-  end
+  -- The record is written by a call of its own, so that no call both
+  -- copies a page and assembles a record of up to settle-top members.
+  redis.call('HSET', KEYS[2], 'cursor', cursor)
+  return {'more', cursor}
 end
 
 -- Last step: deferred removals, the record, the info.
