@@ -27,7 +27,8 @@ type Late struct {
 	Partition int32
 	Offset    int64
 	Board     string
-	Event     int // index of the event in the record
+	Event     int  // index of the event in the record
+	Settled   bool // its period was settled (else its slice had left every window)
 }
 
 // call is one script call: board bi's parts. A part k with done[k] nil is
@@ -165,7 +166,8 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 				same = periods[e.bucket].label == label
 			}
 			if c.sent(pi, &e) && same {
-				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.name, Event: e.event})
+				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.name, Event: e.event,
+					Settled: bd.kind == Periodic})
 			}
 		}
 	}
