@@ -123,8 +123,7 @@
 //	rostrum:{env}:board:{name}:s              zset  slices held (score = slice index)
 //	rostrum:{env}:board:{name}:s:<slice>      hash  member → sum of the slice
 //	rostrum:{env}:board:{name}:s:<slice>:i    set   event ids counted in the slice
-//
-// periodic boards that settle (settle.go, docs/DESIGN.md §8):
+//	periodic boards that settle (settle.go, docs/DESIGN.md §8):
 //	rostrum:{env}:board:{name}:st             hash  frozen, busy, cursor, members
 //	rostrum:{env}:board:{name}:S:<label>      list  the snapshot: "total reached member" in rank order
 //	rostrum:{env}:board:{name}:S:<label>:i    str   "members closed_at"
