@@ -134,7 +134,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var topics []string
 	for _, env := range []string{envFlat, envRate, envNaive} {
 		t := processor.TopicsFor(b.prefix, env)
-		topics = append(topics, append(t.Inputs(), t.DLQ, t.TopN)...)
+		topics = append(topics, t.All()...)
 	}
 	if err := createTopics(ctx, b.kafka(), cfg.Partitions, topics...); err != nil {
 		return nil, err

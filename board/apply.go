@@ -20,14 +20,15 @@ type Result struct {
 }
 
 // Late names a record that had an event a board found late in Redis: its
-// slice had already left every window. (Batch.Add catches most late events
+// slice had already left every window, or its period was settled. (Batch.Add catches most late events
 // earlier, from the record time.)
 type Late struct {
 	Topic     string
 	Partition int32
 	Offset    int64
 	Board     string
-	Event     int // index of the event in the record
+	Event     int  // index of the event in the record
+	Settled   bool // its period was settled (else its slice had left every window)
 }
 
 // call is one script call: board bi's parts. A part k with done[k] nil is
@@ -89,7 +90,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 				reset = true
 				continue
 			}
-			again, err := parseApply(vals, &calls[k], bd, &res)
+			again, err := parseApply(vals, &calls[k], bd, b.periods[calls[k].board], &res)
 			if err != nil {
 				return res, fmt.Errorf("board %s: apply: %w", bd.name, err)
 			}
@@ -108,7 +109,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 // parseApply reads a script reply into res and returns the call that
 // re-sends event by event the parts whose offsets were applied in part, if
 // any.
-func parseApply(vals []any, c *call, bd *Board, res *Result) (*call, error) {
+func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, res *Result) (*call, error) {
 	n := func(i int) int64 {
 		if i >= len(vals) {
 			return 0
@@ -156,11 +157,17 @@ func parseApply(vals []any, c *call, bd *Board, res *Result) (*call, error) {
 	i++
 	for range nl {
 		pi, bucket := int(n(i))-1, n(i+1)
+		label, _ := vals[i+1].(string) // periodic: the period's label
 		i += 2
 		p := c.parts[pi]
 		for _, e := range p.entries {
-			if c.sent(pi, &e) && e.bucket == bucket {
-				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.name, Event: e.event})
+			same := e.bucket == bucket
+			if bd.kind == Periodic {
+				same = periods[e.bucket].label == label
+			}
+			if c.sent(pi, &e) && same {
+				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.name, Event: e.event,
+					Settled: bd.kind == Periodic})
 			}
 		}
 	}
@@ -240,7 +247,9 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 // again on the retry.
 func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 	keys := []string{P + "w", P + "n"}
-	if bd.kind != Periodic {
+	if bd.kind == Periodic {
+		keys = append(keys, P+"st")
+	} else {
 		keys = append(keys, P+"x", P+"s", P+"m")
 		for j := range bd.windows {
 			keys = append(keys, P+"z:"+strconv.Itoa(j))

@@ -23,6 +23,11 @@ type Board struct {
 	weekStart time.Weekday
 	retention int
 
+	// settlement (periodic boards; settle.go)
+	settle          bool
+	settleTop       int
+	settleRetention int
+
 	// rolling and windows
 	slice       time.Duration
 	windows     []int64  // slices per window, ascending
@@ -56,6 +61,16 @@ func (b *Board) WeekStart() time.Weekday { return b.weekStart }
 
 // Retention returns how many past periods a periodic board keeps readable.
 func (b *Board) Retention() int { return b.retention }
+
+// Settles reports whether the board freezes and publishes its closed
+// periods (settle.go).
+func (b *Board) Settles() bool { return b.settle }
+
+// SettleTop returns how many members a settled snapshot keeps.
+func (b *Board) SettleTop() int { return b.settleTop }
+
+// SettleRetention returns how many settled periods stay readable.
+func (b *Board) SettleRetention() int { return b.settleRetention }
 
 // Grace returns how long after its period or slice closes an event is
 // still accepted.

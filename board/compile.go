@@ -187,6 +187,31 @@ func (b *Board) compilePeriodic(c *Config) error {
 	if b.grace >= b.unit.minSpan() {
 		return fieldErr("grace", "%s must be shorter than one %s", b.grace, b.unit)
 	}
+	switch c.Settle {
+	case "", "true":
+		b.settle = true
+	case "false":
+	case "daily":
+		return fieldErr("settle", "daily is for rolling and windows boards; a periodic board settles each period (true or false)")
+	default:
+		return fieldErr("settle", "%q must be true or false", c.Settle)
+	}
+	b.settleTop, b.settleRetention = DefaultSettleTop, DefaultSettleRetention
+	switch {
+	case c.SettleTop < 0 || c.SettleTop > MaxSettleTop:
+		return fieldErr("settle-top", "%d must be between 1 and %d", c.SettleTop, MaxSettleTop)
+	case c.SettleTop > 0:
+		b.settleTop = c.SettleTop
+	}
+	switch {
+	case c.SettleRetention < 0 || c.SettleRetention > 10000:
+		return fieldErr("settle-retention", "%d must be between 1 and 10000 periods", c.SettleRetention)
+	case c.SettleRetention > 0:
+		b.settleRetention = c.SettleRetention
+	}
+	if !b.settle && (c.SettleTop != 0 || c.SettleRetention != 0) {
+		return fieldErr("settle-top", "the board does not settle (settle: false)")
+	}
 	return nil
 }
 
@@ -200,6 +225,12 @@ func (b *Board) compileRolling(c *Config) error {
 		return fieldErr("tz", "rolling and windows slices are aligned to UTC; tz is for periodic boards")
 	case c.Retention != 0:
 		return fieldErr("retention", "only periodic boards keep past periods")
+	case c.Settle == "daily":
+		return fieldErr("settle", "daily snapshots of rolling boards are not built yet")
+	case c.Settle != "" && c.Settle != "false":
+		return fieldErr("settle", "%q: only periodic boards settle their periods", c.Settle)
+	case c.SettleTop != 0 || c.SettleRetention != 0:
+		return fieldErr("settle-top", "only periodic boards settle their periods")
 	}
 	if c.Slice < time.Minute || c.Slice > 24*time.Hour {
 		return fieldErr("slice", "%s must be between 1m and 24h", fmtDur(c.Slice))

@@ -45,6 +45,18 @@ type Config struct {
 	// time: the board works until Epoch + 2^reachedBits × TieResolution.
 	// Default 2025-01-01T00:00:00Z. Changing it reorders stored scores.
 	Epoch time.Time `yaml:"epoch"`
+
+	// Settle freezes every closed period of a periodic board into a
+	// snapshot and publishes it once on {env}.boards.settled (settle.go):
+	// "" or "true" (periodic default), "false" (off), "daily" (rolling and
+	// windows boards: a snapshot of the first window at every 00:00 UTC;
+	// not yet built, refused).
+	Settle string `yaml:"settle"`
+	// SettleTop is how many members a settled snapshot keeps, 1..10000;
+	// default 1000.
+	SettleTop int `yaml:"settle-top"`
+	// SettleRetention is how many settled periods stay readable; default 52.
+	SettleRetention int `yaml:"settle-retention"`
 }
 
 // Kind is how a board cuts time.
@@ -122,7 +134,12 @@ func (u Unit) String() string {
 // Defaults.
 const (
 	DefaultRetention = 8
-	DefaultGrace     = time.Minute
+	// DefaultSettleTop and MaxSettleTop bound the members of a settled
+	// snapshot; DefaultSettleRetention is how many settled periods are kept.
+	DefaultSettleTop       = 1000
+	MaxSettleTop           = 10000
+	DefaultSettleRetention = 52
+	DefaultGrace           = time.Minute
 	// defaultRollingSpan is the span of a rolling board's reached field
 	// when max-total is not given: 2^30 s, about 34 years after the epoch.
 	defaultRollingSpan = time.Duration(1<<30) * time.Second

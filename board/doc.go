@@ -123,6 +123,14 @@
 //	rostrum:{env}:board:{name}:s              zset  slices held (score = slice index)
 //	rostrum:{env}:board:{name}:s:<slice>      hash  member → sum of the slice
 //	rostrum:{env}:board:{name}:s:<slice>:i    set   event ids counted in the slice
+//	periodic boards that settle (settle.go, docs/DESIGN.md §8):
+//	rostrum:{env}:board:{name}:st             hash  frozen, busy, cursor, members
+//	rostrum:{env}:board:{name}:S:<label>      list  the snapshot: "total reached member" in rank order
+//	rostrum:{env}:board:{name}:S:<label>:i    str   "members closed_at"
+//	rostrum:{env}:board:{name}:S:<label>:j    str   the record's entries while it is copied
+//	rostrum:{env}:board:{name}:SL             zset  settled labels kept (score = period start)
+//	rostrum:{env}:board:{name}:o              hash  label → record to publish; "c:<label>" → claim
+//	rostrum:{env}:board:{name}:d              set   removals deferred while a period is copied
 //
 // (the env is literal text; the braces around the name are the hash tag).
 // Each script declares every key it touches, also the slice keys an expiry
@@ -133,6 +141,17 @@
 // Period keys expire at the end of the period Retention periods later plus
 // grace; slice keys are deleted by Expire once no window needs them. A
 // board removed from the configuration leaves its keys behind.
+//
+// # Settled periods
+//
+// A periodic board settles each period once its end + grace has passed on
+// the settle clock (Store.Settle's now). settle.lua freezes it (field
+// "frozen" of the st hash: period labels of one board sort in time order,
+// and apply.lua finds an event of a period at or below it late), copies
+// its top SettleTop members SettlePage at a time, and in a call of its own
+// writes the period's record into the outbox hash: freeze, snapshot and
+// pending record happen once whoever calls, however often. ClaimSettled
+// and AckSettled (outbox.lua) hand the records to the publisher.
 //
 // # Redis lost its data
 //

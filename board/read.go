@@ -15,6 +15,7 @@ type Info struct {
 	Period    string    // current period label (periodic), else ""
 	NextReset time.Time // end of the current period, or the next slice boundary
 	Windows   []string  // rolling and windows boards
+	Settles   bool      // closed periods are settled (settle.go)
 }
 
 // Entry is one ranked member.
@@ -38,7 +39,7 @@ type Page struct {
 func (s *Store) Boards(now time.Time) []Info {
 	out := make([]Info, 0, len(s.boards))
 	for _, b := range s.boards {
-		inf := Info{Name: b.name, Kind: b.kind, NextReset: b.NextReset(now), Windows: b.Windows()}
+		inf := Info{Name: b.name, Kind: b.kind, NextReset: b.NextReset(now), Windows: b.Windows(), Settles: b.settle}
 		if b.kind == Periodic {
 			inf.Period = b.Period(now).Label
 		}

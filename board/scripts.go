@@ -30,6 +30,13 @@ var (
 	// atomically; lua/read.lua.
 	readLua = redisscript.MustParse(luaFiles, "lua/read.lua")
 
+	// settleLua freezes a closed period and copies one page of its
+	// snapshot; lua/settle.lua.
+	settleLua = redisscript.MustParse(luaFiles, "lua/settle.lua")
+	// outboxLua claims and acknowledges the records of settled periods;
+	// lua/outbox.lua.
+	outboxLua = redisscript.MustParse(luaFiles, "lua/outbox.lua")
+
 	// scripts is every script the store runs, loaded on NOSCRIPT.
-	scripts = []*redisscript.Script{applyLua, expireLua, readLua}
+	scripts = []*redisscript.Script{applyLua, expireLua, readLua, settleLua, outboxLua}
 )

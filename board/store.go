@@ -23,12 +23,13 @@ type Store struct {
 	byName map[string]*Board
 	now    func() time.Time
 	gen    string
+	page   int // members one settle call copies; SettlePage
 }
 
 // NewStore returns a store for boards in environment env, writing through
 // rdb (a single node, failover or cluster client).
 func NewStore(rdb redis.UniversalClient, env string, boards []*Board) *Store {
-	s := &Store{rdb: rdb, lua: redisscript.NewRunner(rdb, scripts...), env: env, boards: boards, byName: map[string]*Board{}, now: time.Now}
+	s := &Store{rdb: rdb, lua: redisscript.NewRunner(rdb, scripts...), env: env, boards: boards, byName: map[string]*Board{}, now: time.Now, page: SettlePage}
 	for _, b := range boards {
 		s.byName[b.name] = b
 	}

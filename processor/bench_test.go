@@ -20,7 +20,7 @@ import (
 // b.N records, against kfake and a real redis-server on this machine.
 func BenchmarkPipeline(b *testing.B) {
 	topics := processor.TopicsFor("", env)
-	k := testenv.StartKafka(b, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	k := testenv.StartKafka(b, testenv.WithTopics(3, topics.All()...))
 	r := testenv.StartRedis(b)
 	cfg := trace.DefaultConfig(9)
 	cfg.Records = max(b.N, 1000)

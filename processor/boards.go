@@ -24,6 +24,13 @@ type BoardStore interface {
 	Expire(ctx context.Context, now time.Time) (board.ExpireResult, error)
 	// Adopt makes Apply expect Redis generation gen.
 	Adopt(ctx context.Context, gen string) error
+	// Settle freezes and snapshots the periods closed at now, writing
+	// their records into the boards' outbox.
+	Settle(ctx context.Context, now time.Time) (board.SettleResult, error)
+	// ClaimSettled claims the outbox records no one claimed within lease.
+	ClaimSettled(ctx context.Context, token string, now time.Time, lease time.Duration) ([]board.SettledRecord, error)
+	// AckSettled removes a record the broker acknowledged from the outbox.
+	AckSettled(ctx context.Context, r board.SettledRecord) error
 }
 
 var _ BoardStore = (*board.Store)(nil)
@@ -106,7 +113,11 @@ func (b *batch) applyBoards(ctx context.Context) error {
 		b.lateSeen[id] = true
 		for _, r := range b.recs {
 			if r.Topic == l.Topic && r.Partition == l.Partition && r.Offset == l.Offset {
-				b.lateDLQ = append(b.lateDLQ, p.dlqRecord(r, fmt.Sprintf("board %s: event[%d]: late: its slice had left every window when it was applied", l.Board, l.Event)))
+				why := "its slice had left every window"
+				if l.Settled {
+					why = "its period was settled"
+				}
+				b.lateDLQ = append(b.lateDLQ, p.dlqRecord(r, fmt.Sprintf("board %s: event[%d]: late: %s when it was applied", l.Board, l.Event, why)))
 				break
 			}
 		}
@@ -156,6 +167,7 @@ func (b *batch) boardsStep(ctx context.Context) error {
 		}
 		b.lateSent = true
 	}
+	p.noteRecordTimes(b.recs)
 	return nil
 }
 

@@ -191,7 +191,7 @@ func compareBoards(t *testing.T, bst *board.Store, m *boardmodel.Model, bs []*bo
 // count each record exactly once), then after expiry.
 func TestBoardsEndToEnd(t *testing.T) {
 	topics := processor.TopicsFor("", env)
-	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	k := testenv.StartKafka(t, testenv.WithTopics(3, topics.All()...))
 	r := testenv.StartRedis(t)
 	rc := r.Client()
 	bs := seedBoards(t)
@@ -277,7 +277,7 @@ func (c *countingBoards) Apply(ctx context.Context, b *board.Batch) (board.Resul
 // has board events, so each board keeps one applied range per partition.
 func TestBoardCoverCarried(t *testing.T) {
 	topics := processor.TopicsFor("", env)
-	k := testenv.StartKafka(t, testenv.WithTopics(1, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	rc := testenv.StartRedis(t).Client()
 	bs := seedBoards(t)
 	var counter *countingBoards
@@ -387,7 +387,7 @@ func (g *gateBoards) Apply(ctx context.Context, b *board.Batch) (board.Result, e
 // vain.
 func TestBoardsOverlapRooms(t *testing.T) {
 	topics := processor.TopicsFor("", env)
-	k := testenv.StartKafka(t, testenv.WithTopics(1, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	rc := testenv.StartRedis(t).Client()
 	bs := seedBoards(t)
 	s, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})

@@ -238,6 +238,7 @@ func (c Config) Validate() error {
 type Topics struct {
 	RTC, Client, Signal string // inputs
 	DLQ, TopN           string // outputs
+	Settled             string // settled periods of the leaderboards (output)
 }
 
 // TopicsFor returns the topic names of env with prefix.
@@ -245,8 +246,13 @@ func TopicsFor(prefix, env string) Topics {
 	p := prefix + env + "."
 	return Topics{
 		RTC: p + "callbacks.rtc", Client: p + "callbacks.client", Signal: p + "callbacks.signal",
-		DLQ: p + "callbacks.dlq", TopN: p + "ranking.topn",
+		DLQ: p + "callbacks.dlq", TopN: p + "ranking.topn", Settled: p + "boards.settled",
 	}
+}
+
+// All lists every topic of the environment: the inputs, then the outputs.
+func (t Topics) All() []string {
+	return append(t.Inputs(), t.DLQ, t.TopN, t.Settled)
 }
 
 // Inputs lists the input topics.

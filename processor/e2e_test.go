@@ -125,7 +125,7 @@ type world struct {
 func newWorld(t *testing.T, cfg trace.Config) *world {
 	t.Helper()
 	topics := processor.TopicsFor("", env)
-	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	k := testenv.StartKafka(t, testenv.WithTopics(3, topics.All()...))
 	r := testenv.StartRedis(t)
 	w := &world{t: t, kafka: k, redis: r, rc: r.Client(), topics: topics, trace: trace.Generate(cfg)}
 
@@ -499,7 +499,7 @@ func TestTwoProcessorsJoinLeave(t *testing.T) {
 // the environment's room pattern and the score layout's time window.
 func TestProcessorRules(t *testing.T) {
 	topics := processor.TopicsFor("", env)
-	k := testenv.StartKafka(t, testenv.WithTopics(1, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	r := testenv.StartRedis(t)
 	ts := time.Now().UnixMilli()
 	good := fmt.Sprintf(`{"room_id":"test-r-1","user_id":"u-1","type":"audio","value":1,"ts":%d}`, ts)

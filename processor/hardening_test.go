@@ -41,7 +41,7 @@ func (c *countingStore) Apply(ctx context.Context, rooms []ranking.RoomUpdate, a
 // (a batch over it is split, nothing is rejected).
 func TestHardeningLimits(t *testing.T) {
 	topics := processor.TopicsFor("", env)
-	k := testenv.StartKafka(t, testenv.WithTopics(1, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	r := testenv.StartRedis(t)
 	ts := time.Now().UnixMilli()
 	ev := func(room, user, typ, value string) string {

@@ -32,7 +32,7 @@ type hystWorld struct {
 
 func newHystWorld(t *testing.T) *hystWorld {
 	topics := processor.TopicsFor("", env)
-	k := testenv.StartKafka(t, testenv.WithTopics(1, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	r := testenv.StartRedis(t)
 	// Event times an hour ago: every deadline is already past on the wall
 	// clock, so the timer steps a due room on its next look, and what it

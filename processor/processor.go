@@ -51,9 +51,15 @@ type Processor struct {
 	// board events are carried into a later batch's board apply instead
 	// of costing a round trip of their own.
 	boardCarry       bool
-	boardCarryEpoch  int64        // assignments when the carry began
-	boardLastApplied time.Time    // last board apply of a live batch
-	assignments      atomic.Int64 // partition assignment changes, for the carry
+	boardCarryEpoch  int64     // assignments when the carry began
+	boardLastApplied time.Time // last board apply of a live batch
+	// Settlement (settle.go): the newest record time seen, and a wake-up
+	// of the settle loop when it passes the next period's close.
+	boardClock  atomic.Int64 // Unix ms
+	nextClose   atomic.Int64 // Unix ms; 0: unknown
+	settleKick  chan struct{}
+	settleToken string
+	assignments atomic.Int64 // partition assignment changes, for the carry
 }
 
 // Stats are running totals, safe to read while the processor runs.
@@ -95,6 +101,8 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 	p.dropMuted = cfg.Meeting.Layout().Fields()[0].Name == "audio"
 	if len(cfg.Boards) > 0 {
 		p.boardBatch = board.NewBatch(cfg.Boards)
+		p.settleKick = make(chan struct{}, 1)
+		p.settleToken = newSettleToken()
 	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
@@ -172,6 +180,9 @@ func (p *Processor) checkTopics(ctx context.Context) error {
 	for t := range p.cfg.MoreTopics {
 		all = append(all, t)
 	}
+	if p.boardBatch != nil {
+		all = append(all, p.topics.Settled)
+	}
 	details, err := adm.ListTopics(ctx, all...)
 	if err != nil {
 		return fmt.Errorf("kafka brokers %v unreachable: %w", p.cfg.Brokers, err)
@@ -228,8 +239,10 @@ func (p *Processor) Run(ctx context.Context) error {
 	if p.boardBatch != nil {
 		expCtx, stopExpiry := context.WithCancel(ctx)
 		done := make(chan struct{})
+		settled := make(chan struct{})
 		go func() { defer close(done); p.expireBoards(expCtx) }()
-		defer func() { stopExpiry(); <-done }()
+		go func() { defer close(settled); p.settleBoards(expCtx) }()
+		defer func() { stopExpiry(); <-done; <-settled }()
 	}
 	p.lg.Info("consuming", zap.String("env", p.cfg.Env), zap.String("group", p.cfg.Group),
 		zap.Strings("topics", p.topics.Inputs()))

@@ -16,6 +16,8 @@ type Boards interface {
 	Top(ctx context.Context, board, period, window string, offset, n int) (board.Page, error)
 	Member(ctx context.Context, board, member, period, window string) (board.Entry, error)
 	Around(ctx context.Context, board, member string, n int, period, window string) (board.Page, error)
+	Settled(ctx context.Context, board, period string, offset, n int) (board.SettledPage, error)
+	SettledPeriods(ctx context.Context, board string) ([]string, error)
 }
 
 var _ Boards = (*board.Store)(nil)
@@ -26,6 +28,7 @@ type boardInfoJSON struct {
 	Period    string   `json:"period"`     // current period (periodic boards), else ""
 	NextReset int64    `json:"next_reset"` // Unix ms
 	Windows   []string `json:"windows,omitempty"`
+	Settles   bool     `json:"settles"` // closed periods are settled (GET …/settled)
 }
 
 type boardEntryJSON struct {
@@ -48,6 +51,44 @@ func (s *Server) registerBoards() {
 	s.mux.HandleFunc("GET /v1/boards/{name}/top", s.boardTop)
 	s.mux.HandleFunc("GET /v1/boards/{name}/members/{member}", s.boardMember)
 	s.mux.HandleFunc("GET /v1/boards/{name}/members/{member}/around", s.boardAround)
+	s.mux.HandleFunc("GET /v1/boards/{name}/settled", s.boardSettled)
+}
+
+// settledJSON is a page of a settled period's snapshot, with the labels of
+// the board's settled periods still kept (newest first).
+type settledJSON struct {
+	Board    string           `json:"board"`
+	Period   string           `json:"period"`
+	ClosedAt int64            `json:"closed_at"` // Unix ms: the period's end + grace
+	Members  int64            `json:"members"`   // members ranked when it was frozen
+	Top      []boardEntryJSON `json:"top"`
+	Periods  []string         `json:"periods"`
+}
+
+func (s *Server) boardSettled(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	n, ok1 := intParam(w, q.Get("n"), "n", 10)
+	offset, ok2 := intParam(w, q.Get("offset"), "offset", 0)
+	if !ok1 || !ok2 || !s.haveBoards(w) {
+		return
+	}
+	name := r.PathValue("name")
+	p, err := s.opt.Boards.Settled(r.Context(), name, q.Get("period"), offset, n)
+	if err != nil {
+		s.boardFail(w, r, err)
+		return
+	}
+	periods, err := s.opt.Boards.SettledPeriods(r.Context(), name)
+	if err != nil {
+		s.boardFail(w, r, err)
+		return
+	}
+	out := settledJSON{Board: p.Board, Period: p.Period, ClosedAt: p.ClosedAt, Members: p.Members,
+		Top: make([]boardEntryJSON, len(p.Top)), Periods: periods}
+	for i, e := range p.Top {
+		out.Top[i] = boardEntryJSON(e)
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) boardList(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +96,7 @@ func (s *Server) boardList(w http.ResponseWriter, r *http.Request) {
 	if s.opt.Boards != nil {
 		for _, b := range s.opt.Boards.Boards(time.Now()) {
 			out = append(out, boardInfoJSON{Name: b.Name, Kind: b.Kind.String(), Period: b.Period,
-				NextReset: b.NextReset.UnixMilli(), Windows: b.Windows})
+				NextReset: b.NextReset.UnixMilli(), Windows: b.Windows, Settles: b.Settles})
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -122,3 +122,61 @@ func mustBoard(t *testing.T, unit string) *board.Board {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestBoardSettledRoute settles a day board's yesterday and reads it back.
+func TestBoardSettledRoute(t *testing.T) {
+	bs, err := board.Compile([]board.Config{
+		{Name: "daily", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "day", SettleTop: 2},
+		{Name: "items", Events: []string{"trade"}, Member: "room_id", Kind: "rolling", Slice: time.Minute, Slices: 3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := board.NewStore(testenv.StartRedis(t).Client(), "test", bs)
+	now := time.Now()
+	yesterday := bs[0].Period(bs[0].Period(now).Start.Add(-time.Hour))
+	b := st.NewBatch()
+	at := yesterday.Start.Add(time.Hour)
+	if err := b.Add("t", 0, 0, at, []codec.Event{
+		{RoomID: "a", Type: codec.TypeGift, Value: 5, TS: at.UnixMilli()},
+		{RoomID: "b", Type: codec.TypeGift, Value: 7, TS: at.UnixMilli()},
+		{RoomID: "c", Type: codec.TypeGift, Value: 1, TS: at.UnixMilli()},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := st.Apply(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	h := web.New(web.Options{Source: meetingSource(), Boards: st})
+	if resp, body := get(t, h, "/v1/boards/daily/settled"); resp.StatusCode != 404 || !strings.Contains(body, "no settled period yet") {
+		t.Fatalf("before: %d %s", resp.StatusCode, body)
+	}
+	if _, err := st.Settle(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	closed := itoa(yesterday.End.Add(board.DefaultGrace).UnixMilli())
+	want := `{"board":"daily","period":"` + yesterday.Label + `","closed_at":` + closed + `,"members":3,"top":[` +
+		`{"member":"b","rank":1,"total":7,"reached_at":` + itoa(at.UnixMilli()) + `},` +
+		`{"member":"a","rank":2,"total":5,"reached_at":` + itoa(at.UnixMilli()) + `}],"periods":["` + yesterday.Label + `"]}` + "\n"
+	for _, path := range []string{"/v1/boards/daily/settled", "/v1/boards/daily/settled?period=" + yesterday.Label} {
+		if resp, body := get(t, h, path); resp.StatusCode != 200 || body != want {
+			t.Fatalf("%s: %d\n got %s\nwant %s", path, resp.StatusCode, body, want)
+		}
+	}
+	for _, c := range []struct {
+		path string
+		code int
+		has  string
+	}{
+		{"/v1/boards/daily/settled?n=1&offset=1", 200, `"top":[{"member":"a","rank":2`},
+		{"/v1/boards/daily/settled?period=2020-01-01", 404, `not settled`},
+		{"/v1/boards/daily/settled?period=2020-01", 400, `not a day label`},
+		{"/v1/boards/items/settled", 400, `does not settle`},
+		{"/v1/boards/nope/settled", 404, `unknown board`},
+	} {
+		if resp, body := get(t, h, c.path); resp.StatusCode != c.code || !strings.Contains(body, c.has) {
+			t.Errorf("%s: %d %s, want %d with %s", c.path, resp.StatusCode, body, c.code, c.has)
+		}
+	}
+}

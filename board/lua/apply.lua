@@ -20,6 +20,10 @@
 -- each entry whose offset is not in the ranges is applied. Whatever is
 -- applied, first..last is merged into the ranges in the same step.
 --
+-- An event of a period that settlement froze (P .. 'st' field 'frozen', see
+-- settle.lua) or of a slice every window has subtracted is late: not
+-- counted, and reported with its part and bucket.
+--
 -- Reply: {'reset'} when the generation differs, else {applied, skipped,
 -- duplicates, saturated, gaps closed, n splits, (part index, ranges)...,
 -- n late, (part index, bucket)...}.
@@ -47,7 +51,21 @@ if not periodic then
   for j = 1, nwin do if x[j] then L[j] = tonumber(x[j]) end end
 end
 
-local function periodicBucket(bucket, org, exp, ne)
+-- frozen: the newest period settlement froze (settle.lua); an event of a
+-- period at or below it (labels sort in time order) is late.
+local frozen = nil
+if periodic then frozen = redis.call('HGET', P .. 'st', 'frozen') end
+
+local function periodicBucket(pi, bucket, org, exp, ne)
+  if frozen and bucket <= frozen then
+    local n = 0
+    for e = 0, ne - 1 do if not covered(i + 5 * e) then n = n + 1 end end
+    if n > 0 then
+      lates[#lates+1] = pi; lates[#lates+1] = bucket
+      late = late + n
+    end
+    return
+  end
   local base = P .. 'p:' .. bucket .. ':'
   local zk, mk, ik = base .. 'z', base .. 'm', base .. 'i'
   for e = 0, ne - 1 do
@@ -148,7 +166,7 @@ for pi = 1, nparts do
     local bucket, org, exp, ne = ARGV[i], tonumber(ARGV[i+1]), ARGV[i+2], tonumber(ARGV[i+3])
     i = i + 4
     if mode == 'apply' then
-      if periodic then periodicBucket(bucket, org, exp, ne) else rollingBucket(pi, bucket, ne) end
+      if periodic then periodicBucket(pi, bucket, org, exp, ne) else rollingBucket(pi, bucket, ne) end
     end
     i = i + 5 * ne
   end

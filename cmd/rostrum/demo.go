@@ -81,7 +81,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer gwLn.Close()
 	}
 	if f.brokers == "" {
-		b, err := demo.StartBroker(*port, append(append(topics.Inputs(), topics.DLQ, topics.TopN), demoGatewayTopics(f.topicPrefix, f.env)...)...)
+		b, err := demo.StartBroker(*port, append(topics.All(), demoGatewayTopics(f.topicPrefix, f.env)...)...)
 		if err != nil {
 			return fmt.Errorf("%w (is port %d taken? pass --kafka-port 0)", err, *port)
 		}

@@ -54,7 +54,7 @@ func scrape(t *testing.T, url, name string) float64 {
 // the health endpoints.
 func TestRunMetricsAfterKnownLoad(t *testing.T) {
 	topics := processor.TopicsFor("", "test")
-	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN, ctlTopics.Commands, ctlTopics.Layout)...))
+	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.All(), ctlTopics.Commands, ctlTopics.Layout)...))
 	r := testenv.StartRedis(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	ts := time.Now().UnixMilli()

@@ -67,6 +67,7 @@ type Model struct {
 }
 
 type boardState struct {
+	cal     *Calendar // periodic boards
 	wm      map[string]int64
 	ids     map[string]bool // bucket + "/" + id
 	periods map[string]map[string]*acc
@@ -74,6 +75,10 @@ type boardState struct {
 	events  []ev             // rolling: counted events
 	last    []int64          // rolling: last subtracted slice per window
 	set     []bool
+
+	// settlement (periodic boards that settle)
+	frozen  Period // the newest settled period; zero before the first
+	settled []Settled
 }
 
 type acc struct{ total, reached int64 }
@@ -90,9 +95,13 @@ func New(boards []*board.Board) *Model {
 	m := &Model{boards: boards}
 	for _, b := range boards {
 		n := len(b.WindowSlices())
-		m.st = append(m.st, &boardState{wm: map[string]int64{}, ids: map[string]bool{},
+		st := &boardState{wm: map[string]int64{}, ids: map[string]bool{},
 			periods: map[string]map[string]*acc{}, origins: map[string]int64{},
-			last: make([]int64, n), set: make([]bool, n)})
+			last: make([]int64, n), set: make([]bool, n)}
+		if b.Kind() == board.Periodic {
+			st.cal = NewCalendar(b)
+		}
+		m.st = append(m.st, st)
 	}
 	return m
 }
@@ -119,9 +128,13 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 			value := b.ValueOf(e)
 			grace := b.Grace().Milliseconds()
 			if b.Kind() == board.Periodic {
-				p := b.Period(time.UnixMilli(e.TS))
+				p := st.cal.Of(time.UnixMilli(e.TS))
 				if rt >= p.End.UnixMilli()+grace {
 					late = append(late, LateEvent{Board: b.Name(), Event: i})
+					continue
+				}
+				if st.frozen.Label != "" && !p.Start.After(st.frozen.Start) {
+					late = append(late, LateEvent{Board: b.Name(), Event: i, InRedis: true}) // settled
 					continue
 				}
 				if e.ID != "" {

@@ -54,7 +54,7 @@ type Harness struct {
 func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*board.Board) *Harness {
 	t.Helper()
 	topics := processor.TopicsFor("", EnvName)
-	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN)...))
+	k := testenv.StartKafka(t, testenv.WithTopics(3, topics.All()...))
 	in := NewInput(EnvName, 7, tr, model.New(codec.NewMeeting(codec.DefaultEpoch)))
 	in.Boards = boards
 	h := &Harness{T: t, Kafka: k, RedisAddrs: redisAddrs, Topics: topics, In: in, logDir: t.TempDir()}

@@ -1,13 +1,16 @@
 // rostrum leaderboards page: lists the configured boards (GET /v1/boards)
 // and shows each board's top 10 (GET /v1/boards/{name}/top), refreshed
-// every two seconds. A windows board has a window selector.
+// every two seconds. A windows board has a window selector; a board that
+// settles its periods shows its newest settled period (GET
+// /v1/boards/{name}/settled) with a selector of the settled periods kept.
 "use strict";
 
 const boardsEl = document.getElementById("boards");
 const emptyEl = document.getElementById("boards-empty");
 const connEl = document.getElementById("conn");
 const chosenWindow = {}; // board name → selected window
-const cards = {};        // board name → {card, table, meta}
+const cards = {};        // board name → {card, table, meta, settled}
+const chosenSettled = {}; // board name → selected settled period
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -38,9 +41,54 @@ function card(b) {
     c.append(sel);
   }
   c.append(table);
+  let settled = null;
+  if (b.settles) {
+    const sel = el("select", { "aria-label": "settled period" });
+    sel.addEventListener("change", () => { chosenSettled[b.name] = sel.value; refreshSettled(b); });
+    const st = el("table", { class: "settled" },
+      el("thead", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "member"), el("th", { class: "num" }, "total"), el("th", {}, "reached"))),
+      el("tbody"));
+    const info = el("div", { class: "meta" });
+    c.append(el("h3", {}, "settled ", sel), info, st);
+    settled = { sel, table: st, info };
+  }
   boardsEl.append(c);
-  cards[b.name] = { card: c, table, meta };
+  cards[b.name] = { card: c, table, meta, settled };
   return cards[b.name];
+}
+
+function rows(members, empty) {
+  if (!members || members.length === 0) return [el("tr", {}, el("td", { colspan: "4", class: "muted" }, empty))];
+  return members.map(m =>
+    el("tr", {}, el("td", {}, String(m.rank)), el("td", { class: "mono" }, m.member),
+      el("td", { class: "num" }, String(m.total)), el("td", { class: "muted" }, fmtTime(m.reached_at))));
+}
+
+async function refreshSettled(b) {
+  const s = cards[b.name].settled;
+  if (!s) return;
+  let url = "/v1/boards/" + encodeURIComponent(b.name) + "/settled?n=10";
+  if (chosenSettled[b.name]) url += "&period=" + encodeURIComponent(chosenSettled[b.name]);
+  const tbody = s.table.tBodies[0];
+  try {
+    const r = await fetch(url);
+    const page = await r.json();
+    if (r.status === 404) {
+      s.info.textContent = "no settled period yet";
+      tbody.replaceChildren();
+      return;
+    }
+    if (!r.ok) throw new Error(page.error || r.statusText);
+    const have = Array.from(s.sel.options).map(o => o.value).join(",");
+    if (have !== page.periods.join(",")) {
+      s.sel.replaceChildren(...page.periods.map(p => el("option", { value: p }, p)));
+    }
+    s.sel.value = page.period;
+    s.info.textContent = page.members + " members · closed " + new Date(page.closed_at).toLocaleString();
+    tbody.replaceChildren(...rows(page.top, "nobody ranked"));
+  } catch (e) {
+    tbody.replaceChildren(el("tr", {}, el("td", { colspan: "4", class: "err" }, String(e.message || e))));
+  }
 }
 
 async function refreshBoard(b) {
@@ -56,15 +104,11 @@ async function refreshBoard(b) {
     const r = await fetch(url);
     const page = await r.json();
     if (!r.ok) throw new Error(page.error || r.statusText);
-    tbody.replaceChildren(...(page.members || []).map(m =>
-      el("tr", {}, el("td", {}, String(m.rank)), el("td", { class: "mono" }, m.member),
-        el("td", { class: "num" }, String(m.total)), el("td", { class: "muted" }, fmtTime(m.reached_at)))));
-    if (!page.members || page.members.length === 0) {
-      tbody.replaceChildren(el("tr", {}, el("td", { colspan: "4", class: "muted" }, "no members yet")));
-    }
+    tbody.replaceChildren(...rows(page.members, "no members yet"));
   } catch (e) {
     tbody.replaceChildren(el("tr", {}, el("td", { colspan: "4", class: "err" }, String(e.message || e))));
   }
+  await refreshSettled(b);
 }
 
 async function refresh() {
