@@ -74,6 +74,21 @@ type answer struct {
 	raw    string
 }
 
+// get returns the body of GET path.
+func (r *rig) get(t *testing.T, path string) string {
+	t.Helper()
+	resp, err := r.srv.Client().Get(r.srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func (r *rig) post(t *testing.T, source, contentType, body string, hdr ...string) answer {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, r.srv.URL+"/v1/callbacks/"+source, strings.NewReader(body))
@@ -280,17 +295,17 @@ func TestGatewayMaxInflight503(t *testing.T) {
 		resp.Body.Close()
 		done <- resp.StatusCode
 	}()
-	_, _ = pw.Write([]byte(`{"room_id":`)) // the handler now holds the slot, reading
-	var a answer
-	// The held request may not have reached the handler yet: ask until it
-	// has (under the race detector this can take seconds).
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
-		a = r.post(t, "rtc", "application/json", `{"room_id":"p-1"}`)
-		if a.code == http.StatusServiceUnavailable {
-			break
+	_, _ = pw.Write([]byte(`{"room_id":`))
+	// Wait until the held request's handler has taken the slot (it counts
+	// itself in flight before it reads the body); only then is the next
+	// request the one that finds no slot.
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(r.get(t, "/metrics"), "\nrostrum_gateway_inflight_requests 1\n"); {
+		if time.Now().After(deadline) {
+			t.Fatal("the held request never took its slot")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	a := r.post(t, "rtc", "application/json", `{"room_id":"p-1"}`)
 	wantError(t, a, http.StatusServiceUnavailable, "--max-inflight")
 	if a.header.Get("Retry-After") == "" {
 		t.Error("503 without Retry-After")
