@@ -1,7 +1,10 @@
 package processor
 
 import (
+	"context"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -27,6 +30,46 @@ func (p *Processor) encodeOutput(st *ranking.RoomState, list []string, ts int64)
 // that one room's outputs stay in order on one partition.
 func (p *Processor) outputRecord(room string, value []byte) *kgo.Record {
 	return &kgo.Record{Topic: p.topics.TopN, Key: []byte(room), Value: value}
+}
+
+// publish produces the output records and returns once the brokers
+// acknowledged every one, or with the first error. For each record whose
+// room is in oldest it observes the publish latency, from that Kafka
+// timestamp to the record's own acknowledgement; only when all succeeded, so
+// that a retried publish is not observed twice.
+func (p *Processor) publish(ctx context.Context, recs []*kgo.Record, oldest map[string]time.Time) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		took  = make([]time.Duration, 0, len(recs))
+	)
+	wg.Add(len(recs))
+	for _, r := range recs {
+		p.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
+			defer wg.Done()
+			acked := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if first == nil {
+					first = err
+				}
+				return
+			}
+			if t, ok := oldest[string(r.Key)]; ok {
+				took = append(took, acked.Sub(t))
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	for _, d := range took {
+		p.cfg.Observer.PublishLatency(d)
+	}
+	return nil
 }
 
 // dlqRecord copies a rejected record to the DLQ with its reason and origin.
