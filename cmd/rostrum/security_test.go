@@ -241,6 +241,7 @@ func startSecure(t *testing.T) *secureServers {
 		testenv.WithSASL("SCRAM-SHA-512", "rostrum-512", s.kafkaPW["scram-sha-512"]),
 		testenv.WithSASL("SCRAM-SHA-256", "rostrum-256", s.kafkaPW["scram-sha-256"]),
 		testenv.WithSASL("PLAIN", "rostrum-plain", s.kafkaPW["plain"]))
+	compactOutput(t, s.kafka, s.topics.TopN)
 	s.redisPWF = writeFile(t, "redis.pw", s.redisPW+"\n", 0o600)
 	s.kafkaPWF = map[string]string{}
 	for m, pw := range s.kafkaPW {
@@ -357,6 +358,7 @@ func TestRunSecureRedisCluster(t *testing.T) {
 	cluster := testenv.StartRedisCluster(t, testenv.WithACLUser("rostrum", redisPW), testenv.WithRedisTLS(certs, true))
 	kafka := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN)...),
 		testenv.WithKafkaTLS(certs, true), testenv.WithSASL("SCRAM-SHA-256", "rostrum-256", kafkaPW))
+	compactOutput(t, kafka, topics.TopN)
 	redisPWF := writeFile(t, "redis.pw", redisPW+"\n", 0o600)
 	kafkaPWF := writeFile(t, "kafka.pw", kafkaPW, 0o600)
 
