@@ -73,7 +73,19 @@ func (p *Processor) publish(ctx context.Context, recs []*kgo.Record, oldest map[
 }
 
 // dlqRecord copies a rejected record to the DLQ with its reason and origin.
+// A record redriven from the DLQ (`rostrum dlq redrive`) that is rejected
+// again keeps its rostrum-redriven-from header, so its new DLQ copy says so.
 func (p *Processor) dlqRecord(r *kgo.Record, reason string) *kgo.Record {
+	d := p.newDLQRecord(r, reason)
+	for _, h := range r.Headers {
+		if h.Key == "rostrum-redriven-from" {
+			d.Headers = append(d.Headers, h)
+		}
+	}
+	return d
+}
+
+func (p *Processor) newDLQRecord(r *kgo.Record, reason string) *kgo.Record {
 	return &kgo.Record{
 		Topic: p.topics.DLQ,
 		Key:   r.Key,
