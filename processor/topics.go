@@ -135,8 +135,9 @@ func DescribeTopics(ctx context.Context, adm *kadm.Client, names ...string) ([]T
 
 // CreateTopics creates the topics of specs that do not exist yet, each with
 // its partitions and configs and replication factor rf (-1: the broker's
-// default). It returns the names it created; a topic created meanwhile by
-// another processor is not an error.
+// default). It returns the names it created, once the brokers' metadata
+// lists them; a topic created meanwhile by another processor is not an
+// error.
 func CreateTopics(ctx context.Context, adm *kadm.Client, specs []TopicSpec, rf int16) ([]string, error) {
 	names := make([]string, len(specs))
 	for i, s := range specs {
@@ -163,7 +164,34 @@ func CreateTopics(ctx context.Context, adm *kadm.Client, specs []TopicSpec, rf i
 		}
 		created = append(created, s.Name)
 	}
-	return created, nil
+	return created, waitTopics(ctx, adm, created)
+}
+
+// waitTopics returns once the brokers' metadata lists every topic of names:
+// a created topic reaches the metadata of every broker a moment after
+// CreateTopics answered.
+func waitTopics(ctx context.Context, adm *kadm.Client, names []string) error {
+	for len(names) > 0 {
+		states, err := DescribeTopics(ctx, adm, names...)
+		if err != nil {
+			return err
+		}
+		var missing []string
+		for _, st := range states {
+			if !st.Exists {
+				missing = append(missing, st.Name)
+			}
+		}
+		if names = missing; len(names) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("created topics %v not in the metadata yet: %w", names, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // ErrUncompactedOutput is returned by CheckOutputCompacted when the output

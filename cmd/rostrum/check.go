@@ -65,13 +65,15 @@ func (c *checker) skip(what, why string) {
 // cmdCheck verifies, without consuming, everything `rostrum run` with the
 // same flags needs: the configuration, the brokers (with the configured
 // security), every topic with its partitions and the output's compaction,
-// the consumer group, Redis, and that the Lua scripts load.
+// the consumer group, Redis, and that the Lua scripts load. With
+// --create-topics it first creates the missing topics, as run would.
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: rostrum check [the flags of rostrum run]\n\n"+
 			"Checks, without consuming, what `rostrum run` with the same flags needs; one line per check.\n"+
+			"With --create-topics it first creates the missing topics (--topic-partitions, --output-partitions, …).\n"+
 			"Exit status: 0 all passed, 2 configuration, 3 Kafka brokers, 4 topics, 5 consumer group,\n"+
 			"6 Redis, 7 Lua scripts (the first class that failed).\n\n")
 		fs.PrintDefaults()
@@ -139,6 +141,16 @@ func checkKafka(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 	c.ok("kafka brokers", "%d answered (%s), cluster %s, %s", len(md.Brokers), strings.Join(addrs, ", "), md.Cluster, f.sec.kafkaDescription())
 
 	specs := pc.TopicSpecs()
+	if pc.CreateTopics {
+		// The topic-creation Job of deployments/k8s: create what is
+		// missing from the specifications, then verify as always.
+		created, err := processor.CreateTopics(ctx, adm, specs, pc.ReplicationFactor)
+		if err != nil {
+			c.fail(exitTopics, "create topics", err)
+		} else {
+			c.ok("create topics", "%d created %v", len(created), created)
+		}
+	}
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		names[i] = s.Name

@@ -93,6 +93,7 @@ func TestCheckExitCodes(t *testing.T) {
 	good := testenv.StartKafka(t)
 	createTopics(t, good, "test")
 	empty := testenv.StartKafka(t)
+	emptier := testenv.StartKafka(t) // stays without topics
 	plain := testenv.StartKafka(t, testenv.WithTopics(2, append(processor.TopicsFor("", "test").Inputs(),
 		"test.callbacks.dlq", "test.ranking.topn")...))
 	// A Redis user that may not load scripts.
@@ -107,7 +108,7 @@ func TestCheckExitCodes(t *testing.T) {
 	}{
 		{"config", []string{"--brokers", good.Seeds[0], "--redis", r.Addr, "--top-n", "200"}, exitConfig, "FAIL  config: --top-n must be between 1 and 100, got 200"},
 		{"kafka", []string{"--brokers", "127.0.0.1:1", "--redis", r.Addr}, exitKafka, "FAIL  kafka brokers:"},
-		{"topics missing", []string{"--brokers", empty.Seeds[0], "--redis", r.Addr}, exitTopics, "FAIL  topic test.callbacks.rtc: missing"},
+		{"topics missing", []string{"--brokers", emptier.Seeds[0], "--redis", r.Addr}, exitTopics, "FAIL  topic test.callbacks.rtc: missing"},
 		{"output not compacted", []string{"--brokers", plain.Seeds[0], "--redis", r.Addr}, exitTopics,
 			"FAIL  topic test.ranking.topn: 2 partitions, cleanup.policy=delete; the output must be compacted"},
 		{"output allowed", []string{"--brokers", plain.Seeds[0], "--redis", r.Addr, "--allow-uncompacted-output"}, 0,
@@ -115,7 +116,9 @@ func TestCheckExitCodes(t *testing.T) {
 		{"redis", []string{"--brokers", good.Seeds[0], "--redis", "127.0.0.1:1"}, exitRedis, "FAIL  redis 127.0.0.1:1:"},
 		{"scripts", []string{"--brokers", good.Seeds[0], "--redis", r.Addr, "--redis-user", "noscripts", "--redis-password", "pw-noscripts"},
 			exitScripts, "FAIL  redis scripts:"},
-		{"first class wins", []string{"--brokers", empty.Seeds[0], "--redis", "127.0.0.1:1"}, exitTopics, "FAIL  redis 127.0.0.1:1:"},
+		{"create topics", []string{"--brokers", empty.Seeds[0], "--redis", r.Addr, "--create-topics", "--output-partitions", "1"}, 0,
+			"ok    topic test.ranking.topn: 1 partitions, cleanup.policy=compact"},
+		{"first class wins", []string{"--brokers", emptier.Seeds[0], "--redis", "127.0.0.1:1"}, exitTopics, "FAIL  redis 127.0.0.1:1:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, code := check(t, append([]string{"--env", "test"}, c.args...)...)
