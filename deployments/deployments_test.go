@@ -239,9 +239,25 @@ func TestDockerfile(t *testing.T) {
 	if last := froms[len(froms)-1]; !strings.HasPrefix(last, "gcr.io/distroless/static") && !strings.HasPrefix(last, "scratch") {
 		t.Errorf("final stage %q: want distroless static or scratch", last)
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w"`, "./cmd/rostrum"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w`, "-X main.version=${VERSION}", "./cmd/rostrum"} {
 		if !strings.Contains(build, want) {
 			t.Errorf("go build %q lacks %s", build, want)
+		}
+	}
+	// The Go build information keeps the commit (rostrum version,
+	// rostrum_build_info) unless VCS stamping is turned off.
+	if strings.Contains(build, "-buildvcs=false") {
+		t.Errorf("go build %q throws the VCS information away", build)
+	}
+	var labels string
+	for _, in := range ins {
+		if strings.HasPrefix(strings.ToUpper(in), "LABEL ") {
+			labels += in
+		}
+	}
+	for _, l := range []string{"source", "version", "revision", "created", "licenses"} {
+		if !strings.Contains(labels, "org.opencontainers.image."+l+"=") {
+			t.Errorf("no OCI label org.opencontainers.image.%s", l)
 		}
 	}
 	if len(users) == 0 {
