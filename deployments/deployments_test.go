@@ -10,14 +10,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -242,9 +245,25 @@ func TestDockerfile(t *testing.T) {
 	if last := froms[len(froms)-1]; !strings.HasPrefix(last, "gcr.io/distroless/static") && !strings.HasPrefix(last, "scratch") {
 		t.Errorf("final stage %q: want distroless static or scratch", last)
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w"`, "./cmd/rostrum"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w`, "-X main.version=${VERSION}", "./cmd/rostrum"} {
 		if !strings.Contains(build, want) {
 			t.Errorf("go build %q lacks %s", build, want)
+		}
+	}
+	// The Go build information keeps the commit (rostrum version,
+	// rostrum_build_info) unless VCS stamping is turned off.
+	if strings.Contains(build, "-buildvcs=false") {
+		t.Errorf("go build %q throws the VCS information away", build)
+	}
+	var labels string
+	for _, in := range ins {
+		if strings.HasPrefix(strings.ToUpper(in), "LABEL ") {
+			labels += in
+		}
+	}
+	for _, l := range []string{"source", "version", "revision", "created", "licenses"} {
+		if !strings.Contains(labels, "org.opencontainers.image."+l+"=") {
+			t.Errorf("no OCI label org.opencontainers.image.%s", l)
 		}
 	}
 	if len(users) == 0 {
@@ -652,33 +671,95 @@ func TestDashboardMetricsExist(t *testing.T) {
 	}
 }
 
-func TestKubernetes(t *testing.T) {
+// rostrumFlags builds the binary once and returns the flags a command of it
+// accepts, read from its -h output: the manifests are checked against the
+// binary itself, not a list kept by hand.
+func rostrumFlags(t *testing.T, command string) map[string]bool {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "rostrum-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "rostrum")
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/rostrum").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	out, _ := exec.Command(binPath, command, "-h").CombinedOutput() // -h exits non-zero
+	flags := map[string]bool{}
+	re := regexp.MustCompile(`(?m)^\s+-([a-z0-9-]+)`)
+	for _, m := range re.FindAllStringSubmatch(string(out), -1) {
+		flags[m[1]] = true
+	}
+	if !flags["brokers"] {
+		t.Fatalf("rostrum %s -h lists no --brokers:\n%s", command, out)
+	}
+	return flags
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// k8sDocs reads every manifest of the kustomization, by kind and name.
+func k8sDocs(t *testing.T) (map[string]map[string]any, []string) {
+	t.Helper()
 	byKind := map[string]map[string]any{}
-	for _, f := range []string{"k8s/configmap.yaml", "k8s/deployment.yaml", "k8s/service.yaml"} {
-		for _, doc := range readYAML(t, f) {
+	k := readYAML1(t, "k8s/kustomization.yaml")
+	files := strList(t, k, "resources")
+	for _, f := range files {
+		for _, doc := range readYAML(t, filepath.Join("k8s", f)) {
 			kind := str(t, doc, "kind")
 			if _, ok := get(t, doc, "metadata").(map[string]any)["namespace"]; ok {
 				t.Errorf("%s: %s names a namespace; the manifests are namespace-agnostic", f, kind)
 			}
-			byKind[kind] = doc
+			for _, key := range []string{"apiVersion", "kind", "metadata"} {
+				if doc[key] == nil {
+					t.Errorf("%s: a document without %s", f, key)
+				}
+			}
+			byKind[kind+"/"+str(t, doc, "metadata", "name")] = doc
 		}
 	}
-	k := readYAML1(t, "k8s/kustomization.yaml")
-	for _, r := range strList(t, k, "resources") {
-		if _, err := os.Stat(filepath.Join("k8s", r)); err != nil {
-			t.Errorf("kustomization: %v", err)
+	return byKind, files
+}
+
+func TestKubernetes(t *testing.T) {
+	byKind, files := k8sDocs(t)
+	entries, err := os.ReadDir("k8s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "kustomization.yaml" && !slices.Contains(files, e.Name()) {
+			t.Errorf("k8s/%s is not in kustomization.yaml", e.Name())
+		}
+	}
+	for _, want := range []string{"ConfigMap/rostrum", "Secret/rostrum-credentials", "StatefulSet/rostrum", "Service/rostrum",
+		"PodDisruptionBudget/rostrum", "Job/rostrum-topics", "ServiceMonitor/rostrum", "PrometheusRule/rostrum",
+		"ScaledObject/rostrum", "TriggerAuthentication/rostrum-kafka"} {
+		if byKind[want] == nil {
+			t.Errorf("no %s in the kustomization", want)
 		}
 	}
 
-	// The config file: keys are flags; it parses as rostrum reads it.
-	cm := byKind["ConfigMap"]
+	// The config file: every key is a flag of the binary's run.
+	cm := byKind["ConfigMap/rostrum"]
 	var cfg map[string]any
 	if err := yaml.Unmarshal([]byte(str(t, cm, "data", "rostrum.yaml")), &cfg); err != nil {
 		t.Fatalf("configmap rostrum.yaml: %v", err)
 	}
-	flags := knownFlags(t)
+	runFlags := rostrumFlags(t, "run")
 	for key := range cfg {
-		if !flags[key] || key == "config" {
+		if !runFlags[key] || key == "config" {
 			t.Errorf("configmap rostrum.yaml: key %q is no flag of rostrum run", key)
 		}
 	}
@@ -688,19 +769,39 @@ func TestKubernetes(t *testing.T) {
 		}
 	}
 
-	d := byKind["Deployment"]
+	d := byKind["StatefulSet/rostrum"]
 	if r, _ := get(t, d, "spec", "replicas").(int); r != 3 {
 		t.Errorf("replicas %v, want 3", get(t, d, "spec", "replicas"))
 	}
 	podLabels := get(t, d, "spec", "template", "metadata", "labels").(map[string]any)
-	for k, v := range get(t, d, "spec", "selector", "matchLabels").(map[string]any) {
-		if podLabels[k] != v {
-			t.Errorf("deployment selector %s=%v does not match the pod labels", k, v)
+	selects := func(what string, sel any) {
+		t.Helper()
+		for k, v := range sel.(map[string]any) {
+			if podLabels[k] != v {
+				t.Errorf("%s selector %s=%v does not match the pod labels", what, k, v)
+			}
 		}
 	}
+	selects("statefulset", get(t, d, "spec", "selector", "matchLabels"))
 	c := get(t, d, "spec", "template", "spec", "containers", 0)
 	if args := strList(t, c, "args"); !slices.Equal(args, []string{"run", "--config", "/etc/rostrum/rostrum.yaml"}) {
 		t.Errorf("args %q", args)
+	}
+	// Every ROSTRUM_ variable is a flag; the instance id is the pod's name.
+	instanceID := false
+	for _, e := range get(t, c, "env").([]any) {
+		name := str(t, e, "name")
+		if flag, ok := strings.CutPrefix(name, "ROSTRUM_"); ok {
+			if !runFlags[strings.ReplaceAll(strings.ToLower(flag), "_", "-")] {
+				t.Errorf("env %s is no flag of rostrum run", name)
+			}
+		}
+		if name == "ROSTRUM_INSTANCE_ID" && str(t, e, "valueFrom", "fieldRef", "fieldPath") == "metadata.name" {
+			instanceID = true
+		}
+	}
+	if !instanceID {
+		t.Error("ROSTRUM_INSTANCE_ID is not the pod's name: a rolling restart would rebalance the group")
 	}
 	if p, _ := get(t, c, "ports", 0, "containerPort").(int); p != 8080 || str(t, c, "ports", 0, "name") != "http" {
 		t.Errorf("container port %v", get(t, c, "ports", 0))
@@ -708,11 +809,11 @@ func TestKubernetes(t *testing.T) {
 	if cfg["http"] != ":8080" {
 		t.Errorf("configmap http %v: the probes and Prometheus need :8080", cfg["http"])
 	}
-	if p := str(t, c, "livenessProbe", "httpGet", "path"); p != "/healthz" {
-		t.Errorf("liveness probe %s", p)
-	}
-	if p := str(t, c, "readinessProbe", "httpGet", "path"); p != "/readyz" {
-		t.Errorf("readiness probe %s", p)
+	// Serving (startup, liveness) is /healthz; doing its job is /readyz.
+	for probe, want := range map[string]string{"startupProbe": "/healthz", "livenessProbe": "/healthz", "readinessProbe": "/readyz"} {
+		if p := str(t, c, probe, "httpGet", "path"); p != want {
+			t.Errorf("%s %s, want %s", probe, p, want)
+		}
 	}
 	if cpu, mem := str(t, c, "resources", "requests", "cpu"), str(t, c, "resources", "requests", "memory"); cpu != "500m" || mem != "256Mi" {
 		t.Errorf("requests cpu %s memory %s", cpu, mem)
@@ -727,10 +828,15 @@ func TestKubernetes(t *testing.T) {
 		t.Error("pod does not require runAsNonRoot")
 	}
 
-	// Volumes: the config file at /etc/rostrum, the WAL on an emptyDir at wal-dir.
+	// Volumes: the config at /etc/rostrum, the WAL a claim per pod at
+	// wal-dir (never an emptyDir), the Secret where the password files are.
 	vols := map[string]map[string]any{}
 	for _, v := range get(t, d, "spec", "template", "spec", "volumes").([]any) {
 		vols[str(t, v, "name")] = v.(map[string]any)
+	}
+	claims := map[string]bool{}
+	for _, v := range get(t, d, "spec", "volumeClaimTemplates").([]any) {
+		claims[str(t, v, "metadata", "name")] = true
 	}
 	mountOf := map[string]string{}
 	for _, m := range get(t, c, "volumeMounts").([]any) {
@@ -741,23 +847,140 @@ func TestKubernetes(t *testing.T) {
 		t.Errorf("/etc/rostrum is not the ConfigMap %s", str(t, cm, "metadata", "name"))
 	}
 	walDir, _ := cfg["wal-dir"].(string)
-	walVol := vols[mountOf[walDir]]
-	if walVol == nil {
-		t.Errorf("wal-dir %q is not a mounted volume (the root file system is read-only)", walDir)
-	} else if _, ok := walVol["emptyDir"]; !ok {
-		t.Errorf("WAL volume %v is not an emptyDir", walVol)
+	if name := mountOf[walDir]; !claims[name] || vols[name] != nil {
+		t.Errorf("wal-dir %q is mounted from %q, want a volumeClaimTemplate (one PVC per pod) %v", walDir, name, claims)
+	}
+	secret := byKind["Secret/rostrum-credentials"]
+	for _, key := range []string{"redis-password-file", "kafka-password-file"} {
+		path, _ := cfg[key].(string)
+		dir, file := filepath.Split(path)
+		v := vols[mountOf[strings.TrimSuffix(dir, "/")]]
+		if v == nil || str(t, v, "secret", "secretName") != "rostrum-credentials" {
+			t.Errorf("%s %q is not in the mounted Secret rostrum-credentials", key, path)
+		} else if _, ok := get(t, secret, "stringData").(map[string]any)[file]; !ok {
+			t.Errorf("%s: the Secret has no key %q", key, file)
+		}
 	}
 
-	s := byKind["Service"]
+	s := byKind["Service/rostrum"]
+	if str(t, d, "spec", "serviceName") != "rostrum" || get(t, s, "spec", "clusterIP") != "None" {
+		t.Error("the StatefulSet's governing Service rostrum is not headless")
+	}
+	if get(t, s, "spec", "publishNotReadyAddresses") != true {
+		t.Error("the Service hides not-ready pods from Prometheus")
+	}
 	if p, _ := get(t, s, "spec", "ports", 0, "port").(int); p != 8080 || str(t, s, "spec", "ports", 0, "name") != "http" {
 		t.Errorf("service port %v", get(t, s, "spec", "ports", 0))
 	}
-	for k, v := range get(t, s, "spec", "selector").(map[string]any) {
-		if podLabels[k] != v {
-			t.Errorf("service selector %s=%v does not match the pod labels", k, v)
+	selects("service", get(t, s, "spec", "selector"))
+	selects("pdb", get(t, byKind["PodDisruptionBudget/rostrum"], "spec", "selector", "matchLabels"))
+	sm := byKind["ServiceMonitor/rostrum"]
+	selects("servicemonitor", get(t, sm, "spec", "selector", "matchLabels"))
+	if str(t, sm, "spec", "endpoints", 0, "port") != "http" || str(t, sm, "spec", "endpoints", 0, "path") != "/metrics" {
+		t.Errorf("servicemonitor endpoint %v", get(t, sm, "spec", "endpoints", 0))
+	}
+
+	// The topic Job runs a command the binary has, with flags it takes.
+	job := get(t, byKind["Job/rostrum-topics"], "spec", "template", "spec", "containers", 0)
+	args := strList(t, job, "args")
+	checkFlags := rostrumFlags(t, args[0])
+	for _, a := range args[1:] {
+		if f, ok := strings.CutPrefix(a, "--"); ok && !checkFlags[f] {
+			t.Errorf("topic Job: rostrum %s has no %s", args[0], a)
 		}
 	}
-	if a := get(t, s, "metadata", "annotations").(map[string]any); a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != "8080" {
-		t.Errorf("service scrape annotations %v", a)
+	if !slices.Contains(args, "--create-topics") {
+		t.Errorf("topic Job args %q do not create topics", args)
+	}
+
+	// KEDA scales the StatefulSet, never beyond the partitions of a topic.
+	so := byKind["ScaledObject/rostrum"]
+	if str(t, so, "spec", "scaleTargetRef", "kind") != "StatefulSet" || str(t, so, "spec", "scaleTargetRef", "name") != "rostrum" {
+		t.Errorf("ScaledObject target %v", get(t, so, "spec", "scaleTargetRef"))
+	}
+	maxReplicas, _ := get(t, so, "spec", "maxReplicaCount").(int)
+	parts, _ := cfg["topic-partitions"].(int)
+	if maxReplicas < 1 || maxReplicas > parts {
+		t.Errorf("maxReplicaCount %d, want 1..%d (topic-partitions): more would only be standbys", maxReplicas, parts)
+	}
+	trig := get(t, so, "spec", "triggers", 0, "metadata")
+	if str(t, trig, "allowIdleConsumers") != "false" || str(t, trig, "consumerGroup") != "rostrum-"+cfg["env"].(string) {
+		t.Errorf("kafka trigger %v", trig)
+	}
+}
+
+// externalMetrics are the metrics alerts use that come from Kubernetes, not
+// from rostrum.
+var externalMetrics = map[string]bool{
+	"kube_pod_status_ready":                true, // kube-state-metrics
+	"kubelet_volume_stats_available_bytes": true, // kubelet
+	"kubelet_volume_stats_capacity_bytes":  true,
+}
+
+// TestPrometheusRule checks every alert: its expression's metrics exist,
+// it has a summary, and its runbook link names a section of the README.
+func TestPrometheusRule(t *testing.T) {
+	byKind, _ := k8sDocs(t)
+	rule := byKind["PrometheusRule/rostrum"]
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{}
+	for _, line := range strings.Split(string(readme), "\n") {
+		if h, ok := strings.CutPrefix(line, "#"); ok {
+			h = strings.TrimLeft(h, "# ")
+			a := strings.Map(func(r rune) rune {
+				switch {
+				case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+					return r
+				case r == ' ':
+					return '-'
+				}
+				return -1
+			}, strings.ToLower(h))
+			anchors[a] = true
+		}
+	}
+	known := map[string]bool{}
+	for _, n := range metrics.Names() {
+		for _, suffix := range []string{"", "_bucket", "_sum", "_count"} {
+			known[n+suffix] = true
+		}
+	}
+	metricRe := regexp.MustCompile(`\b(rostrum_[a-z_]+|kube[a-z_]+)\b`)
+	var alerts []string
+	for _, g := range get(t, rule, "spec", "groups").([]any) {
+		for _, r := range get(t, g, "rules").([]any) {
+			name := str(t, r, "alert")
+			alerts = append(alerts, name)
+			expr := str(t, r, "expr")
+			if err := balanced(expr); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			used := metricRe.FindAllString(expr, -1)
+			if len(used) == 0 {
+				t.Errorf("%s: expression %q uses no metric", name, expr)
+			}
+			for _, m := range used {
+				if !known[m] && !externalMetrics[m] {
+					t.Errorf("%s: %s is no metric of metrics.Names()", name, m)
+				}
+			}
+			if str(t, r, "annotations", "summary") == "" {
+				t.Errorf("%s: no summary", name)
+			}
+			url := str(t, r, "annotations", "runbook_url")
+			_, anchor, ok := strings.Cut(url, "README.md#")
+			if !ok || !anchors[anchor] {
+				t.Errorf("%s: runbook %s names no section of the README", name, url)
+			}
+		}
+	}
+	for _, want := range []string{"RostrumConsumerLagHigh", "RostrumPublishLatencyHigh", "RostrumDLQRate", "RostrumBatchRetries",
+		"RostrumNotReady", "RostrumWALDiskFilling", "RostrumRedisRebuilt"} {
+		if !slices.Contains(alerts, want) {
+			t.Errorf("no alert %s", want)
+		}
 	}
 }

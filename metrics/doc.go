@@ -63,6 +63,22 @@
 //	    The sum of rostrum_consumer_lag_records over the partitions.
 //	rostrum_consumer_group_lag_seconds             gauge, seconds
 //	    The largest rostrum_consumer_lag_seconds.
+//	rostrum_publish_latency_seconds                histogram, seconds
+//	    Kafka timestamp of a room's oldest record in a batch to the broker's
+//	    acknowledgement of the room's output record (PublishLatency).
+//	rostrum_build_info{version,revision,goversion} gauge, always 1
+//	    The running build (BuildInfo).
+//	rostrum_redis_pool_connections                 gauge, connections
+//	rostrum_redis_pool_idle_connections            gauge, connections
+//	rostrum_redis_pool_hits_total                  counter, checkouts
+//	rostrum_redis_pool_misses_total                counter, checkouts
+//	rostrum_redis_pool_timeouts_total              counter, checkouts
+//	rostrum_redis_pool_stale_connections_total     counter, connections
+//	    The Redis client's connection pool, read at each scrape (WatchRedisPool).
+//
+// KafkaClientHooks adds franz-go's own client metrics (the kprom plugin),
+// named kgo_…: connections, bytes and errors per broker, batches and
+// records produced and fetched per topic.
 //
 // The op children (apply, store) and kind children (assigned, revoked, lost)
 // exist at zero from the start, and WatchLag creates the topic children of the

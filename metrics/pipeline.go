@@ -37,6 +37,14 @@ const (
 	nameLagSeconds        = "rostrum_consumer_lag_seconds"
 	nameGroupLagRecords   = "rostrum_consumer_group_lag_records"
 	nameGroupLagSeconds   = "rostrum_consumer_group_lag_seconds"
+	namePublishLatency    = "rostrum_publish_latency_seconds"
+	nameBuildInfo         = "rostrum_build_info"
+	namePoolConns         = "rostrum_redis_pool_connections"
+	namePoolIdle          = "rostrum_redis_pool_idle_connections"
+	namePoolHits          = "rostrum_redis_pool_hits_total"
+	namePoolMisses        = "rostrum_redis_pool_misses_total"
+	namePoolTimeouts      = "rostrum_redis_pool_timeouts_total"
+	namePoolStale         = "rostrum_redis_pool_stale_connections_total"
 	labelTopic, labelPart = "topic", "partition"
 )
 
@@ -53,6 +61,8 @@ func Names() []string {
 		nameBoardEvents, nameBoardSaturated, nameBoardGapsClosed,
 		nameCacheMembers, nameCacheApplies,
 		nameLagRecords, nameLagSeconds, nameGroupLagRecords, nameGroupLagSeconds,
+		namePublishLatency, nameBuildInfo,
+		namePoolConns, namePoolIdle, namePoolHits, namePoolMisses, namePoolTimeouts, namePoolStale,
 	}
 }
 
@@ -91,6 +101,9 @@ type Pipeline struct {
 	boardGapsClosed        prometheus.Counter
 	rebalances             *prometheus.CounterVec
 	assigned               prometheus.Gauge
+
+	publishLatency prometheus.Histogram // ops.go
+	buildInfo      *prometheus.GaugeVec
 
 	lagRecords, lagSeconds           *prometheus.GaugeVec
 	groupLagRecords, groupLagSeconds prometheus.Gauge
@@ -204,6 +217,8 @@ func New(env string) *Pipeline {
 		"Records not yet committed by the consumer group, summed over its input partitions.")
 	p.groupLagSeconds = gauge(nameGroupLagSeconds,
 		"Age in seconds of the oldest record not yet committed by the consumer group, over all its input partitions.")
+
+	p.registerOps(r)
 
 	for _, op := range []string{"apply", "store", "boards"} {
 		p.redisRoundTrip.WithLabelValues(op)

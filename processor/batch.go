@@ -26,7 +26,8 @@ type batch struct {
 	decoded    bool
 	dlq        []*kgo.Record
 	rooms      []ranking.RoomUpdate
-	roomTS     map[string]int64 // newest event time per room, for the output's ts
+	roomTS     map[string]int64     // newest event time per room, for the output's ts
+	roomOldest map[string]time.Time // Kafka timestamp of each room's oldest record (publish latency); nil in the timer's batches
 	events     int
 	applied    map[string]int // events per input topic
 	dlqReasons []string       // reason class of each DLQ record, in order
@@ -100,7 +101,7 @@ func (b *batch) run(ctx context.Context) error {
 		return err
 	}
 	if len(b.outputs) > 0 {
-		if err := p.cl.ProduceSync(ctx, b.outputs...).FirstErr(); err != nil {
+		if err := p.publish(ctx, b.outputs, b.roomOldest); err != nil {
 			return fmt.Errorf("produce output: %w", err)
 		}
 		p.stats.Published.Add(int64(len(b.outputs)))
@@ -272,6 +273,7 @@ func (b *batch) decode(now time.Time) {
 		b.lateSeen = map[recordID]bool{}
 	}
 	var evs []codec.Event
+	b.roomOldest = make(map[string]time.Time)
 	for _, r := range b.recs {
 		if b.board != nil {
 			// Every record read, valid or not, is marked applied on the
@@ -292,12 +294,29 @@ func (b *batch) decode(now time.Time) {
 		b.events += len(evs)
 		b.applied[r.Topic] += len(evs)
 		f.add(r.Topic, r.Partition, r.Offset, evs)
+		b.noteOldest(r, evs)
 		b.addBoards(r, evs)
 	}
 	b.rooms = f.build()
 	b.roomTS = make(map[string]int64, len(f.rooms))
 	for i := range f.rooms {
 		b.roomTS[f.rooms[i].room] = f.rooms[i].ts
+	}
+}
+
+// noteOldest records r's timestamp as the oldest of its meeting rooms when
+// it is older than what the batch held for them.
+func (b *batch) noteOldest(r *kgo.Record, evs []codec.Event) {
+	last := ""
+	for i := range evs {
+		room := evs[i].RoomID
+		if evs[i].Type.Board() || room == last {
+			continue
+		}
+		last = room
+		if t, ok := b.roomOldest[room]; !ok || r.Timestamp.Before(t) {
+			b.roomOldest[room] = r.Timestamp
+		}
 	}
 }
 

@@ -24,6 +24,12 @@ type Config struct {
 	Group       string   // consumer group; default "rostrum-" + Env
 	TopN        int      // stable list length; default 7, at most 100
 
+	// InstanceID, when set, makes the processor a static member of its group
+	// (KIP-345): unique per instance and stable across its restarts (a
+	// StatefulSet pod's name), so that a restart within the session timeout
+	// does not rebalance the group. Default none (dynamic membership).
+	InstanceID string
+
 	// Rooms, when set, says which rooms belong to this environment: those it
 	// routes to Env (the same table the gateway routes with, so the two
 	// never disagree). An event of another room goes to the DLQ. nil:
@@ -39,13 +45,27 @@ type Config struct {
 	// processed as several batches. Default 64 MiB, at most 192 MiB (a WAL
 	// frame holds 256 MiB).
 	MaxBatchBytes int
-	// CreateTopics creates missing topics at start (demo and tests). When
+	// CreateTopics creates missing topics at start from TopicSpecs. When
 	// false, a missing topic stops start-up with an error naming it.
 	CreateTopics bool
-	Partitions   int32 // partitions of topics created by CreateTopics; default 3
+	// RequireCompactedOutput stops start-up when the output topic exists
+	// without cleanup.policy=compact (ErrUncompactedOutput). `rostrum run`
+	// sets it unless --allow-uncompacted-output. Default false.
+	RequireCompactedOutput bool
+	// Partitions of the input and DLQ topics CreateTopics creates; default 3.
+	Partitions int32
+	// OutputPartitions of the output topic CreateTopics creates; default
+	// Partitions.
+	OutputPartitions int32
+	// ReplicationFactor of the topics CreateTopics creates; default (0 or
+	// -1) the broker's default.
+	ReplicationFactor int16
+	// DLQRetention is the retention.ms of the DLQ CreateTopics creates;
+	// default DefaultDLQRetention (30 days), negative: forever.
+	DLQRetention time.Duration
 	// MoreTopics are further topics the instance produces to (the control
 	// API's), checked and created with the others: name → the topic
-	// configs to create it with (nil: the broker's defaults).
+	// configs to create them with (nil: the broker's defaults).
 	MoreTopics map[string]map[string]*string
 
 	Decode  codec.DecodeConfig
@@ -107,7 +127,11 @@ type Config struct {
 	RebuildWindow time.Duration
 	Logger        *zap.Logger
 	Observer      Observer  // measurements (metrics); default none
-	KafkaOpts     []kgo.Opt // extra client options (TLS, SASL, test tuning)
+	KafkaOpts     []kgo.Opt // extra options of every client (TLS, SASL, test tuning)
+	// ConsumerOpts are added to the main client's options only, not to the
+	// short-lived readers of recovery: hooks that register once, such as
+	// client metrics, and the client's logger.
+	ConsumerOpts []kgo.Opt
 
 	// Boards are the leaderboards fed by the same batches (docs/DESIGN.md §8); their
 	// state lives in BoardStore, which is required when Boards is not empty
@@ -135,6 +159,15 @@ func (c *Config) withDefaults() {
 	}
 	if c.Partitions == 0 {
 		c.Partitions = 3
+	}
+	if c.OutputPartitions == 0 {
+		c.OutputPartitions = c.Partitions
+	}
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = -1
+	}
+	if c.DLQRetention == 0 {
+		c.DLQRetention = DefaultDLQRetention
 	}
 	if c.Meeting == nil {
 		c.Meeting = codec.NewMeeting(codec.DefaultEpoch)
@@ -224,6 +257,12 @@ func (c Config) Validate() error {
 		return bad("UnreadyAfter", "must be positive, got %s", c.UnreadyAfter)
 	case c.ShutdownTimeout < 0:
 		return bad("ShutdownTimeout", "must be positive, got %s", c.ShutdownTimeout)
+	case c.Partitions < 1 && c.Partitions != -1:
+		return bad("Partitions", "must be at least 1 (or -1: the broker's default), got %d", c.Partitions)
+	case c.OutputPartitions < 1 && c.OutputPartitions != -1:
+		return bad("OutputPartitions", "must be at least 1 (or -1: the broker's default), got %d", c.OutputPartitions)
+	case c.ReplicationFactor < -1:
+		return bad("ReplicationFactor", "must be at least 1 (or -1: the broker's default), got %d", c.ReplicationFactor)
 	case c.MaxRoomsPerApply < 1:
 		return bad("MaxRoomsPerApply", "must be at least 1, got %d", c.MaxRoomsPerApply)
 	case len(c.Boards) > 0 && c.BoardStore == nil:

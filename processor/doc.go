@@ -67,7 +67,8 @@
 //	batch.go         one poll batch through the durability order (run, resolve, Step, merge)
 //	fold.go          decode and fold records into per-room, per-partition member updates
 //	stable.go        the stable strategy: hysteresis or seed merge, and its state
-//	publish.go       output and DLQ records
+//	publish.go       output and DLQ records; publishing with the publish latency
+//	topics.go        the topic specifications: creation (CreateTopics), DescribeTopics, the output's compaction
 //	store.go         the Store and Log interfaces the processor needs
 //	chunk.go         chunkedStore: at most MaxRoomsPerApply rooms per Redis round trip
 //	members.go       the room members cap: refusalRecorder and the DLQ of refused members

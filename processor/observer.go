@@ -19,6 +19,10 @@ type Observer interface {
 	Retry()
 	Rebalance(kind string, partitions int) // kind: "assigned", "revoked" or "lost"
 	RedisReset()                           // Redis lost its data and state was rebuilt
+	// PublishLatency observes one output record: from the Kafka timestamp
+	// of its room's oldest record in the batch to the broker's
+	// acknowledgement of the output. Called from the processor's goroutine.
+	PublishLatency(took time.Duration)
 }
 
 type nopObserver struct{}
@@ -34,3 +38,4 @@ func (nopObserver) Conflicts(int)                        {}
 func (nopObserver) Retry()                               {}
 func (nopObserver) Rebalance(string, int)                {}
 func (nopObserver) RedisReset()                          {}
+func (nopObserver) PublishLatency(time.Duration)         {}

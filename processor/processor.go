@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
@@ -41,6 +40,7 @@ type Processor struct {
 	walSeq    uint64 // last WAL sequence whose batch was committed
 	stats     Stats
 	assigned  atomic.Int64
+	joined    atomic.Bool      // a group generation was joined (with or without partitions) and not lost since
 	health    health           // back-pressure state (backpressure.go)
 	gen       generation       // Redis data-set tracking (generation.go)
 	refusals  *refusalRecorder // under p.store's chunking: the members the cap refused
@@ -115,6 +115,9 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)), // murmur2 by key: one room, one output partition
 		kgo.ProducerLinger(0),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
+			// Called after every join, also when nothing is assigned: a
+			// member beyond the partition count is a standby.
+			p.joined.Store(true)
 			p.assigned.Add(int64(count(a)))
 			p.assignments.Add(1)
 			p.cfg.Observer.Rebalance("assigned", count(a))
@@ -127,13 +130,20 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 			p.lg.Info("partitions revoked", zap.Any("partitions", r))
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, l map[string][]int32) {
+			p.joined.Store(false)
 			p.assigned.Add(-int64(count(l)))
 			p.assignments.Add(1)
 			p.cfg.Observer.Rebalance("lost", count(l))
 			p.lg.Warn("partitions lost", zap.Any("partitions", l))
 		}),
 	}
-	cl, err := kgo.NewClient(append(opts, cfg.KafkaOpts...)...)
+	if cfg.InstanceID != "" {
+		// Static membership: a restart within the session timeout gets
+		// its partitions back without a rebalance of the group.
+		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
+	}
+	opts = append(append(opts, cfg.KafkaOpts...), cfg.ConsumerOpts...)
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}
@@ -171,46 +181,49 @@ func count(m map[string][]int32) (n int) {
 }
 
 // checkTopics verifies the brokers answer and every topic exists, creating
-// missing ones when configured.
+// missing ones from the specifications (topics.go) when configured.
 func (p *Processor) checkTopics(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	adm := kadm.NewClient(p.cl)
-	all := append(p.topics.Inputs(), p.topics.DLQ, p.topics.TopN)
-	for t := range p.cfg.MoreTopics {
-		all = append(all, t)
+	specs := p.cfg.TopicSpecs()
+	if p.cfg.CreateTopics {
+		created, err := CreateTopics(ctx, adm, specs, p.cfg.ReplicationFactor)
+		if err != nil {
+			return fmt.Errorf("kafka brokers %v: %w", p.cfg.Brokers, err)
+		}
+		if len(created) > 0 {
+			p.lg.Info("topics created", zap.Strings("topics", created))
+		}
+		return p.checkCompacted(ctx, adm, specs)
 	}
-	if p.boardBatch != nil {
-		all = append(all, p.topics.Settled)
+	all := make([]string, len(specs))
+	for i, s := range specs {
+		all[i] = s.Name
 	}
-	details, err := adm.ListTopics(ctx, all...)
+	states, err := DescribeTopics(ctx, adm, all...)
 	if err != nil {
 		return fmt.Errorf("kafka brokers %v unreachable: %w", p.cfg.Brokers, err)
 	}
 	var missing []string
-	for _, t := range all {
-		if d, ok := details[t]; !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
-			missing = append(missing, t)
+	for _, st := range states {
+		if !st.Exists {
+			missing = append(missing, st.Name)
 		}
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if !p.cfg.CreateTopics {
+	if len(missing) > 0 {
 		return fmt.Errorf("kafka topics missing: %v (create them, or start with --create-topics)", missing)
 	}
-	for _, t := range missing {
-		resp, err := adm.CreateTopics(ctx, p.cfg.Partitions, -1, p.cfg.MoreTopics[t], t)
-		if err != nil {
-			return fmt.Errorf("create topics %v: %w", missing, err)
-		}
-		for _, r := range resp.Sorted() {
-			if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
-				return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
-			}
-		}
+	return p.checkCompacted(ctx, adm, specs)
+}
+
+func (p *Processor) checkCompacted(ctx context.Context, adm *kadm.Client, specs []TopicSpec) error {
+	if !p.cfg.RequireCompactedOutput {
+		return nil
 	}
-	p.lg.Info("topics created", zap.Strings("topics", missing))
+	if err := CheckOutputCompacted(ctx, adm, specs); err != nil {
+		return fmt.Errorf("%w (or start with --allow-uncompacted-output)", err)
+	}
 	return nil
 }
 
@@ -219,6 +232,10 @@ func (p *Processor) Stats() *Stats { return &p.stats }
 
 // Topics returns the topic names the processor uses.
 func (p *Processor) Topics() Topics { return p.topics }
+
+// Standby reports whether the processor has joined its group without being
+// assigned a partition.
+func (p *Processor) Standby() bool { return p.joined.Load() && p.Assigned() == 0 }
 
 // Assigned returns how many input partitions this processor owns now.
 func (p *Processor) Assigned() int { return int(p.assigned.Load()) }
@@ -385,15 +402,18 @@ func (p *Processor) processWithRetry(ctx, drain context.Context, recs []*kgo.Rec
 	}
 }
 
-// Ready reports whether the processor can do its job: no batch has been
-// failing for long (see backpressure.go), it owns at least one input
-// partition, and Redis and Kafka answer. It backs /readyz.
+// Ready reports whether the processor does its job: no batch has been
+// failing for long (see backpressure.go), it has joined the consumer group,
+// and Redis and Kafka answer. A member that joined and got no partition
+// (more instances than partitions) is a standby and is ready: it takes
+// partitions over when another member leaves. It backs /readyz; liveness
+// (/healthz) only says the process serves HTTP.
 func (p *Processor) Ready(ctx context.Context) error {
 	if err := p.health.unready(&p.cfg, time.Now()); err != nil {
 		return err
 	}
-	if p.Assigned() == 0 {
-		return errors.New("no input partitions assigned (yet)")
+	if !p.joined.Load() {
+		return errors.New("consumer group not joined (yet)")
 	}
 	if err := p.store.Ping(ctx); err != nil {
 		return err

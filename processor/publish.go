@@ -1,7 +1,10 @@
 package processor
 
 import (
+	"context"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -29,8 +32,60 @@ func (p *Processor) outputRecord(room string, value []byte) *kgo.Record {
 	return &kgo.Record{Topic: p.topics.TopN, Key: []byte(room), Value: value}
 }
 
+// publish produces the output records and returns once the brokers
+// acknowledged every one, or with the first error. For each record whose
+// room is in oldest it observes the publish latency, from that Kafka
+// timestamp to the record's own acknowledgement; only when all succeeded, so
+// that a retried publish is not observed twice.
+func (p *Processor) publish(ctx context.Context, recs []*kgo.Record, oldest map[string]time.Time) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		took  = make([]time.Duration, 0, len(recs))
+	)
+	wg.Add(len(recs))
+	for _, r := range recs {
+		p.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
+			defer wg.Done()
+			acked := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if first == nil {
+					first = err
+				}
+				return
+			}
+			if t, ok := oldest[string(r.Key)]; ok {
+				took = append(took, acked.Sub(t))
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	for _, d := range took {
+		p.cfg.Observer.PublishLatency(d)
+	}
+	return nil
+}
+
 // dlqRecord copies a rejected record to the DLQ with its reason and origin.
+// A record redriven from the DLQ (`rostrum dlq redrive`) that is rejected
+// again keeps its rostrum-redriven-from header, so its new DLQ copy says so.
 func (p *Processor) dlqRecord(r *kgo.Record, reason string) *kgo.Record {
+	d := p.newDLQRecord(r, reason)
+	for _, h := range r.Headers {
+		if h.Key == "rostrum-redriven-from" {
+			d.Headers = append(d.Headers, h)
+		}
+	}
+	return d
+}
+
+func (p *Processor) newDLQRecord(r *kgo.Record, reason string) *kgo.Record {
 	return &kgo.Record{
 		Topic: p.topics.DLQ,
 		Key:   r.Key,

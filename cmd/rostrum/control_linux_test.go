@@ -58,10 +58,10 @@ type ctlEnv struct {
 
 func newCtlEnv(t *testing.T) *ctlEnv {
 	t.Helper()
-	topics := processor.TopicsFor("", "test")
 	ct := control.TopicsFor("", "test")
 	e := &ctlEnv{t: t, topics: ct}
-	e.kafka = testenv.StartKafka(t, testenv.WithTopics(3, append(topics.Inputs(), topics.DLQ, topics.TopN, ct.Commands, ct.Layout)...))
+	e.kafka = testenv.StartKafka(t)
+	createTopics(t, e.kafka, "test")
 	e.redis = testenv.StartRedis(t)
 	e.tokens = filepath.Join(t.TempDir(), "tokens")
 	if err := os.WriteFile(e.tokens, []byte(ctlToken+"\n"), 0o600); err != nil {

@@ -81,7 +81,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer gwLn.Close()
 	}
 	if f.brokers == "" {
-		b, err := demo.StartBroker(*port, append(topics.All(), demoGatewayTopics(f.topicPrefix, f.env)...)...)
+		// The DLQ and the output are left to --create-topics, which creates
+		// them with their settings (the output compacted).
+		b, err := demo.StartBroker(*port, append(topics.Inputs(), demoGatewayTopics(f.topicPrefix, f.env)...)...)
 		if err != nil {
 			return fmt.Errorf("%w (is port %d taken? pass --kafka-port 0)", err, *port)
 		}

@@ -18,6 +18,7 @@ const usage = `rostrum — real-time ranking engine (Kafka → Redis → stable 
 
 Usage:
   rostrum run    [flags]   consume callbacks and keep the meeting rankings
+  rostrum check  [flags]   verify brokers, topics, group, Redis and scripts for run's flags, consuming nothing
   rostrum gateway [flags]  HTTP callbacks into the callback topics, routed by room to environments
   rostrum demo   [flags]   everything embedded: Kafka broker, Redis, a simulated meeting
   rostrum bench  [flags]   end-to-end benchmark: rostrum vs the naive design vs raw Redis
@@ -26,6 +27,8 @@ Usage:
   rostrum wal    inspect | replay   look into a WAL directory, or re-apply it to Redis
   rostrum boards prune     list (--delete: delete) the keys of boards removed from the config
   rostrum codec  explain   print the score layouts and a few encoded examples
+  rostrum dlq    inspect | redrive   count and sample the DLQ, or re-produce its records to their topics
+  rostrum version          version, commit, Go version and build time
   rostrum help             this text
 
 Each command's flags: rostrum <command> -h
@@ -37,7 +40,11 @@ func main() {
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "rostrum:", err)
-		os.Exit(1)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		os.Exit(exitUsage)
 	}
 }
 
@@ -50,6 +57,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "run":
 		return cmdRun(ctx, args[1:], stderr)
+	case "check":
+		return cmdCheck(ctx, args[1:], stdout, stderr)
+	case "dlq":
+		return cmdDLQ(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		return cmdVersion(stdout)
 	case "gateway":
 		return cmdGateway(ctx, args[1:], stderr)
 	case "demo":

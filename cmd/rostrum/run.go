@@ -56,6 +56,7 @@ type runFlags struct {
 	boardsSource                            string         // where boards came from, for errors
 	limits                                  limitFlags     // limits.go
 	control                                 controlFlags   // control.go
+	ops                                     opsFlags       // ops.go
 
 	warnings []string // found while parsing; logged by logger
 }
@@ -94,6 +95,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.sec.register(fs)
 	f.limits.register(fs)
 	f.control.register(fs)
+	f.ops.register(fs)
 }
 
 // parseFlags parses args, then fills unset flags from the environment and
@@ -203,6 +205,9 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	}
 	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
 	f.limits.apply(&pc, &so, f.walDir)
+	if err := f.ops.apply(&pc); err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	}
 	if err := pc.Validate(); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, config.Rename(err, runFlagNames)
 	}
@@ -231,6 +236,8 @@ var runFlagNames = map[string]string{
 	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after",
 	"MaxRoomsPerApply": "--max-rooms-per-apply", "ShutdownTimeout": "--shutdown-timeout", "RoomTTL": "--room-ttl",
 	"MaxMembers": "--max-room-members", "CacheMembers": "--state-cache",
+	"Partitions": "--topic-partitions", "OutputPartitions": "--output-partitions",
+	"ReplicationFactor": "--replication-factor",
 }
 
 func splitList(s string) []string {
@@ -269,9 +276,15 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 		return err
 	}
 	setRedisLogger(lg)
+	b := readBuild()
+	lg.Info("starting", zap.String("version", b.Version), zap.String("revision", b.revision()),
+		zap.String("go", b.GoVersion), zap.String("env", f.env))
 	m := metrics.New(f.env)
+	m.BuildInfo(b.Version, b.revision(), b.GoVersion)
 	pc.Observer = m
 	wo.OnSync = m.ObserveFsync
+	// The processor's client also reports its metrics and logs through zap.
+	pc.ConsumerOpts = []kgo.Opt{kgo.WithHooks(m.KafkaClientHooks()), kgo.WithLogger(newKafkaLogger(lg))}
 
 	ro, err := f.sec.redisOptions(f.redis)
 	if err != nil {
@@ -279,6 +292,10 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	}
 	rc := redis.NewUniversalClient(ro)
 	defer rc.Close()
+	m.WatchRedisPool(func() metrics.RedisPool {
+		s := rc.PoolStats()
+		return metrics.RedisPool{Hits: s.Hits, Misses: s.Misses, Timeouts: s.Timeouts, Stale: s.StaleConns, Total: s.TotalConns, Idle: s.IdleConns}
+	})
 	store, err := sink.New(rc, so)
 	if err != nil {
 		return err
@@ -293,6 +310,12 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	if err != nil {
 		return f.sec.redisError(f.redis, err)
 	}
+	loadCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err = loadScripts(loadCtx, rc, store, pc) // check.go: an ACL that forbids them fails now
+	cancel()
+	if err != nil {
+		return err
+	}
 	var boards *board.Store
 	if len(pc.Boards) > 0 {
 		boards = board.NewStore(rc, f.env, pc.Boards)
@@ -305,6 +328,9 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	defer log.Close()
 	p, err := processor.New(ctx, pc, store, log)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting: a clean stop
+		}
 		return f.sec.kafkaError(err)
 	}
 
@@ -341,6 +367,15 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 			if err := srv.ListenAndServe(sideCtx, f.http); err != nil {
 				cancelRun() // an operator relies on /metrics and /readyz: stop rather than run blind
 				return fmt.Errorf("--http %s: %w", f.http, err)
+			}
+			return nil
+		})
+	}
+	if f.ops.adminHTTP != "" {
+		g.Go(func() error {
+			if err := serveAdmin(sideCtx, f.ops.adminHTTP, lg); err != nil {
+				cancelRun()
+				return err
 			}
 			return nil
 		})

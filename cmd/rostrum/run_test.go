@@ -54,9 +54,11 @@ func scrape(t *testing.T, url, name string) float64 {
 // the health endpoints.
 func TestRunMetricsAfterKnownLoad(t *testing.T) {
 	topics := processor.TopicsFor("", "test")
-	k := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.All(), ctlTopics.Commands, ctlTopics.Layout)...))
+	k := testenv.StartKafka(t)
+	createTopics(t, k, "test")
 	r := testenv.StartRedis(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	admin := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	ts := time.Now().UnixMilli()
 	const good, bad = 40, 7
 	for i := 0; i < good; i++ {
@@ -72,7 +74,7 @@ func TestRunMetricsAfterKnownLoad(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- Main(ctx, []string{"run", "--brokers", k.Seeds[0], "--redis", r.Addr, "--env", "test",
-			"--wal-dir", t.TempDir(), "--http", addr, "--lag-interval", "100ms", "--log-level", "error"}, io.Discard, io.Discard)
+			"--wal-dir", t.TempDir(), "--http", addr, "--admin-http", admin, "--lag-interval", "100ms", "--log-level", "error"}, io.Discard, io.Discard)
 	}()
 	base := "http://" + addr
 	deadline := time.Now().Add(time.Minute)
@@ -110,6 +112,27 @@ func TestRunMetricsAfterKnownLoad(t *testing.T) {
 	}
 	if got := scrape(t, m, "rostrum_state_cache_applies_total"); got < 4 {
 		t.Errorf("rostrum_state_cache_applies_total = %v, want at least one apply per room (4)", got)
+	}
+	// Every output the load caused went through the publish latency, and
+	// the build, the Redis pool and the Kafka client are on /metrics.
+	if got := scrape(t, m, "rostrum_publish_latency_seconds_count"); got != scrape(t, m, "rostrum_outputs_published_total") {
+		t.Errorf("rostrum_publish_latency_seconds_count = %v, want one per output published (%v)", got, scrape(t, m, "rostrum_outputs_published_total"))
+	}
+	for _, name := range []string{"rostrum_build_info", "rostrum_redis_pool_connections", "rostrum_redis_pool_hits_total", "kgo_connects_total", "kgo_fetch_records_total", "kgo_produce_records_total"} {
+		if got := scrape(t, m, name); got < 1 {
+			t.Errorf("%s = %v, want at least 1", name, got)
+		}
+	}
+	// Profiles are served on the admin listener only.
+	for _, c := range []struct {
+		url  string
+		code int
+	}{{"http://" + admin + "/debug/pprof/cmdline", 200}, {base + "/debug/pprof/cmdline", 404}} {
+		resp, err := http.Get(c.url)
+		if err != nil || resp.StatusCode != c.code {
+			t.Fatalf("%s: %v %v, want %d", c.url, resp, err, c.code)
+		}
+		resp.Body.Close()
 	}
 	for _, path := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get(base + path)

@@ -236,11 +236,12 @@ func startSecure(t *testing.T) *secureServers {
 		kafkaPW: map[string]string{"plain": "plain-known-secret", "scram-sha-256": "sha256-known-secret", "scram-sha-512": "sha512-known-secret"},
 	}
 	s.redis = testenv.StartRedis(t, testenv.WithACLUser("rostrum", s.redisPW), testenv.WithRedisTLS(s.certs, true))
-	s.kafka = testenv.StartKafka(t, testenv.WithTopics(3, append(s.topics.All(), ctlTopics.Commands, ctlTopics.Layout)...),
+	s.kafka = testenv.StartKafka(t,
 		testenv.WithKafkaTLS(s.certs, true),
 		testenv.WithSASL("SCRAM-SHA-512", "rostrum-512", s.kafkaPW["scram-sha-512"]),
 		testenv.WithSASL("SCRAM-SHA-256", "rostrum-256", s.kafkaPW["scram-sha-256"]),
 		testenv.WithSASL("PLAIN", "rostrum-plain", s.kafkaPW["plain"]))
+	createTopics(t, s.kafka, "test")
 	s.redisPWF = writeFile(t, "redis.pw", s.redisPW+"\n", 0o600)
 	s.kafkaPWF = map[string]string{}
 	for m, pw := range s.kafkaPW {
@@ -355,8 +356,9 @@ func TestRunSecureRedisCluster(t *testing.T) {
 	certs := testenv.NewCerts(t)
 	topics := processor.TopicsFor("", "test")
 	cluster := testenv.StartRedisCluster(t, testenv.WithACLUser("rostrum", redisPW), testenv.WithRedisTLS(certs, true))
-	kafka := testenv.StartKafka(t, testenv.WithTopics(3, append(topics.All(), ctlTopics.Commands, ctlTopics.Layout)...),
+	kafka := testenv.StartKafka(t,
 		testenv.WithKafkaTLS(certs, true), testenv.WithSASL("SCRAM-SHA-256", "rostrum-256", kafkaPW))
+	createTopics(t, kafka, "test")
 	redisPWF := writeFile(t, "redis.pw", redisPW+"\n", 0o600)
 	kafkaPWF := writeFile(t, "kafka.pw", kafkaPW, 0o600)
 

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/processor"
+)
+
+// opsFlags are the operational settings of `rostrum run`: how
+// --create-topics creates topics, what the start-up checks accept, static
+// group membership and the admin listener.
+type opsFlags struct {
+	topicPartitions        int
+	outputPartitions       int
+	replicationFactor      int
+	dlqRetention           time.Duration
+	allowUncompactedOutput bool
+	instanceID             string
+	adminHTTP              string
+}
+
+func (f *opsFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.topicPartitions, "topic-partitions", 3, "partitions of the callback and DLQ topics --create-topics creates (-1: the broker's default)")
+	fs.IntVar(&f.outputPartitions, "output-partitions", 0, "partitions of the output topic --create-topics creates (0: --topic-partitions)")
+	fs.IntVar(&f.replicationFactor, "replication-factor", -1, "replication factor of the topics --create-topics creates (-1: the broker's default)")
+	fs.DurationVar(&f.dlqRetention, "dlq-retention", processor.DefaultDLQRetention, "retention of the DLQ topic --create-topics creates (negative: forever)")
+	fs.BoolVar(&f.allowUncompactedOutput, "allow-uncompacted-output", false, "start although the output topic is not compacted (cleanup.policy=compact)")
+	fs.StringVar(&f.instanceID, "instance-id", "", "static consumer group membership: an id unique to this instance and stable across its restarts (e.g. the pod name), so that a restart does not rebalance the group")
+	fs.StringVar(&f.adminHTTP, "admin-http", "", "address of the admin HTTP listener serving /debug/pprof (empty: off); never expose it publicly")
+}
+
+// apply sets the settings in the processor configuration, whose Validate
+// checks them.
+func (f *opsFlags) apply(pc *processor.Config) error {
+	if f.topicPartitions == 0 || f.topicPartitions > 1<<20 {
+		return fmt.Errorf("--topic-partitions must be at least 1 (or -1), got %d", f.topicPartitions)
+	}
+	if f.outputPartitions < -1 || f.outputPartitions > 1<<20 {
+		return fmt.Errorf("--output-partitions must be at least 1 (0: --topic-partitions, -1: the broker's default), got %d", f.outputPartitions)
+	}
+	if f.replicationFactor == 0 || f.replicationFactor < -1 || f.replicationFactor > 1<<10 {
+		return fmt.Errorf("--replication-factor must be at least 1 (or -1), got %d", f.replicationFactor)
+	}
+	pc.Partitions = int32(f.topicPartitions)
+	pc.OutputPartitions = int32(f.outputPartitions)
+	pc.ReplicationFactor = int16(f.replicationFactor)
+	pc.DLQRetention = f.dlqRetention
+	pc.RequireCompactedOutput = !f.allowUncompactedOutput
+	pc.InstanceID = f.instanceID
+	return nil
+}
+
+// serveAdmin serves /debug/pprof on addr until ctx ends. The listener is
+// separate from --http so that profiling is never reachable where the live
+// page and /metrics are.
+func serveAdmin(ctx context.Context, addr string, lg *zap.Logger) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--admin-http %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut)
+	}()
+	lg.Info("admin listener", zap.String("addr", ln.Addr().String()))
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("--admin-http %s: %w", addr, err)
+	}
+	return nil
+}
+
+// kafkaLogger routes franz-go's own log lines to zap as logger "kafka", at
+// warn level and above: a broker refusing connections or a request that
+// keeps failing shows in rostrum's log without the client's chatter.
+type kafkaLogger struct{ lg *zap.Logger }
+
+func newKafkaLogger(lg *zap.Logger) kgo.Logger { return kafkaLogger{lg.Named("kafka")} }
+
+func (kafkaLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+
+func (l kafkaLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	fields := make([]zap.Field, 0, len(keyvals)/2)
+	for i := 0; i+1 < len(keyvals); i += 2 {
+		k, ok := keyvals[i].(string)
+		if !ok {
+			k = fmt.Sprint(keyvals[i])
+		}
+		fields = append(fields, zap.Any(k, keyvals[i+1]))
+	}
+	switch level {
+	case kgo.LogLevelError:
+		l.lg.Error(msg, fields...)
+	case kgo.LogLevelWarn:
+		l.lg.Warn(msg, fields...)
+	case kgo.LogLevelInfo:
+		l.lg.Info(msg, fields...)
+	default:
+		l.lg.Debug(msg, fields...)
+	}
+}
