@@ -8,8 +8,8 @@ import (
 
 // Back-pressure.
 //
-// A batch that fails (Redis slow or down, Kafka refusing a produce) is
-// retried in place by processWithRetry, with exponential backoff and jitter,
+// A batch that fails (Redis slow or down, Kafka refusing a produce, the
+// WAL's disk full or failing) is retried in place by processWithRetry, with exponential backoff and jitter,
 // until it succeeds. While it retries:
 //
 //   - nothing more is polled, so the only records in memory are the batch in

@@ -29,9 +29,42 @@
 // Segment creation and deletion fsync the directory. Close fsyncs the active
 // segment whatever the policy.
 //
-// After a write or fsync error the Log refuses further appends (the state of
-// the page cache is unknown after a failed fsync); Close it and Open it again,
-// which repairs the tail.
+// # Disk faults
+//
+// The segments live on an FS (Options.FS; the operating system's by
+// default), so tests can fail writes, fsyncs, directory fsyncs, truncations
+// and file creation. A failed Append never leaves its batch in the log and
+// never makes the log unusable; the caller retries the same batch:
+//
+//   - A failed write (ENOSPC, EIO; part of the frame may have reached the
+//     file) or fsync makes the active segment's tail unknown. Append returns
+//     the error without acknowledging the batch, and the segment is
+//     repaired, at once and, if that fails too, at the start of the next
+//     Append: the descriptor that failed is closed, the segment opened
+//     afresh, truncated back to its last complete frame and fsynced. The
+//     next Append then writes the whole frame again, with the same
+//     sequence number, and fsyncs it.
+//   - An fsync that failed is never retried and trusted. After a failed
+//     fsync Linux may have dropped the dirty pages, or marked them clean
+//     while they never reached the disk, and a second fsync then reports
+//     success for data that is not there (PostgreSQL's "fsyncgate", 2018;
+//     etcd and PostgreSQL since treat it as fatal). Truncating the frame
+//     away and writing it again puts it on new dirty pages, which the next
+//     fsync must write out or fail on. Frames acknowledged before the
+//     failure were fsynced by successful fsyncs and are not touched.
+//   - A failed rotation (fsync of the old segment, creation of the new one,
+//     the write or fsync of its header, the directory fsync) leaves the old
+//     segment active and removes the half-made one; the next attempt creates
+//     it, and fsyncs the directory, afresh.
+//   - A crash while the disk fails leaves at most a torn or unacknowledged
+//     last frame, which Open truncates (torn) or keeps (a whole frame of a
+//     batch that was never acknowledged: harmless, a replay through the
+//     watermarks is idempotent). Readers (Replay, Inspect) never read past
+//     the last complete frame.
+//
+// With SyncNone frames are not fsynced when appended, so a failed fsync at
+// a rotation or at Close may concern frames already acknowledged; like a
+// power loss, that is the risk SyncNone accepts.
 //
 // # On-disk format
 //

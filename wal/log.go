@@ -55,6 +55,9 @@ type Options struct {
 	// OnSync, if set, is called after every fsync of an Append with its
 	// duration (for a latency histogram). It must be fast and not block.
 	OnSync func(time.Duration)
+	// FS is the file system the segments live on. Default: OSFS{}, the
+	// operating system's. Tests pass one that injects disk faults.
+	FS FS
 }
 
 // Validate checks the options.
@@ -75,6 +78,9 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
+	if o.FS == nil {
+		o.FS = OSFS{}
+	}
 	return o
 }
 
@@ -86,14 +92,17 @@ func (o Options) withDefaults() Options {
 type Log struct {
 	dir  string
 	opts Options
+	fs   FS
 	log  *zap.Logger
 	lock *os.File
 	now  func() time.Time // append clock; tests replace it
 
 	wmu sync.Mutex // serializes writers; guards the fields below
-	f   *os.File   // the active (last) segment, open for appending
+	f   File       // the active (last) segment, open for appending; nil until repaired after a failure
 	buf []byte     // frame buffer reused by Append
-	err error      // sticky write error: the log takes no more appends
+	// broken is the failure (write, fsync, rotation) that left the active
+	// segment in an unknown state; the next Append repairs it first.
+	broken error
 
 	mu      sync.Mutex // guards the fields below; held briefly
 	segs    []*segment // oldest first; the last one is active
@@ -111,14 +120,14 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := opts.FS.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{dir: dir, opts: opts, log: opts.Logger, lock: lock, now: time.Now}
+	l := &Log{dir: dir, opts: opts, fs: opts.FS, log: opts.Logger, lock: lock, now: time.Now}
 	if err := l.open(); err != nil {
 		lock.Close()
 		return nil, err
@@ -127,13 +136,13 @@ func Open(dir string, opts Options) (*Log, error) {
 }
 
 func (l *Log) open() error {
-	s := scanner{dir: l.dir, log: l.log, repair: true}
+	s := scanner{fs: l.fs, dir: l.dir, log: l.log, repair: true}
 	segs, err := s.scan()
 	if err != nil {
 		return err
 	}
 	if len(segs) == 0 {
-		f, path, err := createSegment(l.dir, 1)
+		f, path, err := createSegment(l.fs, l.dir, 1)
 		if err != nil {
 			return err
 		}
@@ -141,7 +150,7 @@ func (l *Log) open() error {
 		segs = []*segment{{path: path, firstSeq: 1, lastSeq: 0, size: headerSize}}
 	} else {
 		active := segs[len(segs)-1]
-		f, err := os.OpenFile(active.path, os.O_WRONLY|os.O_APPEND, 0)
+		f, err := l.fs.OpenFile(active.path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			return fmt.Errorf("wal: open segment: %w", err)
 		}
@@ -164,17 +173,22 @@ func (l *Log) open() error {
 // batch is in the log whole or not at all. An empty batch is a valid batch.
 //
 // A batch over 256 MiB encoded, or a topic over 65535 bytes, is refused
-// without effect. A failed write, fsync or rotation makes this and every later
-// Append fail: Close the log and Open it again. After Close, Append returns
-// ErrClosed.
+// without effect. When the write, the fsync or a rotation fails (a full
+// disk, an I/O error), Append returns the error and the batch is not in the
+// log: its sequence number is used by the next Append, which first repairs
+// the active segment (see "Disk faults" in the package documentation) and
+// then writes the whole frame again. Call Append again with the same batch
+// to retry it. After Close, Append returns ErrClosed.
 func (l *Log) Append(recs []Record) (seq uint64, err error) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.closed {
 		return 0, ErrClosed
 	}
-	if l.err != nil {
-		return 0, l.err
+	if l.broken != nil {
+		if err := l.repair(); err != nil {
+			return 0, err
+		}
 	}
 	seq = l.lastSeq + 1
 	appended := l.now().UnixMilli()
@@ -188,20 +202,17 @@ func (l *Log) Append(recs []Record) (seq uint64, err error) {
 	active := l.segs[len(l.segs)-1]
 	if active.batches > 0 && active.size+int64(len(buf)) > l.opts.SegmentBytes {
 		if err := l.rotate(seq); err != nil {
-			l.err = err
-			return 0, err
+			return 0, l.fail(err)
 		}
 		active = l.segs[len(l.segs)-1]
 	}
 	if _, err := l.f.Write(buf); err != nil {
-		l.err = fmt.Errorf("wal: append to %s: %w", active.path, err)
-		return 0, l.err
+		return 0, l.fail(fmt.Errorf("wal: append to %s: %w", active.path, err))
 	}
 	if l.opts.Sync == SyncEveryAppend {
 		start := time.Now()
 		if err := l.f.Sync(); err != nil {
-			l.err = fmt.Errorf("wal: fsync %s: %w", active.path, err)
-			return 0, l.err
+			return 0, l.fail(fmt.Errorf("wal: fsync %s: %w", active.path, err))
 		}
 		d := time.Since(start)
 		if l.opts.OnSync != nil {
@@ -221,18 +232,68 @@ func (l *Log) Append(recs []Record) (seq uint64, err error) {
 	return seq, nil
 }
 
+// fail records that an Append failed after it may have changed the active
+// segment, tries to repair the segment at once, and returns err. What stays
+// unrepaired is repaired by the next Append before it writes.
+func (l *Log) fail(err error) error {
+	if l.broken == nil {
+		l.log.Warn("wal: append failed; the frame will be written again after the segment is repaired", zap.Error(err))
+	}
+	l.broken = err
+	if rerr := l.repair(); rerr != nil {
+		l.log.Debug("wal: repair failed; retried on the next append", zap.Error(rerr))
+	}
+	return err
+}
+
+// repair brings the active segment back to what the log knows it holds,
+// its header and its complete frames (active.size bytes), after a failed
+// write, fsync or rotation. It never trusts the descriptor that failed: it
+// closes it, opens the segment afresh, truncates it to active.size, which
+// drops whatever part of the failed frame reached the file or the page
+// cache, and fsyncs it. Only then may Append write again; the frame is
+// written whole, on pages that the next fsync must write out, rather than
+// fsyncing again pages the kernel may already have given up on.
+func (l *Log) repair() error {
+	active := l.segs[len(l.segs)-1]
+	if l.f != nil {
+		_ = l.f.Close() // its error is the failure being repaired
+		l.f = nil
+	}
+	f, err := l.fs.OpenFile(active.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("wal: repair: open %s: %w", active.path, err)
+	}
+	if err := f.Truncate(active.size); err != nil {
+		f.Close()
+		return fmt.Errorf("wal: repair: truncate %s at %d: %w", active.path, active.size, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("wal: repair: fsync %s: %w", active.path, err)
+	}
+	l.f = f
+	l.log.Info("wal: repaired the active segment after a failed append",
+		zap.String("segment", active.path), zap.Int64("bytes", active.size), zap.NamedError("failure", l.broken))
+	l.broken = nil
+	return nil
+}
+
 // rotate closes the active segment, fsynced whatever the policy so that only
 // the last segment can ever have a torn tail, and starts a new one at seq.
+// When it fails the active segment stays the old one (closed when the
+// failure came after its fsync; repair opens it again).
 func (l *Log) rotate(seq uint64) error {
 	old := l.segs[len(l.segs)-1]
 	if err := l.f.Sync(); err != nil {
 		return fmt.Errorf("wal: fsync %s: %w", old.path, err)
 	}
-	if err := l.f.Close(); err != nil {
+	err := l.f.Close()
+	l.f = nil
+	if err != nil {
 		return fmt.Errorf("wal: close %s: %w", old.path, err)
 	}
-	l.f = nil
-	f, path, err := createSegment(l.dir, seq)
+	f, path, err := createSegment(l.fs, l.dir, seq)
 	if err != nil {
 		return err
 	}
@@ -253,6 +314,13 @@ func (l *Log) Close() error {
 		return nil
 	}
 	var errs []error
+	if l.broken != nil {
+		// Drop a partial or unsynced frame now rather than leave it to
+		// the next Open; if the disk still fails, Open repairs the tail.
+		if err := l.repair(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if l.f != nil {
 		if err := l.f.Sync(); err != nil {
 			errs = append(errs, fmt.Errorf("wal: fsync on close: %w", err))

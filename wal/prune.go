@@ -2,7 +2,6 @@ package wal
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -42,7 +41,7 @@ func (l *Log) Prune(keepFrom uint64, maxAge time.Duration, maxBytes int64) (remo
 		}
 		// Removed under mu so that a Replay either sees the segment and
 		// opens it first, or does not see it.
-		if err = os.Remove(s.path); err != nil {
+		if err = l.fs.Remove(s.path); err != nil {
 			err = fmt.Errorf("wal: prune: %w", err)
 			break
 		}
@@ -55,7 +54,7 @@ func (l *Log) Prune(keepFrom uint64, maxAge time.Duration, maxBytes int64) (remo
 	l.mu.Unlock()
 
 	if removed > 0 {
-		if serr := syncDir(l.dir); err == nil {
+		if serr := syncDir(l.fs, l.dir); err == nil {
 			err = serr
 		}
 		l.log.Info("wal: pruned", zap.Int("segments", removed), zap.Uint64("first_seq", first),

@@ -16,6 +16,7 @@ import (
 // checksums, frame bodies and the contiguity of sequences. Open uses it with
 // repair set; Inspect without.
 type scanner struct {
+	fs  FS
 	dir string
 	log *zap.Logger
 	// repair truncates a torn tail of the last segment and rewrites a torn
@@ -31,7 +32,7 @@ var errVanished = errors.New("segment vanished")
 
 // scan returns the segments of the directory with what they hold.
 func (s *scanner) scan() ([]*segment, error) {
-	segs, err := listSegments(s.dir)
+	segs, err := listSegments(s.fs, s.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +58,7 @@ func (s *scanner) scan() ([]*segment, error) {
 }
 
 func (s *scanner) scanSegment(fr *frameReader, seg, prev *segment, last bool) error {
-	f, err := os.Open(seg.path)
+	f, err := s.fs.OpenFile(seg.path, os.O_RDONLY, 0)
 	if err != nil {
 		if !s.repair && errors.Is(err, fs.ErrNotExist) {
 			return errVanished
@@ -116,7 +117,7 @@ func (s *scanner) scanSegment(fr *frameReader, seg, prev *segment, last bool) er
 // is: corruption when it is not in the last segment or a valid frame follows
 // it, a torn tail otherwise, which the scanner repairs or, read-only, treats
 // as the end of the log.
-func (s *scanner) badFrame(f *os.File, seg *segment, size, off int64, cause error, last bool) error {
+func (s *scanner) badFrame(f File, seg *segment, size, off int64, cause error, last bool) error {
 	if !isFrameErr(cause) {
 		return cause // an I/O error: nothing to decide
 	}
@@ -138,7 +139,7 @@ func (s *scanner) badFrame(f *os.File, seg *segment, size, off int64, cause erro
 	if !s.repair {
 		return nil // the tail being written, or a torn one Open will repair
 	}
-	if err := truncateSegment(seg, off); err != nil {
+	if err := truncateSegment(s.fs, seg, off); err != nil {
 		return err
 	}
 	s.log.Warn("wal: truncated torn tail",
@@ -158,8 +159,8 @@ func isFrameErr(err error) bool {
 
 // truncateSegment cuts a segment at off, rewriting its header when off is 0,
 // and fsyncs it.
-func truncateSegment(seg *segment, off int64) error {
-	f, err := os.OpenFile(seg.path, os.O_WRONLY, 0)
+func truncateSegment(fsys FS, seg *segment, off int64) error {
+	f, err := fsys.OpenFile(seg.path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("wal: repair %s: %w", seg.path, err)
 	}
@@ -186,7 +187,7 @@ const searchWindow = 1 << 20
 // and its false positives negligible, a candidate's seq must be one that a
 // real frame there could have: above lastSeq (the last good frame before
 // from), and at most one more than the number of frames that fit in between.
-func findValidFrame(f *os.File, from, end int64, lastSeq uint64) (int64, bool, error) {
+func findValidFrame(f File, from, end int64, lastSeq uint64) (int64, bool, error) {
 	buf := make([]byte, searchWindow+minFrame)
 	var frame []byte
 	var recs []Record

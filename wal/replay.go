@@ -45,19 +45,19 @@ func (l *Log) Replay(from uint64, fn func(seq uint64, recs []Record) error) erro
 
 // snapshot copies the segments that hold batches >= from, as they are now,
 // and opens them.
-func (l *Log) snapshot(from uint64) ([]segment, []*os.File, error) {
+func (l *Log) snapshot(from uint64) ([]segment, []File, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return nil, nil, ErrClosed
 	}
 	var segs []segment
-	var files []*os.File
+	var files []File
 	for _, s := range l.segs {
 		if s.batches == 0 || s.lastSeq < from {
 			continue
 		}
-		f, err := os.Open(s.path)
+		f, err := l.fs.OpenFile(s.path, os.O_RDONLY, 0)
 		if err != nil {
 			for _, f := range files {
 				f.Close()
@@ -121,7 +121,7 @@ func replaySegment(fr *frameReader, seg segment, from uint64, fn func(uint64, []
 // skipped. Corruption is reported as by Open, with a *CorruptionError. The
 // records passed to fn are valid only during the call.
 func Inspect(dir string, fn func(seq uint64, appended time.Time, recs []Record) error) ([]SegmentInfo, error) {
-	s := scanner{dir: dir, fn: fn}
+	s := scanner{fs: OSFS{}, dir: dir, fn: fn}
 	segs, err := s.scan()
 	if err != nil {
 		return nil, err

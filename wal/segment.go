@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,8 +66,8 @@ func parseSegmentName(name string) (uint64, bool) {
 
 // listSegments returns the segments of dir, ordered by first sequence. Files
 // whose names are not segment names are ignored.
-func listSegments(dir string) ([]*segment, error) {
-	entries, err := os.ReadDir(dir)
+func listSegments(fsys FS, dir string) ([]*segment, error) {
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("wal: list %s: %w", dir, err)
 	}
@@ -130,31 +131,43 @@ func decodeHeader(b []byte) (uint64, error) {
 
 // createSegment creates the segment starting at first, writes and fsyncs its
 // header, fsyncs the directory, and returns the file open for appending.
-func createSegment(dir string, first uint64) (*os.File, string, error) {
+//
+// A file of that name left by an earlier attempt that failed (a write, an
+// fsync or the directory fsync) is removed first: the log never lists a
+// segment it has not finished creating, so such a file holds nothing. When
+// an attempt fails, createSegment removes what it created, so that the next
+// attempt makes (and fsyncs) the directory entry afresh instead of trusting
+// an fsync that failed once.
+func createSegment(fsys FS, dir string, first uint64) (File, string, error) {
 	path := filepath.Join(dir, segmentName(first))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, path, fmt.Errorf("wal: remove unfinished segment %s: %w", path, err)
+	}
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, path, fmt.Errorf("wal: create segment: %w", err)
 	}
-	if _, err := f.Write(appendHeader(nil, first)); err != nil {
+	fail := func(err error) (File, string, error) {
 		f.Close()
-		return nil, path, fmt.Errorf("wal: write header of %s: %w", path, err)
+		_ = fsys.Remove(path) // best effort; the next attempt removes it too
+		return nil, path, err
+	}
+	if _, err := f.Write(appendHeader(nil, first)); err != nil {
+		return fail(fmt.Errorf("wal: write header of %s: %w", path, err))
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, path, fmt.Errorf("wal: fsync %s: %w", path, err)
+		return fail(fmt.Errorf("wal: fsync %s: %w", path, err))
 	}
-	if err := syncDir(dir); err != nil {
-		f.Close()
-		return nil, path, err
+	if err := syncDir(fsys, dir); err != nil {
+		return fail(err)
 	}
 	return f, path, nil
 }
 
 // syncDir fsyncs a directory, making file creations and removals in it
 // durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+func syncDir(fsys FS, dir string) error {
+	d, err := fsys.OpenFile(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return fmt.Errorf("wal: open directory: %w", err)
 	}
@@ -176,7 +189,7 @@ const readBufSize = 1 << 20
 // buffer it reuses: the records it returns alias that buffer and are valid
 // until the next call.
 type frameReader struct {
-	f     *os.File
+	f     File
 	limit int64  // bytes of the file that may be read
 	pos   int64  // file offset of buf[r]
 	buf   []byte // buf[r:w] holds file bytes pos..pos+w-r
@@ -185,7 +198,7 @@ type frameReader struct {
 	in    interner
 }
 
-func newFrameReader(f *os.File, limit int64, buf []byte) *frameReader {
+func newFrameReader(f File, limit int64, buf []byte) *frameReader {
 	if cap(buf) < readBufSize {
 		buf = make([]byte, readBufSize)
 	}
@@ -193,7 +206,7 @@ func newFrameReader(f *os.File, limit int64, buf []byte) *frameReader {
 }
 
 // reset points the reader at another file, keeping its buffers.
-func (fr *frameReader) reset(f *os.File, limit int64) {
+func (fr *frameReader) reset(f File, limit int64) {
 	fr.f, fr.limit, fr.pos, fr.r, fr.w = f, limit, 0, 0, 0
 	fr.in = interner{} // topics are interned per segment read
 }
