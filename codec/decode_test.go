@@ -138,8 +138,8 @@ func TestDecode(t *testing.T) {
 
 		// type.
 		{name: "type missing", value: withField("type", ""), err: &DecodeError{-1, "type", "required"}},
-		{name: "type unknown", value: withField("type", `"tip"`), err: &DecodeError{-1, "type", `unknown type "tip" (want join, leave, audio, video, volume, role, gift, score, received, read, passed or trade)`}},
-		{name: "type case-sensitive", value: withField("type", `"VOLUME"`), err: &DecodeError{-1, "type", `unknown type "VOLUME" (want join, leave, audio, video, volume, role, gift, score, received, read, passed or trade)`}},
+		{name: "type unknown", value: withField("type", `"tip"`), err: &DecodeError{-1, "type", `unknown type "tip" (want join, leave, audio, video, volume, role, screen_share, spotlight, gift, score, received, read, passed or trade)`}},
+		{name: "type case-sensitive", value: withField("type", `"VOLUME"`), err: &DecodeError{-1, "type", `unknown type "VOLUME" (want join, leave, audio, video, volume, role, screen_share, spotlight, gift, score, received, read, passed or trade)`}},
 		{name: "type number", value: withField("type", `5`), err: &DecodeError{-1, "type", "must be a string"}},
 		{name: "type escaped", value: withField("type", `"vol\u0075me"`), want: []Event{vol}},
 

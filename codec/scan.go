@@ -40,6 +40,9 @@ type jsonScanner struct {
 	maxTS     int64 // latest ts accepted, Unix ms
 	source    Source
 	maxEvents int
+	// ignoreUnknown: a well-formed event of an unknown type is returned as
+	// TypeIgnored instead of rejecting the record.
+	ignoreUnknown bool
 
 	// Per event object.
 	valKind  uint8
