@@ -58,7 +58,6 @@ func TestParseRules(t *testing.T) {
 	}
 }
 
-
 // The layouts docs/DESIGN.md §4 lists, pinned.
 func TestMeetingRuleSetLayouts(t *testing.T) {
 	tests := []struct {

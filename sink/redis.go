@@ -43,8 +43,8 @@ type Redis struct {
 	args [14]any // fixed leading arguments of the apply script
 	// rulesArg is the meeting's rules version, fastLua's ARGV[16].
 	rulesArg any
-	gen  atomic.Pointer[string]
-	due  atomic.Pointer[ranking.DuePeek] // the due set's earliest entry, as the last Apply saw it
+	gen      atomic.Pointer[string]
+	due      atomic.Pointer[ranking.DuePeek] // the due set's earliest entry, as the last Apply saw it
 	// cache holds rooms' member states as last written; nil when disabled.
 	cache *stateCache
 }
