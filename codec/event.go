@@ -40,6 +40,13 @@ const MaxAmount = 1<<53 - 1
 // read, passed, trade) rather than a meeting one.
 func (t Type) Board() bool { return t >= TypeGift && t <= TypeTrade }
 
+// Meeting reports whether t is a meeting event type (join, leave, audio,
+// video, volume, role, screen_share, spotlight): one that touches a member
+// of a meeting ranking.
+func (t Type) Meeting() bool {
+	return (t >= TypeJoin && t <= TypeRole) || t == TypeScreenShare || t == TypeSpotlight
+}
+
 // String returns the wire name of t ("join", "leave", "audio", "video",
 // "volume", "role", "gift", "score", "received", "read", "passed",
 // "trade", "screen_share", "spotlight"), or "unknown" for any other value.

@@ -15,6 +15,7 @@ import (
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -169,9 +170,12 @@ func TestHysteresis(t *testing.T) {
 	w.send(9000, "e role assistant")
 	w.expect(7, 9000, "f", "d", "c")
 
-	// Nothing is left waiting: no state, no due entry.
+	// Nothing is left waiting: no timer in the state (only the flags of
+	// the listed members), no due entry.
 	ctx := context.Background()
-	if h, err := w.rc.HGet(ctx, sink.RoomKeys(env, hystRoom).Stable, "h").Result(); err != redis.Nil {
+	h, err := w.rc.HGet(ctx, sink.RoomKeys(env, hystRoom).Stable, "h").Result()
+	var hs stability.State
+	if err != nil || hs.UnmarshalText([]byte(h)) != nil || !hs.Empty() || len(hs.Shown) != 3 {
 		t.Fatalf("hysteresis state %q (%v) left behind", h, err)
 	}
 	waitNoDue(t, w.rc)
