@@ -39,6 +39,8 @@ type runFlags struct {
 	maxPollRecords                          int
 	createTopics                            bool
 	scoreEpoch                              string
+	ranking                                 string
+	unknownTypes                            string
 	maxFutureSkew                           time.Duration
 	maxRecordBytes, maxEvents               int
 	logFormat, logLevel                     string
@@ -71,6 +73,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
 	fs.IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
 	fs.BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
+	fs.StringVar(&f.ranking, "ranking", codec.DefaultRules().String(), "ranking rules: the fields to rank members on, most significant first, from spotlight, screen_share, audio, volume, video, role (the newest event time always comes last; a field left out is not ranked on)")
+	fs.StringVar(&f.unknownTypes, "unknown-types", processor.UnknownTypesSkip, "what to do with a well-formed callback of a type rostrum does not rank on: skip (count it in rostrum_events_ignored_total) or dlq")
 	fs.StringVar(&f.scoreEpoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field (RFC 3339); scores hold 2^38 ms ≈ 8.7 years after it")
 	fs.DurationVar(&f.maxFutureSkew, "max-future-skew", 5*time.Minute, "reject events whose ts is further than this in the future")
 	fs.IntVar(&f.maxRecordBytes, "max-record-bytes", 1<<20, "reject records larger than this")
@@ -148,7 +152,14 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--score-epoch: %v", err)
 	}
-	meeting := codec.NewMeeting(epoch)
+	rules, err := codec.ParseRules(f.ranking)
+	if err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--ranking: %v", err)
+	}
+	meeting, err := codec.NewMeetingRules(epoch, rules)
+	if err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--ranking: %v", err)
+	}
 	var sync wal.SyncPolicy
 	switch f.walSync {
 	case "always":
@@ -186,6 +197,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		CreateTopics:   f.createTopics,
 		Decode:         codec.DecodeConfig{MaxRecordBytes: f.maxRecordBytes, MaxEvents: f.maxEvents, MaxFutureSkew: f.maxFutureSkew},
 		Meeting:        meeting,
+		UnknownTypes:   f.unknownTypes,
 		WALMaxAge:      f.walMaxAge,
 		WALMaxBytes:    f.walMaxBytes,
 		RebuildWindow:  f.roomTTL,
@@ -225,6 +237,7 @@ var runFlagNames = map[string]string{
 	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after",
 	"MaxRoomsPerApply": "--max-rooms-per-apply", "RoomTTL": "--room-ttl",
 	"MaxMembers": "--max-room-members", "CacheMembers": "--state-cache",
+	"UnknownTypes": "--unknown-types",
 }
 
 func splitList(s string) []string {
