@@ -106,16 +106,6 @@ func TestRunFailsWhenRedisUnreachable(t *testing.T) {
 	}
 }
 
-func TestCodecExplain(t *testing.T) {
-	var out bytes.Buffer
-	if err := Main(context.Background(), []string{"codec", "explain"}, &out, new(bytes.Buffer)); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "audio:1 volume:10 video:1 role:3 time:38 (53 bits)") {
-		t.Fatalf("explain output:\n%s", out.String())
-	}
-}
-
 func TestRunFailsWhenKafkaUnreachable(t *testing.T) {
 	r := testenv.StartRedis(t)
 	err := Main(context.Background(), []string{"run", "--brokers", "127.0.0.1:1", "--redis", r.Addr, "--wal-dir", t.TempDir(), "--log-level", "error"},
