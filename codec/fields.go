@@ -67,11 +67,12 @@ const (
 	valueInt           // integer literal
 	valueNumber        // number with a fraction or exponent
 	valueString        // string
+	valueOther         // an object, an array, true or false: only for a type the decoder skips
 )
 
-// knownValue decodes the value of known field f. It reports whether the
-// value was null.
-func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
+// knownValue decodes the value of known field f of an object at depth. It
+// reports whether the value was null.
+func (s *jsonScanner) knownValue(ev *Event, f uint8, depth int) (bool, *DecodeError) {
 	c := s.buf[s.pos]
 	if c == 'n' {
 		return true, s.literal("null")
@@ -119,7 +120,15 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
 			if !isValueStart(c) {
 				return false, s.syntaxErr("invalid character " + quoteByte(c) + " looking for beginning of value")
 			}
-			return false, s.eventErr("value", "must be an integer, a role name or null")
+			if !s.ignoreUnknown {
+				return false, s.eventErr("value", "must be an integer, a role name or null")
+			}
+			// The type may be one the decoder skips, whose value can be
+			// anything: validate and skip it; checkValue decides.
+			if err := s.skipValue(depth); err != nil {
+				return false, err
+			}
+			s.valKind = valueOther
 		}
 	case bitTS:
 		if c != '-' && !isDigit(c) {
@@ -167,6 +176,11 @@ func (s *jsonScanner) checkValue(ev *Event) *DecodeError {
 	switch ev.Type {
 	case TypeIgnored:
 		return nil // any value: rostrum does not read it
+	}
+	if s.valKind == valueOther {
+		return s.eventErr("value", "must be an integer, a role name or null")
+	}
+	switch ev.Type {
 	case TypeJoin, TypeLeave, TypeReceived, TypeRead, TypePassed:
 		if s.valKind != valueNone {
 			return s.eventErr("value", "must be absent for type "+ev.Type.String())

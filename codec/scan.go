@@ -171,7 +171,7 @@ func (s *jsonScanner) object(ev *Event, depth int) *DecodeError {
 					return s.eventErr("", "duplicate field "+strconv.Quote(knownName(f)))
 				}
 				seen |= f
-				isNull, err := s.knownValue(ev, f)
+				isNull, err := s.knownValue(ev, f, depth)
 				if err != nil {
 					return err
 				}

@@ -120,8 +120,9 @@ func (m *Model) score(mem Member) float64 {
 	return float64(x)
 }
 
-// Apply applies one meeting event; board events (gift, score, …) never
-// touch a meeting ranking and are ignored. Events may come in any order and
+// Apply applies one meeting event; board events (gift, score, …) and
+// events of types rostrum does not know (codec.TypeIgnored) never touch a
+// meeting ranking and are ignored. Events may come in any order and
 // more than once.
 //
 // Apply panics on an event that codec's Decoder never returns (an empty id,
@@ -129,7 +130,7 @@ func (m *Model) score(mem Member) float64 {
 // meeting codec cannot score (before its epoch or past its window): both are
 // bugs in the test that feeds the model.
 func (m *Model) Apply(ev codec.Event) {
-	if ev.Type.Board() {
+	if ev.Type.Board() || ev.Type == codec.TypeIgnored {
 		return
 	}
 	if err := m.check(ev); err != nil {
