@@ -156,7 +156,7 @@ func TestDecode(t *testing.T) {
 			value: withField("type", `"tip off"`), err: &DecodeError{-1, "type", `unknown type "tip off" (want join, leave, audio, video, volume, role, screen_share, spotlight, gift, score, received, read, passed or trade)`}},
 		{name: "known type with an object value, skipping", cfg: DecodeConfig{IgnoreUnknownTypes: true},
 			value: `{"room_id":"r-1","user_id":"u-1","type":"audio","value":{"on":1},"ts":1763700000123}`,
-			err: &DecodeError{-1, "value", "must be an integer, a role name or null"}},
+			err:   &DecodeError{-1, "value", "must be an integer, a role name or null"}},
 		{name: "type unknown", value: withField("type", `"tip"`), err: &DecodeError{-1, "type", `unknown type "tip" (want join, leave, audio, video, volume, role, screen_share, spotlight, gift, score, received, read, passed or trade)`}},
 		{name: "type case-sensitive", value: withField("type", `"VOLUME"`), err: &DecodeError{-1, "type", `unknown type "VOLUME" (want join, leave, audio, video, volume, role, screen_share, spotlight, gift, score, received, read, passed or trade)`}},
 		{name: "type number", value: withField("type", `5`), err: &DecodeError{-1, "type", "must be a string"}},

@@ -385,7 +385,9 @@ func (g *generator) screenShare(r *room, ts int64) (string, []codec.Event) {
 		r.setPresent(s, true)
 		return g.oneOf("rtc", "client"), []codec.Event{event(r, s, codec.TypeScreenShare, 0, ts)}
 	}
-	m := g.pick(r, func(m *member) bool { return m.present && m != r.sharer && (m.role == codec.RoleHost || m.role == codec.RoleGuest) })
+	m := g.pick(r, func(m *member) bool {
+		return m.present && m != r.sharer && (m.role == codec.RoleHost || m.role == codec.RoleGuest)
+	})
 	if m == nil {
 		m = g.somePresent(r)
 	}
