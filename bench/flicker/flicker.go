@@ -3,8 +3,8 @@ package flicker
 import (
 	"cmp"
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
