@@ -372,7 +372,7 @@ func countersOf(p *processor.Processor, m *metrics.Pipeline) func() web.Counters
 	return func() web.Counters {
 		s := p.Stats()
 		lr, ls := m.Lag()
-		return web.Counters{Records: s.Records.Load(), Events: s.Events.Load(), DLQ: s.DLQ.Load(),
+		return web.Counters{Records: s.Records.Load(), Events: s.Events.Load(), DLQ: s.DLQ.Load(), Ignored: s.Ignored.Load(),
 			Published: s.Published.Load(), LagRecords: lr, LagSeconds: ls}
 	}
 }
