@@ -95,6 +95,8 @@ type stableScratch struct {
 	ids      []string
 	raw      []stability.Member
 	standing []stability.Standing
+	shown    []uint16
+	text     []byte
 }
 
 // stable returns room st's next stable list, its state (text: the
@@ -126,17 +128,24 @@ func (p *Processor) stable(st *ranking.RoomState, ts int64) (list []string, stat
 		list = p.hysteresisStep(st, ts, &hs, prev)
 		due = p.hyst.Next(&hs)
 	}
-	var shown []uint16
+	var shown []uint16 // nil for an empty list: nothing to remember
 	if len(list) > 0 {
-		shown = make([]uint16, len(list))
-		for i, id := range list {
+		shown = p.scratch.shown[:0]
+		for _, id := range list {
 			f, _ := p.cfg.Meeting.Decode(scoreOf(st, id))
-			shown[i] = flagsOf(f)
+			shown = append(shown, flagsOf(f))
 		}
+		p.scratch.shown = shown
 	}
 	flagsChanged = prev != nil && !slices.Equal(prev, shown)
 	hs.Shown = shown
-	return list, hs.String(), due, flagsChanged
+	// The state text, allocated only when it differs from the stored one.
+	p.scratch.text, _ = hs.AppendText(p.scratch.text[:0])
+	state = st.HState
+	if string(p.scratch.text) != st.HState {
+		state = string(p.scratch.text)
+	}
+	return list, state, due, flagsChanged
 }
 
 // hysteresisStep takes the hysteresis step of room st with state hs; prev
