@@ -170,8 +170,9 @@ local ranked = 0
 -- other rules (a room without a version was scored under the legacy ones).
 local rv = redis.call('HGET', KEYS[3], 'r')
 if rv ~= rules then
+  local exists = redis.call('EXISTS', KEYS[1]) == 1
   local all = {}
-  if (rv or legacy) ~= rules then all = redis.call('HGETALL', KEYS[1]) end
+  if exists and (rv or legacy) ~= rules then all = redis.call('HGETALL', KEYS[1]) end
   if #all > 0 then
     -- every score first: a time outside the layout changes nothing
     local zadd = {}
@@ -186,9 +187,10 @@ if rv ~= rules then
     end
     redis.call('HINCRBY', KEYS[3], 'v', 1)
   end
-  if #all > 0 or applied == 1 or redis.call('EXISTS', KEYS[1]) == 1 then
+  if exists or applied == 1 then
     redis.call('HSET', KEYS[3], 'r', rules)
-    for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ttl) end
+    -- an apply refreshes every key's TTL below
+    if applied == 0 then for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ttl) end end
   end
 end
 if applied == 1 then
