@@ -105,7 +105,7 @@ func TestTestdataCallbacks(t *testing.T) {
 			t.Errorf("%s is not listed in expected.json", rel)
 		}
 	}
-	for typ := codec.TypeJoin; typ <= codec.TypeTrade; typ++ {
+	for typ := codec.TypeJoin; typ <= codec.TypeSpotlight; typ++ {
 		if !types[typ.String()] {
 			t.Errorf("no valid sample holds an event of type %s", typ)
 		}
