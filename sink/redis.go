@@ -27,7 +27,7 @@ type Options struct {
 	// existing members keep working. Default 0: no cap.
 	MaxMembers int
 	// CacheMembers bounds the member states kept in process memory (about
-	// 170 bytes each) so that an apply merges and scores them in Go and
+	// 190 bytes each) so that an apply merges and scores them in Go and
 	// sends Redis only the results (see stateCache). 0: off, every apply
 	// merges in Lua; `rostrum run`'s default is DefaultCacheMembers.
 	CacheMembers int
