@@ -372,6 +372,10 @@ func TestEndToEnd(t *testing.T) {
 // once the timer has stepped every room whose dwell or grace was pending
 // (the trace's event times are long past, so all of them are due), every
 // room's last published set is the model's top-7 again.
+//
+// Then, with nothing pending anywhere, a challenger edges past the 7th
+// member of a full room by one volume step (less than the margin): it waits
+// its dwell, and only the timer can promote it.
 func TestEndToEndHysteresis(t *testing.T) {
 	w := newWorld(t, e2eTrace(5, 20000))
 	w.waitProduced(w.produce(len(w.trace), 0))
@@ -386,16 +390,67 @@ func TestEndToEndHysteresis(t *testing.T) {
 	go func() { done <- p.Run(ctx) }()
 	w.waitCaughtUp(2 * time.Minute)
 	waitNoDue(t, w.rc)
+	stepped := p.Stats().DueSteps.Load()
+	tail := w.tailChallenger()
+	w.trace = append(w.trace, tail)
+	if err := w.kafka.Client().ProduceSync(context.Background(), kafkaRecord(tail)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	w.waitCaughtUp(2 * time.Minute)
+	waitNoDue(t, w.rc)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	closeFn()
 	w.check()
-	if p.Stats().DueSteps.Load() == 0 {
-		t.Fatal("no room was stepped by the timer")
+	if p.Stats().DueSteps.Load() == stepped {
+		t.Fatalf("the challenger in room %s was not stepped by the timer", tail.Key)
 	}
 	t.Logf("published %d, rooms stepped by the timer %d", p.Stats().Published.Load(), p.Stats().DueSteps.Load())
+}
+
+// tailChallenger returns a record, after every record of the trace, of a
+// new member who enters a full room's raw top-7 one volume step above its
+// 7th member (a student or guest, not presenting), and applies it to the
+// model.
+func (w *world) tailChallenger() trace.Record {
+	w.t.Helper()
+	var newest int64
+	for _, r := range w.trace {
+		for _, e := range r.Events {
+			newest = max(newest, e.TS)
+		}
+	}
+	for _, room := range w.model.Rooms() {
+		top := w.model.Top(room, 8)
+		if len(top) < 8 {
+			continue
+		}
+		m := top[6]
+		if m.Audio != 1 || m.Volume >= codec.MaxVolume || m.Role == codec.RoleHost || m.ScreenShare == 1 || m.Spotlight == 1 {
+			continue
+		}
+		ts := newest + 1
+		evs := []codec.Event{
+			{RoomID: room, UserID: "tail-challenger", Type: codec.TypeAudio, Value: 1, TS: ts, Source: codec.SourceRTC},
+			{RoomID: room, UserID: "tail-challenger", Type: codec.TypeVolume, Value: int64(m.Volume) + 1, TS: ts, Source: codec.SourceRTC},
+			{RoomID: room, UserID: "tail-challenger", Type: codec.TypeVideo, Value: int64(m.Video), TS: ts, Source: codec.SourceRTC},
+			{RoomID: room, UserID: "tail-challenger", Type: codec.TypeRole, Value: int64(m.Role), TS: ts, Source: codec.SourceRTC},
+		}
+		var objs []string
+		for _, e := range evs {
+			w.model.Apply(e)
+			v := strconv.FormatInt(e.Value, 10)
+			if e.Type == codec.TypeRole {
+				v = strconv.Quote(codec.Role(e.Value).String())
+			}
+			objs = append(objs, fmt.Sprintf(`{"room_id":%q,"user_id":%q,"type":%q,"value":%s,"ts":%d}`, e.RoomID, e.UserID, e.Type, v, e.TS))
+		}
+		return trace.Record{Topic: "rtc", Key: room, Value: []byte("[" + strings.Join(objs, ",") + "]"), Events: evs}
+	}
+	w.t.Fatal("no full room whose 7th member a challenger can edge past")
+	return trace.Record{}
 }
 
 // child is a processor running as a separate process.
