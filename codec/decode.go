@@ -46,6 +46,12 @@ type DecodeConfig struct {
 	// to Decode, which allows for producers whose clocks run ahead.
 	// Default: 5m. Applied at millisecond precision.
 	MaxFutureSkew time.Duration
+	// IgnoreUnknownTypes makes an event whose type is not a known one, but
+	// a name of 1..64 bytes of [A-Za-z0-9._:@-], decode as TypeIgnored (its
+	// value is not checked; every other field is) instead of rejecting the
+	// record. The callback topics carry every callback of the meeting
+	// system, most of which rostrum does not rank on. Default false.
+	IgnoreUnknownTypes bool
 }
 
 // WithDefaults returns c with every zero or negative field set to its
@@ -85,9 +91,11 @@ func (c DecodeConfig) Validate() error {
 //
 //	room_id, user_id  string, 1..128 bytes of [A-Za-z0-9._:@-]
 //	type              meeting: "join", "leave", "audio", "video", "volume",
-//	                  "role"; boards: "gift", "score", "received", "read",
+//	                  "role", "screen_share", "spotlight"; boards: "gift",
+//	                  "score", "received", "read",
 //	                  "passed", "trade"
-//	value             audio, video: integer 0 or 1; volume: integer 0..999;
+//	value             audio, video, screen_share, spotlight: integer 0 or 1;
+//	                  volume: integer 0..999;
 //	                  role: a role name; gift, score, trade: integer
 //	                  1..2^53-1; join, leave, received, read, passed: absent
 //	id                optional: the producer's event id, 1..128 bytes of
@@ -149,6 +157,8 @@ func (d *Decoder) Decode(dst []Event, value []byte, source Source, now time.Time
 		maxTS:     now.UnixMilli() + cfg.MaxFutureSkew.Milliseconds(),
 		source:    source,
 		maxEvents: cfg.MaxEvents,
+
+		ignoreUnknown: cfg.IgnoreUnknownTypes,
 	}
 	out, err := s.record(dst)
 	if err != nil {

@@ -33,7 +33,8 @@ var fuzzSmall = DecodeConfig{MaxRecordBytes: 512, MaxEvents: 3, MaxFutureSkew: t
 //     *DecodeError whose message is one non-empty line.
 //
 // small selects a configuration with tight limits (512 bytes, 3 events, 1s
-// of skew) instead of the defaults.
+// of skew) instead of the defaults; a value of odd length is decoded with
+// IgnoreUnknownTypes.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"room_id":"r-1001","user_id":"u-42","type":"volume","value":512,"ts":1763700000123}`,
@@ -46,6 +47,8 @@ func FuzzDecode(f *testing.F) {
 		`{"room_id":"r","user_id":"u","type":"join","ts":1,"\ud800":1,"\ufffd":2}`,
 		`{"room_id":"r","user_id":"u","type":"join","ts":1,"n":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
 		`[]`, `{}`, `[{}]`, `null`, `"x"`, ``, `{"room_id":`,
+		`{"room_id":"r","user_id":"u","type":"screen_share","value":1,"ts":3}`,
+		`[{"room_id":"r","user_id":"u","type":"hand_raise","value":{"a":[1]},"ts":3},{"room_id":"r","user_id":"u","type":"spotlight","value":0,"ts":3}] `,
 	} {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
@@ -55,6 +58,7 @@ func FuzzDecode(f *testing.F) {
 		if small {
 			cfg = fuzzSmall
 		}
+		cfg.IgnoreUnknownTypes = len(value)%2 == 1
 		d := NewDecoder(cfg)
 		source := Source(len(value)%3 + 1)
 
@@ -115,8 +119,10 @@ func checkEvent(e Event, cfg DecodeConfig, now time.Time) error {
 	switch e.Type {
 	case TypeJoin, TypeLeave:
 		ok = e.Value == 0
-	case TypeAudio, TypeVideo:
+	case TypeAudio, TypeVideo, TypeScreenShare, TypeSpotlight:
 		ok = e.Value == 0 || e.Value == 1
+	case TypeIgnored:
+		ok = e.Value == 0 && refTypePattern.MatchString(e.TypeName)
 	case TypeVolume:
 		ok = e.Value >= 0 && e.Value <= 999
 	case TypeRole:
@@ -135,8 +141,10 @@ func checkEvent(e Event, cfg DecodeConfig, now time.Time) error {
 }
 
 var (
-	refIDPattern  = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,128}$`)
-	refIntPattern = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	refIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,128}$`)
+	// refTypePattern is a type name the decoder may skip.
+	refTypePattern = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,64}$`)
+	refIntPattern  = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 )
 
 // refDecode is the oracle of FuzzDecode: Decoder.Decode's contract written
@@ -162,7 +170,7 @@ func refDecode(cfg DecodeConfig, value []byte, source Source, now time.Time) ([]
 	var events []Event
 	switch tok {
 	case json.Delim('{'):
-		e, err := refObject(dec, 1, source, maxTS)
+		e, err := refObject(dec, 1, source, maxTS, cfg.IgnoreUnknownTypes)
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +187,7 @@ func refDecode(cfg DecodeConfig, value []byte, source Source, now time.Time) ([]
 			if tok != json.Delim('{') {
 				return nil, fmt.Errorf("element %v is not an object", tok)
 			}
-			e, err := refObject(dec, 2, source, maxTS)
+			e, err := refObject(dec, 2, source, maxTS, cfg.IgnoreUnknownTypes)
 			if err != nil {
 				return nil, err
 			}
@@ -202,7 +210,7 @@ func refDecode(cfg DecodeConfig, value []byte, source Source, now time.Time) ([]
 
 // refObject decodes the rest of an event object whose '{' dec has just
 // returned. depth is the object's nesting depth in the record.
-func refObject(dec *json.Decoder, depth int, source Source, maxTS int64) (Event, error) {
+func refObject(dec *json.Decoder, depth int, source Source, maxTS int64, skipUnknown bool) (Event, error) {
 	fields := map[string]json.RawMessage{}
 	seen := map[string]bool{}
 	for {
@@ -268,7 +276,10 @@ func refObject(dec *json.Decoder, depth int, source Source, maxTS int64) (Event,
 	}
 	var ok bool
 	if e.Type, ok = ParseType(typ); !ok {
-		return Event{}, fmt.Errorf("type %q", typ)
+		if !skipUnknown || !refTypePattern.MatchString(typ) {
+			return Event{}, fmt.Errorf("type %q", typ)
+		}
+		e.Type, e.TypeName = TypeIgnored, typ
 	}
 	if e.TS, err = integer("ts"); err != nil || e.TS <= 0 || e.TS > maxTS {
 		return Event{}, fmt.Errorf("ts %d: %v", e.TS, err)
@@ -287,7 +298,7 @@ func refObject(dec *json.Decoder, depth int, source Source, maxTS int64) (Event,
 		if e.Value, err = integer("value"); err != nil || e.Value < 1 || e.Value > MaxAmount {
 			return Event{}, fmt.Errorf("value %d: %v", e.Value, err)
 		}
-	case TypeAudio, TypeVideo, TypeVolume:
+	case TypeAudio, TypeVideo, TypeVolume, TypeScreenShare, TypeSpotlight:
 		hi := int64(1)
 		if e.Type == TypeVolume {
 			hi = 999

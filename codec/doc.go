@@ -41,29 +41,37 @@
 // field is a *RangeError, never a wrap-around. Encode does not allocate, nor
 // does Decode when given room for the values.
 //
-// The meeting score (Meeting, docs/DESIGN.md §4) follows seed 003's order. Bits are
-// numbered from the least significant; each field's shift is its lowest bit:
+// The meeting score (Meeting, docs/DESIGN.md §4, §10) packs the fields of the
+// ranking rules (Rules, ParseRules), most significant first, then the
+// member's newest event time. Under DefaultRules, bits numbered from the
+// least significant (each field's shift is its lowest bit):
 //
-//	 52  51          42  41  40    38  37                                   0
-//	+---+--------------+---+---------+--------------------------------------+
-//	| a |    volume    | v |  role   |     time: ms since the epoch         |
-//	+---+--------------+---+---------+--------------------------------------+
-//	  1        10        1      3                     38          = 53 bits
+//	 52  51  50  49          40  39  38    36  35                            0
+//	+---+---+---+--------------+---+---------+-------------------------------+
+//	| p | s | a |    volume    | v |  role   | time: 4 ms units since epoch  |
+//	+---+---+---+--------------+---+---------+-------------------------------+
+//	  1   1   1        10        1      3                  36       = 53 bits
 //
-//	field   bits  shift  values
-//	audio   1     52     0 off, 1 on
-//	volume  10    42     0..999 (1000..1023 are refused)
-//	video   1     41     0 off, 1 on
-//	role    3     38     1 student, 2 guest, 3 cohost, 4 host
-//	time    38    0      event time - epoch, in ms, < 2^38; newer ranks higher
+//	field         bits  values
+//	spotlight     1     0 off, 1 in the spotlight
+//	screen_share  1     0 off, 1 sharing
+//	audio         1     0 off, 1 on
+//	volume        10    0..999 (1000..1023 are refused)
+//	video         1     0 off, 1 on
+//	role          3     1 student, 2 guest, 3 cohost, 4 host
+//	time          36    (event time - epoch) / 4 ms; newer ranks higher
 //
-// The time field holds 2^38 ms, about 8.7 years after the epoch
-// (DefaultEpoch, 2025-01-01 UTC, covers event times until 2033-09-17). An
-// event time outside the window is an error, never a wrap-around. Moving
-// the epoch changes every score, so every room's ranking has to be rebuilt
-// (replaying the WAL does it) when it moves. Roles that never rank
-// (broadcast_control, screen_picker, assistant) have no score: a member
-// holding one is removed from the ranking instead.
+// Other rules place their fields in their order and give the time the bits
+// left, at most 38, in a unit of 1, 2 or 4 ms: every rule set covers 2^38 ms,
+// about 8.7 years after the epoch (DefaultEpoch, 2025-01-01 UTC, covers event
+// times until 2033-09-17). LegacyRules (audio, volume, video, role; 1 ms) give
+// exactly the scores of releases before ranking rules. An event time outside
+// the window is an error, never a wrap-around. Changing the rules or the
+// epoch changes the scores; Meeting.Version names them, rooms store it, and a
+// room scored under another version is re-scored from its registers when
+// touched. Roles that never rank (broadcast_control, screen_picker,
+// assistant) have no score: a member holding one is removed from the ranking
+// instead.
 //
 // The first-reached score (NewFirstReached, seed 001) puts a board's total
 // above the time the member reached it, inverted, so that among equal totals

@@ -21,6 +21,15 @@ const (
 	TypeRead     // Value 0
 	TypePassed   // Value 0
 	TypeTrade    // Value: amount >= 1; the item id travels in RoomID (seed 002)
+
+	// Meeting types added with the ranking rules (docs/DESIGN.md §10).
+	TypeScreenShare // Value 0 (stopped) or 1 (sharing)
+	TypeSpotlight   // Value 0 (off) or 1 (in the spotlight)
+
+	// TypeIgnored is a well-formed event of a type rostrum does not know,
+	// returned only by a Decoder with DecodeConfig.IgnoreUnknownTypes; its
+	// name is in Event.TypeName. It never touches a ranking or a board.
+	TypeIgnored Type = 255
 )
 
 // MaxAmount is the largest value of a gift, score or trade event: the
@@ -31,9 +40,16 @@ const MaxAmount = 1<<53 - 1
 // read, passed, trade) rather than a meeting one.
 func (t Type) Board() bool { return t >= TypeGift && t <= TypeTrade }
 
+// Meeting reports whether t is a meeting event type (join, leave, audio,
+// video, volume, role, screen_share, spotlight): one that touches a member
+// of a meeting ranking.
+func (t Type) Meeting() bool {
+	return (t >= TypeJoin && t <= TypeRole) || t == TypeScreenShare || t == TypeSpotlight
+}
+
 // String returns the wire name of t ("join", "leave", "audio", "video",
 // "volume", "role", "gift", "score", "received", "read", "passed",
-// "trade"), or "unknown" for any other value.
+// "trade", "screen_share", "spotlight"), or "unknown" for any other value.
 func (t Type) String() string {
 	switch t {
 	case TypeJoin:
@@ -60,6 +76,10 @@ func (t Type) String() string {
 		return "passed"
 	case TypeTrade:
 		return "trade"
+	case TypeScreenShare:
+		return "screen_share"
+	case TypeSpotlight:
+		return "spotlight"
 	}
 	return "unknown"
 }
@@ -94,6 +114,10 @@ func parseType[S ~string | ~[]byte](s S) (Type, bool) {
 		return TypePassed, true
 	case "trade":
 		return TypeTrade, true
+	case "screen_share":
+		return TypeScreenShare, true
+	case "spotlight":
+		return TypeSpotlight, true
 	}
 	return 0, false
 }
@@ -213,11 +237,13 @@ type Event struct {
 	RoomID string // 1..128 bytes of [A-Za-z0-9._:@-]
 	UserID string // 1..128 bytes of [A-Za-z0-9._:@-]
 	Type   Type
-	Value  int64  // audio/video: 0 or 1; volume: 0..999; role: the Role; gift/score/trade: 1..MaxAmount; others: 0
+	Value  int64  // audio/video/screen_share/spotlight: 0 or 1; volume: 0..999; role: the Role; gift/score/trade: 1..MaxAmount; others: 0
 	TS     int64  // event time, Unix milliseconds, > 0
 	Source Source // from the record, else the topic's
 	// ID is the producer's optional event id ("" when absent), same rules
 	// as the other ids: a producer that retries sends the same id, and a
 	// board counts each id once (docs/DESIGN.md §8).
 	ID string
+	// TypeName is the type's name for a TypeIgnored event, else "".
+	TypeName string
 }

@@ -63,10 +63,10 @@ func ExampleNewMeeting() {
 	_, err = m.Encode(codec.MemberScore{Role: codec.RoleAssistant, TS: ts})
 	fmt.Println(err)
 	// Output:
-	// audio:1 volume:10 video:1 role:3 time:38 (53 bits)
+	// spotlight:1 screen_share:1 audio:1 volume:10 video:1 role:3 time:36 (53 bits)
 	// window ends 2033-09-17T10:58:26Z
-	// 6758176256925184 3326571688328 true
-	// {Audio:1 Volume:512 Video:1 Role:guest TS:1763726400000}
+	// 1689544064231296 831642922082 true
+	// {Spotlight:0 ScreenShare:0 Audio:1 Volume:512 Video:1 Role:guest TS:1763726400000}
 	// codec: field volume: value 1000 out of range 0..999
 	// codec: role assistant (7) is not ranked; only roles 1..4 have a score
 }
@@ -94,4 +94,22 @@ func ExampleNewFirstReached() {
 	// total:23 reached:30(lower-first) (53 bits)
 	// true true
 	// total 120 reached 2025-11-17T02:00:00.001Z
+}
+
+func ExampleParseRules() {
+	rules, err := codec.ParseRules("screen_share, audio, volume")
+	if err != nil {
+		panic(err)
+	}
+	m, _ := codec.NewMeetingRules(codec.DefaultEpoch, rules)
+	fmt.Println(m.Layout(), m.TimeUnit())
+
+	_, err = codec.ParseRules("spotlight,mic")
+	fmt.Println(err)
+	_, err = codec.ParseRules("audio,volume,audio")
+	fmt.Println(err)
+	// Output:
+	// screen_share:1 audio:1 volume:10 time:38 (50 bits) 1ms
+	// unknown field "mic" (want spotlight, screen_share, audio, volume, video or role)
+	// field "audio" is listed twice
 }

@@ -67,11 +67,12 @@ const (
 	valueInt           // integer literal
 	valueNumber        // number with a fraction or exponent
 	valueString        // string
+	valueOther         // an object, an array, true or false: only for a type the decoder skips
 )
 
-// knownValue decodes the value of known field f. It reports whether the
-// value was null.
-func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
+// knownValue decodes the value of known field f of an object at depth. It
+// reports whether the value was null.
+func (s *jsonScanner) knownValue(ev *Event, f uint8, depth int) (bool, *DecodeError) {
 	c := s.buf[s.pos]
 	if c == 'n' {
 		return true, s.literal("null")
@@ -91,7 +92,11 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
 		}
 		t, ok := parseType(name)
 		if !ok {
-			return false, s.eventErr("type", "unknown type "+quoteTrunc(name)+" (want join, leave, audio, video, volume, role, gift, score, received, read, passed or trade)")
+			if s.ignoreUnknown && ignorableType(name) {
+				ev.Type, ev.TypeName = TypeIgnored, string(name)
+				return false, nil
+			}
+			return false, s.eventErr("type", "unknown type "+quoteTrunc(name)+" (want join, leave, audio, video, volume, role, screen_share, spotlight, gift, score, received, read, passed or trade)")
 		}
 		ev.Type = t
 	case bitValue:
@@ -115,7 +120,15 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
 			if !isValueStart(c) {
 				return false, s.syntaxErr("invalid character " + quoteByte(c) + " looking for beginning of value")
 			}
-			return false, s.eventErr("value", "must be an integer, a role name or null")
+			if !s.ignoreUnknown {
+				return false, s.eventErr("value", "must be an integer, a role name or null")
+			}
+			// The type may be one the decoder skips, whose value can be
+			// anything: validate and skip it; checkValue decides.
+			if err := s.skipValue(depth); err != nil {
+				return false, err
+			}
+			s.valKind = valueOther
 		}
 	case bitTS:
 		if c != '-' && !isDigit(c) {
@@ -161,6 +174,13 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8) (bool, *DecodeError) {
 func (s *jsonScanner) checkValue(ev *Event) *DecodeError {
 	lit := s.buf[s.valRef.start:s.valRef.end]
 	switch ev.Type {
+	case TypeIgnored:
+		return nil // any value: rostrum does not read it
+	}
+	if s.valKind == valueOther {
+		return s.eventErr("value", "must be an integer, a role name or null")
+	}
+	switch ev.Type {
 	case TypeJoin, TypeLeave, TypeReceived, TypeRead, TypePassed:
 		if s.valKind != valueNone {
 			return s.eventErr("value", "must be absent for type "+ev.Type.String())
@@ -168,7 +188,7 @@ func (s *jsonScanner) checkValue(ev *Event) *DecodeError {
 		return nil
 	case TypeGift, TypeScore, TypeTrade:
 		return s.intValue(ev, 1, MaxAmount)
-	case TypeAudio, TypeVideo:
+	case TypeAudio, TypeVideo, TypeScreenShare, TypeSpotlight:
 		return s.intValue(ev, 0, 1)
 	case TypeVolume:
 		return s.intValue(ev, 0, 999)
@@ -207,6 +227,23 @@ func (s *jsonScanner) intValue(ev *Event, lo, hi int64) *DecodeError {
 		return s.eventErr("value", ev.Type.String()+" must be an integer, got "+numTrunc(lit))
 	}
 	return s.eventErr("value", ev.Type.String()+" must be an integer, got a string")
+}
+
+// maxTypeName is the longest name of a type the decoder skips.
+const maxTypeName = 64
+
+// ignorableType reports whether an unknown type name is one the decoder
+// may skip: 1..64 bytes of [A-Za-z0-9._:@-]. Any other name is an error.
+func ignorableType(name []byte) bool {
+	if len(name) < 1 || len(name) > maxTypeName {
+		return false
+	}
+	for _, c := range name {
+		if !idByte[c] {
+			return false
+		}
+	}
+	return true
 }
 
 // id decodes a room or user id into dst.

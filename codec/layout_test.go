@@ -356,7 +356,7 @@ func TestLayoutOrderProperty(t *testing.T) {
 	layouts := []*Layout{
 		MustLayout(Field{Name: "n", Bits: 53}),
 		MustLayout(Field{Name: "n", Bits: 53, Dir: LowerFirst}),
-		meetingLayout,
+		NewMeeting(DefaultEpoch).Layout(),
 		MustLayout(Field{Name: "total", Bits: 23}, Field{Name: "reached", Bits: 30, Dir: LowerFirst}),
 	}
 	for range 300 {

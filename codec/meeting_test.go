@@ -11,7 +11,7 @@ import (
 )
 
 func TestMeetingLayout(t *testing.T) {
-	m := NewMeeting(DefaultEpoch)
+	m := legacyMeeting(DefaultEpoch)
 	l := m.Layout()
 	if s, want := l.String(), "audio:1 volume:10 video:1 role:3 time:38 (53 bits)"; s != want {
 		t.Errorf("String = %q, want %q", s, want)
@@ -46,7 +46,7 @@ func TestNewMeetingEpoch(t *testing.T) {
 		t.Errorf("zero epoch gives %v, want DefaultEpoch", got)
 	}
 	e := time.Date(2026, 3, 1, 8, 0, 0, 123456789, time.FixedZone("CST", 8*3600))
-	m := NewMeeting(e)
+	m := legacyMeeting(e)
 	if got, want := m.Epoch(), e.Truncate(time.Millisecond); !got.Equal(want) {
 		t.Errorf("Epoch = %v, want %v", got, want)
 	}
@@ -64,7 +64,7 @@ func TestNewMeetingEpoch(t *testing.T) {
 }
 
 func TestMeetingEncodeRange(t *testing.T) {
-	m := NewMeeting(DefaultEpoch)
+	m := legacyMeeting(DefaultEpoch)
 	epoch := DefaultEpoch.UnixMilli()
 	last := epoch + 1<<38 - 1 // newest event time the window holds
 	ok := MemberScore{Audio: 1, Volume: 500, Video: 1, Role: RoleGuest, TS: epoch + 1000}
@@ -130,7 +130,7 @@ func TestMeetingEncodeRange(t *testing.T) {
 }
 
 func TestMeetingDecodeErrors(t *testing.T) {
-	m := NewMeeting(DefaultEpoch)
+	m := legacyMeeting(DefaultEpoch)
 	raw := func(vals ...uint64) float64 {
 		t.Helper()
 		s, err := m.Layout().Encode(vals...)
@@ -205,7 +205,7 @@ func randomMember(r *rand.Rand, epoch int64) MemberScore {
 
 func TestMeetingOrderProperty(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 2025))
-	m := NewMeeting(DefaultEpoch)
+	m := legacyMeeting(DefaultEpoch)
 	epoch := DefaultEpoch.UnixMilli()
 	for i := range 50000 {
 		a := randomMember(r, epoch)
@@ -242,7 +242,7 @@ func TestMeetingOrderProperty(t *testing.T) {
 func TestMeetingSeedOrder(t *testing.T) {
 	// Seed 003's rule: audio on beats any volume, volume beats video, video
 	// beats role, role beats time.
-	m := NewMeeting(DefaultEpoch)
+	m := legacyMeeting(DefaultEpoch)
 	t0 := DefaultEpoch.UnixMilli()
 	ranked := []MemberScore{ // best first
 		{Audio: 1, Volume: 0, Video: 0, Role: RoleStudent, TS: t0},
@@ -265,4 +265,14 @@ func TestMeetingSeedOrder(t *testing.T) {
 		}
 		prev = score
 	}
+}
+
+// legacyMeeting is the meeting codec of LegacyRules (audio, volume, video,
+// role; 1 ms time), the layout of rostrum's scores before ranking rules.
+func legacyMeeting(epoch time.Time) *Meeting {
+	m, err := NewMeetingRules(epoch, LegacyRules())
+	if err != nil {
+		panic(err)
+	}
+	return m
 }

@@ -3,6 +3,7 @@ package codec_test
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/rostrumhq/rostrum/codec"
@@ -14,8 +15,8 @@ func TestAppendOutputMatchesJSON(t *testing.T) {
 	m := codec.NewMeeting(codec.DefaultEpoch)
 	base := codec.DefaultEpoch.UnixMilli()
 	members := []codec.MemberScore{
-		{Audio: 1, Volume: 512, Video: 1, Role: codec.RoleHost, TS: base + 5000},
-		{Audio: 0, Volume: 0, Video: 1, Role: codec.RoleStudent, TS: base + 9000},
+		{Audio: 1, Volume: 512, Video: 1, Role: codec.RoleHost, Spotlight: 1, TS: base + 5000},
+		{Audio: 0, Volume: 0, Video: 1, Role: codec.RoleStudent, ScreenShare: 1, TS: base + 9000},
 		{Audio: 1, Volume: 999, Video: 0, Role: codec.RoleGuest, TS: base + 1},
 	}
 	ids := []string{"u-\"quoted\"", "u-2", "u-3"}
@@ -38,7 +39,7 @@ func TestAppendOutputMatchesJSON(t *testing.T) {
 		}
 		for i, ms := range members {
 			want.Top = append(want.Top, codec.OutputMember{UserID: ids[i], Audio: ms.Audio, Volume: ms.Volume,
-				Video: ms.Video, Role: ms.Role.String(), Score: scores[i]})
+				Video: ms.Video, Role: ms.Role.String(), ScreenShare: ms.ScreenShare, Spotlight: ms.Spotlight, Score: scores[i]})
 		}
 		wantJSON, _ := json.Marshal(want)
 		if !bytes.Equal(got, wantJSON) {
@@ -47,5 +48,32 @@ func TestAppendOutputMatchesJSON(t *testing.T) {
 	}
 	if _, err := m.AppendOutput(nil, "r-1", 1, 0, []string{"u"}, []float64{-3}); err == nil {
 		t.Error("a score outside the layout encoded without error")
+	}
+}
+
+// Under rules that leave fields out, the record leaves them out too: the
+// score does not hold them.
+func TestAppendOutputOmitsUnrankedFields(t *testing.T) {
+	rules, err := codec.ParseRules("screen_share, volume")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := codec.NewMeetingRules(codec.DefaultEpoch, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := codec.DefaultEpoch.UnixMilli()
+	s, err := m.Encode(codec.MemberScore{ScreenShare: 1, Volume: 7, Audio: 1, Role: codec.RoleHost, TS: base + 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.AppendOutput(nil, "r-1", 1, 5, []string{"u-1"}, []float64{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"room_id":"r-1","seq":1,"ts":5,"top":[{"user_id":"u-1","volume":7,"screen_share":1,"score":` +
+		strconv.FormatFloat(s, 'f', -1, 64) + `}]}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -40,6 +40,9 @@ type jsonScanner struct {
 	maxTS     int64 // latest ts accepted, Unix ms
 	source    Source
 	maxEvents int
+	// ignoreUnknown: a well-formed event of an unknown type is returned as
+	// TypeIgnored instead of rejecting the record.
+	ignoreUnknown bool
 
 	// Per event object.
 	valKind  uint8
@@ -168,7 +171,7 @@ func (s *jsonScanner) object(ev *Event, depth int) *DecodeError {
 					return s.eventErr("", "duplicate field "+strconv.Quote(knownName(f)))
 				}
 				seen |= f
-				isNull, err := s.knownValue(ev, f)
+				isNull, err := s.knownValue(ev, f, depth)
 				if err != nil {
 					return err
 				}

@@ -117,7 +117,7 @@ func TestScoresSurviveRedis(t *testing.T) {
 	})
 
 	t.Run("meeting", func(t *testing.T) {
-		m := NewMeeting(DefaultEpoch)
+		m := legacyMeeting(DefaultEpoch)
 		epoch := DefaultEpoch.UnixMilli()
 		members := []MemberScore{
 			{Audio: 1, Volume: 999, Video: 1, Role: RoleHost, TS: epoch + 1<<38 - 1}, // the largest score
@@ -218,8 +218,8 @@ func TestSeedLayoutsCollapseInRedis(t *testing.T) {
 	weekStart := time.Date(2025, 11, 17, 0, 0, 0, 0, now.Location()) // the Monday of now's week
 	sinceWeek := nowMS - uint64(weekStart.UnixMilli())
 
-	meeting := NewMeeting(DefaultEpoch)
-	meeting2005 := NewMeeting(time.Date(2005, 1, 1, 0, 0, 0, 0, time.UTC))
+	meeting := legacyMeeting(DefaultEpoch)
+	meeting2005 := legacyMeeting(time.Date(2005, 1, 1, 0, 0, 0, 0, time.UTC))
 	firstReached, err := NewFirstReached(23)
 	if err != nil {
 		t.Fatal(err)

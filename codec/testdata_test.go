@@ -105,7 +105,7 @@ func TestTestdataCallbacks(t *testing.T) {
 			t.Errorf("%s is not listed in expected.json", rel)
 		}
 	}
-	for typ := codec.TypeJoin; typ <= codec.TypeTrade; typ++ {
+	for typ := codec.TypeJoin; typ <= codec.TypeSpotlight; typ++ {
 		if !types[typ.String()] {
 			t.Errorf("no valid sample holds an event of type %s", typ)
 		}
@@ -125,7 +125,11 @@ func TestTestdataOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := codec.NewMeeting(codec.DefaultEpoch)
+	// Published before ranking rules: the legacy rules' layout.
+	m, err := codec.NewMeetingRules(codec.DefaultEpoch, codec.LegacyRules())
+	if err != nil {
+		t.Fatal(err)
+	}
 	lines := 0
 	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
 		lines++

@@ -21,6 +21,9 @@
 //	    Callback events decoded, accepted and applied to Redis.
 //	rostrum_dlq_records_total{topic,reason}        counter, records
 //	    Records sent to {env}.callbacks.dlq, by the rule they broke.
+//	rostrum_events_ignored_total{topic,type}       counter, events
+//	    Well-formed events of a type rostrum does not rank on, skipped
+//	    (--unknown-types skip); the first 32 types by name, later ones as other.
 //	rostrum_batch_records                          histogram, records
 //	    Records per completed batch (buckets 1 … 10000).
 //	rostrum_batch_duration_seconds                 histogram, seconds

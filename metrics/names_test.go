@@ -32,6 +32,7 @@ func observeAll(t *testing.T) *metrics.Pipeline {
 	p.WALAppend(time.Millisecond)
 	p.ObserveFsync(time.Millisecond)
 	p.Published(1)
+	p.Ignored("names.a", "tip", 1)
 	p.Conflicts(1)
 	p.Retry()
 	p.Rebalance("assigned", 1)

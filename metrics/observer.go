@@ -26,6 +26,32 @@ func (p *Pipeline) DLQ(topic, reason string) {
 	p.dlq.WithLabelValues(topic, reason).Inc()
 }
 
+// MaxIgnoredTypes bounds the type label of rostrum_events_ignored_total:
+// the first this many unknown types seen keep their name, later ones count
+// as "other", so a producer sending made-up types cannot grow the series
+// without bound.
+const MaxIgnoredTypes = 32
+
+// IgnoredOther is the type label of unknown types beyond MaxIgnoredTypes.
+const IgnoredOther = "other"
+
+// Ignored counts events of topic skipped for their unknown type typ.
+func (p *Pipeline) Ignored(topic, typ string, events int) {
+	if events <= 0 {
+		return
+	}
+	p.ignoredMu.Lock()
+	if !p.ignoredTypes[typ] {
+		if len(p.ignoredTypes) < MaxIgnoredTypes && typ != IgnoredOther {
+			p.ignoredTypes[typ] = true
+		} else {
+			typ = IgnoredOther
+		}
+	}
+	p.ignoredMu.Unlock()
+	p.ignored.WithLabelValues(topic, typ).Add(float64(events))
+}
+
 // Batch observes a completed batch: its size and how long it took, retries
 // included.
 func (p *Pipeline) Batch(records int, took time.Duration) {

@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -181,5 +182,34 @@ func TestRuntimeCollectors(t *testing.T) {
 		if _, ok := fams[name]; !ok {
 			t.Errorf("%s not exported", name)
 		}
+	}
+}
+
+// The type label of rostrum_events_ignored_total is bounded: types beyond
+// the first MaxIgnoredTypes count as other.
+func TestIgnoredTypesBounded(t *testing.T) {
+	p := metrics.New("test")
+	for i := range metrics.MaxIgnoredTypes + 10 {
+		p.Ignored("in.rtc", fmt.Sprintf("type-%d", i), 2)
+	}
+	p.Ignored("in.rtc", "type-0", 1)
+	fams := scrape(t, p)
+	ms := fams["rostrum_events_ignored_total"].GetMetric()
+	if len(ms) != metrics.MaxIgnoredTypes+1 {
+		t.Fatalf("%d series, want %d", len(ms), metrics.MaxIgnoredTypes+1)
+	}
+	var other, first float64
+	for _, m := range ms {
+		for _, l := range m.GetLabel() {
+			switch {
+			case l.GetName() == "type" && l.GetValue() == metrics.IgnoredOther:
+				other = m.GetCounter().GetValue()
+			case l.GetName() == "type" && l.GetValue() == "type-0":
+				first = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if other != 20 || first != 3 {
+		t.Fatalf("other %v, type-0 %v; want 20, 3", other, first)
 	}
 }

@@ -16,6 +16,7 @@ const (
 	nameRecordsConsumed   = "rostrum_records_consumed_total"
 	nameEventsApplied     = "rostrum_events_applied_total"
 	nameDLQRecords        = "rostrum_dlq_records_total"
+	nameEventsIgnored     = "rostrum_events_ignored_total"
 	nameBatchRecords      = "rostrum_batch_records"
 	nameBatchDuration     = "rostrum_batch_duration_seconds"
 	nameRedisRoundTrip    = "rostrum_redis_roundtrip_seconds"
@@ -53,7 +54,7 @@ const (
 // (process_) metrics are not included.
 func Names() []string {
 	return []string{
-		nameRecordsConsumed, nameEventsApplied, nameDLQRecords,
+		nameRecordsConsumed, nameEventsApplied, nameDLQRecords, nameEventsIgnored,
 		nameBatchRecords, nameBatchDuration, nameRedisRoundTrip,
 		nameWALAppend, nameWALFsync,
 		nameOutputsPublished, nameStableConflicts, nameBatchRetries,
@@ -89,6 +90,9 @@ type Pipeline struct {
 	handler http.Handler
 
 	consumed, applied, dlq *prometheus.CounterVec
+	ignored                *prometheus.CounterVec
+	ignoredMu              sync.Mutex
+	ignoredTypes           map[string]bool // type labels in use, at most MaxIgnoredTypes
 	batchRecords           prometheus.Histogram
 	batchDuration          prometheus.Histogram
 	redisRoundTrip         *prometheus.HistogramVec
@@ -175,6 +179,9 @@ func New(env string) *Pipeline {
 		"Callback events decoded, accepted and applied to Redis, by input topic.", labelTopic)
 	p.dlq = counterVec(nameDLQRecords,
 		"Input records sent to the dead-letter topic, by input topic and the class of the rule broken.", labelTopic, "reason")
+	p.ignored = counterVec(nameEventsIgnored,
+		"Callback events skipped because rostrum does not know their type, by input topic and type (types beyond the first MaxIgnoredTypes count as other).", labelTopic, "type")
+	p.ignoredTypes = map[string]bool{}
 	p.batchRecords = histogram(nameBatchRecords,
 		"Records per completed poll batch.", batchRecordBuckets)
 	p.batchDuration = histogram(nameBatchDuration,

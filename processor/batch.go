@@ -29,8 +29,9 @@ type batch struct {
 	roomTS     map[string]int64     // newest event time per room, for the output's ts
 	roomOldest map[string]time.Time // Kafka timestamp of each room's oldest record (publish latency); nil in the timer's batches
 	events     int
-	applied    map[string]int // events per input topic
-	dlqReasons []string       // reason class of each DLQ record, in order
+	applied    map[string]int     // events per input topic
+	dlqReasons []string           // reason class of each DLQ record, in order
+	ignored    map[ignoredKey]int // events skipped for their unknown type
 	walSeq     uint64
 	dlqSent    bool
 	outputs    []*kgo.Record
@@ -124,6 +125,9 @@ func (b *batch) run(ctx context.Context) error {
 	p.stats.Records.Add(int64(len(b.recs)))
 	p.stats.Events.Add(int64(b.events))
 	p.stats.DLQ.Add(int64(len(b.dlq) + len(b.lateDLQ)))
+	for _, n := range b.ignored {
+		p.stats.Ignored.Add(int64(n))
+	}
 	b.observe()
 	p.maybePrune()
 	return nil
@@ -175,17 +179,19 @@ func (b *batch) resolve(ctx context.Context) error {
 func (b *batch) Step(st *ranking.RoomState) (ranking.StableUpdate, bool, error) {
 	p := b.p
 	ts := b.roomTS[st.Room]
-	next, state, due := p.stable(st, ts)
+	next, state, due, flagsChanged := p.stable(st, ts)
 	if b.due != nil {
 		b.due[st.Room] = due
 	}
-	listChanged := !slices.Equal(next, st.Stable)
-	if !listChanged && state == st.HState {
+	// A new list, or a listed member's flags (spotlight, screen share,
+	// audio, video, role) changed: publish (seq + 1). Volume alone never.
+	publish := flagsChanged || !slices.Equal(next, st.Stable)
+	if !publish && state == st.HState {
 		return ranking.StableUpdate{}, false, nil
 	}
 	u := ranking.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: next,
-		PrevState: st.HState, State: state, StateOnly: !listChanged, Due: due}
-	if listChanged {
+		PrevState: st.HState, State: state, StateOnly: !publish, Due: due}
+	if publish {
 		out, err := p.encodeOutput(st, next, ts)
 		if err != nil {
 			return ranking.StableUpdate{}, false, err
@@ -291,6 +297,9 @@ func (b *batch) decode(now time.Time) {
 			b.dlqReasons = append(b.dlqReasons, reasonClass(err))
 			continue
 		}
+		if n := b.countIgnored(r.Topic, evs); n > 0 {
+			evs = slices.DeleteFunc(evs, func(ev codec.Event) bool { return ev.Type == codec.TypeIgnored })
+		}
 		b.events += len(evs)
 		b.applied[r.Topic] += len(evs)
 		f.add(r.Topic, r.Partition, r.Offset, evs)
@@ -329,8 +338,8 @@ func (p *Processor) checkEvents(evs []codec.Event) error {
 		if p.cfg.Rooms != nil && !p.cfg.Rooms.Belongs(p.cfg.Env, ev.RoomID) {
 			return &ruleError{"room_env", fmt.Sprintf("event[%d].room_id: %q does not belong to environment %s (routes %s)", i, ev.RoomID, p.cfg.Env, p.cfg.Rooms)}
 		}
-		if ev.Type.Board() {
-			continue // the boards check their own time rules
+		if !ev.Type.Meeting() {
+			continue // the boards check their own time rules; ignored events have none
 		}
 		if ev.TS < epoch {
 			return &ruleError{"ts", fmt.Sprintf("event[%d].ts: %d is before the score epoch %s", i, ev.TS, p.cfg.Meeting.Epoch().UTC().Format(time.RFC3339))}
@@ -348,6 +357,26 @@ func walRecords(recs []*kgo.Record) []wal.Record {
 		out[i] = wal.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value}
 	}
 	return out
+}
+
+// ignoredKey is a topic and an unknown type whose events a batch skipped.
+type ignoredKey struct{ topic, typ string }
+
+// countIgnored counts evs' events of unknown types (decoded as
+// codec.TypeIgnored) in b.ignored and returns how many there are.
+func (b *batch) countIgnored(topic string, evs []codec.Event) int {
+	n := 0
+	for i := range evs {
+		if evs[i].Type != codec.TypeIgnored {
+			continue
+		}
+		if b.ignored == nil {
+			b.ignored = map[ignoredKey]int{}
+		}
+		b.ignored[ignoredKey{topic, evs[i].TypeName}]++
+		n++
+	}
+	return n
 }
 
 // observe reports the batch's counts to the observer.
@@ -368,6 +397,9 @@ func (b *batch) observe() {
 	}
 	for _, r := range b.lateDLQ {
 		o.DLQ(string(r.Headers[1].Value), "late")
+	}
+	for k, n := range b.ignored {
+		o.Ignored(k.topic, k.typ, n)
 	}
 }
 

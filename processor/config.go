@@ -69,7 +69,13 @@ type Config struct {
 	MoreTopics map[string]map[string]*string
 
 	Decode  codec.DecodeConfig
-	Meeting *codec.Meeting // default codec.NewMeeting(codec.DefaultEpoch)
+	Meeting *codec.Meeting // score layout and ranking rules; default codec.NewMeeting(codec.DefaultEpoch) (the default rules)
+	// UnknownTypes says what happens to a well-formed event of a type
+	// rostrum does not know: UnknownTypesSkip (default) skips it and counts
+	// it (Observer.Ignored; rostrum_events_ignored_total), the record's
+	// other events are applied; UnknownTypesDLQ sends the whole record to
+	// the DLQ, as before ranking rules. It sets Decode.IgnoreUnknownTypes.
+	UnknownTypes string
 
 	// Stability is the stable strategy: StabilityHysteresis (default) or
 	// StabilitySeed (seed 003's merge). See docs/STABILITY.md.
@@ -175,6 +181,10 @@ func (c *Config) withDefaults() {
 	if c.Stability == "" {
 		c.Stability = StabilityHysteresis
 	}
+	if c.UnknownTypes == "" {
+		c.UnknownTypes = UnknownTypesSkip
+	}
+	c.Decode.IgnoreUnknownTypes = c.UnknownTypes == UnknownTypesSkip
 	if c.DueInterval == 0 {
 		c.DueInterval = 100 * time.Millisecond
 	}
@@ -220,6 +230,12 @@ func (c *Config) withDefaults() {
 	c.Decode = c.Decode.WithDefaults()
 }
 
+// What to do with events of unknown types (Config.UnknownTypes).
+const (
+	UnknownTypesSkip = "skip" // skip and count them; the default
+	UnknownTypesDLQ  = "dlq"  // send their record to the DLQ
+)
+
 var envRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
 // Validate reports the first configuration error as a *config.FieldError
@@ -243,6 +259,8 @@ func (c Config) Validate() error {
 		return bad("MaxBatchBytes", "must be between 1 and 192 MiB, got %d", c.MaxBatchBytes)
 	case c.Stability != StabilityHysteresis && c.Stability != StabilitySeed:
 		return bad("Stability", "must be %s or %s, got %q", StabilityHysteresis, StabilitySeed, c.Stability)
+	case c.UnknownTypes != UnknownTypesSkip && c.UnknownTypes != UnknownTypesDLQ:
+		return bad("UnknownTypes", "must be %s or %s, got %q", UnknownTypesSkip, UnknownTypesDLQ, c.UnknownTypes)
 	case c.Dwell < 0 || c.Dwell > time.Minute:
 		return bad("Dwell", "must be between 0 (none) and 1m, got %s", c.Dwell)
 	case c.Grace < 0 || c.Grace > time.Minute:

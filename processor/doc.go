@@ -66,7 +66,8 @@
 //	config.go        Config, its defaults and Validate; Topics
 //	batch.go         one poll batch through the durability order (run, resolve, Step, merge)
 //	fold.go          decode and fold records into per-room, per-partition member updates
-//	stable.go        the stable strategy: hysteresis or seed merge, and its state
+//	stable.go        the stable strategy: hysteresis or seed merge, its state, urgent
+//	                 presenters and spotlights, and the republish on a listed member's flags
 //	publish.go       output and DLQ records; publishing with the publish latency
 //	topics.go        the topic specifications: creation (CreateTopics), DescribeTopics, the output's compaction
 //	store.go         the Store and Log interfaces the processor needs

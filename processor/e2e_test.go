@@ -50,15 +50,6 @@ func startProcessor(ctx context.Context, brokers []string, redisAddr, walDir str
 
 // startProcessorWith is startProcessor with the configuration edited by edit.
 func startProcessorWith(ctx context.Context, brokers []string, redisAddr, walDir string, maxPoll int, edit func(*processor.Config)) (*processor.Processor, func(), error) {
-	rc := redis.NewClient(&redis.Options{Addr: redisAddr})
-	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
-	if err != nil {
-		return nil, nil, err
-	}
-	log, err := wal.Open(walDir, wal.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
 	cfg := processor.Config{
 		Brokers: brokers, Env: env, MaxPollRecords: maxPoll,
 		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute},
@@ -70,6 +61,15 @@ func startProcessorWith(ctx context.Context, brokers []string, redisAddr, walDir
 	}
 	if edit != nil {
 		edit(&cfg)
+	}
+	rc := redis.NewClient(&redis.Options{Addr: redisAddr})
+	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers, Meeting: cfg.Meeting})
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := wal.Open(walDir, wal.Options{})
+	if err != nil {
+		return nil, nil, err
 	}
 	p, err := processor.New(ctx, cfg, store, log)
 	if err != nil {
@@ -268,6 +268,14 @@ func (w *world) check() (outputs int) {
 			t.Fatalf("room %s: last output has %d members, model top has %d (%s); stored stable %v", room, len(got), len(want), last[room].raw, st)
 		}
 		for _, m := range want {
+			// A shown member's flags are never stale: a change of them
+			// republishes the list (docs/DESIGN.md §10).
+			if i := slices.IndexFunc(got, func(o codec.OutputMember) bool { return o.UserID == m.UserID }); i >= 0 {
+				o := got[i]
+				if o.ScreenShare != m.ScreenShare || o.Spotlight != m.Spotlight || o.Audio != m.Audio || o.Video != m.Video || o.Role != m.Role.String() {
+					t.Fatalf("room %s: last output shows %s as %+v, the model has %+v", room, m.UserID, o, m)
+				}
+			}
 			if !slices.ContainsFunc(got, func(o codec.OutputMember) bool { return o.UserID == m.UserID }) {
 				st, _ := w.rc.HGetAll(ctx, sink.RoomKeys(env, room).Stable).Result()
 				raw, _ := w.rc.ZRevRangeWithScores(ctx, sink.RoomKeys(env, room).Ranking, 0, 9).Result()
@@ -346,6 +354,23 @@ func TestEndToEnd(t *testing.T) {
 	if s.Records.Load() != int64(len(w.trace)) {
 		t.Fatalf("processed %d records, produced %d", s.Records.Load(), len(w.trace))
 	}
+	// Callbacks of unknown types are skipped and counted, not dead-lettered.
+	ignored, shares, spots := 0, 0, 0
+	for _, r := range w.trace {
+		for _, e := range r.Events {
+			switch e.Type {
+			case codec.TypeIgnored:
+				ignored++
+			case codec.TypeScreenShare:
+				shares++
+			case codec.TypeSpotlight:
+				spots++
+			}
+		}
+	}
+	if ignored == 0 || shares == 0 || spots == 0 || s.Ignored.Load() != int64(ignored) {
+		t.Fatalf("ignored %d events, the trace holds %d of unknown types (and %d screen shares, %d spotlights)", s.Ignored.Load(), ignored, shares, spots)
+	}
 	t.Logf("batches %d, events %d, DLQ %d, published %d", s.Batches.Load(), s.Events.Load(), s.DLQ.Load(), s.Published.Load())
 	size := 0
 	for _, r := range w.trace {
@@ -360,6 +385,10 @@ func TestEndToEnd(t *testing.T) {
 // once the timer has stepped every room whose dwell or grace was pending
 // (the trace's event times are long past, so all of them are due), every
 // room's last published set is the model's top-7 again.
+//
+// Then, with nothing pending anywhere, a challenger edges past the 7th
+// member of a full room by one volume step (less than the margin): it waits
+// its dwell, and only the timer can promote it.
 func TestEndToEndHysteresis(t *testing.T) {
 	w := newWorld(t, e2eTrace(5, 20000))
 	w.waitProduced(w.produce(len(w.trace), 0))
@@ -374,16 +403,67 @@ func TestEndToEndHysteresis(t *testing.T) {
 	go func() { done <- p.Run(ctx) }()
 	w.waitCaughtUp(2 * time.Minute)
 	waitNoDue(t, w.rc)
+	stepped := p.Stats().DueSteps.Load()
+	tail := w.tailChallenger()
+	w.trace = append(w.trace, tail)
+	if err := w.kafka.Client().ProduceSync(context.Background(), kafkaRecord(tail)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	w.waitCaughtUp(2 * time.Minute)
+	waitNoDue(t, w.rc)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	closeFn()
 	w.check()
-	if p.Stats().DueSteps.Load() == 0 {
-		t.Fatal("no room was stepped by the timer")
+	if p.Stats().DueSteps.Load() == stepped {
+		t.Fatalf("the challenger in room %s was not stepped by the timer", tail.Key)
 	}
 	t.Logf("published %d, rooms stepped by the timer %d", p.Stats().Published.Load(), p.Stats().DueSteps.Load())
+}
+
+// tailChallenger returns a record, after every record of the trace, of a
+// new member who enters a full room's raw top-7 one volume step above its
+// 7th member (a student or guest, not presenting), and applies it to the
+// model.
+func (w *world) tailChallenger() trace.Record {
+	w.t.Helper()
+	var newest int64
+	for _, r := range w.trace {
+		for _, e := range r.Events {
+			newest = max(newest, e.TS)
+		}
+	}
+	for _, room := range w.model.Rooms() {
+		top := w.model.Top(room, 8)
+		if len(top) < 8 {
+			continue
+		}
+		m := top[6]
+		if m.Audio != 1 || m.Volume >= codec.MaxVolume || m.Role == codec.RoleHost || m.ScreenShare == 1 || m.Spotlight == 1 {
+			continue
+		}
+		ts := newest + 1
+		evs := []codec.Event{
+			{RoomID: room, UserID: "tail-challenger", Type: codec.TypeAudio, Value: 1, TS: ts, Source: codec.SourceRTC},
+			{RoomID: room, UserID: "tail-challenger", Type: codec.TypeVolume, Value: int64(m.Volume) + 1, TS: ts, Source: codec.SourceRTC},
+			{RoomID: room, UserID: "tail-challenger", Type: codec.TypeVideo, Value: int64(m.Video), TS: ts, Source: codec.SourceRTC},
+			{RoomID: room, UserID: "tail-challenger", Type: codec.TypeRole, Value: int64(m.Role), TS: ts, Source: codec.SourceRTC},
+		}
+		var objs []string
+		for _, e := range evs {
+			w.model.Apply(e)
+			v := strconv.FormatInt(e.Value, 10)
+			if e.Type == codec.TypeRole {
+				v = strconv.Quote(codec.Role(e.Value).String())
+			}
+			objs = append(objs, fmt.Sprintf(`{"room_id":%q,"user_id":%q,"type":%q,"value":%s,"ts":%d}`, e.RoomID, e.UserID, e.Type, v, e.TS))
+		}
+		return trace.Record{Topic: "rtc", Key: room, Value: []byte("[" + strings.Join(objs, ",") + "]"), Events: evs}
+	}
+	w.t.Fatal("no full room whose 7th member a challenger can edge past")
+	return trace.Record{}
 }
 
 // child is a processor running as a separate process.
@@ -665,4 +745,89 @@ func testRooms(t *testing.T, env string) *route.Table {
 		t.Fatal(err)
 	}
 	return rooms
+}
+
+// TestRulesChangeBetweenRuns runs a processor under the legacy rules over
+// the first half of a trace, then one under the default rules over the
+// second half, on the same Redis. Every room touched by the second run is
+// re-scored under the default rules whole (never two layouts in one
+// ranking); every room equals the reference model of the rules it records.
+func TestRulesChangeBetweenRuns(t *testing.T) {
+	w := newWorld(t, e2eTrace(11, 8000))
+	legacy, err := codec.NewMeetingRules(codec.DefaultEpoch, codec.LegacyRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := codec.NewMeeting(codec.DefaultEpoch)
+	models := map[string]*model.Model{legacy.Version(): model.New(legacy), def.Version(): model.New(def)}
+	for _, tr := range w.trace {
+		for _, ev := range tr.Events {
+			for _, m := range models {
+				m.Apply(ev)
+			}
+		}
+	}
+	half := len(w.trace) / 2
+	cl := w.kafka.Client()
+	walDir := t.TempDir()
+	touched := map[string]bool{}
+	for run, part := range [][]trace.Record{w.trace[:half], w.trace[half:]} {
+		recs := make([]*kgo.Record, len(part))
+		for i, tr := range part {
+			recs[i] = kafkaRecord(tr)
+			if run == 1 && tr.Good() && len(tr.Events) > 0 && tr.Events[0].Type.Meeting() {
+				touched[tr.Key] = true
+			}
+		}
+		if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		meeting := legacy
+		if run == 1 {
+			meeting = def
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		p, closeFn, err := startProcessorWith(ctx, w.kafka.Seeds, w.redis.Addr, walDir, 500, func(c *processor.Config) { c.Meeting = meeting })
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		w.waitCaughtUp(2 * time.Minute)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		closeFn()
+	}
+	ctx := context.Background()
+	rescored := 0
+	for _, room := range models[def.Version()].Rooms() {
+		k := sink.RoomKeys(env, room)
+		v := w.rc.HGet(ctx, k.Stable, "r").Val()
+		m := models[v]
+		if m == nil {
+			t.Fatalf("room %s records rules version %q", room, v)
+		}
+		if touched[room] {
+			if v != def.Version() {
+				t.Fatalf("room %s was touched under the default rules but records %q", room, v)
+			}
+			rescored++
+		}
+		want := m.Ranking(room)
+		got := w.rc.ZRevRangeWithScores(ctx, k.Ranking, 0, -1).Val()
+		if len(got) != len(want) {
+			t.Fatalf("room %s: %d ranked, model has %d", room, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].Member != want[i].UserID || got[i].Score != want[i].Score {
+				t.Fatalf("room %s rank %d: Redis %v=%.0f, model (rules %s) %v=%.0f", room, i+1, got[i].Member, got[i].Score, v, want[i].UserID, want[i].Score)
+			}
+		}
+	}
+	if rescored == 0 {
+		t.Fatal("no room was touched by the second run")
+	}
+	t.Logf("%d rooms, %d re-scored under the default rules", len(models[def.Version()].Rooms()), rescored)
 }

@@ -76,8 +76,8 @@ func (f *folder) add(topic string, partition int32, offset int64, evs []codec.Ev
 	}
 	for i := range evs {
 		ev := &evs[i]
-		if ev.Type.Board() {
-			continue // counted by the boards, never by a meeting ranking
+		if !ev.Type.Meeting() {
+			continue // board events are counted by the boards; ignored types by no one
 		}
 		ri, ok := f.roomIdx[ev.RoomID]
 		if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -169,9 +170,12 @@ func TestHysteresis(t *testing.T) {
 	w.send(9000, "e role assistant")
 	w.expect(7, 9000, "f", "d", "c")
 
-	// Nothing is left waiting: no state, no due entry.
+	// Nothing is left waiting: no timer in the state (only the flags of
+	// the listed members), no due entry.
 	ctx := context.Background()
-	if h, err := w.rc.HGet(ctx, sink.RoomKeys(env, hystRoom).Stable, "h").Result(); err != redis.Nil {
+	h, err := w.rc.HGet(ctx, sink.RoomKeys(env, hystRoom).Stable, "h").Result()
+	var hs stability.State
+	if err != nil || hs.UnmarshalText([]byte(h)) != nil || !hs.Empty() || len(hs.Shown) != 3 {
 		t.Fatalf("hysteresis state %q (%v) left behind", h, err)
 	}
 	waitNoDue(t, w.rc)
@@ -229,4 +233,61 @@ func TestHysteresisSurvivesRestart(t *testing.T) {
 	w.start(10 * time.Millisecond)
 	w.expect(2, 1100, "a", "b", "d")
 	waitNoDue(t, w.rc)
+}
+
+// TestRepublishOnFlags: the output never shows a listed member's flags
+// stale. A change of video, screen share or spotlight of a listed member
+// republishes the list (seq + 1) with no slot change; a volume change alone
+// does not. A member who starts sharing takes a tile at once; one who stops
+// leaves it at once when it is out of the raw top-N.
+func TestRepublishOnFlags(t *testing.T) {
+	w := newHystWorld(t)
+	w.start(10 * time.Millisecond)
+	flags := func(seq int64, user string) codec.OutputMember {
+		t.Helper()
+		w.waitOutput(seq)
+		for _, r := range w.kafka.ReadAll(w.topics.TopN) {
+			var o codec.Output
+			if err := json.Unmarshal(r.Value, &o); err != nil {
+				t.Fatal(err)
+			}
+			if o.Seq != seq {
+				continue
+			}
+			for _, m := range o.Top {
+				if m.UserID == user {
+					return m
+				}
+			}
+		}
+		t.Fatalf("seq %d does not show %s", seq, user)
+		return codec.OutputMember{}
+	}
+
+	w.send(0, "a audio 1", "a volume 500", "b audio 1", "b volume 400", "c audio 1", "c volume 300")
+	w.expect(1, 0, "a", "b", "c")
+	w.send(100, "b video 1")
+	w.expect(2, 100, "a", "b", "c")
+	if m := flags(2, "b"); m.Video != 1 {
+		t.Fatalf("seq 2 shows b as %+v", m)
+	}
+	// Volume alone publishes nothing: the next seq is the screen share's.
+	w.send(200, "a volume 480")
+	w.send(300, "c screen_share 1")
+	w.expect(3, 300, "a", "b", "c")
+	if m := flags(3, "c"); m.ScreenShare != 1 || m.Volume != 300 {
+		t.Fatalf("seq 3 shows c as %+v", m)
+	}
+	// d starts presenting quietly: it takes the weakest out member's tile
+	// at once (no dwell).
+	w.send(400, "d audio 1", "d volume 10", "d screen_share 1")
+	w.expect(4, 400, "a", "d", "c")
+	// d stops: it fell out of the raw top-N and leaves at once; b is back.
+	w.send(500, "d screen_share 0")
+	w.expect(5, 500, "a", "b", "c")
+	w.send(600, "b spotlight 1")
+	w.expect(6, 600, "a", "b", "c")
+	if m := flags(6, "b"); m.Spotlight != 1 {
+		t.Fatalf("seq 6 shows b as %+v", m)
+	}
 }

@@ -112,7 +112,7 @@ func (b *batch) refusedRecords(ref refusals, now time.Time) ([]*kgo.Record, []st
 		}
 		for i := range evs {
 			ev := &evs[i]
-			if ev.Type.Board() || !ref[ev.RoomID][ev.UserID] {
+			if !ev.Type.Meeting() || !ref[ev.RoomID][ev.UserID] {
 				continue
 			}
 			reason := fmt.Sprintf("event[%d].user_id: room %q has reached its members cap; new member %q refused", i, ev.RoomID, ev.UserID)

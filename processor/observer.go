@@ -11,6 +11,10 @@ type Observer interface {
 	Consumed(topic string, records int)
 	Applied(topic string, events int)
 	DLQ(topic, reason string)
+	// Ignored counts events of topic skipped for their unknown type
+	// (Config.UnknownTypes); typ is the type as received, which the
+	// observer must bound before using it as a label.
+	Ignored(topic, typ string, events int)
 	Batch(records int, took time.Duration)
 	RedisRoundTrip(op string, took time.Duration) // op: "apply", "store", "boards", or "due" (the timer looking for due rooms)
 	WALAppend(took time.Duration)
@@ -30,6 +34,7 @@ type nopObserver struct{}
 func (nopObserver) Consumed(string, int)                 {}
 func (nopObserver) Applied(string, int)                  {}
 func (nopObserver) DLQ(string, string)                   {}
+func (nopObserver) Ignored(string, string, int)          {}
 func (nopObserver) Batch(int, time.Duration)             {}
 func (nopObserver) RedisRoundTrip(string, time.Duration) {}
 func (nopObserver) WALAppend(time.Duration)              {}

@@ -31,7 +31,7 @@ type Processor struct {
 	lg     *zap.Logger
 
 	hyst      *stability.Hysteresis // nil: the seed merge
-	dropMuted bool                  // audio leads the score: a muted member leaves the shown list at once
+	dropMuted bool                  // audio leads the score (after spotlight, screen share): a muted member leaves the shown list at once
 	lastDue   time.Time             // last look for due rooms
 
 	acks      []ranking.Ack // outputs published by the last batch, acknowledged in the next
@@ -68,6 +68,7 @@ type Stats struct {
 	Records   atomic.Int64 // records consumed
 	Events    atomic.Int64 // events applied (decoded and accepted)
 	DLQ       atomic.Int64 // records sent to the DLQ
+	Ignored   atomic.Int64 // events skipped for their unknown type (Config.UnknownTypes)
 	Published atomic.Int64 // output records published (including republished pending ones)
 	Conflicts atomic.Int64 // stable-list compare-and-set retries
 	DueSteps  atomic.Int64 // rooms stepped by the timer (a dwell or grace ended without events)
@@ -98,7 +99,7 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		lg:     cfg.Logger,
 		hyst:   cfg.hysteresis(),
 	}
-	p.dropMuted = cfg.Meeting.Layout().Fields()[0].Name == "audio"
+	p.dropMuted = audioLeads(cfg.Meeting.Rules())
 	if len(cfg.Boards) > 0 {
 		p.boardBatch = board.NewBatch(cfg.Boards)
 		p.settleKick = make(chan struct{}, 1)

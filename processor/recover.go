@@ -13,6 +13,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/ranking"
+	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -195,10 +196,14 @@ func (p *Processor) lastOutputs(ctx context.Context) ([]ranking.StableSeed, erro
 				return
 			}
 			list := make([]string, len(o.Top))
+			var hs stability.State
 			for i, m := range o.Top {
 				list[i] = m.UserID
+				role, _ := codec.ParseRole(m.Role)
+				hs.Shown = append(hs.Shown, flagsOf(codec.MemberScore{Spotlight: m.Spotlight, ScreenShare: m.ScreenShare,
+					Audio: m.Audio, Video: m.Video, Role: role}))
 			}
-			best[o.RoomID] = ranking.StableSeed{Room: o.RoomID, Seq: o.Seq, List: list}
+			best[o.RoomID] = ranking.StableSeed{Room: o.RoomID, Seq: o.Seq, List: list, State: hs.String()}
 		})
 	}
 	seeds := make([]ranking.StableSeed, 0, len(best))

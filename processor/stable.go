@@ -2,6 +2,7 @@ package processor
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -44,20 +45,48 @@ func (c *Config) hysteresis() *stability.Hysteresis {
 		return nil
 	}
 	margin := math.Inf(1) // off: only the dwell lets a challenger in
-	if c.Margin > 0 {
-		margin = float64(c.Margin) * volumeStep(c.Meeting)
+	if step := c.Meeting.Multiplier(codec.RuleVolume); c.Margin > 0 && step > 0 {
+		margin = float64(c.Margin) * float64(step)
 	}
 	return &stability.Hysteresis{N: c.TopN, Dwell: c.Dwell, Grace: c.Grace, Margin: margin}
 }
 
-// volumeStep is the score of one step of the meeting layout's volume field.
-func volumeStep(m *codec.Meeting) float64 {
-	for _, f := range m.Layout().Fields() {
-		if f.Name == "volume" {
-			return float64(uint64(1) << f.Shift)
+// audioLeads reports whether audio is the leading field of the rules for a
+// member who is neither spotlighted nor sharing: only those two flags may
+// come before it. A muted member then ranks below every unmuted one, and
+// the hysteresis lets it go at once (Standing.Drop).
+func audioLeads(r codec.Rules) bool {
+	for _, f := range r {
+		switch f {
+		case codec.RuleAudio:
+			return true
+		case codec.RuleSpotlight, codec.RuleScreenShare:
+		default:
+			return false
 		}
 	}
-	panic("processor: meeting layout without a volume field")
+	return false
+}
+
+// Flags of a shown member that the output record shows and whose change
+// republishes the list (docs/DESIGN.md §10): everything its score holds but
+// the volume and the time. Volume changes alone never republish.
+const (
+	flagSpotlight   = 1 << 0
+	flagScreenShare = 1 << 1
+	flagAudio       = 1 << 2
+	flagVideo       = 1 << 3
+	flagRoleShift   = 4 // role: 3 bits
+
+	// flagsPriority are the flags that take a tile at once (Urgent) while
+	// set, and let it go at once when cleared.
+	flagsPriority = flagSpotlight | flagScreenShare
+)
+
+// flagsOf packs the republishing fields of a decoded score.
+func flagsOf(f codec.MemberScore) uint16 {
+	return uint16(f.Spotlight)*flagSpotlight | uint16(f.ScreenShare)*flagScreenShare |
+		uint16(f.Audio)*flagAudio | uint16(f.Video)*flagVideo | uint16(f.Role)<<flagRoleShift
 }
 
 // stableScratch is the reused memory of stable: the inputs of a merge are
@@ -66,33 +95,71 @@ type stableScratch struct {
 	ids      []string
 	raw      []stability.Member
 	standing []stability.Standing
+	shown    []uint16
+	text     []byte
 }
 
-// stable returns room st's next stable list, its hysteresis state (text; ""
-// with the seed merge) and the state's next deadline (0: none). ts is the
-// newest event time of the room's events in the batch, or the deadline the
-// timer steps it at; 0 when unknown.
-func (p *Processor) stable(st *ranking.RoomState, ts int64) (list []string, state string, due int64) {
-	if p.hyst == nil {
-		ids := p.scratch.ids[:0]
-		for _, m := range st.Top {
-			ids = append(ids, m.UserID)
-		}
-		p.scratch.ids = ids
-		return stability.Merge(nil, st.Stable, ids, p.cfg.TopN), "", 0
-	}
+// stable returns room st's next stable list, its state (text: the
+// hysteresis timers, none with the seed merge, and the flags of the listed
+// members), the state's next deadline (0: none), and whether a listed
+// member's flags changed since the list was last published (a republish
+// even when the list stays). ts is the newest event time of the room's
+// events in the batch, or the deadline the timer steps it at; 0 when
+// unknown.
+func (p *Processor) stable(st *ranking.RoomState, ts int64) (list []string, state string, due int64, flagsChanged bool) {
 	var hs stability.State
 	if err := hs.UnmarshalText([]byte(st.HState)); err != nil {
 		// Only a foreign write can cause it; starting afresh costs one dwell.
 		p.lg.Warn("hysteresis state unreadable, starting afresh", zap.String("room", st.Room), zap.Error(err))
 		hs = stability.State{}
 	}
+	prev := hs.Shown
+	if len(prev) != len(st.Stable) {
+		prev = nil // not recorded for this list
+	}
+	if p.hyst == nil {
+		ids := p.scratch.ids[:0]
+		for _, m := range st.Top {
+			ids = append(ids, m.UserID)
+		}
+		p.scratch.ids = ids
+		list = stability.Merge(nil, st.Stable, ids, p.cfg.TopN)
+	} else {
+		list = p.hysteresisStep(st, ts, &hs, prev)
+		due = p.hyst.Next(&hs)
+	}
+	var shown []uint16 // nil for an empty list: nothing to remember
+	if len(list) > 0 {
+		shown = p.scratch.shown[:0]
+		for _, id := range list {
+			f, _ := p.cfg.Meeting.Decode(scoreOf(st, id))
+			shown = append(shown, flagsOf(f))
+		}
+		p.scratch.shown = shown
+	}
+	flagsChanged = prev != nil && !slices.Equal(prev, shown)
+	hs.Shown = shown
+	// The state text, allocated only when it differs from the stored one.
+	p.scratch.text, _ = hs.AppendText(p.scratch.text[:0])
+	state = st.HState
+	if string(p.scratch.text) != st.HState {
+		state = string(p.scratch.text)
+	}
+	return list, state, due, flagsChanged
+}
+
+// hysteresisStep takes the hysteresis step of room st with state hs; prev
+// are the flags of st.Stable's members as last published (nil: unknown).
+func (p *Processor) hysteresisStep(st *ranking.RoomState, ts int64, hs *stability.State, prev []uint16) []string {
 	raw := grow(p.scratch.raw, len(st.Top))
 	p.scratch.raw = raw
 	var newest int64
 	for i, m := range st.Top {
 		f, _ := p.cfg.Meeting.Decode(m.Score) // scores come from the apply script
-		raw[i] = stability.Member{ID: m.UserID, Score: m.Score, Urgent: f.Role == codec.RoleHost}
+		// A host, a presenter sharing their screen and a member in the
+		// spotlight take a tile at once.
+		raw[i] = stability.Member{ID: m.UserID, Score: m.Score,
+			Urgent: f.Role == codec.RoleHost || f.ScreenShare == 1 || f.Spotlight == 1}
 		newest = max(newest, f.TS)
 	}
 	standing := grow(p.scratch.standing, len(st.Stable))
@@ -104,7 +171,10 @@ func (p *Processor) stable(st *ranking.RoomState, ts int64) (list []string, stat
 		score := st.StableScores[i]
 		f, _ := p.cfg.Meeting.Decode(score)
 		newest = max(newest, f.TS)
-		standing[i] = stability.Standing{Score: score, Ranked: true, Drop: p.dropMuted && f.Audio == 0}
+		// Muting (while audio leads), or stopping to share or leaving the
+		// spotlight since the list was published, lets the tile go at once.
+		stopped := prev != nil && prev[i]&flagsPriority&^flagsOf(f) != 0
+		standing[i] = stability.Standing{Score: score, Ranked: true, Drop: (p.dropMuted && f.Audio == 0) || stopped}
 	}
 	now := ts
 	if now == 0 {
@@ -116,6 +186,5 @@ func (p *Processor) stable(st *ranking.RoomState, ts int64) (list []string, stat
 		now = time.Now().UnixMilli()
 	}
 	now = max(now, hs.Latest())
-	list = p.hyst.Step(nil, &hs, st.Stable, standing, raw, now)
-	return list, hs.String(), p.hyst.Next(&hs)
+	return p.hyst.Step(nil, hs, st.Stable, standing, raw, now)
 }

@@ -3,6 +3,7 @@ package ranking
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 
 	"github.com/rostrumhq/rostrum/codec"
 )
@@ -26,27 +27,34 @@ const (
 //
 // The zero value is "no information": merging it changes nothing. A member
 // that has been seen but never told otherwise has audio off, volume 0, video
-// off and role student (see Effective).
+// off, role student, no screen share and no spotlight (see Effective).
 type MemberState struct {
-	Audio, Video uint8
-	Volume       uint16
-	Role         codec.Role
-	Presence     uint8
-	AudioTS      int64
-	VolumeTS     int64
-	VideoTS      int64
-	RoleTS       int64
-	PresenceTS   int64
-	MaxTS        int64 // newest event time of any event of this member
+	Audio, Video           uint8
+	ScreenShare, Spotlight uint8
+	Volume                 uint16
+	Role                   codec.Role
+	Presence               uint8
+	AudioTS                int64
+	VolumeTS               int64
+	VideoTS                int64
+	RoleTS                 int64
+	PresenceTS             int64
+	ScreenShareTS          int64
+	SpotlightTS            int64
+	MaxTS                  int64 // newest event time of any event of this member
 }
 
-// StateSize is the length of the stored (packed) form of a MemberState.
-const StateSize = 5 + 2 + 8 + 5*4
+// StateSize is the longest stored (packed) form of a MemberState; see
+// AppendBinary.
+const StateSize = 11 + 4*registers
+
+// registers is the number of registers with a time in the packed form.
+const registers = 7
 
 // Apply folds one meeting event into the state; a board event (gift,
-// score, …) changes nothing.
+// score, …) and an ignored one change nothing.
 func (s *MemberState) Apply(ev *codec.Event) {
-	if ev.Type.Board() {
+	if ev.Type.Board() || ev.Type == codec.TypeIgnored {
 		return
 	}
 	switch ev.Type {
@@ -54,6 +62,10 @@ func (s *MemberState) Apply(ev *codec.Event) {
 		lww8(&s.Audio, &s.AudioTS, uint8(ev.Value), ev.TS)
 	case codec.TypeVideo:
 		lww8(&s.Video, &s.VideoTS, uint8(ev.Value), ev.TS)
+	case codec.TypeScreenShare:
+		lww8(&s.ScreenShare, &s.ScreenShareTS, uint8(ev.Value), ev.TS)
+	case codec.TypeSpotlight:
+		lww8(&s.Spotlight, &s.SpotlightTS, uint8(ev.Value), ev.TS)
 	case codec.TypeVolume:
 		if ev.TS > s.VolumeTS || (ev.TS == s.VolumeTS && uint16(ev.Value) > s.Volume) {
 			s.Volume, s.VolumeTS = uint16(ev.Value), ev.TS
@@ -77,6 +89,8 @@ func (s *MemberState) Apply(ev *codec.Event) {
 func (s *MemberState) Merge(o *MemberState) {
 	lww8(&s.Audio, &s.AudioTS, o.Audio, o.AudioTS)
 	lww8(&s.Video, &s.VideoTS, o.Video, o.VideoTS)
+	lww8(&s.ScreenShare, &s.ScreenShareTS, o.ScreenShare, o.ScreenShareTS)
+	lww8(&s.Spotlight, &s.SpotlightTS, o.Spotlight, o.SpotlightTS)
 	if o.VolumeTS > s.VolumeTS || (o.VolumeTS == s.VolumeTS && o.Volume > s.Volume) {
 		s.Volume, s.VolumeTS = o.Volume, o.VolumeTS
 	}
@@ -112,52 +126,120 @@ func (s MemberState) Ranked() bool {
 // Score encodes the ranked member's score with the meeting layout.
 func (s MemberState) Score(m *codec.Meeting) (float64, error) {
 	e := s.Effective()
-	return m.Encode(codec.MemberScore{Audio: e.Audio, Volume: e.Volume, Video: e.Video, Role: e.Role, TS: e.MaxTS})
+	return m.Encode(codec.MemberScore{Spotlight: e.Spotlight, ScreenShare: e.ScreenShare, Audio: e.Audio,
+		Volume: e.Volume, Video: e.Video, Role: e.Role, TS: e.MaxTS})
 }
 
-// AppendBinary appends the packed form stored in Redis (35 bytes, little-
-// endian): audio, video, presence, role (1 byte each), the format version (1),
-// volume (2 bytes), MaxTS (8 bytes), then the times of audio, volume, video,
-// role and presence as 4-byte deltas below MaxTS, 0xFFFFFFFF meaning "never
-// set". A field more than 2^32-2 ms (49.7 days) older than the member's newest
-// event is stored as exactly that old: rooms expire long before (--room-ttl).
-// The Lua scripts read and write the same layout with
-// struct.pack("<BBBBBHlI4I4I4I4I4", …).
+// The packed form, format version 2 (AppendBinary), little-endian:
+//
+//	offset  size  field
+//	0       1     format version: 2
+//	1       3     values, bits from the least significant: audio 0,
+//	              video 1, screen share 2, spotlight 3, presence 4-5,
+//	              role 6-8, volume 9-18
+//	4       1     mask: bit j set when register j has a time below (j: 0
+//	              audio, 1 volume, 2 video, 3 role, 4 presence, 5 screen
+//	              share, 6 spotlight)
+//	5       6     MaxTS, Unix ms
+//	11      4·k   the time of each register of the mask, in that order, as a
+//	              delta below MaxTS (k = registers set, 0..7)
+//
+// A register never set takes no bytes: a typical member (audio, volume and
+// presence set) takes 23 bytes, every register set 39 (StateSize). A time
+// more than 2^32-1 ms (49.7 days) older than the member's newest event is
+// stored as exactly that old: rooms expire long before (--room-ttl).
+//
+// Format version 1 (35 bytes, written before the screen share and spotlight
+// registers existed) is still read: audio, video, presence, role (1 byte
+// each), the version (1), volume (2 bytes), MaxTS (8 bytes), then the times
+// of audio, volume, video, role and presence as 4-byte deltas below MaxTS,
+// 0xFFFFFFFF meaning "never set". Its byte 0 (audio) is 0 or 1, never 2.
+const (
+	stateVersion   = 2 // format of the packed state AppendBinary writes
+	stateVersionV1 = 1 // the 35-byte format of earlier releases, still read
+	stateSizeV1    = 35
+	tsNoneV1       = 1<<32 - 1 // version 1: delta of a field never set
+	tsMaxDelta     = 1<<32 - 1
+	maxTS48        = 1<<48 - 1
+)
+
+// times returns pointers to the registers' times in mask order.
+func (s *MemberState) times() [registers]*int64 {
+	return [registers]*int64{&s.AudioTS, &s.VolumeTS, &s.VideoTS, &s.RoleTS, &s.PresenceTS, &s.ScreenShareTS, &s.SpotlightTS}
+}
+
+// AppendBinary appends the packed form stored in Redis (format version 2,
+// above). The Lua scripts read and write the same layout.
 func (s *MemberState) AppendBinary(b []byte) []byte {
-	b = append(b, s.Audio, s.Video, s.Presence, uint8(s.Role), stateVersion)
-	b = binary.LittleEndian.AppendUint16(b, s.Volume)
-	b = binary.LittleEndian.AppendUint64(b, uint64(s.MaxTS))
-	for _, t := range [...]int64{s.AudioTS, s.VolumeTS, s.VideoTS, s.RoleTS, s.PresenceTS} {
-		d := uint32(tsNone)
-		if t != 0 {
-			d = uint32(min(s.MaxTS-t, tsMaxDelta))
+	vals := uint32(s.Audio&1) | uint32(s.Video&1)<<1 | uint32(s.ScreenShare&1)<<2 | uint32(s.Spotlight&1)<<3 |
+		uint32(s.Presence&3)<<4 | uint32(s.Role&7)<<6 | uint32(s.Volume&1023)<<9
+	var mask uint8
+	ts := s.times()
+	for j, t := range ts {
+		if *t != 0 {
+			mask |= 1 << j
 		}
-		b = binary.LittleEndian.AppendUint32(b, d)
+	}
+	mx := uint64(min(max(s.MaxTS, 0), maxTS48))
+	b = append(b, stateVersion, byte(vals), byte(vals>>8), byte(vals>>16), mask,
+		byte(mx), byte(mx>>8), byte(mx>>16), byte(mx>>24), byte(mx>>32), byte(mx>>40))
+	for _, t := range ts {
+		if *t != 0 {
+			b = binary.LittleEndian.AppendUint32(b, uint32(min(max(int64(mx)-*t, 0), tsMaxDelta)))
+		}
 	}
 	return b
 }
 
-const (
-	stateVersion = 1         // format of the packed state; the scripts refuse others
-	tsNone       = 1<<32 - 1 // delta of a field never set
-	tsMaxDelta   = 1<<32 - 2
-)
-
 // errStateSize is returned for a stored state of the wrong length.
 var errStateSize = errors.New("ranking: stored member state has the wrong size or format version")
 
-// UnmarshalBinary reads the packed form written by AppendBinary.
+// UnmarshalBinary reads the packed form written by AppendBinary, of format
+// version 2 or 1.
 func (s *MemberState) UnmarshalBinary(b []byte) error {
-	if len(b) != StateSize || b[4] != stateVersion {
+	if len(b) >= 1 && b[0] == stateVersion {
+		return s.unmarshalV2(b)
+	}
+	return s.unmarshalV1(b)
+}
+
+func (s *MemberState) unmarshalV2(b []byte) error {
+	if len(b) < 11 {
 		return errStateSize
 	}
-	s.Audio, s.Video, s.Presence, s.Role = b[0], b[1], b[2], codec.Role(b[3])
+	vals := uint32(b[1]) | uint32(b[2])<<8 | uint32(b[3])<<16
+	mask := b[4]
+	if mask>>registers != 0 || vals>>19 != 0 || len(b) != 11+4*bits.OnesCount8(mask) {
+		return errStateSize
+	}
+	*s = MemberState{
+		Audio: uint8(vals & 1), Video: uint8(vals >> 1 & 1), ScreenShare: uint8(vals >> 2 & 1),
+		Spotlight: uint8(vals >> 3 & 1), Presence: uint8(vals >> 4 & 3), Role: codec.Role(vals >> 6 & 7),
+		Volume: uint16(vals >> 9),
+	}
+	var mx [8]byte
+	copy(mx[:], b[5:11])
+	s.MaxTS = int64(binary.LittleEndian.Uint64(mx[:]))
+	at := 11
+	for j, p := range s.times() {
+		if mask&(1<<j) != 0 {
+			*p = s.MaxTS - int64(binary.LittleEndian.Uint32(b[at:]))
+			at += 4
+		}
+	}
+	return nil
+}
+
+func (s *MemberState) unmarshalV1(b []byte) error {
+	if len(b) != stateSizeV1 || b[4] != stateVersionV1 {
+		return errStateSize
+	}
+	*s = MemberState{Audio: b[0], Video: b[1], Presence: b[2], Role: codec.Role(b[3])}
 	s.Volume = binary.LittleEndian.Uint16(b[5:])
 	s.MaxTS = int64(binary.LittleEndian.Uint64(b[7:]))
 	ts := [...]*int64{&s.AudioTS, &s.VolumeTS, &s.VideoTS, &s.RoleTS, &s.PresenceTS}
 	for i, p := range ts {
-		*p = 0
-		if d := binary.LittleEndian.Uint32(b[15+4*i:]); d != tsNone {
+		if d := binary.LittleEndian.Uint32(b[15+4*i:]); d != tsNoneV1 {
 			*p = s.MaxTS - int64(d)
 		}
 	}

@@ -2,29 +2,71 @@ package ranking
 
 import (
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rostrumhq/rostrum/codec"
 )
 
 func TestMemberStatePackRoundTrip(t *testing.T) {
-	s := MemberState{Audio: 1, Video: 1, Volume: 999, Role: codec.RoleHost, Presence: PresenceIn,
-		AudioTS: 1763700000001, VolumeTS: 1763700000002, VideoTS: 0, RoleTS: 1763700000004, PresenceTS: 1763700000123, MaxTS: 1763700000123}
+	s := MemberState{Audio: 1, Video: 1, Volume: 999, Role: codec.RoleHost, Presence: PresenceIn, ScreenShare: 1,
+		AudioTS: 1763700000001, VolumeTS: 1763700000002, VideoTS: 0, RoleTS: 1763700000004, PresenceTS: 1763700000123,
+		ScreenShareTS: 1763700000100, MaxTS: 1763700000123}
 	b := s.AppendBinary(nil)
-	if len(b) != StateSize {
-		t.Fatalf("packed %d bytes, want %d", len(b), StateSize)
+	if len(b) != 11+4*5 {
+		t.Fatalf("packed %d bytes, want %d (five registers set)", len(b), 11+4*5)
 	}
 	var got MemberState
 	if err := got.UnmarshalBinary(b); err != nil || got != s {
 		t.Fatalf("round trip: %+v, %v; want %+v", got, err, s)
 	}
-	if err := got.UnmarshalBinary(b[:10]); err == nil {
-		t.Fatal("short state accepted")
+	for _, n := range []int{0, 1, 10, len(b) - 1} {
+		if err := got.UnmarshalBinary(b[:n]); err == nil {
+			t.Fatalf("state cut to %d bytes accepted", n)
+		}
+	}
+	// Every register set: the longest form.
+	s.VideoTS, s.SpotlightTS, s.Spotlight = 1763700000003, 1763700000050, 1
+	if b := s.AppendBinary(nil); len(b) != StateSize {
+		t.Fatalf("packed %d bytes, want StateSize %d", len(b), StateSize)
+	} else if err := got.UnmarshalBinary(b); err != nil || got != s {
+		t.Fatalf("round trip: %+v, %v; want %+v", got, err, s)
 	}
 	// A field older than the delta range is stored as the oldest it can say.
 	s.AudioTS = s.MaxTS - 100*24*3600*1000
-	if err := got.UnmarshalBinary(s.AppendBinary(nil)); err != nil || got.AudioTS != s.MaxTS-(1<<32-2) {
+	if err := got.UnmarshalBinary(s.AppendBinary(nil)); err != nil || got.AudioTS != s.MaxTS-(1<<32-1) {
 		t.Fatalf("clamped field: %d, %v", got.AudioTS, err)
+	}
+	// A new member's update (presence only) is 15 bytes.
+	if b := (&MemberState{Presence: PresenceIn, PresenceTS: 5, MaxTS: 5}).AppendBinary(nil); len(b) != 15 {
+		t.Fatalf("presence-only state packs to %d bytes, want 15", len(b))
+	}
+}
+
+// TestMemberStateV1Fixture reads a state of format version 1, as releases
+// before the screen share and spotlight registers stored it.
+func TestMemberStateV1Fixture(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "member-state-v1.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mx = 1763700000123
+	want := MemberState{Audio: 1, Presence: PresenceIn, Role: codec.RoleHost, Volume: 512, MaxTS: mx,
+		AudioTS: mx - 100, VolumeTS: mx, RoleTS: mx - 5000, PresenceTS: mx - 123}
+	var got MemberState
+	if err := got.UnmarshalBinary(b); err != nil || got != want {
+		t.Fatalf("version 1 fixture: %+v, %v; want %+v", got, err, want)
+	}
+	// Rewritten, it takes format version 2 and keeps every register.
+	var again MemberState
+	if err := again.UnmarshalBinary(got.AppendBinary(nil)); err != nil || again != want {
+		t.Fatalf("rewritten: %+v, %v", again, err)
+	}
+	bad := append([]byte(nil), b...)
+	bad[4] = 3
+	if err := got.UnmarshalBinary(bad); err == nil {
+		t.Fatal("an unknown format version accepted")
 	}
 }
 
@@ -33,13 +75,14 @@ func TestMemberStatePackRoundTrip(t *testing.T) {
 // gives the same state.
 func TestMemberStateMergeOrderFree(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
-	types := []codec.Type{codec.TypeJoin, codec.TypeLeave, codec.TypeAudio, codec.TypeVideo, codec.TypeVolume, codec.TypeRole}
+	types := []codec.Type{codec.TypeJoin, codec.TypeLeave, codec.TypeAudio, codec.TypeVideo, codec.TypeVolume, codec.TypeRole,
+		codec.TypeScreenShare, codec.TypeSpotlight}
 	for iter := 0; iter < 5000; iter++ {
 		evs := make([]codec.Event, 1+r.IntN(12))
 		for i := range evs {
 			ev := codec.Event{Type: types[r.IntN(len(types))], TS: 100 + r.Int64N(4)} // few distinct times: many ties
 			switch ev.Type {
-			case codec.TypeAudio, codec.TypeVideo:
+			case codec.TypeAudio, codec.TypeVideo, codec.TypeScreenShare, codec.TypeSpotlight:
 				ev.Value = r.Int64N(2)
 			case codec.TypeVolume:
 				ev.Value = r.Int64N(1000)

@@ -58,6 +58,10 @@ type StableSeed struct {
 	Room string
 	Seq  int64
 	List []string
+	// State is the stable state stored with the list: the flags of its
+	// members as that output showed them (stability.State text), so that
+	// only a later change of them republishes; "" for none.
+	State string
 }
 
 // DueRoom is a room of the due set with its deadline.

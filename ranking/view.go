@@ -23,8 +23,11 @@ type MemberView struct {
 	Volume uint16 // 0..999
 	Video  uint8  // 0 off, 1 on
 	Role   string // role name, e.g. "host"
-	Score  float64
-	TS     int64 // newest event time of the member, Unix ms
+	// ScreenShare and Spotlight are 0 or 1.
+	ScreenShare uint8
+	Spotlight   uint8
+	Score       float64
+	TS          int64 // newest event time of the member, Unix ms (from a score: rounded down to its time unit)
 }
 
 // RoomSummary is one line of the room list.

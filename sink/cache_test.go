@@ -2,6 +2,7 @@ package sink_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -29,27 +30,40 @@ import (
 // The capped run keeps rooms small (14 users, a cap of 10); the other
 // lets rooms grow past the size up to which the sink ranks the top from
 // its cache, so the script's top list is compared too.
+//
+// The rules run has the second processor rank under other rules (a rolling
+// change of --ranking): every room it touches is re-scored under its rules,
+// and back when the first one touches it again, on both sides alike.
 func TestStateCacheMatchesScripts(t *testing.T) {
-	t.Run("capped", func(t *testing.T) { testStateCache(t, 10, 14) })
-	t.Run("large", func(t *testing.T) { testStateCache(t, 0, 400) })
+	t.Run("capped", func(t *testing.T) { testStateCache(t, 10, 14, nil) })
+	t.Run("large", func(t *testing.T) { testStateCache(t, 0, 400, nil) })
+	other, err := codec.NewMeetingRules(codec.DefaultEpoch, codec.Rules{codec.RuleVolume, codec.RuleScreenShare, codec.RuleRole})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("rules", func(t *testing.T) { testStateCache(t, 0, 30, other) })
 }
 
-func testStateCache(t *testing.T, maxMembers, users int) {
+// testStateCache runs the differential test; otherRules, when set, is the
+// meeting of the second processor (and of its reference).
+func testStateCache(t *testing.T, maxMembers, users int, otherRules *codec.Meeting) {
 	ctx := context.Background()
 	ca := testenv.StartRedis(t).Client()
 	cb := testenv.StartRedis(t).Client()
 	opts := sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 3, RoomTTL: time.Hour, MaxMembers: maxMembers}
-	mk := func(c redis.UniversalClient, cache int) *sink.Redis {
+	mk := func(c redis.UniversalClient, cache int, m *codec.Meeting) *sink.Redis {
 		o := opts
 		o.CacheMembers = cache
+		o.Meeting = m
 		s, err := sink.New(c, o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-	a, other := mk(ca, sink.DefaultCacheMembers), mk(ca, sink.DefaultCacheMembers)
-	ref := mk(cb, 0)
+	a, other := mk(ca, sink.DefaultCacheMembers, nil), mk(ca, sink.DefaultCacheMembers, otherRules)
+	refA, refOther := mk(cb, 0, nil), mk(cb, 0, otherRules)
+	rescored := 0 // applies on the cached side that found a room under other rules
 
 	r := rand.New(rand.NewPCG(7, 7))
 	const rooms, partitions = 6, 3
@@ -100,9 +114,20 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 		}
 		// The cached processor merges in the apply (one round trip where it
 		// can); the other one and the reference apply, merge and store.
-		w := a
+		w, ref := a, refA
 		if r.IntN(5) == 0 {
-			w = other
+			w, ref = other, refOther
+		}
+		if otherRules != nil {
+			for _, u := range batch {
+				want := otherRules.Version()
+				if w == a {
+					want = codec.NewMeeting(codec.DefaultEpoch).Version()
+				}
+				if v, err := ca.HGet(ctx, sink.RoomKeys("test", u.Room).Stable, "r").Result(); err == nil && v != want {
+					rescored++
+				}
+			}
 		}
 		var got []ranking.RoomState
 		var merged []ranking.Merged
@@ -193,6 +218,7 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 		if da, db := dumpRoom(t, ca, roomName(room)), dumpRoom(t, cb, roomName(room)); !reflect.DeepEqual(da, db) {
 			t.Fatalf("%s stored:\ncached %v\nscript %v", roomName(room), da, db)
 		}
+		checkOneLayout(t, ca, roomName(room), codec.NewMeeting(codec.DefaultEpoch), otherRules)
 		// The cached side refreshes TTLs less often, but no key is ever
 		// left without one (a ranking emptied and created again included).
 		k := sink.RoomKeys("test", roomName(room))
@@ -216,8 +242,11 @@ func testStateCache(t *testing.T, maxMembers, users int) {
 	if st.Fast == 0 || st.Stale == 0 || st.Full == 0 {
 		t.Fatalf("the test did not exercise every path: %+v", st)
 	}
-	if s := ref.CacheStats(); s != (sink.CacheStats{}) {
+	if s := refA.CacheStats(); s != (sink.CacheStats{}) {
 		t.Fatalf("disabled cache counted %+v", s)
+	}
+	if otherRules != nil && rescored == 0 {
+		t.Fatal("no room was touched under other rules than it was scored under")
 	}
 }
 
@@ -410,5 +439,86 @@ func TestRolledBackDetected(t *testing.T) {
 	// The cache started over: the next apply is an ordinary one.
 	if _, err := s.Apply(ctx, []ranking.RoomUpdate{join("e", 5)}, nil); err != nil {
 		t.Fatalf("apply after the rollback was reported: %v", err)
+	}
+}
+
+// checkOneLayout requires every score of room's ranking to be its member's
+// score under the rules version the room records, one of meetings.
+func checkOneLayout(t *testing.T, c *redis.Client, room string, meetings ...*codec.Meeting) {
+	t.Helper()
+	ctx := context.Background()
+	k := sink.RoomKeys("test", room)
+	v := c.HGet(ctx, k.Stable, "r").Val()
+	var m *codec.Meeting
+	for _, x := range meetings {
+		if x != nil && x.Version() == v {
+			m = x
+		}
+	}
+	zs := c.ZRangeWithScores(ctx, k.Ranking, 0, -1).Val()
+	if m == nil {
+		if len(zs) > 0 {
+			t.Fatalf("%s: ranked under unknown rules version %q", room, v)
+		}
+		return
+	}
+	states := c.HGetAll(ctx, k.Members).Val()
+	for _, z := range zs {
+		var s ranking.MemberState
+		if err := s.UnmarshalBinary([]byte(states[z.Member.(string)])); err != nil {
+			t.Fatal(err)
+		}
+		if want, err := s.Score(m); err != nil || want != z.Score {
+			t.Fatalf("%s: %s scored %.0f, its state under rules %s gives %.0f (%v)", room, z.Member, z.Score, m.Rules(), want, err)
+		}
+	}
+}
+
+// TestLegacyRoomRescored: a room written before ranking rules (format 1
+// member states, the legacy layout, no rules version) is re-scored under
+// the default rules the first time it is touched, and its states are read.
+func TestLegacyRoomRescored(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	legacy, err := codec.NewMeetingRules(codec.DefaultEpoch, codec.LegacyRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := sink.RoomKeys("test", "old")
+	// ann: audio on, volume 900, guest; bob: audio off, host. Format 1.
+	v1 := func(audio, role byte, volume uint16, mx int64) string {
+		b := []byte{audio, 0, ranking.PresenceIn, role, 1}
+		b = binary.LittleEndian.AppendUint16(b, volume)
+		b = binary.LittleEndian.AppendUint64(b, uint64(mx))
+		for range 5 {
+			b = binary.LittleEndian.AppendUint32(b, 0)
+		}
+		return string(b)
+	}
+	sa, _ := legacy.Encode(codec.MemberScore{Audio: 1, Volume: 900, Role: codec.RoleGuest, TS: base + 10})
+	sb, _ := legacy.Encode(codec.MemberScore{Audio: 0, Role: codec.RoleHost, TS: base + 20})
+	c.HSet(ctx, k.Members, "ann", v1(1, byte(codec.RoleGuest), 900, base+10), "bob", v1(0, byte(codec.RoleHost), 0, base+20))
+	c.ZAdd(ctx, k.Ranking, redis.Z{Score: sa, Member: "ann"}, redis.Z{Score: sb, Member: "bob"})
+	c.HSet(ctx, k.Stable, "seq", 1, "list", "ann,bob")
+
+	s := newSink(t, c)
+	ev := codec.Event{RoomID: "old", UserID: "bob", Type: codec.TypeScreenShare, Value: 1, TS: base + 30}
+	var up ranking.MemberState
+	up.Apply(&ev)
+	st, err := s.Apply(ctx, []ranking.RoomUpdate{{Room: "old", Parts: []ranking.Part{{Topic: "t", Partition: 0, Last: 1,
+		Members: []ranking.MemberUpdate{{UserID: "bob", State: up}}}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st[0].Top; len(got) != 2 || got[0].UserID != "bob" || got[1].UserID != "ann" {
+		t.Fatalf("top %+v, want bob (sharing) above ann", got)
+	}
+	checkOneLayout(t, c, "old", codec.NewMeeting(codec.DefaultEpoch))
+	if v := c.HGet(ctx, k.Stable, "r").Val(); v != codec.NewMeeting(codec.DefaultEpoch).Version() {
+		t.Fatalf("rules version %q", v)
+	}
+	// ann's state was only read, never rewritten: still format 1.
+	if b := c.HGet(ctx, k.Members, "ann").Val(); len(b) != 35 {
+		t.Fatalf("ann's state is %d bytes", len(b))
 	}
 }

@@ -80,7 +80,7 @@ func argsBound(u *ranking.RoomUpdate) (args, members int) {
 	for _, p := range u.Parts {
 		members += len(p.Members)
 	}
-	return 19 + 2*len(u.Parts) + 4*members, members
+	return 20 + 2*len(u.Parts) + 4*members, members
 }
 
 // reserve makes room in the arena for room u's plan; init sized it for
@@ -254,7 +254,7 @@ func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack
 	if err != nil {
 		return nil, err
 	}
-	a = append(a, r.ttlMode(cr, u, pl, rankedBefore == 0 && zadds > 0), len(u.Parts))
+	a = append(a, r.ttlMode(cr, u, pl, rankedBefore == 0 && zadds > 0), r.rulesArg, len(u.Parts))
 	for _, part := range u.Parts {
 		a = append(a, partName(&part), part.Last)
 	}

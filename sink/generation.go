@@ -76,7 +76,7 @@ func (r *Redis) RestoreStable(ctx context.Context, seeds []ranking.StableSeed) (
 		out := make([]*redis.Cmd, len(seeds))
 		for i, s := range seeds {
 			out[i] = p.Run(ctx, restoreLua, []string{RoomKeys(r.opt.Env, s.Room).Stable},
-				strconv.FormatInt(s.Seq, 10), strings.Join(s.List, ","), r.args[0])
+				strconv.FormatInt(s.Seq, 10), strings.Join(s.List, ","), r.args[0], s.State)
 		}
 		return out
 	})

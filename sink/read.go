@@ -95,7 +95,7 @@ func (r *Redis) memberFromScore(user string, score float64) (ranking.MemberView,
 		return ranking.MemberView{}, fmt.Errorf("member %q: %w", user, err)
 	}
 	return ranking.MemberView{UserID: user, Audio: s.Audio, Volume: s.Volume, Video: s.Video,
-		Role: s.Role.String(), Score: score, TS: s.TS}, nil
+		Role: s.Role.String(), ScreenShare: s.ScreenShare, Spotlight: s.Spotlight, Score: score, TS: s.TS}, nil
 }
 
 // fillFromStates reads the packed states of the members in slots and fills
@@ -120,7 +120,7 @@ func (r *Redis) fillFromStates(ctx context.Context, key string, views []ranking.
 		}
 		e := s.Effective()
 		m := ranking.MemberView{UserID: users[i], Audio: e.Audio, Volume: e.Volume, Video: e.Video,
-			Role: e.Role.String(), TS: e.MaxTS}
+			Role: e.Role.String(), ScreenShare: e.ScreenShare, Spotlight: e.Spotlight, TS: e.MaxTS}
 		if s.Ranked() {
 			m.Score, _ = s.Score(r.opt.Meeting) // an unencodable state stays at 0
 		}

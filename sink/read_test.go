@@ -80,7 +80,8 @@ func TestRoomView(t *testing.T) {
 	if !slices.Equal(ids(v.Stable), list) {
 		t.Fatalf("stable %v, want the stored list %v", ids(v.Stable), list)
 	}
-	ann := ranking.MemberView{UserID: "ann", Audio: 1, Volume: 500, Video: 0, Role: "host", TS: base + 2}
+	// From the score: the time rounded down to the default rules' 4 ms.
+	ann := ranking.MemberView{UserID: "ann", Audio: 1, Volume: 500, Video: 0, Role: "host", TS: base}
 	ann.Score, _ = codec.NewMeeting(codec.DefaultEpoch).Encode(codec.MemberScore{Audio: 1, Volume: 500, Role: codec.RoleHost, TS: base + 2})
 	if v.Raw[0] != ann {
 		t.Fatalf("raw[0] = %+v, want %+v", v.Raw[0], ann)

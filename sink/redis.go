@@ -27,7 +27,7 @@ type Options struct {
 	// existing members keep working. Default 0: no cap.
 	MaxMembers int
 	// CacheMembers bounds the member states kept in process memory (about
-	// 170 bytes each) so that an apply merges and scores them in Go and
+	// 190 bytes each) so that an apply merges and scores them in Go and
 	// sends Redis only the results (see stateCache). 0: off, every apply
 	// merges in Lua; `rostrum run`'s default is DefaultCacheMembers.
 	CacheMembers int
@@ -40,9 +40,11 @@ type Redis struct {
 	c    redis.UniversalClient
 	lua  *redisscript.Runner // runs the scripts of scripts.go through c
 	opt  Options
-	args [9]any // fixed leading arguments of the apply script
-	gen  atomic.Pointer[string]
-	due  atomic.Pointer[ranking.DuePeek] // the due set's earliest entry, as the last Apply saw it
+	args [14]any // fixed leading arguments of the apply script
+	// rulesArg is the meeting's rules version, fastLua's ARGV[16].
+	rulesArg any
+	gen      atomic.Pointer[string]
+	due      atomic.Pointer[ranking.DuePeek] // the due set's earliest entry, as the last Apply saw it
 	// cache holds rooms' member states as last written; nil when disabled.
 	cache *stateCache
 }
@@ -84,27 +86,18 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 		return nil, err
 	}
 	r := &Redis{c: c, lua: redisscript.NewRunner(c, scripts...), opt: opt, cache: newStateCache(opt.CacheMembers)}
-	f := opt.Meeting.Layout().Fields()
-	mult := func(name string) string {
-		for _, fi := range f {
-			if fi.Name == name {
-				return strconv.FormatUint(1<<fi.Shift, 10)
-			}
-		}
-		panic("sink: meeting layout lacks field " + name)
-	}
-	var tmax uint64
-	for _, fi := range f {
-		if fi.Name == "time" {
-			tmax = fi.Max
-		}
-	}
-	r.args = [9]any{
+	m := opt.Meeting
+	mult := func(f codec.RuleField) string { return strconv.FormatUint(m.Multiplier(f), 10) }
+	r.rulesArg = m.Version()
+	r.args = [14]any{
 		strconv.FormatInt(opt.RoomTTL.Milliseconds(), 10),
 		strconv.Itoa(opt.TopN),
-		strconv.FormatInt(opt.Meeting.Epoch().UnixMilli(), 10),
-		strconv.FormatUint(tmax, 10),
-		mult("audio"), mult("volume"), mult("video"), mult("role"),
+		strconv.FormatInt(m.Epoch().UnixMilli(), 10),
+		strconv.FormatInt(codec.MeetingWindow.Milliseconds()-1, 10),
+		mult(codec.RuleSpotlight), mult(codec.RuleScreenShare), mult(codec.RuleAudio),
+		mult(codec.RuleVolume), mult(codec.RuleVideo), mult(codec.RuleRole),
+		strconv.FormatInt(m.TimeUnit().Milliseconds(), 10),
+		m.Version(), m.LegacyVersion(),
 		strconv.Itoa(opt.MaxMembers),
 	}
 	return r, nil

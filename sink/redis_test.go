@@ -29,7 +29,11 @@ func newSink(t *testing.T, c redis.UniversalClient) *sink.Redis {
 
 func randomEvent(r *rand.Rand, room string) codec.Event {
 	ev := codec.Event{RoomID: room, UserID: fmt.Sprintf("u%d", r.IntN(12)), TS: base + r.Int64N(50)}
-	switch r.IntN(7) {
+	switch r.IntN(9) {
+	case 7:
+		ev.Type, ev.Value = codec.TypeScreenShare, r.Int64N(2)
+	case 8:
+		ev.Type, ev.Value = codec.TypeSpotlight, r.Int64N(2)
 	case 0:
 		ev.Type = codec.TypeJoin
 	case 1:

@@ -78,6 +78,12 @@ type Timer struct {
 type State struct {
 	Pending []Timer
 	Out     []Timer
+	// Shown holds, slot by slot, the flags of the listed members as last
+	// published (the caller's encoding; rostrum's processor packs a
+	// member's spotlight, screen share, audio, video and role), so that a
+	// change of them republishes the list even when no slot changes. nil:
+	// not recorded (a state stored before they were).
+	Shown []uint16
 }
 
 // Latest returns the newest time in s, or 0 when s is empty. The decision

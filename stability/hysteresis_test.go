@@ -325,7 +325,7 @@ func TestStateText(t *testing.T) {
 // FuzzStateText: text that parses encodes back to itself, or to nothing for
 // the empty state; nothing panics.
 func FuzzStateText(f *testing.F) {
-	for _, s := range []string{"", "1||", "1|a=1|", "1|a=1,b=2|c=3", "1|x=9223372036854775807|"} {
+	for _, s := range []string{"", "1||", "1|a=1|", "1|a=1,b=2|c=3", "1|x=9223372036854775807|", "2|||", "2|a=1||68,20", "2|||5", "2|a=1|b=2|"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -352,5 +352,30 @@ func BenchmarkHysteresis(b *testing.B) {
 		now += 100
 		st.Pending, st.Out = st.Pending[:0], st.Out[:0]
 		dst = h.Step(dst, &st, prev, standing, rw, now)
+	}
+}
+
+// TestStateTextShown: the flags of the listed members round-trip in the
+// state's version 2 text; a version 1 text reads with no flags recorded.
+func TestStateTextShown(t *testing.T) {
+	s := State{Pending: []Timer{{"a", 5}}, Shown: []uint16{68, 0, 20}}
+	if got := s.String(); got != "2|a=5||68,0,20" {
+		t.Fatalf("String = %q", got)
+	}
+	var back State
+	if err := back.UnmarshalText([]byte(s.String())); err != nil || !slices.Equal(back.Shown, s.Shown) || len(back.Pending) != 1 {
+		t.Fatalf("round trip: %+v, %v", back, err)
+	}
+	if err := back.UnmarshalText([]byte("1|a=5|")); err != nil || back.Shown != nil {
+		t.Fatalf("version 1: %+v, %v", back, err)
+	}
+	for _, bad := range []string{"2|a=5|", "2|||x", "2|||70000", "2|||1|2", "3|||"} {
+		if err := back.UnmarshalText([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	// Only flags, no timers: the state is kept (it is what republishes).
+	if got := (&State{Shown: []uint16{4}}).String(); got != "2|||4" {
+		t.Fatalf("flags only: %q", got)
 	}
 }

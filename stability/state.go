@@ -7,24 +7,35 @@ import (
 	"strings"
 )
 
-// stateVersion is the first field of an encoded State.
-const stateVersion = "1"
+// stateVersion is the first field of an encoded State; version 1 (no
+// Shown list) is still read.
+const (
+	stateVersion   = "2"
+	stateVersionV1 = "1"
+)
 
-// AppendText appends the text form of s to b (encoding.TextAppender). An
-// empty State encodes as nothing at all, so a room without timers stores no
-// state. Otherwise:
+// AppendText appends the text form of s to b (encoding.TextAppender). A
+// State without timers and without Shown encodes as nothing at all, so such
+// a room stores no state. Otherwise:
 //
-//	1|<pending>|<out>        version 1
-//	<pending>, <out>:        id=since,id=since,…   (may be empty)
-//	since:                   Unix ms, decimal
+//	2|<pending>|<out>|<shown>   version 2
+//	<pending>, <out>:           id=since,id=since,…   (may be empty)
+//	since:                      Unix ms, decimal
+//	<shown>:                    flags,flags,…  (decimal, one per slot; may be empty)
 //
+// A State with a nil Shown is written in version 1, "1|<pending>|<out>";
+// UnmarshalText reads both.
 // Ids are room member ids ([A-Za-z0-9._:@-]), which never contain '|', ','
 // or '='. The entries keep their order, so equal states encode equally.
 func (s *State) AppendText(b []byte) ([]byte, error) {
-	if s.Empty() {
+	if s.Empty() && len(s.Shown) == 0 {
 		return b, nil
 	}
-	b = append(b, stateVersion...)
+	if s.Shown == nil {
+		b = append(b, stateVersionV1...)
+	} else {
+		b = append(b, stateVersion...)
+	}
 	for _, list := range [2][]Timer{s.Pending, s.Out} {
 		b = append(b, '|')
 		for i, e := range list {
@@ -35,6 +46,16 @@ func (s *State) AppendText(b []byte) ([]byte, error) {
 			b = append(b, '=')
 			b = strconv.AppendInt(b, e.Since, 10)
 		}
+	}
+	if s.Shown == nil {
+		return b, nil
+	}
+	b = append(b, '|')
+	for i, f := range s.Shown {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(f), 10)
 	}
 	return b, nil
 }
@@ -51,18 +72,34 @@ var ErrStateFormat = errors.New("stability: bad state")
 // UnmarshalText sets s from its text form (see AppendText); empty text is
 // the empty State. It reuses s's slices.
 func (s *State) UnmarshalText(text []byte) error {
-	s.Pending, s.Out = s.Pending[:0], s.Out[:0]
+	s.Pending, s.Out, s.Shown = s.Pending[:0], s.Out[:0], nil
 	if len(text) == 0 {
 		return nil
 	}
 	str := string(text)
 	ver, rest, ok := strings.Cut(str, "|")
-	if !ok || ver != stateVersion {
-		return fmt.Errorf("%w: %.40q: want version %s", ErrStateFormat, str, stateVersion)
+	if !ok || (ver != stateVersion && ver != stateVersionV1) {
+		return fmt.Errorf("%w: %.40q: want version %s or %s", ErrStateFormat, str, stateVersion, stateVersionV1)
 	}
 	pend, out, ok := strings.Cut(rest, "|")
-	if !ok || strings.Contains(out, "|") {
-		return fmt.Errorf("%w: %.40q: want two lists", ErrStateFormat, str)
+	var shown string
+	if ok && ver == stateVersion {
+		out, shown, ok = strings.Cut(out, "|")
+		if ok {
+			s.Shown = []uint16{}
+		}
+	}
+	if !ok || strings.Contains(out, "|") || strings.Contains(shown, "|") {
+		return fmt.Errorf("%w: %.40q: want %s lists", ErrStateFormat, str, map[bool]string{true: "three", false: "two"}[ver == stateVersion])
+	}
+	if shown != "" {
+		for f := range strings.SplitSeq(shown, ",") {
+			v, err := strconv.ParseUint(f, 10, 16)
+			if err != nil || strconv.FormatUint(v, 10) != f {
+				return fmt.Errorf("%w: shown: entry %.40q is not a canonical decimal below 2^16", ErrStateFormat, f)
+			}
+			s.Shown = append(s.Shown, uint16(v))
+		}
 	}
 	var err error
 	if s.Pending, err = parseTimers(s.Pending, pend); err != nil {

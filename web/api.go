@@ -25,13 +25,16 @@ type roomJSON struct {
 }
 
 type memberJSON struct {
-	UserID string  `json:"user_id"`
-	Audio  uint8   `json:"audio"`
-	Volume uint16  `json:"volume"`
-	Video  uint8   `json:"video"`
-	Role   string  `json:"role"`
-	Score  float64 `json:"score"` // an integer below 2^53: exact in JSON and JavaScript
-	TS     int64   `json:"ts"`
+	UserID string `json:"user_id"`
+	Audio  uint8  `json:"audio"`
+	Volume uint16 `json:"volume"`
+	Video  uint8  `json:"video"`
+	Role   string `json:"role"`
+	// ScreenShare and Spotlight are 0 or 1.
+	ScreenShare uint8   `json:"screen_share"`
+	Spotlight   uint8   `json:"spotlight"`
+	Score       float64 `json:"score"` // an integer below 2^53: exact in JSON and JavaScript
+	TS          int64   `json:"ts"`
 }
 
 type roomSummaryJSON struct {
@@ -51,7 +54,8 @@ func toRoomJSON(v ranking.RoomView) roomJSON {
 func toMembers(ms []ranking.MemberView) []memberJSON {
 	out := make([]memberJSON, len(ms)) // never null on the wire
 	for i, m := range ms {
-		out[i] = memberJSON{UserID: m.UserID, Audio: m.Audio, Volume: m.Volume, Video: m.Video, Role: m.Role, Score: m.Score, TS: m.TS}
+		out[i] = memberJSON{UserID: m.UserID, Audio: m.Audio, Volume: m.Volume, Video: m.Video, Role: m.Role,
+			ScreenShare: m.ScreenShare, Spotlight: m.Spotlight, Score: m.Score, TS: m.TS}
 	}
 	return out
 }

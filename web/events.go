@@ -22,6 +22,7 @@ type countersJSON struct {
 	Records          int64    `json:"records"`
 	Events           int64    `json:"events"`
 	DLQ              int64    `json:"dlq"`
+	Ignored          int64    `json:"ignored"`
 	Published        int64    `json:"published"`
 	LagRecords       int64    `json:"lag_records"`
 	LagSeconds       float64  `json:"lag_seconds"`
@@ -165,7 +166,7 @@ func (s *Server) roomEvent(r *http.Request, room string, st *stream) (string, []
 // counters returns the counters event for c sampled at now, with the rates
 // since the previous sample.
 func (st *stream) counters(c Counters, now time.Time) []byte {
-	out := countersJSON{Records: c.Records, Events: c.Events, DLQ: c.DLQ, Published: c.Published,
+	out := countersJSON{Records: c.Records, Events: c.Events, DLQ: c.DLQ, Ignored: c.Ignored, Published: c.Published,
 		LagRecords: c.LagRecords, LagSeconds: c.LagSeconds}
 	if st.sampled {
 		elapsed := now.Sub(st.prevTime)

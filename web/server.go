@@ -30,6 +30,7 @@ type Counters struct {
 	Records    int64   // records consumed
 	Events     int64   // events applied
 	DLQ        int64   // records sent to the DLQ
+	Ignored    int64   // events skipped for a type rostrum does not rank on
 	Published  int64   // output records published
 	LagRecords int64   // records behind the end of the input partitions
 	LagSeconds float64 // age of the oldest unconsumed record, seconds

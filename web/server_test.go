@@ -73,7 +73,7 @@ func TestRoomTop(t *testing.T) {
 		t.Fatalf("room keys %v, want %v", got, want)
 	}
 	first := raw["stable"].([]any)[0].(map[string]any)
-	if got, want := keys(first), []string{"audio", "role", "score", "ts", "user_id", "video", "volume"}; !slices.Equal(got, want) {
+	if got, want := keys(first), []string{"audio", "role", "score", "screen_share", "spotlight", "ts", "user_id", "video", "volume"}; !slices.Equal(got, want) {
 		t.Fatalf("member keys %v, want %v", got, want)
 	}
 

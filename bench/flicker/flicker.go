@@ -1,8 +1,10 @@
 package flicker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -42,6 +44,10 @@ type Config struct {
 	Dwell  time.Duration
 	Grace  time.Duration
 	Margin int // volume steps
+
+	// Meeting is the score layout and ranking rules; default
+	// codec.NewMeeting(codec.DefaultEpoch).
+	Meeting *codec.Meeting
 }
 
 func (c Config) withDefaults() Config {
@@ -108,6 +114,7 @@ type Report struct {
 	Dwell     string           `json:"dwell"`
 	Grace     string           `json:"grace"`
 	Margin    int              `json:"margin_volume_steps"` // 0: off
+	Rules     string           `json:"rules,omitempty"`     // ranking rules of a replayed WAL
 	Scenarios []ScenarioResult `json:"scenarios"`
 }
 
@@ -118,6 +125,7 @@ type ScenarioResult struct {
 	Events      int      `json:"events"`
 	Stints      int      `json:"stints"` // stints of members who truly belong in the top-N
 	Results     []Result `json:"results"`
+	minutes     float64  // measured
 }
 
 // Result is one strategy's behaviour in one scenario, over the measured
@@ -139,6 +147,14 @@ type Result struct {
 	// StaleShare is the share of tile time showing a member that no longer
 	// belongs: out of the raw top-N for a stint of at least MinStint.
 	StaleShare float64 `json:"stale_share"`
+	// OutputsPerMin is the output records per minute the strategy's list
+	// costs: one per change of the list, and one per change of a listed
+	// member's flags (spotlight, screen share, audio, video, role) with no
+	// change of the list, RepublishedPerMin of them.
+	OutputsPerMin     float64 `json:"outputs_per_min"`
+	RepublishedPerMin float64 `json:"republished_per_min"`
+
+	totals
 }
 
 // Result returns the result of strategy s, or nil.
@@ -162,49 +178,108 @@ func Run(cfg Config) (*Report, error) {
 		MinStint: cfg.MinStint.String(), Dwell: cfg.Dwell.String(), Grace: cfg.Grace.String(), Margin: cfg.Margin}
 	for _, name := range cfg.Scenarios {
 		sc, _ := ScenarioByName(name)
-		rep.Scenarios = append(rep.Scenarios, replay(cfg, sc, Generate(sc, cfg.Duration, cfg.Seed)))
+		rep.Scenarios = append(rep.Scenarios, replay(cfg, cfg.meeting(), sc.Name, sc.Description,
+			Generate(sc, cfg.Duration, cfg.Seed), BaseTS, BaseTS+cfg.Duration.Milliseconds()))
 	}
 	return rep, nil
 }
 
-// MarginScore converts a margin in volume steps into meeting score units.
-func MarginScore(m *codec.Meeting, steps int) float64 {
-	for _, f := range m.Layout().Fields() {
-		if f.Name == "volume" {
-			return float64(steps) * float64(uint64(1)<<f.Shift)
-		}
+// RunEvents replays recorded meetings, one room each (events in any order;
+// other than meeting events are skipped), through every strategy, from each
+// room's first event to its last, and adds an "overall" row pooling every
+// room. cfg.Scenarios, Seed and Duration are not used. Rooms come in
+// order of their names.
+func RunEvents(cfg Config, rooms map[string][]codec.Event) (*Report, error) {
+	cfg.Scenarios = []string{Scenarios()[0].Name} // not used; keeps Validate quiet
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	panic("flicker: meeting layout without a volume field")
+	cfg = cfg.withDefaults()
+	rep := &Report{N: cfg.N, Batch: cfg.Batch.String(), MinStint: cfg.MinStint.String(),
+		Dwell: cfg.Dwell.String(), Grace: cfg.Grace.String(), Margin: cfg.Margin, Rules: cfg.meeting().Rules().String()}
+	names := slices.Sorted(maps.Keys(rooms))
+	for _, name := range names {
+		evs := slices.Clone(rooms[name])
+		evs = slices.DeleteFunc(evs, func(e codec.Event) bool { return !e.Type.Meeting() })
+		if len(evs) == 0 {
+			continue
+		}
+		slices.SortStableFunc(evs, func(a, b codec.Event) int { return cmp.Compare(a.TS, b.TS) })
+		start, end := evs[0].TS, evs[len(evs)-1].TS+cfg.Batch.Milliseconds()
+		rep.Scenarios = append(rep.Scenarios, replay(cfg, cfg.meeting(), name, "", evs, start, end))
+	}
+	if len(rep.Scenarios) == 0 {
+		return nil, errors.New("flicker: no meeting events to replay")
+	}
+	rep.Scenarios = append(rep.Scenarios, overall(rep.Scenarios))
+	return rep, nil
 }
 
-// lane is one strategy's shown list over time.
+// meeting returns the configured meeting codec, or the default one.
+func (c Config) meeting() *codec.Meeting {
+	if c.Meeting != nil {
+		return c.Meeting
+	}
+	return codec.NewMeeting(codec.DefaultEpoch)
+}
+
+// MarginScore converts a margin in volume steps into meeting score units;
+// 0 when the rules do not rank on volume.
+func MarginScore(m *codec.Meeting, steps int) float64 {
+	return float64(steps) * float64(m.Multiplier(codec.RuleVolume))
+}
+
+// lane is one strategy's shown list over time, as published.
 type lane struct {
-	name     string
-	list     []string
-	shown    timeline
-	replaced int
-	moved    int
+	name        string
+	list        []string
+	flags       []uint16 // the listed members' flags as published, slot by slot
+	shown       timeline
+	replaced    int
+	moved       int
+	outputs     int // output records: a new list, or a listed member's flags changed
+	republished int // of which the list stayed the same
+	scratch     []uint16
 }
 
-func (l *lane) set(list []string, at, measureFrom int64) {
+// publish records the strategy's list at time at: an output record when
+// the list changed or a listed member's flags did (docs/DESIGN.md §10).
+func (l *lane) publish(rm *room, list []string, at, measureFrom int64) {
+	fl := l.scratch[:0]
+	for _, id := range list {
+		fl = append(fl, rm.flags(id))
+	}
+	l.scratch = fl
+	same := slices.Equal(list, l.list)
+	if same && slices.Equal(fl, l.flags) {
+		return
+	}
 	if at >= measureFrom {
 		r, m := changes(l.list, list)
 		l.replaced += r
 		l.moved += m
+		l.outputs++
+		if same {
+			l.republished++
+		}
 	}
 	l.list = append(l.list[:0], list...)
-	l.shown.set(list, at)
+	l.flags = append(l.flags[:0], fl...)
+	if !same {
+		l.shown.set(list, at)
+	}
 }
 
-// replay runs one meeting through the strategies. Time moves from one
-// moment to the next: every Batch (all strategies read the raw top-N) and,
-// between them, at the hysteresis deadlines (its timer).
-func replay(cfg Config, sc Scenario, evs []codec.Event) ScenarioResult {
-	meeting := codec.NewMeeting(codec.DefaultEpoch)
+// replay runs one meeting through the strategies over [start, end). Time
+// moves from one moment to the next: every Batch (all strategies read the
+// raw top-N) and, between them, at the hysteresis deadlines (its timer).
+func replay(cfg Config, meeting *codec.Meeting, name, desc string, evs []codec.Event, start, end int64) ScenarioResult {
 	rm := newRoom(meeting)
 	h := stability.Hysteresis{N: cfg.N, Dwell: cfg.Dwell, Grace: cfg.Grace, Margin: math.Inf(1)}
 	if cfg.Margin > 0 {
-		h.Margin = MarginScore(meeting, cfg.Margin)
+		if ms := MarginScore(meeting, cfg.Margin); ms > 0 {
+			h.Margin = ms
+		}
 	}
 	var st stability.State
 	lanes := []*lane{{name: Raw}, {name: Seed}, {name: Hysteresis}}
@@ -212,8 +287,7 @@ func replay(cfg Config, sc Scenario, evs []codec.Event) ScenarioResult {
 		l.shown = newTimeline()
 	}
 	truth := newTimeline()
-	start, end := BaseTS, BaseTS+cfg.Duration.Milliseconds()
-	measureFrom := start + cfg.Warmup.Milliseconds()
+	measureFrom := min(start+cfg.Warmup.Milliseconds(), end)
 	batch := cfg.Batch.Milliseconds()
 
 	var raw []stability.Member
@@ -240,32 +314,30 @@ func replay(cfg Config, sc Scenario, evs []codec.Event) ScenarioResult {
 		}
 		truth.set(ids, at)
 		if boundary {
-			lanes[0].set(ids, at, measureFrom)
+			lanes[0].publish(rm, ids, at, measureFrom)
 			merged = stability.Merge(merged, lanes[1].list, ids, cfg.N)
-			lanes[1].set(merged, at, measureFrom)
+			lanes[1].publish(rm, merged, at, measureFrom)
 			next += batch
 		}
 		hl := lanes[2]
 		standing = standing[:0]
-		for _, id := range hl.list {
-			standing = append(standing, rm.standing(id))
+		for k, id := range hl.list {
+			standing = append(standing, rm.standing(id, hl.flags[k]))
 		}
 		list = h.Step(list, &st, hl.list, standing, raw, at)
-		if !slices.Equal(list, hl.list) {
-			hl.set(list, at, measureFrom)
-		}
+		hl.publish(rm, list, at, measureFrom)
 		last = at
 	}
 	truth.close(end)
-	res := ScenarioResult{Name: sc.Name, Description: sc.Description, Events: len(evs)}
+	res := ScenarioResult{Name: name, Description: desc, Events: len(evs)}
 	minutes := float64(end-measureFrom) / 60000
+	res.minutes = minutes
 	minStint := cfg.MinStint.Milliseconds()
 	belong, stale := truth.stints(minStint, measureFrom, end)
 	res.Stints = len(belong)
 	for _, l := range lanes {
 		l.shown.close(end)
-		r := Result{Strategy: l.name, ReplacedPerMin: float64(l.replaced) / minutes, MovedPerMin: float64(l.moved) / minutes}
-		r.ChangesPerMin = r.ReplacedPerMin + r.MovedPerMin
+		r := Result{Strategy: l.name}
 		var waits []float64
 		for _, s := range belong {
 			w, ok := l.shown.firstOn(s.id, s.from, s.to)
@@ -274,7 +346,6 @@ func replay(cfg Config, sc Scenario, evs []codec.Event) ScenarioResult {
 			}
 			waits = append(waits, float64(w)/1000)
 		}
-		r.AppearP50, r.AppearP95 = percentile(waits, 0.50), percentile(waits, 0.95)
 		var staleMS, shownMS int64
 		for id, spans := range l.shown.spans {
 			for _, sp := range spans {
@@ -284,12 +355,62 @@ func replay(cfg Config, sc Scenario, evs []codec.Event) ScenarioResult {
 				}
 			}
 		}
-		if shownMS > 0 {
-			r.StaleShare = float64(staleMS) / float64(shownMS)
-		}
+		r.totals = totals{replaced: l.replaced, moved: l.moved, outputs: l.outputs, republished: l.republished,
+			waits: waits, staleMS: staleMS, shownMS: shownMS, minutes: minutes}
+		r.finish()
 		res.Results = append(res.Results, r)
 	}
 	return res
+}
+
+// totals are a result's raw counts, kept to pool rooms into an overall
+// result.
+type totals struct {
+	replaced, moved, outputs, republished int
+	waits                                 []float64
+	staleMS, shownMS                      int64
+	minutes                               float64
+}
+
+// finish computes r's rates from its totals.
+func (r *Result) finish() {
+	t := &r.totals
+	if t.minutes > 0 {
+		r.ReplacedPerMin, r.MovedPerMin = float64(t.replaced)/t.minutes, float64(t.moved)/t.minutes
+		r.OutputsPerMin, r.RepublishedPerMin = float64(t.outputs)/t.minutes, float64(t.republished)/t.minutes
+	}
+	r.ChangesPerMin = r.ReplacedPerMin + r.MovedPerMin
+	r.AppearP50, r.AppearP95 = percentile(t.waits, 0.50), percentile(t.waits, 0.95)
+	if t.shownMS > 0 {
+		r.StaleShare = float64(t.staleMS) / float64(t.shownMS)
+	}
+}
+
+// overall pools the rooms' results into one row per strategy.
+func overall(rooms []ScenarioResult) ScenarioResult {
+	all := ScenarioResult{Name: "overall", Description: "every room pooled"}
+	for _, s := range Strategies() {
+		r := Result{Strategy: s}
+		for _, sr := range rooms {
+			x := sr.Result(s)
+			all.Events, all.Stints = all.Events+sr.Events, all.Stints+sr.Stints
+			t := &x.totals
+			r.replaced += t.replaced
+			r.moved += t.moved
+			r.outputs += t.outputs
+			r.republished += t.republished
+			r.waits = append(r.waits, t.waits...)
+			r.staleMS += t.staleMS
+			r.shownMS += t.shownMS
+			r.minutes += t.minutes
+			r.Unshown += x.Unshown
+		}
+		r.finish()
+		all.Results = append(all.Results, r)
+	}
+	n := len(Strategies())
+	all.Events, all.Stints = all.Events/n, all.Stints/n
+	return all
 }
 
 // changes counts the visible changes from list a to list b: tiles replaced

@@ -67,6 +67,70 @@ func TestTargets(t *testing.T) {
 	}
 }
 
+// TestScreenShareHandover: a new presenter takes a tile at once (never
+// waits the dwell), the hysteresis stays far calmer than the seed merge, and
+// republishing for changed flags costs few output records.
+func TestScreenShareHandover(t *testing.T) {
+	rep, err := Run(Config{Scenarios: []string{"handover"}, Dwell: stability.DefaultDwell, Grace: stability.DefaultGrace, Margin: stability.DefaultMargin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := findScenario(t, rep, "handover")
+	seed, hyst := h.Result(Seed), h.Result(Hysteresis)
+	if hyst.ChangesPerMin > seed.ChangesPerMin/10 {
+		t.Errorf("handover: hysteresis %.1f changes/min, want at most a tenth of the seed merge's %.1f", hyst.ChangesPerMin, seed.ChangesPerMin)
+	}
+	if hyst.OutputsPerMin < hyst.ChangesPerMin/2 || hyst.RepublishedPerMin > hyst.OutputsPerMin/2 || hyst.RepublishedPerMin == 0 {
+		t.Errorf("handover: hysteresis outputs %.1f/min of which %.1f republished, for %.1f changes/min", hyst.OutputsPerMin, hyst.RepublishedPerMin, hyst.ChangesPerMin)
+	}
+	// The meeting has hand-overs to measure, and members who belong (the
+	// presenters among them) appear quickly.
+	sc, _ := ScenarioByName("handover")
+	evs := Generate(sc, 10*time.Minute, 1)
+	starts := 0
+	for _, ev := range evs {
+		if ev.Type == codec.TypeScreenShare && ev.Value == 1 {
+			starts++
+		}
+	}
+	if starts < 3 {
+		t.Fatalf("%d screen shares started in 10 minutes", starts)
+	}
+	if hyst.AppearP95 > 1.5 {
+		t.Errorf("handover: hysteresis p95 time to appear %.2f s", hyst.AppearP95)
+	}
+}
+
+// TestRunEvents replays generated meetings as recorded ones: one row per
+// room, and an overall row pooling them.
+func TestRunEvents(t *testing.T) {
+	rooms := map[string][]codec.Event{}
+	for _, name := range []string{"discussion", "handover"} {
+		sc, _ := ScenarioByName(name)
+		evs := Generate(sc, 3*time.Minute, 2)
+		slices.Reverse(evs) // any order
+		rooms["r-"+name] = evs
+	}
+	rep, err := RunEvents(defaults, rooms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scenarios) != 3 || rep.Scenarios[2].Name != "overall" {
+		t.Fatalf("rows %+v", rep.Scenarios)
+	}
+	all := rep.Scenarios[2]
+	for _, s := range Strategies() {
+		a, b, o := rep.Scenarios[0].Result(s), rep.Scenarios[1].Result(s), all.Result(s)
+		lo, hi := min(a.ChangesPerMin, b.ChangesPerMin), max(a.ChangesPerMin, b.ChangesPerMin)
+		if o.ChangesPerMin < lo || o.ChangesPerMin > hi {
+			t.Errorf("%s: overall %.1f changes/min outside the rooms' %.1f..%.1f", s, o.ChangesPerMin, lo, hi)
+		}
+	}
+	if _, err := RunEvents(defaults, map[string][]codec.Event{"r": {{Type: codec.TypeGift, TS: 1}}}); err == nil {
+		t.Error("no meeting events replayed without error")
+	}
+}
+
 func findScenario(t *testing.T, rep *Report, name string) *ScenarioResult {
 	t.Helper()
 	for i := range rep.Scenarios {

@@ -23,7 +23,9 @@ const tick = 200 // ms
 // talkers take the floor in turns and speak at their own loudness, with
 // pauses between words; members with the microphone open but not speaking
 // report background noise (with the odd cough); questions, interjections,
-// hand-overs of the host role, joins and leaves happen at the given rates.
+// hand-overs of the host role, joins and leaves happen at the given rates;
+// presenters share their screen in turn, and the host puts each new
+// presenter in the spotlight for a while.
 type Scenario struct {
 	Name        string
 	Description string
@@ -38,6 +40,13 @@ type Scenario struct {
 	Questions   float64       // audience questions per minute (unmute, ask, mute)
 	Churn       float64       // audience leaves and joins, per minute
 	Video       float64       // share of members with the camera on
+	// ShareEvery: the screen share passes to the next talker this often (the
+	// old presenter stops, the new one starts within a second); 0: nobody
+	// shares.
+	ShareEvery time.Duration
+	// SpotlightFor: the host spotlights each new presenter for this long;
+	// 0: never.
+	SpotlightFor time.Duration
 }
 
 // Scenarios returns the named scenarios, in report order.
@@ -52,6 +61,9 @@ func Scenarios() []Scenario {
 		{Name: "townhall", Description: "a town hall: 400 members, a host and 3 panelists handing over the host role every 2 min, audience questions",
 			Members: 400, Talkers: 4, Noisy: 15, TurnMean: 40 * time.Second, HostShare: 0.4,
 			Interject: 1, Handover: 2 * time.Minute, Questions: 1, Churn: 8, Video: 0.2},
+		{Name: "handover", Description: "screen-share hand-overs: 60 members, 8 talkers discussing; the presenter changes every 3 min and the host spotlights each new one for 30 s",
+			Members: 60, Talkers: 8, Noisy: 6, TurnMean: 10 * time.Second, HostShare: 0.2,
+			Interject: 4, MuteBetween: 0.3, Churn: 2, Video: 0.5, ShareEvery: 3 * time.Minute, SpotlightFor: 30 * time.Second},
 	}
 }
 
@@ -93,6 +105,8 @@ type gen struct {
 	floorTo int64
 	// The floor holder is silent while a question is asked: quietFrom ≤ t < quietTo.
 	quietFrom, quietTo int64
+	presenter          int   // index of the member sharing, -1: none
+	spotOff            int64 // when the spotlight goes off, 0: not on
 }
 
 // Generate returns the events of scenario sc over d, sorted by event time,
@@ -100,7 +114,7 @@ type gen struct {
 func Generate(sc Scenario, d time.Duration, seed uint64) []codec.Event {
 	h := fnv.New64a()
 	h.Write([]byte(sc.Name))
-	g := &gen{sc: sc, rng: rand.New(rand.NewPCG(seed, h.Sum64())), room: "r-" + sc.Name, floor: -1}
+	g := &gen{sc: sc, rng: rand.New(rand.NewPCG(seed, h.Sum64())), room: "r-" + sc.Name, floor: -1, presenter: -1}
 	g.start()
 	end := BaseTS + d.Milliseconds()
 	for t := BaseTS; t < end; t += tick {
@@ -230,6 +244,29 @@ func (g *gen) step(t int64) {
 		g.setAudio(nh, true, t+100)
 		nh.speakUntil = g.floorTo
 		old.speakUntil = t
+	}
+	if every := sc.ShareEvery.Milliseconds(); every > 0 && (t-BaseTS)%every == 4000 {
+		// The screen share passes on: the old presenter stops, the next
+		// one starts within a second and takes the floor.
+		next := (g.presenter + 1) % sc.Talkers
+		if g.presenter >= 0 {
+			g.emit(g.ms[g.presenter], codec.TypeScreenShare, 0, t)
+		}
+		m := g.ms[next]
+		if !m.present {
+			m.present = true
+			g.emit(m, codec.TypeJoin, 0, t)
+		}
+		g.presenter = next
+		g.emit(m, codec.TypeScreenShare, 1, t+200+g.rng.Int64N(800))
+		if sc.SpotlightFor > 0 && next != g.host {
+			g.emit(m, codec.TypeSpotlight, 1, t+1000)
+			g.spotOff = t + 1000 + sc.SpotlightFor.Milliseconds()
+		}
+	}
+	if g.spotOff > 0 && t >= g.spotOff {
+		g.emit(g.ms[g.presenter], codec.TypeSpotlight, 0, t)
+		g.spotOff = 0
 	}
 	if sc.Churn > 0 && g.chance(sc.Churn) {
 		if g.rng.IntN(2) == 0 {

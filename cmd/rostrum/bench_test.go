@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rostrumhq/rostrum/bench"
 	"github.com/rostrumhq/rostrum/bench/flicker"
+	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/wal"
 )
 
 // TestBench runs `rostrum bench` on a tiny workload with every mode and
@@ -129,5 +134,74 @@ func TestBenchFlicker(t *testing.T) {
 	}
 	if err := cmdBench(context.Background(), []string{"--flicker", "--scenarios", "opera"}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "opera") {
 		t.Fatalf("unknown scenario: %v", err)
+	}
+}
+
+// TestBenchFlickerWAL replays meetings recorded in a WAL: two rooms of
+// generated meetings (one with screen-share hand-overs), a bad record and a
+// callback of an unknown type, in one WAL; the report has a row per room
+// and strategy and an overall row, the hysteresis calmer than the seed
+// merge in each.
+func TestBenchFlickerWAL(t *testing.T) {
+	dir := t.TempDir()
+	l, err := wal.Open(dir, wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []wal.Record
+	add := func(room string, value string) {
+		recs = append(recs, wal.Record{Topic: "prod.callbacks.rtc", Offset: int64(len(recs)), Key: []byte(room), Value: []byte(value)})
+	}
+	for _, name := range []string{"handover", "discussion"} {
+		sc, err := flicker.ScenarioByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range flicker.Generate(sc, 4*time.Minute, 1) {
+			var v string
+			switch ev.Type {
+			case codec.TypeJoin, codec.TypeLeave:
+			case codec.TypeRole:
+				v = fmt.Sprintf(`,"value":%q`, codec.Role(ev.Value))
+			default:
+				v = fmt.Sprintf(`,"value":%d`, ev.Value)
+			}
+			add(ev.RoomID, fmt.Sprintf(`{"room_id":%q,"user_id":%q,"type":%q%s,"ts":%d}`, ev.RoomID, ev.UserID, ev.Type, v, ev.TS))
+		}
+	}
+	add("r-handover", `{"room_id":"r-handover","user_id":"u-1","type":"volume","value":5000,"ts":1763700000000}`)
+	add("r-handover", `{"room_id":"r-handover","user_id":"u-1","type":"hand_raise","ts":1763700000000}`)
+	for chunk := range slices.Chunk(recs, 5000) {
+		if _, err := l.Append(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := cmdBench(context.Background(), []string{"--flicker", "--wal", dir, "--json"}, &stdout, &stderr); err != nil {
+		t.Fatalf("bench --flicker --wal: %v\n%s", err, stderr.String())
+	}
+	var rep flicker.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scenarios) != 3 || rep.Scenarios[0].Name != "r-discussion" || rep.Scenarios[1].Name != "r-handover" ||
+		rep.Scenarios[2].Name != "overall" || rep.Rules != codec.DefaultRules().String() {
+		t.Fatalf("report rows %+v", rep)
+	}
+	for _, s := range rep.Scenarios {
+		h, seed := s.Result(flicker.Hysteresis), s.Result(flicker.Seed)
+		if h == nil || seed == nil || s.Events == 0 || h.ChangesPerMin >= seed.ChangesPerMin || h.OutputsPerMin < h.ChangesPerMin/2 {
+			t.Fatalf("%s: %+v", s.Name, s.Results)
+		}
+	}
+	stdout.Reset()
+	if err := cmdBench(context.Background(), []string{"--flicker", "--wal", dir, "--ranking", "audio,volume"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "ranking rules audio,volume") || !strings.Contains(stdout.String(), "overall  hysteresis") {
+		t.Fatalf("table:\n%s", stdout.String())
 	}
 }

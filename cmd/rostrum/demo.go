@@ -27,6 +27,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	port := fs.Int("kafka-port", 9092, "loopback port of the embedded Kafka broker (0: any free port)")
 	rooms := fs.Int("rooms", 12, "simulated rooms")
 	members := fs.Int("members", 60, "members of the largest simulated rooms")
+	seed := fs.Uint64("seed", 1, "seed of the simulated meetings (the same seed plays the same meetings)")
 	show := fs.Int("show", 4, "rooms shown in the console view")
 	boardRate := fs.Float64("board-rate", 20, "simulated board events (gifts, points, actions, trades) per second; 0: none")
 	gatewayHTTP := fs.String("gateway-http", "127.0.0.1:8081", "listen address of the embedded gateway the simulated meeting POSTs its callbacks to (empty: produce to Kafka directly)")
@@ -146,7 +147,7 @@ Ctrl-C stops everything.
 		case <-ctx.Done():
 			return nil
 		}
-		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: *rooms, MaxMembers: *members, KafkaOpts: kopts, Gateway: gwURL})
+		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: *rooms, MaxMembers: *members, Seed: *seed, KafkaOpts: kopts, Gateway: gwURL})
 	})
 	if gwURL != "" && *grayRooms > 0 && f.env != demoGrayEnv {
 		g.Go(func() error {

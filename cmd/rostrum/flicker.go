@@ -10,8 +10,37 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/bench/flicker"
+	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/stability"
+	"github.com/rostrumhq/rostrum/wal"
 )
+
+// walMeetings reads the meeting events of every record a WAL holds, by
+// room, without locking or repairing it. Records the processor refused
+// (they are in the WAL too) and events of other types are skipped.
+func walMeetings(dir string) (map[string][]codec.Event, error) {
+	dec := codec.NewDecoder(codec.DecodeConfig{MaxFutureSkew: 100 * 365 * 24 * time.Hour, IgnoreUnknownTypes: true})
+	rooms := map[string][]codec.Event{}
+	var evs []codec.Event
+	_, err := wal.Inspect(dir, func(_ uint64, _ time.Time, recs []wal.Record) error {
+		for _, r := range recs {
+			var err error
+			if evs, err = dec.Decode(evs[:0], r.Value, codec.SourceRTC, time.Now()); err != nil {
+				continue
+			}
+			for _, ev := range evs {
+				if ev.Type.Meeting() {
+					rooms[ev.RoomID] = append(rooms[ev.RoomID], ev)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--wal %s: %w", dir, err)
+	}
+	return rooms, nil
+}
 
 // wantsFlicker reports whether `rostrum bench` was asked for the flicker
 // benchmark, which has flags of its own.
@@ -29,7 +58,9 @@ func wantsFlicker(args []string) bool {
 
 // cmdFlicker runs `rostrum bench --flicker`: the flicker benchmark (package
 // bench/flicker, docs/STABILITY.md). It needs no servers: the meetings are
-// generated and replayed in process on their own clock.
+// generated and replayed in process on their own clock. With --wal it
+// replays instead the meeting events a `rostrum run` recorded in its WAL,
+// room by room.
 func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench --flicker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -48,6 +79,9 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	grace := fs.Duration("grace", stability.DefaultGrace, "hysteresis grace (0: none)")
 	margin := fs.Int("margin", stability.DefaultMargin, "hysteresis margin in volume steps (0: off)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
+	walDir := fs.String("wal", "", "replay the meeting events recorded in this WAL directory (rostrum run's --wal-dir; read without locking) instead of the generated scenarios, per room and overall")
+	ranking := fs.String("ranking", codec.DefaultRules().String(), "ranking rules, as rostrum run's --ranking")
+	scoreEpoch := fs.String("score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field, as rostrum run's --score-epoch")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,10 +91,31 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	if *minStint <= 0 {
 		return errors.New("--min-stint must be positive")
 	}
-	cfg := flicker.Config{Scenarios: splitList(*scenarios), Seed: *seed, Duration: *duration, N: *topN,
-		Batch: *batch, MinStint: *minStint, Dwell: *dwell, Grace: *grace, Margin: *margin}
-	rep, err := flicker.Run(cfg)
+	rules, err := codec.ParseRules(*ranking)
 	if err != nil {
+		return fmt.Errorf("--ranking: %v", err)
+	}
+	epoch, err := time.Parse(time.RFC3339, *scoreEpoch)
+	if err != nil {
+		return fmt.Errorf("--score-epoch: %v", err)
+	}
+	meeting, err := codec.NewMeetingRules(epoch, rules)
+	if err != nil {
+		return fmt.Errorf("--ranking: %v", err)
+	}
+	cfg := flicker.Config{Scenarios: splitList(*scenarios), Seed: *seed, Duration: *duration, N: *topN,
+		Batch: *batch, MinStint: *minStint, Dwell: *dwell, Grace: *grace, Margin: *margin, Meeting: meeting}
+	var rep *flicker.Report
+	if *walDir != "" {
+		rooms, err := walMeetings(*walDir)
+		if err != nil {
+			return err
+		}
+		rep, err = flicker.RunEvents(cfg, rooms)
+		if err != nil {
+			return fmt.Errorf("--wal %s: %w", *walDir, err)
+		}
+	} else if rep, err = flicker.Run(cfg); err != nil {
 		return err
 	}
 	if *asJSON {

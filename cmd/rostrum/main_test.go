@@ -68,11 +68,32 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		"--grace":               {"--grace", "2h"},
 		"--margin":              {"--margin", "5000"},
 		"--due-interval":        {"--due-interval", "1us"},
+		"--unknown-types":       {"--unknown-types", "drop"},
 	}
 	for field, args := range cases {
 		err := Main(context.Background(), append([]string{"run"}, args...), new(bytes.Buffer), new(bytes.Buffer))
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("%v: error %v does not name %s", args, err, field)
+		}
+	}
+	// --ranking names the flag and the field at fault, from the command
+	// line and from the config file alike.
+	rankingFile := filepath.Join(dir, "ranking.yaml")
+	_ = os.WriteFile(rankingFile, []byte("ranking: spotlight, mic\n"), 0o600)
+	for _, args := range [][]string{
+		{"--ranking", "spotlight,screen_share,hand"},
+		{"--ranking", "audio,volume,audio"},
+		{"--ranking", ""},
+		{"--config", rankingFile},
+	} {
+		err := Main(context.Background(), append([]string{"run"}, args...), new(bytes.Buffer), new(bytes.Buffer))
+		want := map[string]string{"spotlight,screen_share,hand": `"hand"`, "audio,volume,audio": `"audio" is listed twice`, "": "empty", "--config": `"mic"`}
+		key := args[1]
+		if args[0] == "--config" {
+			key = "--config"
+		}
+		if err == nil || !strings.Contains(err.Error(), "--ranking") || !strings.Contains(err.Error(), want[key]) {
+			t.Errorf("%v: error %v does not name --ranking and %s", args, err, want[key])
 		}
 	}
 }
@@ -82,16 +103,6 @@ func TestRunFailsWhenRedisUnreachable(t *testing.T) {
 		new(bytes.Buffer), new(bytes.Buffer))
 	if err == nil || !strings.Contains(err.Error(), "redis 127.0.0.1:1 unreachable") {
 		t.Fatalf("got %v", err)
-	}
-}
-
-func TestCodecExplain(t *testing.T) {
-	var out bytes.Buffer
-	if err := Main(context.Background(), []string{"codec", "explain"}, &out, new(bytes.Buffer)); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "audio:1 volume:10 video:1 role:3 time:38 (53 bits)") {
-		t.Fatalf("explain output:\n%s", out.String())
 	}
 }
 
@@ -111,5 +122,28 @@ func TestRunFailsOnMissingTopics(t *testing.T) {
 		new(bytes.Buffer), new(bytes.Buffer))
 	if err == nil || !strings.Contains(err.Error(), "kafka topics missing: [prod.callbacks.rtc") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// rostrum codec explain prints the layout of the rules it is given.
+func TestCodecExplain(t *testing.T) {
+	var out bytes.Buffer
+	if err := Main(context.Background(), []string{"codec", "explain"}, &out, new(bytes.Buffer)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"spotlight:1 screen_share:1 audio:1 volume:10 video:1 role:3 time:36 (53 bits)", "4ms units", "rules version"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("explain lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := Main(context.Background(), []string{"codec", "explain", "--ranking", "volume,audio"}, &out, new(bytes.Buffer)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "volume:10 audio:1 time:38 (49 bits)") {
+		t.Errorf("explain --ranking volume,audio:\n%s", out.String())
+	}
+	if err := Main(context.Background(), []string{"codec", "explain", "--ranking", "mic"}, &out, new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), `--ranking: unknown field "mic"`) {
+		t.Errorf("bad --ranking: %v", err)
 	}
 }

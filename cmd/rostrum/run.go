@@ -41,6 +41,8 @@ type runFlags struct {
 	maxPollRecords                          int
 	createTopics                            bool
 	scoreEpoch                              string
+	ranking                                 string
+	unknownTypes                            string
 	maxFutureSkew                           time.Duration
 	maxRecordBytes, maxEvents               int
 	logFormat, logLevel                     string
@@ -77,6 +79,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
 	fs.IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
 	fs.BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
+	fs.StringVar(&f.ranking, "ranking", codec.DefaultRules().String(), "ranking rules: the fields to rank members on, most significant first, from spotlight, screen_share, audio, volume, video, role (the newest event time always comes last; a field left out is not ranked on)")
+	fs.StringVar(&f.unknownTypes, "unknown-types", processor.UnknownTypesSkip, "what to do with a well-formed callback of a type rostrum does not rank on: skip (count it in rostrum_events_ignored_total) or dlq")
 	fs.StringVar(&f.scoreEpoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field (RFC 3339); scores hold 2^38 ms ≈ 8.7 years after it")
 	fs.DurationVar(&f.maxFutureSkew, "max-future-skew", 5*time.Minute, "reject events whose ts is further than this in the future")
 	fs.IntVar(&f.maxRecordBytes, "max-record-bytes", 1<<20, "reject records larger than this")
@@ -150,7 +154,14 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--score-epoch: %v", err)
 	}
-	meeting := codec.NewMeeting(epoch)
+	rules, err := codec.ParseRules(f.ranking)
+	if err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--ranking: %v", err)
+	}
+	meeting, err := codec.NewMeetingRules(epoch, rules)
+	if err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--ranking: %v", err)
+	}
 	var sync wal.SyncPolicy
 	switch f.walSync {
 	case "always":
@@ -192,6 +203,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		CreateTopics:    f.createTopics,
 		Decode:          codec.DecodeConfig{MaxRecordBytes: f.maxRecordBytes, MaxEvents: f.maxEvents, MaxFutureSkew: f.maxFutureSkew},
 		Meeting:         meeting,
+		UnknownTypes:    f.unknownTypes,
 		WALMaxAge:       f.walMaxAge,
 		WALMaxBytes:     f.walMaxBytes,
 		RebuildWindow:   f.roomTTL,
@@ -238,6 +250,7 @@ var runFlagNames = map[string]string{
 	"MaxMembers": "--max-room-members", "CacheMembers": "--state-cache",
 	"Partitions": "--topic-partitions", "OutputPartitions": "--output-partitions",
 	"ReplicationFactor": "--replication-factor",
+	"UnknownTypes":      "--unknown-types",
 }
 
 func splitList(s string) []string {
@@ -410,7 +423,7 @@ func countersOf(p *processor.Processor, m *metrics.Pipeline) func() web.Counters
 	return func() web.Counters {
 		s := p.Stats()
 		lr, ls := m.Lag()
-		return web.Counters{Records: s.Records.Load(), Events: s.Events.Load(), DLQ: s.DLQ.Load(),
+		return web.Counters{Records: s.Records.Load(), Events: s.Events.Load(), DLQ: s.DLQ.Load(), Ignored: s.Ignored.Load(),
 			Published: s.Published.Load(), LagRecords: lr, LagSeconds: ls}
 	}
 }

@@ -65,6 +65,19 @@ type Input struct {
 	boards *boardmodel.Model
 }
 
+// flagsChanged reports whether a member's republishing flags (screen
+// share, spotlight, audio, video, role) differ between two outputs of the
+// same list.
+func flagsChanged(a, b []codec.OutputMember) bool {
+	for i := range min(len(a), len(b)) {
+		x, y := a[i], b[i]
+		if x.ScreenShare != y.ScreenShare || x.Spotlight != y.Spotlight || x.Audio != y.Audio || x.Video != y.Video || x.Role != y.Role {
+			return true
+		}
+	}
+	return false
+}
+
 // NewInput builds the model of tr's good events.
 func NewInput(env string, topN int, tr []trace.Record, m *model.Model) *Input {
 	seen := map[[2]string]bool{}
@@ -72,7 +85,7 @@ func NewInput(env string, topN int, tr []trace.Record, m *model.Model) *Input {
 	for _, r := range tr {
 		for _, ev := range r.Events {
 			m.Apply(ev)
-			if k := [2]string{ev.RoomID, ev.UserID}; !ev.Type.Board() && !seen[k] {
+			if k := [2]string{ev.RoomID, ev.UserID}; ev.Type.Meeting() && !seen[k] {
 				seen[k] = true
 				users[ev.RoomID] = append(users[ev.RoomID], ev.UserID)
 			}
@@ -303,12 +316,13 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 			top = max(top, s)
 		}
 		var prev []string
+		var prevTop []codec.OutputMember
 		for s := int64(1); s <= top; s++ {
 			raw, ok := seqs[s]
 			if !ok {
 				rep.Lost++
 				rep.problem("room %s: seq %d missing (highest %d)", room, s, top)
-				prev = nil
+				prev, prevTop = nil, nil
 				continue
 			}
 			var o codec.Output
@@ -317,10 +331,14 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 			for i, m := range o.Top {
 				cur[i] = m.UserID
 			}
-			if prev != nil && slices.Equal(prev, cur) {
+			// The same list again is a republish for a listed member's
+			// changed flags (docs/DESIGN.md §10); with no flag changed it
+			// is an output applied twice.
+			if prev != nil && slices.Equal(prev, cur) && !flagsChanged(prevTop, o.Top) {
 				rep.AppliedTwice++
-				rep.problem("room %s: seq %d repeats the list of seq %d: %v", room, s, s-1, cur)
+				rep.problem("room %s: seq %d repeats the list of seq %d with the same flags: %v", room, s, s-1, cur)
 			}
+			prevTop = o.Top
 			// A member in both lists keeps its slot while the slot exists;
 			// when the list shrinks, members past its end move down
 			// (stability.Merge).

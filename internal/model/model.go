@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/rostrumhq/rostrum/codec"
 )
@@ -31,12 +32,14 @@ func (r *Register) write(value, ts int64) {
 
 // MemberState is everything the model knows about one member of a room.
 type MemberState struct {
-	Audio    Register // 0 off, 1 on
-	Volume   Register // 0..999
-	Video    Register // 0 off, 1 on
-	Role     Register // a codec.Role
-	Presence Register // 0 before any event, then PresenceIn or PresenceLeft
-	Time     int64    // greatest ts of all events applied, Unix ms
+	Audio       Register // 0 off, 1 on
+	Volume      Register // 0..999
+	Video       Register // 0 off, 1 on
+	Role        Register // a codec.Role
+	ScreenShare Register // 0 off, 1 sharing
+	Spotlight   Register // 0 off, 1 in the spotlight
+	Presence    Register // 0 before any event, then PresenceIn or PresenceLeft
+	Time        int64    // greatest ts of all events applied, Unix ms
 }
 
 // newMemberState returns the state of a member no event has touched yet.
@@ -52,28 +55,74 @@ func (s MemberState) Ranked() bool {
 
 // Member is one ranked member, as the ranking shows it.
 type Member struct {
-	UserID string
-	Audio  uint8
-	Volume uint16
-	Video  uint8
-	Role   codec.Role
-	TS     int64   // the member's time: greatest ts of its events, Unix ms
-	Score  float64 // codec.Meeting.Encode of the fields above
+	UserID      string
+	Audio       uint8
+	Volume      uint16
+	Video       uint8
+	Role        codec.Role
+	ScreenShare uint8
+	Spotlight   uint8
+	TS          int64   // the member's time: greatest ts of its events, Unix ms
+	Score       float64 // the score the ranking rules give the fields above (see score)
 }
 
 // Model holds the member states of every room it has seen an event of.
 type Model struct {
-	meeting *codec.Meeting
+	rules   []string // the ranking rules' field names, most significant first
+	epochMS int64
 	rooms   map[string]map[string]*MemberState // room id → user id → state
 }
 
-// New returns an empty model that scores members with meeting.
+// New returns an empty model that ranks members by meeting's rules and
+// epoch. It takes only those two settings from meeting: the model computes
+// its scores with its own arithmetic (see score), never with the codec's.
 func New(meeting *codec.Meeting) *Model {
-	return &Model{meeting: meeting, rooms: make(map[string]map[string]*MemberState)}
+	return &Model{rules: strings.Split(meeting.Rules().String(), ","), epochMS: meeting.Epoch().UnixMilli(),
+		rooms: make(map[string]map[string]*MemberState)}
 }
 
-// Apply applies one meeting event; board events (gift, score, …) never
-// touch a meeting ranking and are ignored. Events may come in any order and
+// window is the span of event times every rule set scores: 2^38 ms.
+const window = int64(1) << 38
+
+// fieldBits are the widths of the ranking rules' fields.
+var fieldBits = map[string]uint{"spotlight": 1, "screen_share": 1, "audio": 1, "volume": 10, "video": 1, "role": 3}
+
+// score is the model's own score of a ranked member: the rules' fields as
+// one integer, most significant first, then the time since the epoch in the
+// unit that keeps the 2^38 ms window in the bits left (53 bits in all): a
+// field takes fieldBits bits, the time min(38, 53 - fields' bits) bits,
+// counting units of 2^(38 - time bits) ms.
+func (m *Model) score(mem Member) float64 {
+	var x uint64
+	used := uint(0)
+	for _, name := range m.rules {
+		var v uint64
+		switch name {
+		case "spotlight":
+			v = uint64(mem.Spotlight)
+		case "screen_share":
+			v = uint64(mem.ScreenShare)
+		case "audio":
+			v = uint64(mem.Audio)
+		case "volume":
+			v = uint64(mem.Volume)
+		case "video":
+			v = uint64(mem.Video)
+		case "role":
+			v = uint64(mem.Role)
+		}
+		x = x<<fieldBits[name] | v
+		used += fieldBits[name]
+	}
+	timeBits := min(38, 53-used)
+	unit := int64(1) << (38 - timeBits)
+	x = x<<timeBits | uint64((mem.TS-m.epochMS)/unit)
+	return float64(x)
+}
+
+// Apply applies one meeting event; board events (gift, score, …) and
+// events of types rostrum does not know (codec.TypeIgnored) never touch a
+// meeting ranking and are ignored. Events may come in any order and
 // more than once.
 //
 // Apply panics on an event that codec's Decoder never returns (an empty id,
@@ -81,7 +130,7 @@ func New(meeting *codec.Meeting) *Model {
 // meeting codec cannot score (before its epoch or past its window): both are
 // bugs in the test that feeds the model.
 func (m *Model) Apply(ev codec.Event) {
-	if ev.Type.Board() {
+	if ev.Type.Board() || ev.Type == codec.TypeIgnored {
 		return
 	}
 	if err := m.check(ev); err != nil {
@@ -111,6 +160,10 @@ func (m *Model) Apply(ev codec.Event) {
 		s.Video.write(ev.Value, ev.TS)
 	case codec.TypeRole:
 		s.Role.write(ev.Value, ev.TS)
+	case codec.TypeScreenShare:
+		s.ScreenShare.write(ev.Value, ev.TS)
+	case codec.TypeSpotlight:
+		s.Spotlight.write(ev.Value, ev.TS)
 	}
 	// Every event but a leave is a join at its ts, join itself included.
 	s.Presence.write(PresenceIn, ev.TS)
@@ -125,7 +178,7 @@ func (m *Model) check(ev codec.Event) error {
 	switch ev.Type {
 	case codec.TypeJoin, codec.TypeLeave:
 		hi = 0
-	case codec.TypeAudio, codec.TypeVideo:
+	case codec.TypeAudio, codec.TypeVideo, codec.TypeScreenShare, codec.TypeSpotlight:
 		hi = 1
 	case codec.TypeVolume:
 		hi = codec.MaxVolume
@@ -142,8 +195,8 @@ func (m *Model) check(ev codec.Event) error {
 	}
 	// The member's time is the greatest ts of its events, so checking each
 	// ts here means every score Ranking computes can be encoded.
-	if _, err := m.meeting.Encode(codec.MemberScore{Role: codec.RoleStudent, TS: ev.TS}); err != nil {
-		return err
+	if ev.TS < m.epochMS || ev.TS-m.epochMS >= window {
+		return fmt.Errorf("ts %d outside the score window [%d, %d)", ev.TS, m.epochMS, m.epochMS+window)
 	}
 	return nil
 }
@@ -174,21 +227,17 @@ func (m *Model) Ranking(room string) []Member {
 			continue
 		}
 		mem := Member{
-			UserID: user,
-			Audio:  uint8(s.Audio.Value),
-			Volume: uint16(s.Volume.Value),
-			Video:  uint8(s.Video.Value),
-			Role:   codec.Role(s.Role.Value),
-			TS:     s.Time,
+			UserID:      user,
+			Audio:       uint8(s.Audio.Value),
+			Volume:      uint16(s.Volume.Value),
+			Video:       uint8(s.Video.Value),
+			Role:        codec.Role(s.Role.Value),
+			ScreenShare: uint8(s.ScreenShare.Value),
+			Spotlight:   uint8(s.Spotlight.Value),
+			TS:          s.Time,
 		}
-		score, err := m.meeting.Encode(codec.MemberScore{
-			Audio: mem.Audio, Volume: mem.Volume, Video: mem.Video, Role: mem.Role, TS: mem.TS,
-		})
-		if err != nil {
-			// Apply checked every field and every ts.
-			panic(fmt.Sprintf("model: score of %s in room %s: %v", user, room, err))
-		}
-		mem.Score = score
+		// Apply checked every field and every ts.
+		mem.Score = m.score(mem)
 		ranking = append(ranking, mem)
 	}
 	slices.SortFunc(ranking, func(a, b Member) int {

@@ -55,7 +55,8 @@ func want(t *testing.T, meeting *codec.Meeting, rs ...ranked) []Member {
 
 func TestRanking(t *testing.T) {
 	meeting := codec.NewMeeting(codec.DefaultEpoch)
-	const t1, t2, t3, t4 = t0 + 1, t0 + 2, t0 + 3, t0 + 4
+	// 4 ms apart: the default rules count time in 4 ms units.
+	const t1, t2, t3, t4 = t0 + 4, t0 + 8, t0 + 12, t0 + 16
 	tests := []struct {
 		name   string
 		events []codec.Event
@@ -272,6 +273,43 @@ func TestOrderAndDuplicatesDoNotMatter(t *testing.T) {
 					t.Fatalf("seed %d %s/%s: state %+v,%v != %+v,%v", seed, room, user, sa, oka, sb, okb)
 				}
 			}
+		}
+	}
+}
+
+// TestScoreTable pins scores of several rule sets, boundaries included,
+// computed by hand: the model's own arithmetic and the production codec
+// must both give them.
+func TestScoreTable(t *testing.T) {
+	e := codec.DefaultEpoch.UnixMilli()
+	last := e + 1<<38 - 1 // the window's last ms
+	tests := []struct {
+		rules string
+		m     Member
+		want  float64
+	}{
+		{"spotlight,screen_share,audio,volume,video,role", Member{Spotlight: 1, Audio: 1, Volume: 999, Video: 1, Role: codec.RoleHost, TS: last}, 6728805003558911},
+		{"spotlight,screen_share,audio,volume,video,role", Member{ScreenShare: 1, Role: codec.RoleStudent, TS: e + 7}, 2251868533161985},
+		{"audio,volume,video,role", Member{Spotlight: 1, ScreenShare: 1, Audio: 1, Volume: 512, Role: codec.RoleCohost, TS: e + 123456789}, 6756224198233365},
+		{"spotlight,audio,volume,video,role", Member{Spotlight: 1, Volume: 1, Video: 1, Role: codec.RoleGuest, TS: e + 5}, 4507173040160770},
+		{"role,screen_share", Member{Spotlight: 1, ScreenShare: 1, Audio: 1, Volume: 7, Video: 1, Role: codec.RoleHost, TS: last}, 2748779069439},
+	}
+	for _, tt := range tests {
+		rules, err := codec.ParseRules(tt.rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meeting, err := codec.NewMeetingRules(codec.DefaultEpoch, rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := New(meeting).score(tt.m); got != tt.want {
+			t.Errorf("%s %+v: model %.0f, want %.0f", tt.rules, tt.m, got, tt.want)
+		}
+		got, err := meeting.Encode(codec.MemberScore{Spotlight: tt.m.Spotlight, ScreenShare: tt.m.ScreenShare, Audio: tt.m.Audio,
+			Volume: tt.m.Volume, Video: tt.m.Video, Role: tt.m.Role, TS: tt.m.TS})
+		if err != nil || got != tt.want {
+			t.Errorf("%s %+v: codec %.0f %v, want %.0f", tt.rules, tt.m, got, err, tt.want)
 		}
 	}
 }

@@ -143,12 +143,14 @@ func (g *generator) breakEvent(e codec.Event) ([]field, string) {
 	case 2:
 		return with(as(codec.TypeVolume), "value", pickStr("1000", "1023", "-1", "99999")), "volume out of range"
 	case 3:
-		t := []codec.Type{codec.TypeAudio, codec.TypeVideo}[g.rng.IntN(2)]
+		t := []codec.Type{codec.TypeAudio, codec.TypeVideo, codec.TypeScreenShare, codec.TypeSpotlight}[g.rng.IntN(4)]
 		return with(as(t), "value", pickStr("2", "-1", "10")), t.String() + " value out of range"
 	case 4:
 		return with(as(codec.TypeVolume), "value", pickStr("512.5", "5e2", "100.0", `"512"`, "true")), "volume not an integer"
 	case 5:
-		return with(fs, "type", quote(pickStr("mute", "Volume", "kick", "screen_share", ""))), "unknown type"
+		// Not a name rostrum could skip either: empty, too long, or
+		// characters outside the id alphabet.
+		return with(fs, "type", quote(pickStr("", "mute all", "kick!", "volume/2", strings.Repeat("t", 65)))), "unknown type"
 	case 6:
 		return with(fs, "type", pickStr("5", "true", `["volume"]`)), "type not a string"
 	case 7:

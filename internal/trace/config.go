@@ -46,6 +46,11 @@ type Config struct {
 	// than the newest event before them. 0..1; DupRate + BadRate +
 	// ReorderRate <= 1.
 	ReorderRate float64
+	// UnknownRate is the share of records that carry a well-formed callback
+	// of a type rostrum does not rank on (a raised hand, a chat message, a
+	// network report): skipped and counted, or sent to the DLQ with
+	// --unknown-types dlq. 0..1; with the three rates above at most 1.
+	UnknownRate float64
 	// RoomPrefix begins every room id: RoomPrefix + "r-" + n, so "prod-"
 	// gives "prod-r-12". It must consist of id characters [A-Za-z0-9._:@-].
 	// Default: none.
@@ -54,7 +59,8 @@ type Config struct {
 
 // DefaultConfig returns a realistic trace configuration for seed: 40 rooms
 // of up to 200 members, 10000 records, 35% arrays, 3% duplicates, 2% bad
-// records and 5% reordered records.
+// records, 5% reordered records and 2% records of types rostrum does not
+// rank on.
 func DefaultConfig(seed uint64) Config {
 	return Config{
 		Seed:        seed,
@@ -66,6 +72,7 @@ func DefaultConfig(seed uint64) Config {
 		DupRate:     0.03,
 		BadRate:     0.02,
 		ReorderRate: 0.05,
+		UnknownRate: 0.02,
 	}
 }
 
@@ -115,13 +122,13 @@ func (c Config) Validate() error {
 	for _, r := range []struct {
 		name string
 		v    float64
-	}{{"ArrayRate", c.ArrayRate}, {"DupRate", c.DupRate}, {"BadRate", c.BadRate}, {"ReorderRate", c.ReorderRate}} {
+	}{{"ArrayRate", c.ArrayRate}, {"DupRate", c.DupRate}, {"BadRate", c.BadRate}, {"ReorderRate", c.ReorderRate}, {"UnknownRate", c.UnknownRate}} {
 		if err := rate(r.name, r.v); err != nil {
 			return err
 		}
 	}
-	if sum := c.DupRate + c.BadRate + c.ReorderRate; sum > 1 {
-		return fmt.Errorf("trace: DupRate + BadRate + ReorderRate must be at most 1, got %v", sum)
+	if sum := c.DupRate + c.BadRate + c.ReorderRate + c.UnknownRate; sum > 1 {
+		return fmt.Errorf("trace: DupRate + BadRate + ReorderRate + UnknownRate must be at most 1, got %v", sum)
 	}
 	if !validID(c.RoomPrefix + "r-" + strconv.Itoa(c.Rooms)) {
 		return errors.New("trace: RoomPrefix must be id characters [A-Za-z0-9._:@-], at most 120 bytes")

@@ -12,10 +12,13 @@
 // video, role, the current host) and draws one action per record:
 //
 //	topic   event types            how it looks
-//	rtc     volume, audio, video   volume indications dominate, mostly as
-//	                               JSON arrays of several speakers of one room
-//	client  audio, video, join,    one member's media state; joins and leaves
-//	        leave
+//	rtc     volume, audio, video,  volume indications dominate, mostly as
+//	        screen_share           JSON arrays of several speakers of one room;
+//	                               a presenter (often a host or guest) starts
+//	                               or stops sharing
+//	client  audio, video, join,    one member's media state; joins and leaves;
+//	        leave, screen_share,   the host's client puts a member in the
+//	        spotlight              spotlight or takes it out
 //	signal  role, join, leave      host hand-over (new host, former host to
 //	                               cohost or student), excluded roles
 //	                               (broadcast_control, screen_picker,
@@ -35,6 +38,10 @@
 //   - ReorderRate: fresh records whose events are up to 5 s older than the
 //     newest event before them (Record.Reordered), as when one topic lags
 //     the others.
+//   - UnknownRate: well-formed callbacks of types rostrum does not rank on
+//     (hand_raise, chat_message, …; Record.Unknown, events of
+//     codec.TypeIgnored), with any value: skipped and counted by default,
+//     sent to the DLQ with --unknown-types dlq.
 //
 // A few fresh records also contradict a recent event at the same millisecond
 // (audio on against audio off, a leave against a join), to exercise the

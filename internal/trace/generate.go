@@ -41,6 +41,8 @@ func Generate(cfg Config) []Record {
 			out = append(out, g.dup())
 		case u < cfg.BadRate+cfg.DupRate+cfg.ReorderRate:
 			out = append(out, g.fresh(true))
+		case u < cfg.BadRate+cfg.DupRate+cfg.ReorderRate+cfg.UnknownRate:
+			out = append(out, g.unknown())
 		default:
 			out = append(out, g.fresh(false))
 		}
@@ -74,6 +76,8 @@ type room struct {
 	target   int       // how many members the meeting tends to have present
 	speakers int       // how many present members it tends to have unmuted
 	host     *member   // the current host, or nil
+	sharer   *member   // the member sharing their screen, or nil
+	spot     *member   // the member the host put in the spotlight, or nil
 	demote   []*member // former hosts still waiting for their new role
 	present  int
 }
@@ -83,6 +87,7 @@ type member struct {
 	present      bool
 	role         codec.Role
 	audio, video bool
+	share, spot  bool
 }
 
 func (g *generator) makeRooms() {
@@ -264,7 +269,8 @@ func (g *generator) singleAction(r *room, ts int64) (string, []codec.Event) {
 	if r.present > 0 {
 		leaveW = 4
 	}
-	w := g.rng.IntN(joinW + leaveW + 45 + 12 + 8 + roleW)
+	const shareW, spotW = 3, 2
+	w := g.rng.IntN(joinW + leaveW + 45 + 12 + 8 + shareW + spotW + roleW)
 	switch {
 	case w < joinW:
 		m := g.pick(r, isAbsent)
@@ -290,6 +296,10 @@ func (g *generator) singleAction(r *room, ts int64) (string, []codec.Event) {
 		r.setPresent(m, true)
 		m.video = !m.video
 		return g.oneOf("rtc", "client"), []codec.Event{event(r, m, codec.TypeVideo, b2i(m.video), ts)}
+	case w < joinW+leaveW+45+12+8+shareW:
+		return g.screenShare(r, ts)
+	case w < joinW+leaveW+45+12+8+shareW+spotW:
+		return g.spotlight(r, ts)
 	default:
 		m, role := g.roleChange(r)
 		r.setPresent(m, true)
@@ -363,6 +373,64 @@ func (g *generator) arrayAction(r *room, ts int64) (string, []codec.Event) {
 		evs[i] = event(r, m, codec.TypeVolume, g.volume(m), ts)
 	}
 	return "rtc", evs
+}
+
+// screenShare starts or stops a screen share in r: the presenter stops, or
+// a present member (a host or guest more often) starts presenting; the
+// meeting system stops the previous presenter's share at the same time,
+// in its own record, some of the time only.
+func (g *generator) screenShare(r *room, ts int64) (string, []codec.Event) {
+	if s := r.sharer; s != nil && g.rng.IntN(2) == 0 {
+		s.share, r.sharer = false, nil
+		r.setPresent(s, true)
+		return g.oneOf("rtc", "client"), []codec.Event{event(r, s, codec.TypeScreenShare, 0, ts)}
+	}
+	m := g.pick(r, func(m *member) bool {
+		return m.present && m != r.sharer && (m.role == codec.RoleHost || m.role == codec.RoleGuest)
+	})
+	if m == nil {
+		m = g.somePresent(r)
+	}
+	r.setPresent(m, true)
+	m.share = true
+	if r.sharer != nil && r.sharer != m && g.rng.IntN(2) == 0 {
+		r.sharer.share = false // the old share ends without a record of its own
+	}
+	r.sharer = m
+	return g.oneOf("rtc", "client"), []codec.Event{event(r, m, codec.TypeScreenShare, 1, ts)}
+}
+
+// spotlight has the host's client (or signalling) put a member in the
+// spotlight or take it out.
+func (g *generator) spotlight(r *room, ts int64) (string, []codec.Event) {
+	if s := r.spot; s != nil && g.rng.IntN(3) == 0 {
+		s.spot, r.spot = false, nil
+		r.setPresent(s, true)
+		return g.oneOf("client", "signal"), []codec.Event{event(r, s, codec.TypeSpotlight, 0, ts)}
+	}
+	m := g.pick(r, func(m *member) bool { return m.present && m != r.host })
+	if m == nil {
+		m = g.somePresent(r)
+	}
+	r.setPresent(m, true)
+	m.spot, r.spot = true, m
+	return g.oneOf("client", "signal"), []codec.Event{event(r, m, codec.TypeSpotlight, 1, ts)}
+}
+
+// unknownTypes are callbacks of the meeting system that rostrum does not
+// rank on.
+var unknownTypes = [...]string{"hand_raise", "chat_message", "network_quality", "recording_started", "whiteboard.open", "reaction"}
+
+// unknown returns a good record of a type rostrum does not rank on.
+func (g *generator) unknown() Record {
+	r := g.pickRoom()
+	m := g.pick(r, anyone)
+	e := event(r, m, codec.TypeIgnored, 0, g.now)
+	e.TypeName = unknownTypes[g.rng.IntN(len(unknownTypes))]
+	topic := g.oneOf(topics[:]...)
+	e.Source = topicSource(topic)
+	g.newest = max(g.newest, e.TS)
+	return Record{Topic: topic, Key: r.id, Value: encode([]codec.Event{e}, false, false), Events: []codec.Event{e}, Unknown: true}
 }
 
 // audioToggle returns the member whose audio is switched next: mostly one
@@ -477,7 +545,7 @@ func (g *generator) contradict() (string, []codec.Event) {
 		e.Type, topic = codec.TypeLeave, g.oneOf("client", "signal")
 	case codec.TypeLeave:
 		e.Type, topic = codec.TypeJoin, g.oneOf("client", "signal")
-	case codec.TypeAudio, codec.TypeVideo:
+	case codec.TypeAudio, codec.TypeVideo, codec.TypeScreenShare, codec.TypeSpotlight:
 		e.Value, topic = 1-e.Value, g.oneOf("rtc", "client")
 	case codec.TypeVolume:
 		e.Value, topic = (e.Value+1+g.rng.Int64N(codec.MaxVolume))%(codec.MaxVolume+1), "rtc"

@@ -28,6 +28,10 @@ type Record struct {
 	// Reordered marks a fresh record whose events are older than events of
 	// records before it: the trace clock had moved on.
 	Reordered bool
+	// Unknown marks a record whose events are of a type rostrum does not
+	// rank on (codec.TypeIgnored, TypeName set): good when skipped (the
+	// default), sent to the DLQ with --unknown-types dlq.
+	Unknown bool
 }
 
 // Good reports whether the decoder must accept r.
@@ -60,6 +64,15 @@ func eventFields(e codec.Event, withSource bool) []field {
 		{"type", quote(e.Type.String())},
 	}
 	switch e.Type {
+	case codec.TypeIgnored:
+		fs[2].raw = quote(e.TypeName)
+		// Whatever the meeting system sends with it; rostrum never reads it.
+		switch e.TS % 3 {
+		case 1:
+			fs = append(fs, field{"value", `{"level":3,"text":"hi, all"}`})
+		case 2:
+			fs = append(fs, field{"value", `"on"`})
+		}
 	case codec.TypeJoin, codec.TypeLeave:
 	case codec.TypeRole:
 		fs = append(fs, field{"value", quote(codec.Role(e.Value).String())})

@@ -206,15 +206,28 @@ func TestGenerateFeedsModel(t *testing.T) {
 }
 
 // TestDecode checks the trace against rostrum's decoder: every good record
-// decodes to exactly its Events, every bad one is rejected.
+// decodes to exactly its Events, every bad one is rejected; a record of an
+// unknown type decodes to ignored events when they are skipped, and is
+// rejected when they go to the DLQ.
 func TestDecode(t *testing.T) {
-	dec := codec.NewDecoder(codec.DecodeConfig{})
+	dec := codec.NewDecoder(codec.DecodeConfig{IgnoreUnknownTypes: true})
+	strict := codec.NewDecoder(codec.DecodeConfig{})
 	now := time.Now()
+	unknown, kinds := 0, map[codec.Type]int{}
 	for _, seed := range []uint64{1, 2, 3} {
 		cfg := DefaultConfig(seed)
 		cfg.BadRate = 0.2
 		for i, r := range Generate(cfg) {
 			got, err := dec.Decode(nil, r.Value, topicSource(r.Topic), now)
+			if r.Unknown {
+				unknown++
+				if _, err := strict.Decode(nil, r.Value, topicSource(r.Topic), now); err == nil {
+					t.Errorf("seed %d record %d: unknown type accepted by the strict decoder: %s", seed, i, r.Value)
+				}
+			}
+			for _, e := range r.Events {
+				kinds[e.Type]++
+			}
 			switch {
 			case r.Good() && err != nil:
 				t.Errorf("seed %d record %d: good record rejected: %v\n%s", seed, i, err, r.Value)
@@ -224,6 +237,9 @@ func TestDecode(t *testing.T) {
 				t.Errorf("seed %d record %d: bad record (%s) accepted: %q", seed, i, r.Bad, r.Value)
 			}
 		}
+	}
+	if unknown == 0 || kinds[codec.TypeIgnored] == 0 || kinds[codec.TypeScreenShare] == 0 || kinds[codec.TypeSpotlight] == 0 {
+		t.Errorf("records of unknown types %d, event kinds %v: want screen shares, spotlights and ignored events", unknown, kinds)
 	}
 }
 

@@ -3,15 +3,27 @@
 -- carries the room's hash tag, so it runs on one Redis Cluster slot.
 --
 -- KEYS: 1 members hash, 2 ranking zset, 3 stable hash, 4 watermark hash
--- ARGV: 1 ttl ms, 2 top-n, 3 epoch ms, 4 max time offset,
---       5..8 multipliers of audio, volume, video, role in the score,
---       9 members cap (0: none),
---       10 force (1: apply parts at or below the watermark too; recovery),
---       11 new state token, 12 want states (1: reply with every member's
+-- ARGV: 1 ttl ms, 2 top-n, 3 epoch ms, 4 max time offset (ms),
+--       5..10 multipliers of spotlight, screen share, audio, volume, video
+--       and role in the score (0: the rules do not rank on the field),
+--       11 time unit (ms), 12 rules version, 13 the version of a room
+--       stored without one (the legacy rules),
+--       14 members cap (0: none),
+--       15 force (1: apply parts at or below the watermark too; recovery),
+--       16 new state token, 17 want states (1: reply with every member's
 --       state, for the sink's state cache),
---       13 number of topic-partition parts, then per part:
+--       18 number of topic-partition parts, then per part:
 --       name ("topic/partition"), last offset, member count,
 --       then member count pairs of (user id, packed update)
+--
+-- Rules version: the stable hash's field r names the ranking rules the
+-- room's scores were computed under. A room touched under other rules (a
+-- processor configured with other --ranking or --score-epoch) is re-scored
+-- from its member registers first, in this same atomic step: the ranking
+-- is rebuilt whole, so one sorted set never holds two layouts.
+--
+-- Packed member states: format 2 (ranking.MemberState.AppendBinary) is
+-- written; format 1 (35 bytes, earlier releases) is read too.
 --
 -- A part whose last offset is at or below the stored watermark was applied
 -- before (a replay or a zombie consumer) and is skipped. A part that overlaps
@@ -46,48 +58,84 @@
 -- The stable members' scores tell the hysteresis which of them left the
 -- ranking and how strong the others are.
 
-local F = '<BBBBBHlI4I4I4I4I4'
-local NONE, MAXD = 4294967295, 4294967294
+local F1 = '<BBBBBHlI4I4I4I4I4'
+local NONE1, MAXD = 4294967295, 4294967295
 local ttl, topn, epoch, tmax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local mA, mV, mVid, mR = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local cap = tonumber(ARGV[9])
-local force = ARGV[10] == '1'
-local token, want = ARGV[11], ARGV[12] == '1'
-local nparts = tonumber(ARGV[13])
-local i = 14
+local mP, mS, mA, mV = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local mVid, mR, unit = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local rules, legacy = ARGV[12], ARGV[13]
+local cap = tonumber(ARGV[14])
+local force = ARGV[15] == '1'
+local token, want = ARGV[16], ARGV[17] == '1'
+local nparts = tonumber(ARGV[18])
+local i = 19
 local upd, users = {}, {}
 local applied = 0
 local refused, isRefused, skipped = {}, {}, {}
 
--- value index, time index pairs of the packed state (see state.go)
-local P = {{1,7},{2,9},{3,11},{4,10},{6,8}}
+-- A state is a table: 1 audio, 2 video, 3 presence, 4 role, 5 screen
+-- share, 6 spotlight, 7 volume, then the registers' times 8 audio,
+-- 9 volume, 10 video, 11 role, 12 presence, 13 screen share, 14 spotlight
+-- (0: never set), and 15 the newest time. Register j of the packed mask
+-- has its value at V[j+1] and its time at 8+j.
+local V = {1, 7, 2, 4, 3, 5, 6}
 local function merge(s, u)
-  for _, p in ipairs(P) do
-    local v, t = p[1], p[2]
+  for j = 1, 7 do
+    local v, t = V[j], 7+j
     if u[t] > s[t] or (u[t] == s[t] and u[v] > s[v]) then s[v] = u[v]; s[t] = u[t] end
   end
-  if u[12] > s[12] then s[12] = u[12] end
+  if u[15] > s[15] then s[15] = u[15] end
 end
-local function unpack12(b)
-  -- stored: values, newest time, then each field's time as a delta below it
-  if #b ~= 35 then error('rostrum: member state of ' .. #b .. ' bytes, want 35') end
-  local a = {struct.unpack(F, b)}
-  if a[5] ~= 1 then error('rostrum: member state format ' .. a[5] .. ', want 1') end
+local function unpack15(b)
+  if string.byte(b, 1) == 2 and #b >= 11 then
+    local _, vals, mask, mx = struct.unpack('<BI3BI6', b)
+    local s = {vals % 2, math.floor(vals/2) % 2, math.floor(vals/16) % 4, math.floor(vals/64) % 8,
+      math.floor(vals/4) % 2, math.floor(vals/8) % 2, math.floor(vals/512), 0, 0, 0, 0, 0, 0, 0, mx}
+    local at = 12
+    for j = 0, 6 do
+      if bit.band(mask, 2^j) ~= 0 then
+        if at + 3 > #b then error('rostrum: member state of ' .. #b .. ' bytes is short') end
+        s[8+j] = mx - struct.unpack('<I4', b, at)
+        at = at + 4
+      end
+    end
+    if at ~= #b + 1 then error('rostrum: member state of ' .. #b .. ' bytes, mask wants ' .. (at-1)) end
+    return s
+  end
+  -- format 1: values, version, volume, newest time, five time deltas
+  if #b ~= 35 then error('rostrum: member state of ' .. #b .. ' bytes, want format 2 or 35 bytes') end
+  local a = {struct.unpack(F1, b)}
+  if a[5] ~= 1 then error('rostrum: member state format ' .. a[5] .. ', want 1 or 2') end
   local mx = a[7]
-  local s = {a[1], a[2], a[3], a[4], a[5], a[6], 0, 0, 0, 0, 0, mx}
+  local s = {a[1], a[2], a[3], a[4], 0, 0, a[6], 0, 0, 0, 0, 0, 0, 0, mx}
   for j = 0, 4 do
     local d = a[8+j]
-    if d ~= NONE then s[7+j] = mx - d end
+    if d ~= NONE1 then s[8+j] = mx - d end
   end
   return s
 end
-local function pack12(s)
-  local d = {}
-  for j = 0, 4 do
-    local t = s[7+j]
-    if t == 0 then d[j+1] = NONE else d[j+1] = math.min(s[12] - t, MAXD) end
+local function pack15(s)
+  local mx = s[15]
+  local vals = s[1] + s[2]*2 + s[5]*4 + s[6]*8 + s[3]*16 + s[4]*64 + s[7]*512
+  local mask, d = 0, {}
+  for j = 0, 6 do
+    local t = s[8+j]
+    if t ~= 0 then
+      mask = mask + 2^j
+      d[#d+1] = math.min(math.max(mx - t, 0), MAXD)
+    end
   end
-  return struct.pack(F, s[1], s[2], s[3], s[4], 1, s[6], s[12], d[1], d[2], d[3], d[4], d[5])
+  return struct.pack('<BI3BI6' .. string.rep('I4', #d), 2, vals, mask, mx, unpack(d))
+end
+-- score returns a ranked state's score, nil for a state that is not ranked
+-- and false for a time outside the score layout.
+local function score(s)
+  local role = s[4]
+  if role == 0 then role = 1 end
+  if s[3] ~= 1 or role < 1 or role > 4 then return nil end
+  local t = s[15] - epoch
+  if t < 0 or t > tmax then return false end
+  return s[6]*mP + s[5]*mS + s[1]*mA + s[7]*mV + s[2]*mVid + role*mR + math.floor(t/unit)
 end
 
 for _ = 1, nparts do
@@ -97,7 +145,7 @@ for _ = 1, nparts do
   if force or last > wm then
     applied = 1
     for k = 0, n-1 do
-      local user, u = ARGV[i+2*k], unpack12(ARGV[i+2*k+1])
+      local user, u = ARGV[i+2*k], unpack15(ARGV[i+2*k+1])
       local s = upd[user]
       if s then merge(s, u) else upd[user] = u; users[#users+1] = user end
     end
@@ -118,6 +166,33 @@ for _, user in ipairs(skipped) do
 end
 
 local ranked = 0
+-- The rules version: re-score the room whole when it was scored under
+-- other rules (a room without a version was scored under the legacy ones).
+local rv = redis.call('HGET', KEYS[3], 'r')
+if rv ~= rules then
+  local exists = redis.call('EXISTS', KEYS[1]) == 1
+  local all = {}
+  if exists and (rv or legacy) ~= rules then all = redis.call('HGETALL', KEYS[1]) end
+  if #all > 0 then
+    -- every score first: a time outside the layout changes nothing
+    local zadd = {}
+    for k = 1, #all, 2 do
+      local sc = score(unpack15(all[k+1]))
+      if sc == false then return redis.error_reply('ERR rostrum: time of ' .. all[k] .. ' outside the score layout') end
+      if sc then zadd[#zadd+1] = string.format('%.0f', sc); zadd[#zadd+1] = all[k] end
+    end
+    redis.call('DEL', KEYS[2])
+    for c = 1, #zadd, 1000 do
+      redis.call('ZADD', KEYS[2], unpack(zadd, c, math.min(c+999, #zadd)))
+    end
+    redis.call('HINCRBY', KEYS[3], 'v', 1)
+  end
+  if exists or applied == 1 then
+    redis.call('HSET', KEYS[3], 'r', rules)
+    -- an apply refreshes every key's TTL below
+    if applied == 0 then for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ttl) end end
+  end
+end
 if applied == 1 then
   local CH = 500
   for c = 1, #users, CH do
@@ -129,29 +204,26 @@ if applied == 1 then
       local s
       local admit = true
       if stored[k] then
-        s = unpack12(stored[k])
+        s = unpack15(stored[k])
       elseif cap > 0 and count >= cap then
         admit = false
         refuse(user)
       else
-        s = {0,0,0,0,1,0,0,0,0,0,0,0}
+        s = {0,0,0,0,0,0,0,0,0,0,0,0,0,0,0}
         count = count + 1
       end
       local before = stored[k]
       local packed = before
       if admit then
         merge(s, upd[user])
-        packed = pack12(s)
+        packed = pack15(s)
       end
       if packed ~= before then
         hset[#hset+1] = user; hset[#hset+1] = packed
-        local role = s[4]
-        if role == 0 then role = 1 end
-        if s[3] == 1 and role >= 1 and role <= 4 then
-          local t = s[12] - epoch
-          if t < 0 or t > tmax then return redis.error_reply('ERR rostrum: time of ' .. user .. ' outside the score layout') end
-          local score = s[1]*mA + s[6]*mV + s[2]*mVid + role*mR + t
-          zadd[#zadd+1] = string.format('%.0f', score); zadd[#zadd+1] = user
+        local sc = score(s)
+        if sc == false then return redis.error_reply('ERR rostrum: time of ' .. user .. ' outside the score layout') end
+        if sc then
+          zadd[#zadd+1] = string.format('%.0f', sc); zadd[#zadd+1] = user
         else
           zrem[#zrem+1] = user
         end

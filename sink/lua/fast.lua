@@ -22,13 +22,16 @@
 --       10 hysteresis state and 11 pending seq ("": none) merged from,
 --       12 new list, 13 output record, 14 new state ("": none),
 --       15 TTL refresh (TTL_ALL: every key, TTL_RANKING: the ranking only,
---       TTL_NONE: none; see Redis.ttlMode), 16 number of topic-partition
+--       TTL_NONE: none; see Redis.ttlMode), 16 rules version (the cache
+--       scored under it; a room stored under other rules takes apply.lua,
+--       which re-scores it), 17 number of topic-partition
 --       parts, then per part: name, last offset; then a count and that many
 --       (user, packed state) pairs for HSET, a count and that many
 --       (score, user) pairs for ZADD, and a count and that many users for
 --       ZREM
 --
--- Reply: {-1, the stored token or ""} when the token moved on, {-1} when
+-- Reply: {-1, the stored token or ""} when the token moved on or the
+-- room's rules version is not ARGV[16], {-1} when
 -- the merged-from stable state did (nothing written, the ack neither), {-2}
 -- when a part is at or below its watermark (the same; the full script
 -- decides), {1} with a merge mode, else {1 if a part was applied or 0, seq,
@@ -40,8 +43,8 @@ local MERGE_NONE, MERGE_MERGED, MERGE_STORE, MERGE_STATE = 0, 1, 2, 3 -- luachec
 -- TTL refresh, ARGV[15] (ttlNone, ... in scripts.go)
 local TTL_NONE, TTL_RANKING, TTL_ALL = 0, 1, 2 -- luacheck: ignore 211
 
-local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h', 'mv')
-if st[7] ~= ARGV[3] then return {-1, st[7] or ''} end
+local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h', 'mv', 'r')
+if st[7] ~= ARGV[3] or st[8] ~= ARGV[16] then return {-1, st[7] or ''} end
 local ttl, topn, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[7])
 local seq = tonumber(st[1] or '0')
 local acked = st[3] and st[3] == ARGV[6]
@@ -50,8 +53,8 @@ if mode > MERGE_NONE then
   if st[3] and st[3] == st[1] and not acked then pend = st[3] end
   if seq ~= tonumber(ARGV[8]) or tonumber(st[5] or '0') ~= tonumber(ARGV[9]) or (st[6] or '') ~= ARGV[10] or pend ~= ARGV[11] then return {-1} end
 end
-local nparts = tonumber(ARGV[16])
-local i = 17
+local nparts = tonumber(ARGV[17])
+local i = 18
 if nparts > 0 then
   local names, set = {}, {}
   for k = 0, nparts-1 do names[k+1] = ARGV[i+2*k] end

@@ -27,6 +27,9 @@
     cam: '<svg viewBox="0 0 24 24" aria-hidden="true"><rect x="2.5" y="7" width="13" height="10" rx="2"/>' +
       '<path d="M16 10.5l5.5-3v9l-5.5-3z"/>' +
       '<path class="slash" d="M4 4l16 16" stroke-width="2.4" stroke-linecap="round"/></svg>',
+    share: '<svg viewBox="0 0 24 24" aria-hidden="true"><rect x="2.5" y="4" width="19" height="13" rx="2"/>' +
+      '<path d="M8 21h8M12 17v4" fill="none" stroke-width="2" stroke-linecap="round"/></svg>',
+    spot: '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M12 2l2.9 6.3 6.9.7-5.2 4.6 1.5 6.8L12 17l-6.1 3.4 1.5-6.8L2.2 9l6.9-.7z"/></svg>',
   };
 
   function el(tag, cls, text) {
@@ -227,7 +230,12 @@
     mic.innerHTML = ICONS.mic;
     const cam = el('span', 'icon cam');
     cam.innerHTML = ICONS.cam;
-    media.append(mic, cam);
+    // Shown only while on: a presenter's screen share, the spotlight.
+    const share = el('span', 'icon share flag');
+    share.innerHTML = ICONS.share;
+    const spot = el('span', 'icon spot flag');
+    spot.innerHTML = ICONS.spot;
+    media.append(mic, cam, share, spot);
     const vol = el('div', 'vol');
     const track = el('div', 'vol-track');
     track.append(el('div', 'vol-fill'));
@@ -259,6 +267,10 @@
     role.className = 'role role-' + (m.role || 'none');
     setIcon(t.querySelector('.mic'), m.audio === 1, 'microphone');
     setIcon(t.querySelector('.cam'), m.video === 1, 'camera');
+    setIcon(t.querySelector('.share'), m.screen_share === 1, 'screen share');
+    setIcon(t.querySelector('.spot'), m.spotlight === 1, 'spotlight');
+    t.toggleAttribute('data-sharing', m.screen_share === 1);
+    t.toggleAttribute('data-spotlight', m.spotlight === 1);
     const pct = Math.min(100, (m.volume || 0) / 9.99);
     t.querySelector('.vol-fill').style.width = pct.toFixed(1) + '%';
     t.querySelector('.vol-num').textContent = String(m.volume || 0);
@@ -309,6 +321,7 @@
     const set = (k, text) => { $('counters').querySelector(`[data-k="${k}"]`).textContent = text; };
     set('rate', c.events_per_second == null ? '—' : num.format(c.events_per_second));
     set('dlq', num.format(c.dlq));
+    set('ignored', num.format(c.ignored || 0));
     set('lag', `${num.format(c.lag_records)} rec · ${c.lag_seconds.toFixed(1)} s`);
     set('published', num.format(c.published));
   }
