@@ -110,10 +110,10 @@ func TestFirstReachedAfterDecrease(t *testing.T) {
 	st.SetClock(func() time.Time { return t0.Add(30 * time.Minute) })
 	at := func(d time.Duration) int64 { return t0.Add(d).UnixMilli() }
 	recs := [][]codec.Event{
-		{{Type: codec.TypeGift, RoomID: "r-a", UserID: "u", Value: 10, TS: at(time.Minute)}},     // a: 1.0 at 1m
-		{{Type: codec.TypeGift, RoomID: "r-b", UserID: "u", Value: 15, TS: at(2 * time.Minute)}}, // b: 1.5 at 2m
-		{{Type: codec.TypeGift, RoomID: "r-b", UserID: "u", Value: -5, TS: at(3 * time.Minute)}}, // b: 1.0 at 3m (the refund)
-		{{Type: codec.TypeGift, RoomID: "r-c", UserID: "u", Value: -3, TS: at(4 * time.Minute)}}, // c: -0.3 shows 0 at 4m
+		{{Type: codec.TypeGift, RoomID: "r-a", UserID: "u", Value: 10, TS: at(time.Minute)}},     // a: 10 at 1m
+		{{Type: codec.TypeGift, RoomID: "r-b", UserID: "u", Value: 15, TS: at(2 * time.Minute)}}, // b: 15 at 2m
+		{{Type: codec.TypeGift, RoomID: "r-b", UserID: "u", Value: -5, TS: at(3 * time.Minute)}}, // b: 10 at 3m (the refund)
+		{{Type: codec.TypeGift, RoomID: "r-c", UserID: "u", Value: -3, TS: at(4 * time.Minute)}}, // c: -3 shows 0 at 4m
 		{{Type: codec.TypeGift, RoomID: "r-d", UserID: "u", Value: 1, Decimals: 1, TS: at(5 * time.Minute)}},
 		{{Type: codec.TypeGift, RoomID: "r-d", UserID: "u", Value: -1, Decimals: 1, TS: at(6 * time.Minute)}}, // d: 0 at 6m
 	}
@@ -134,7 +134,7 @@ func TestFirstReachedAfterDecrease(t *testing.T) {
 	for _, e := range page.Members {
 		got = append(got, fmt.Sprintf("%s %s %d", e.Member, bs[0].FormatUnits(e.Total), (e.ReachedAt-t0.UnixMilli())/60000))
 	}
-	want := []string{"r-a 1 1", "r-b 1 3", "r-c 0 4", "r-d 0 6"}
+	want := []string{"r-a 10 1", "r-b 10 3", "r-c 0 4", "r-d 0 6"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("ranking %v, want %v", got, want)
 	}
