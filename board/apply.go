@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -36,10 +38,31 @@ type Late struct {
 // empty) is sent event by event, without the events at offsets in done[k]
 // (applied before), and the script applies each event whose offset it does
 // not find applied.
+//
+// A call with remove events declares the keys they touch: slices holds
+// the slices of a rolling board and snaps the settled periods of a
+// periodic board, read just before (removalPlan); a script that finds
+// more refuses the call ("replan") and it is read and sent again.
 type call struct {
-	board int
-	parts []*part
-	done  []ranges
+	board  int
+	parts  []*part
+	done   []ranges
+	slices []string
+	snaps  []string
+}
+
+// removals reports whether c holds remove events, and whether one of them
+// also removes from settled snapshots.
+func (c *call) removals() (any, settled bool) {
+	for _, p := range c.parts {
+		for _, e := range p.entries {
+			if e.rm != nil {
+				any = true
+				settled = settled || e.rm.settled
+			}
+		}
+	}
+	return any, settled
 }
 
 // sent reports whether entry e of part k is sent in the call.
@@ -73,6 +96,9 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 			// is not reached.
 			return res, fmt.Errorf("board: parts kept overlapping the applied ranges")
 		}
+		if err := s.removalPlan(ctx, b, calls); err != nil {
+			return res, err
+		}
 		cmds, err := s.eval(ctx, applyLua, len(calls), func(k int) ([]string, []any) {
 			return s.applyArgs(b, &calls[k])
 		})
@@ -88,6 +114,10 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 			}
 			if len(vals) == 1 && vals[0] == "reset" {
 				reset = true
+				continue
+			}
+			if len(vals) == 1 && vals[0] == "replan" {
+				next = append(next, calls[k]) // its removals met keys it had not declared
 				continue
 			}
 			again, err := parseApply(vals, &calls[k], bd, b.periods[calls[k].board], &res)
@@ -188,8 +218,14 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	if bd.firstReached {
 		tie = "1"
 	}
+	check := ""
+	if any, settled := c.removals(); any && bd.kind != Periodic {
+		check = "R"
+	} else if settled {
+		check = "S"
+	}
 	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), bd.maxTotal,
-		bd.epoch.UnixMilli(), len(bd.windows), len(c.parts)}
+		bd.epoch.UnixMilli(), len(bd.windows), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg)}
 	type fkey struct {
 		bucket int64
 		member string
@@ -199,8 +235,13 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 		var buckets []int64
 		byBucket := map[int64][]entry{}
 		folded := map[fkey]int{}
+		var rms []entry
 		for _, e := range p.entries {
 			if !c.sent(k, &e) {
+				continue
+			}
+			if e.rm != nil {
+				rms = append(rms, e)
 				continue
 			}
 			list, seen := byBucket[e.bucket]
@@ -221,7 +262,14 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 		if each {
 			flag = 1
 		}
-		args = append(args, p.topic+"/"+strconv.Itoa(int(p.partition)), p.first, p.last, flag, len(buckets))
+		args = append(args, p.topic+"/"+strconv.Itoa(int(p.partition)), p.first, p.last, flag, len(rms))
+		for _, e := range rms {
+			args = append(args, e.member, boolArg(e.rm.settled), e.offset, len(e.rm.labels))
+			for _, l := range e.rm.labels {
+				args = append(args, l)
+			}
+		}
+		args = append(args, len(buckets))
 		for _, bk := range buckets {
 			list := byBucket[bk]
 			if bd.kind == Periodic {
@@ -256,8 +304,18 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 		}
 	}
 	seen := map[int64]bool{}
+	labels := map[string]bool{}
 	for k, p := range c.parts {
 		for _, e := range p.entries {
+			if e.rm != nil && c.sent(k, &e) {
+				for _, l := range e.rm.labels {
+					if !labels[l] {
+						labels[l] = true
+						keys = append(keys, P+"p:"+l+":z", P+"p:"+l+":m")
+					}
+				}
+				continue
+			}
 			if !c.sent(k, &e) || seen[e.bucket] {
 				continue
 			}
@@ -271,11 +329,74 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 			}
 		}
 	}
+	if any, _ := c.removals(); any {
+		if bd.kind == Periodic {
+			keys = append(keys, P+"d", P+"SL")
+		}
+		for _, sl := range c.slices {
+			keys = append(keys, P+"s:"+sl)
+		}
+		for _, l := range c.snaps {
+			keys = append(keys, P+"S:"+l)
+		}
+	}
 	return keys
 }
 
+// removalPlan reads, for every call with remove events, the keys they
+// touch beyond those the events name: a rolling board's slices, and a
+// periodic board's settled periods when a removal reaches the snapshots.
+func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
+	type read struct {
+		k   int
+		cmd *redis.StringSliceCmd
+	}
+	var reads []read
+	pp := s.rdb.Pipeline()
+	for k := range calls {
+		any, settled := calls[k].removals()
+		bd := b.boards[calls[k].board]
+		switch {
+		case any && bd.kind != Periodic:
+			reads = append(reads, read{k, pp.ZRange(ctx, s.prefix(bd)+"s", 0, -1)})
+		case settled:
+			reads = append(reads, read{k, pp.ZRange(ctx, s.prefix(bd)+"SL", 0, -1)})
+		}
+	}
+	if len(reads) == 0 {
+		return nil
+	}
+	if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
+		return fmt.Errorf("board: removals: %w", err)
+	}
+	for _, r := range reads {
+		if b.boards[calls[r.k].board].kind == Periodic {
+			calls[r.k].snaps = r.cmd.Val()
+		} else {
+			calls[r.k].slices = r.cmd.Val()
+		}
+	}
+	return nil
+}
+
+// floorArg is the board's floor as the scripts take it: "" for none.
+func (b *Board) floorArg() string {
+	if b.noFloor {
+		return ""
+	}
+	return strconv.FormatInt(b.floor, 10)
+}
+
+func boolArg(v bool) string {
+	if v {
+		return "1"
+	}
+	return "0"
+}
+
 // fold combines two events of one member in one bucket into one with the
-// same effect under op.
+// same effect under op. (A sum may be folded whatever the signs: the
+// floor applies to the sum when it is read, never on the way.)
 func fold(op Op, a, e entry) entry {
 	switch op {
 	case Incr:

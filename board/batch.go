@@ -46,16 +46,29 @@ type part struct {
 	entries     []entry
 }
 
-// entry is one counted event.
+// entry is one counted event, or a remove event (rm set).
 type entry struct {
 	offset int64
-	bucket int64 // period key or slice index
+	bucket int64 // period key or slice index; noBucket for a remove
 	member string
-	value  int64
+	value  int64 // units of 1/scale
 	ts     int64
 	id     string
-	event  int // index in its record
+	event  int      // index in its record
+	rm     *removal // a remove event: always the first entry of its part
 }
+
+// removal is what a remove event takes the member out of: a periodic
+// board's periods labels (the event's period and the Retention before it;
+// a rolling board's windows and slices need no list), and with settled
+// its settled snapshots.
+type removal struct {
+	settled bool
+	labels  []string
+}
+
+// noBucket is the bucket of a remove entry: it matches no period or slice.
+const noBucket = math.MinInt64
 
 // periodInfo is what the scripts need of a period: its label, its start
 // (the first-reached origin) and when its keys expire.
@@ -143,11 +156,27 @@ func (b *Batch) Cover(topic string, partition int32, first, last int64) {
 // seal gives every board a part for each covered topic-partition, and
 // widens each part's range to the offsets covered. Apply calls it; calling
 // it again changes nothing.
+//
+// A partition whose events a remove event split into several parts (one
+// before it, one from it on) has its offsets shared out: the first part
+// starts at the cover's first offset, each part ends just before the next
+// one's remove, and the last ends at the cover's last offset.
 func (b *Batch) seal() {
 	for _, c := range b.covers {
 		for bi := range b.boards {
-			p := b.part(bi, c.key.topic, c.key.partition)
-			p.first, p.last = min(p.first, c.first), max(p.last, c.last)
+			last := b.part(bi, c.key.topic, c.key.partition)
+			var segs []*part
+			for _, p := range b.parts[bi] {
+				if p.topic == c.key.topic && p.partition == c.key.partition {
+					segs = append(segs, p)
+				}
+			}
+			segs[0].first = min(segs[0].first, c.first)
+			for k := 0; k+1 < len(segs); k++ {
+				segs[k].last = segs[k+1].first - 1
+				segs[k].first = min(segs[k].first, segs[k].last)
+			}
+			last.last = max(last.last, c.last)
 		}
 	}
 }
@@ -175,9 +204,19 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 		}
 	}
 	rt := recordTime.UnixMilli()
+	// A record's remove events apply before its other events, wherever
+	// they stand in it, so that a partition's parts split at record
+	// boundaries.
+	for i := range evs {
+		if ev := &evs[i]; ev.Type == codec.TypeRemove {
+			if e := b.addRemove(topic, partition, offset, ev, i); e != nil {
+				reject(e)
+			}
+		}
+	}
 	for i := range evs {
 		ev := &evs[i]
-		if !ev.Type.Board() {
+		if !ev.Type.Counted() {
 			continue
 		}
 		for bi, bd := range b.boards {
@@ -205,16 +244,57 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 						time.UnixMilli(lateAt).UTC().Format(time.RFC3339Nano))})
 				continue
 			}
+			v, verr := bd.units(ev)
+			if verr != nil {
+				verr.Event = i
+				reject(verr)
+				continue
+			}
 			p := b.part(bi, topic, partition)
 			p.first, p.last = min(p.first, offset), max(p.last, offset)
 			p.entries = append(p.entries, entry{offset: offset, bucket: bucket, member: bd.MemberOf(ev),
-				value: bd.ValueOf(ev), ts: ev.TS, id: ev.ID, event: i})
+				value: v, ts: ev.TS, id: ev.ID, event: i})
 			b.events++
 		}
 	}
 	if first != nil {
 		return first
 	}
+	return nil
+}
+
+// addRemove adds remove event ev of a record at offset: a part of its
+// own (shared by the record's removals) for the board it names (so that the events of the partition before
+// it and after it are folded apart, and the removal lands between them),
+// which the partition's later events of that board join. An unknown board
+// is a rejection of class "board".
+func (b *Batch) addRemove(topic string, partition int32, offset int64, ev *codec.Event, i int) *RejectError {
+	bi := -1
+	for k, bd := range b.boards {
+		if bd.name == ev.Board {
+			bi = k
+		}
+	}
+	if bi < 0 {
+		return &RejectError{Board: ev.Board, Event: i, Class: "board", Msg: fmt.Sprintf("board: no board named %q is configured", ev.Board)}
+	}
+	bd := b.boards[bi]
+	rm := &removal{settled: ev.Settled}
+	if bd.kind == Periodic {
+		p := bd.Period(time.UnixMilli(ev.TS))
+		for range bd.retention + 1 {
+			rm.labels = append(rm.labels, p.Label)
+			p = bd.Period(p.Start.Add(-time.Millisecond))
+		}
+	}
+	k := partKey{topic, partition}
+	if i, ok := b.index[bi][k]; !ok || b.parts[bi][i].first != offset {
+		delete(b.index[bi], k) // else the record's removals share its part
+	}
+	p := b.part(bi, topic, partition)
+	p.first, p.last = offset, offset
+	p.entries = append(p.entries, entry{offset: offset, bucket: noBucket, member: bd.MemberOf(ev), ts: ev.TS, event: i, rm: rm})
+	b.events++
 	return nil
 }
 

@@ -34,6 +34,13 @@ type Board struct {
 	windowNames []string // "3m", "1h", … (rolling: the one window)
 	epoch       time.Time
 
+	// corrections and decimals (corrections.go)
+	allowNeg bool
+	floor    int64 // least total shown and ranked, in units of 1/scale
+	noFloor  bool  // floor: none
+	scale    int64 // 1, 10, 100 or 1000
+	places   uint8 // decimal places of the scale: 0..3
+
 	// score layout
 	firstReached bool
 	res          time.Duration // first-reached resolution
@@ -117,7 +124,7 @@ func (b *Board) Counts(t codec.Type) bool { return t < 32 && b.events&(1<<t) != 
 // Events returns the event types the board counts.
 func (b *Board) Events() []codec.Type {
 	var out []codec.Type
-	for t := codec.TypeGift; t <= codec.TypeTrade; t++ {
+	for t := codec.TypeGift; t <= codec.TypeTrade; t++ { // the counted types
 		if b.Counts(t) {
 			out = append(out, t)
 		}

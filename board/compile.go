@@ -60,7 +60,7 @@ func compileOne(c *Config, now time.Time) (*Board, error) {
 	valueless := ""
 	for _, e := range c.Events {
 		t, ok := codec.ParseType(e)
-		if !ok || !t.Board() {
+		if !ok || !t.Counted() {
 			return nil, fieldErr("events", "%q is not a board event type (gift, score, received, read, passed, trade)", e)
 		}
 		if b.events&(1<<t) != 0 {
@@ -128,6 +128,9 @@ func compileOne(c *Config, now time.Time) (*Board, error) {
 		return nil, err
 	}
 	if err := b.compileTie(c, now); err != nil {
+		return nil, err
+	}
+	if err := b.compileCorrections(c); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -57,6 +57,22 @@ type Config struct {
 	SettleTop int `yaml:"settle-top"`
 	// SettleRetention is how many settled periods stay readable; default 52.
 	SettleRetention int `yaml:"settle-retention"`
+
+	// Corrections (corrections.go, docs/DESIGN.md §8 "Corrections").
+	//
+	// AllowNegative accepts negative values (refunds, penalties) on an
+	// incr board; without it a negative value sends its record to the DLQ.
+	AllowNegative bool `yaml:"allow-negative"`
+	// Floor is the least total a member shows and ranks with: the sum is
+	// kept exactly and the total is max(sum, floor). A number in the
+	// board's unit (decimals allowed up to its scale), or "none" for no
+	// floor; default 0. Only with allow-negative.
+	Floor string `yaml:"floor"`
+	// Scale makes a board count in tenths, hundredths or thousandths:
+	// values are JSON numbers that are exact multiples of 1/scale, stored
+	// as integers of 1/scale and read back as decimals. 1, 10, 100 or
+	// 1000; default 1 (integers only).
+	Scale int64 `yaml:"scale"`
 }
 
 // Kind is how a board cuts time.

@@ -58,7 +58,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 			for j := range b.windows {
 				keys = append(keys, P+"z:"+strconv.Itoa(j))
 			}
-			args := []any{P, tie, b.rb, b.res.Milliseconds(), b.maxTotal, b.epoch.UnixMilli(), len(b.windows)}
+			args := []any{P, tie, b.rb, b.res.Milliseconds(), b.maxTotal, b.epoch.UnixMilli(), len(b.windows), b.floorArg(), boolArg(b.allowNeg), b.slice.Milliseconds()}
 			for j := range b.windows {
 				args = append(args, b.ExpiredThrough(j, now))
 			}

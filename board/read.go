@@ -22,7 +22,7 @@ type Info struct {
 type Entry struct {
 	Member    string
 	Rank      int64 // 1-based, unique (equal scores follow Redis's order)
-	Total     int64
+	Total     int64 // units of 1/Scale (Board.FormatUnits writes it); max(sum, floor)
 	ReachedAt int64 // Unix ms: event time at which the member reached its total
 }
 
@@ -199,6 +199,7 @@ func (s *Store) read(ctx context.Context, t target, mode string, a any, n int) (
 		} else {
 			e.ReachedAt, e.Total = num(0), num(1+t.window)
 		}
+		e.Total = t.b.shown(e.Total)
 		page.Members = append(page.Members, e)
 	}
 	return page, nil

@@ -37,6 +37,10 @@ var (
 	// lua/outbox.lua.
 	outboxLua = redisscript.MustParse(luaFiles, "lua/outbox.lua")
 
+	// restoreLua restores a board's settlement from its published
+	// records after Redis lost its data; lua/restore.lua.
+	restoreLua = redisscript.MustParse(luaFiles, "lua/restore.lua")
+
 	// scripts is every script the store runs, loaded on NOSCRIPT.
-	scripts = []*redisscript.Script{applyLua, expireLua, readLua, settleLua, outboxLua}
+	scripts = []*redisscript.Script{applyLua, expireLua, readLua, settleLua, outboxLua, restoreLua}
 )

@@ -70,10 +70,15 @@ type sim struct {
 	sent                 []codec.Event // events sent with an id
 	ids                  int
 	expired              board.ExpireResult
+	gen                  func(at time.Time) codec.Event // nil: event
+	parts                int32                          // partitions fed; 0: 2
 }
 
 func newSim(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Time) *sim {
-	bs := testBoards(t)
+	return newSimOf(t, rdb, seed, start, testBoards(t))
+}
+
+func newSimOf(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Time, bs []*board.Board) *sim {
 	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 7)), boards: bs, store: board.NewStore(rdb, "test", bs),
 		model: boardmodel.New(bs), now: start, log: map[int32][]rec{}, next: map[int32]int64{},
 		lateRedis: map[string]bool{}, lateModel: map[string]bool{}}
@@ -127,7 +132,11 @@ func (s *sim) produce(p int32, n int) []rec {
 		}
 		s.next[p]++
 		for range 1 + s.rng.IntN(3) {
-			r.evs = append(r.evs, s.event(r.time))
+			if s.gen != nil {
+				r.evs = append(r.evs, s.gen(r.time))
+			} else {
+				r.evs = append(r.evs, s.event(r.time))
+			}
 		}
 		s.log[p] = append(s.log[p], r)
 		out = append(out, r)
@@ -171,6 +180,7 @@ func (s *sim) applyStore(recs []rec) {
 	if err != nil {
 		t.Fatal(err)
 	}
+
 	s.total.Applied += res.Applied
 	s.total.Skipped += res.Skipped
 	s.total.Duplicate += res.Duplicate
@@ -288,7 +298,11 @@ func (s *sim) run(steps int) {
 			s.expire(1 + r.IntN(3))
 		}
 		var recs []rec
-		for p := int32(0); p < 2; p++ {
+		parts := s.parts
+		if parts == 0 {
+			parts = 2
+		}
+		for p := int32(0); p < parts; p++ {
 			old := s.log[p]
 			switch r.IntN(8) {
 			case 0: // redelivery of an already applied range

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -289,14 +290,32 @@ func refObject(dec *json.Decoder, depth int, source Source, maxTS int64, skipUnk
 			return Event{}, fmt.Errorf("id %q: %v", e.ID, err)
 		}
 	}
+	_, hasBoard := fields["board"]
+	_, hasSettled := fields["settled"]
+	if e.Type == TypeRemove {
+		if e.Board, err = str("board"); err != nil || !refBoardPattern.MatchString(e.Board) {
+			return Event{}, fmt.Errorf("board %q: %v", e.Board, err)
+		}
+		if hasSettled {
+			switch string(fields["settled"]) {
+			case "true":
+				e.Settled = true
+			case "false":
+			default:
+				return Event{}, errors.New("settled not a boolean")
+			}
+		}
+	} else if hasBoard || hasSettled {
+		return Event{}, errors.New("board or settled on a type other than remove")
+	}
 	switch e.Type {
-	case TypeJoin, TypeLeave, TypeReceived, TypeRead, TypePassed:
+	case TypeJoin, TypeLeave, TypeReceived, TypeRead, TypePassed, TypeRemove:
 		if _, ok := fields["value"]; ok {
 			return Event{}, errors.New("value with a value-less type")
 		}
 	case TypeGift, TypeScore, TypeTrade:
-		if e.Value, err = integer("value"); err != nil || e.Value < 1 || e.Value > MaxAmount {
-			return Event{}, fmt.Errorf("value %d: %v", e.Value, err)
+		if e.Value, e.Decimals, err = refAmount(fields["value"]); err != nil {
+			return Event{}, err
 		}
 	case TypeAudio, TypeVideo, TypeVolume, TypeScreenShare, TypeSpotlight:
 		hi := int64(1)
@@ -328,6 +347,33 @@ func refObject(dec *json.Decoder, depth int, source Source, maxTS int64, skipUnk
 		}
 	}
 	return e, nil
+}
+
+var refBoardPattern = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+
+// refAmount reads an amount the way docs/DESIGN.md §2 states it, with
+// math/big: a JSON number without exponent, not 0, at most 3 decimal
+// places after dropping trailing zeros, digits at most 2^53-1.
+func refAmount(raw json.RawMessage) (int64, uint8, error) {
+	lit := string(raw)
+	if raw == nil || strings.ContainsAny(lit, "eE\"") {
+		return 0, 0, fmt.Errorf("amount %q", lit)
+	}
+	r, ok := new(big.Rat).SetString(lit)
+	if !ok || r.Sign() == 0 {
+		return 0, 0, fmt.Errorf("amount %q", lit)
+	}
+	for d := uint8(0); d <= 3; d++ {
+		scaled := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d)), nil)))
+		if scaled.IsInt() {
+			n := scaled.Num()
+			if n.CmpAbs(big.NewInt(MaxAmount)) > 0 {
+				return 0, 0, fmt.Errorf("amount %q too large", lit)
+			}
+			return n.Int64(), d, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("amount %q too fine", lit)
 }
 
 // refNesting returns how many levels of arrays and objects the valid JSON

@@ -26,19 +26,34 @@ const (
 	TypeScreenShare // Value 0 (stopped) or 1 (sharing)
 	TypeSpotlight   // Value 0 (off) or 1 (in the spotlight)
 
+	// TypeRemove takes a member off one board (Event.Board): its current
+	// and retained periods, every window and slice, and with
+	// Event.Settled its settled snapshots (docs/DESIGN.md §8
+	// "Corrections"). No value.
+	TypeRemove
+
 	// TypeIgnored is a well-formed event of a type rostrum does not know,
 	// returned only by a Decoder with DecodeConfig.IgnoreUnknownTypes; its
 	// name is in Event.TypeName. It never touches a ranking or a board.
 	TypeIgnored Type = 255
 )
 
-// MaxAmount is the largest value of a gift, score or trade event: the
-// largest integer a Redis score (an IEEE-754 double) holds exactly.
+// MaxAmount is the largest magnitude of a gift, score or trade event's
+// value (its digits, decimals included): the largest integer a Redis score
+// (an IEEE-754 double) holds exactly.
 const MaxAmount = 1<<53 - 1
 
+// MaxDecimals is the most decimal places an amount may carry (a board's
+// scale is at most 1000).
+const MaxDecimals = 3
+
 // Board reports whether t is a board event type (gift, score, received,
-// read, passed, trade) rather than a meeting one.
-func (t Type) Board() bool { return t >= TypeGift && t <= TypeTrade }
+// read, passed, trade, remove) rather than a meeting one.
+func (t Type) Board() bool { return t.Counted() || t == TypeRemove }
+
+// Counted reports whether a board may count events of type t (every board
+// type but remove).
+func (t Type) Counted() bool { return t >= TypeGift && t <= TypeTrade }
 
 // Meeting reports whether t is a meeting event type (join, leave, audio,
 // video, volume, role, screen_share, spotlight): one that touches a member
@@ -49,7 +64,7 @@ func (t Type) Meeting() bool {
 
 // String returns the wire name of t ("join", "leave", "audio", "video",
 // "volume", "role", "gift", "score", "received", "read", "passed",
-// "trade", "screen_share", "spotlight"), or "unknown" for any other value.
+// "trade", "remove", "screen_share", "spotlight"), or "unknown" for any other value.
 func (t Type) String() string {
 	switch t {
 	case TypeJoin:
@@ -80,6 +95,8 @@ func (t Type) String() string {
 		return "screen_share"
 	case TypeSpotlight:
 		return "spotlight"
+	case TypeRemove:
+		return "remove"
 	}
 	return "unknown"
 }
@@ -118,6 +135,8 @@ func parseType[S ~string | ~[]byte](s S) (Type, bool) {
 		return TypeScreenShare, true
 	case "spotlight":
 		return TypeSpotlight, true
+	case "remove":
+		return TypeRemove, true
 	}
 	return 0, false
 }
@@ -237,13 +256,26 @@ type Event struct {
 	RoomID string // 1..128 bytes of [A-Za-z0-9._:@-]
 	UserID string // 1..128 bytes of [A-Za-z0-9._:@-]
 	Type   Type
-	Value  int64  // audio/video/screen_share/spotlight: 0 or 1; volume: 0..999; role: the Role; gift/score/trade: 1..MaxAmount; others: 0
-	TS     int64  // event time, Unix milliseconds, > 0
-	Source Source // from the record, else the topic's
+	// Value is audio/video/screen_share/spotlight: 0 or 1; volume: 0..999; role: the Role;
+	// gift/score/trade: the amount's digits, non-zero, |Value| ≤
+	// MaxAmount (the amount is Value / 10^Decimals); others: 0.
+	Value int64
+	// Decimals is how many of Value's digits follow the decimal point of
+	// a gift, score or trade amount, 0..MaxDecimals, trailing zeros
+	// dropped: 12.50 is Value 125, Decimals 1. 0 for every other type.
+	Decimals uint8
+	TS       int64  // event time, Unix milliseconds, > 0
+	Source   Source // from the record, else the topic's
 	// ID is the producer's optional event id ("" when absent), same rules
 	// as the other ids: a producer that retries sends the same id, and a
 	// board counts each id once (docs/DESIGN.md §8).
 	ID string
 	// TypeName is the type's name for a TypeIgnored event, else "".
 	TypeName string
+	// Board names the board a remove event applies to ([a-z0-9-], 1..64
+	// bytes); "" for every other type.
+	Board string
+	// Settled: a remove event also takes the member out of the board's
+	// settled snapshots. false for every other type.
+	Settled bool
 }

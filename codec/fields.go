@@ -14,6 +14,8 @@ const (
 	bitTS
 	bitSource
 	bitID
+	bitBoard
+	bitSettled
 )
 
 // maxEscapedKnown is the longest a known field name can be in the record:
@@ -22,7 +24,7 @@ const (
 const maxEscapedKnown = 6 * len("room_id")
 
 // knownField returns the bit of the known field named k, or 0.
-func knownField(k []byte) uint8 {
+func knownField(k []byte) uint16 {
 	switch string(k) {
 	case "room_id":
 		return bitRoomID
@@ -38,12 +40,16 @@ func knownField(k []byte) uint8 {
 		return bitSource
 	case "id":
 		return bitID
+	case "board":
+		return bitBoard
+	case "settled":
+		return bitSettled
 	}
 	return 0
 }
 
 // knownName returns the JSON name of the known field bit f.
-func knownName(f uint8) string {
+func knownName(f uint16) string {
 	switch f {
 	case bitRoomID:
 		return "room_id"
@@ -57,6 +63,10 @@ func knownName(f uint8) string {
 		return "ts"
 	case bitID:
 		return "id"
+	case bitBoard:
+		return "board"
+	case bitSettled:
+		return "settled"
 	}
 	return "source"
 }
@@ -72,7 +82,7 @@ const (
 
 // knownValue decodes the value of known field f of an object at depth. It
 // reports whether the value was null.
-func (s *jsonScanner) knownValue(ev *Event, f uint8, depth int) (bool, *DecodeError) {
+func (s *jsonScanner) knownValue(ev *Event, f uint16, depth int) (bool, *DecodeError) {
 	c := s.buf[s.pos]
 	if c == 'n' {
 		return true, s.literal("null")
@@ -84,6 +94,20 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8, depth int) (bool, *DecodeEr
 		return false, s.id(&ev.UserID, "user_id")
 	case bitID:
 		return false, s.id(&ev.ID, "id")
+	case bitBoard:
+		return false, s.boardName(ev)
+	case bitSettled:
+		switch c {
+		case 't':
+			ev.Settled = true
+			return false, s.literal("true")
+		case 'f':
+			return false, s.literal("false")
+		}
+		if !isValueStart(c) {
+			return false, s.syntaxErr("invalid character " + quoteByte(c) + " looking for beginning of value")
+		}
+		return false, s.eventErr("settled", "must be true or false")
 	case bitType:
 		var scratch [16]byte
 		name, err := s.enumName("type", scratch[:0])
@@ -96,7 +120,7 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8, depth int) (bool, *DecodeEr
 				ev.Type, ev.TypeName = TypeIgnored, string(name)
 				return false, nil
 			}
-			return false, s.eventErr("type", "unknown type "+quoteTrunc(name)+" (want join, leave, audio, video, volume, role, screen_share, spotlight, gift, score, received, read, passed or trade)")
+			return false, s.eventErr("type", "unknown type "+quoteTrunc(name)+" (want join, leave, audio, video, volume, role, screen_share, spotlight, gift, score, received, read, passed, trade or remove)")
 		}
 		ev.Type = t
 	case bitValue:
@@ -170,9 +194,23 @@ func (s *jsonScanner) knownValue(ev *Event, f uint8, depth int) (bool, *DecodeEr
 	return false, nil
 }
 
-// checkValue applies the value rule of ev.Type to the value field seen.
-func (s *jsonScanner) checkValue(ev *Event) *DecodeError {
+// checkValue applies the value rule of ev.Type to the value field seen,
+// and the rules of the fields only a remove event carries (have: the
+// fields seen with a non-null value).
+func (s *jsonScanner) checkValue(ev *Event, have uint16) *DecodeError {
 	lit := s.buf[s.valRef.start:s.valRef.end]
+	if ev.Type == TypeRemove {
+		if have&bitBoard == 0 {
+			return s.eventErr("board", "required for type remove")
+		}
+	} else {
+		if have&bitBoard != 0 {
+			return s.eventErr("board", "only for type remove")
+		}
+		if have&bitSettled != 0 {
+			return s.eventErr("settled", "only for type remove")
+		}
+	}
 	switch ev.Type {
 	case TypeIgnored:
 		return nil // any value: rostrum does not read it
@@ -181,13 +219,13 @@ func (s *jsonScanner) checkValue(ev *Event) *DecodeError {
 		return s.eventErr("value", "must be an integer, a role name or null")
 	}
 	switch ev.Type {
-	case TypeJoin, TypeLeave, TypeReceived, TypeRead, TypePassed:
+	case TypeJoin, TypeLeave, TypeReceived, TypeRead, TypePassed, TypeRemove:
 		if s.valKind != valueNone {
 			return s.eventErr("value", "must be absent for type "+ev.Type.String())
 		}
 		return nil
 	case TypeGift, TypeScore, TypeTrade:
-		return s.intValue(ev, 1, MaxAmount)
+		return s.amount(ev)
 	case TypeAudio, TypeVideo, TypeScreenShare, TypeSpotlight:
 		return s.intValue(ev, 0, 1)
 	case TypeVolume:
@@ -244,6 +282,91 @@ func ignorableType(name []byte) bool {
 		}
 	}
 	return true
+}
+
+// amount checks that the value field seen is an amount: a JSON number
+// without exponent, not 0, with at most MaxDecimals decimal places once
+// trailing zeros are dropped, whose digits make at most MaxAmount; it
+// stores the digits in ev.Value and the decimal places in ev.Decimals.
+func (s *jsonScanner) amount(ev *Event) *DecodeError {
+	lit := s.buf[s.valRef.start:s.valRef.end]
+	name := ev.Type.String()
+	switch s.valKind {
+	case valueNone:
+		return s.eventErr("value", "required for type "+name)
+	case valueString:
+		return s.eventErr("value", name+" must be a number, got a string")
+	}
+	for _, c := range lit {
+		if c == 'e' || c == 'E' {
+			return s.eventErr("value", name+" must be written without an exponent, got "+numTrunc(lit))
+		}
+	}
+	neg := lit[0] == '-'
+	digits := lit
+	if neg {
+		digits = digits[1:]
+	}
+	intPart, frac := digits, []byte(nil)
+	for i, c := range digits {
+		if c == '.' {
+			intPart, frac = digits[:i], digits[i+1:]
+			break
+		}
+	}
+	for len(frac) > 0 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+	}
+	if len(frac) > MaxDecimals {
+		return s.eventErr("value", name+" has more than "+strconv.Itoa(MaxDecimals)+" decimal places, got "+numTrunc(lit))
+	}
+	var u uint64
+	n := 0
+	for _, part := range [2][]byte{intPart, frac} {
+		for _, c := range part {
+			if u == 0 && c == '0' {
+				continue
+			}
+			if n++; n > 16 {
+				return s.eventErr("value", name+" must be at most "+strconv.FormatInt(MaxAmount, 10)+" in magnitude (decimal places included), got "+numTrunc(lit))
+			}
+			u = u*10 + uint64(c-'0')
+		}
+	}
+	if u > MaxAmount {
+		return s.eventErr("value", name+" must be at most "+strconv.FormatInt(MaxAmount, 10)+" in magnitude (decimal places included), got "+numTrunc(lit))
+	}
+	if u == 0 {
+		return s.eventErr("value", name+" must not be 0")
+	}
+	ev.Value, ev.Decimals = int64(u), uint8(len(frac))
+	if neg {
+		ev.Value = -ev.Value
+	}
+	return nil
+}
+
+// boardName decodes a remove event's board name: 1..64 bytes of [a-z0-9-].
+func (s *jsonScanner) boardName(ev *Event) *DecodeError {
+	if s.buf[s.pos] != '"' {
+		return s.notString("board")
+	}
+	ref, err := s.str()
+	if err != nil {
+		return err
+	}
+	var scratch [64]byte
+	b := s.unquote(scratch[:0], ref)
+	if len(b) < 1 || len(b) > 64 {
+		return s.eventErr("board", "must be 1..64 bytes, got "+strconv.Itoa(len(b)))
+	}
+	for j, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return s.eventErr("board", "invalid character "+quoteByte(c)+" at byte "+strconv.Itoa(j)+" (allowed [a-z0-9-])")
+		}
+	}
+	ev.Board = string(b)
+	return nil
 }
 
 // id decodes a room or user id into dst.

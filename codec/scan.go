@@ -122,7 +122,7 @@ func (s *jsonScanner) object(ev *Event, depth int) *DecodeError {
 	s.pos++ // '{'
 	s.valKind = valueNone
 	s.nUnknown = 0
-	var seen, have uint8 // fields seen; fields seen with a non-null value
+	var seen, have uint16 // fields seen; fields seen with a non-null value
 	fields := 0
 	s.skipSpace()
 	if s.pos < len(s.buf) && s.buf[s.pos] == '}' {
@@ -155,7 +155,7 @@ func (s *jsonScanner) object(ev *Event, depth int) *DecodeError {
 				return s.syntaxErr("unexpected end of input")
 			}
 
-			var f uint8
+			var f uint16
 			if !key.esc {
 				f = knownField(s.buf[key.start:key.end])
 			} else if int(key.end-key.start) <= maxEscapedKnown {
@@ -211,7 +211,7 @@ func (s *jsonScanner) object(ev *Event, depth int) *DecodeError {
 	if have&bitSource == 0 {
 		ev.Source = s.source
 	}
-	return s.checkValue(ev)
+	return s.checkValue(ev, have)
 }
 
 // unknownField checks that the name of an unknown field is not a duplicate,

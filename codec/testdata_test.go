@@ -29,6 +29,10 @@ type sampleEvent struct {
 	TS     int64  `json:"ts"`
 	Source string `json:"source"`
 	ID     string `json:"id"`
+	// Amounts with decimal places, and remove events.
+	Decimals uint8  `json:"decimals"`
+	Board    string `json:"board"`
+	Settled  bool   `json:"settled"`
 }
 
 // sampleNow is the clock the expected outcomes were taken at: the samples'
@@ -88,7 +92,7 @@ func TestTestdataCallbacks(t *testing.T) {
 			}
 			for i, ev := range evs {
 				types[ev.Type.String()] = true
-				got := sampleEvent{ev.RoomID, ev.UserID, ev.Type.String(), ev.Value, ev.TS, ev.Source.String(), ev.ID}
+				got := sampleEvent{ev.RoomID, ev.UserID, ev.Type.String(), ev.Value, ev.TS, ev.Source.String(), ev.ID, ev.Decimals, ev.Board, ev.Settled}
 				if got != s.Events[i] {
 					t.Errorf("event[%d]\n got %+v\nwant %+v", i, got, s.Events[i])
 				}
@@ -105,7 +109,9 @@ func TestTestdataCallbacks(t *testing.T) {
 			t.Errorf("%s is not listed in expected.json", rel)
 		}
 	}
-	for typ := codec.TypeJoin; typ <= codec.TypeSpotlight; typ++ {
+	for _, typ := range []codec.Type{codec.TypeJoin, codec.TypeLeave, codec.TypeAudio, codec.TypeVideo, codec.TypeVolume, codec.TypeRole,
+		codec.TypeGift, codec.TypeScore, codec.TypeReceived, codec.TypeRead, codec.TypePassed, codec.TypeTrade,
+		codec.TypeScreenShare, codec.TypeSpotlight, codec.TypeRemove} {
 		if !types[typ.String()] {
 			t.Errorf("no valid sample holds an event of type %s", typ)
 		}

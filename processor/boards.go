@@ -31,6 +31,9 @@ type BoardStore interface {
 	ClaimSettled(ctx context.Context, token string, now time.Time, lease time.Duration) ([]board.SettledRecord, error)
 	// AckSettled removes a record the broker acknowledged from the outbox.
 	AckSettled(ctx context.Context, r board.SettledRecord) error
+	// RestoreSettled restores the settled periods from the values of
+	// {env}.boards.settled after Redis lost its data.
+	RestoreSettled(ctx context.Context, values [][]byte) (int, error)
 }
 
 var _ BoardStore = (*board.Store)(nil)

@@ -24,7 +24,8 @@ import (
 // persistence, failed over to an empty replica, or was flushed), the
 // processor rebuilds before it goes on with the batch in hand:
 //
-//  1. adopt the (new) marker;
+//  1. adopt the (new) marker; restore the boards' settled periods from
+//     {env}.boards.settled (restore.go) before the boards adopt it;
 //  2. seed every room's stable list and seq from the last record per room on
 //     the output topic, so seq keeps growing and tiles keep their slots;
 //  3. apply every batch the WAL retains, past the watermarks (the batch in
@@ -54,6 +55,11 @@ func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) 
 	}
 	p.store.AdoptGeneration(gen)
 	if p.boardBatch != nil {
+		// The settled periods first: once the boards adopt the new
+		// generation, the settle loop may run on them.
+		if err := p.restoreSettled(ctx); err != nil {
+			return false, err
+		}
 		// Stamp the boards with the new generation before the log replay
 		// below re-applies their events under their (lost) watermarks.
 		if err := p.cfg.BoardStore.Adopt(ctx, gen); err != nil {
@@ -148,63 +154,24 @@ func (p *Processor) rewind(ctx context.Context, since time.Time) error {
 // lastOutputs reads the output topic from its start to its current end and
 // returns the highest-seq record of every room.
 func (p *Processor) lastOutputs(ctx context.Context) ([]ranking.StableSeed, error) {
-	adm := kadm.NewClient(p.cl)
-	ends, err := adm.ListEndOffsets(ctx, p.topics.TopN)
-	if err != nil {
-		return nil, err
-	}
-	starts, err := adm.ListStartOffsets(ctx, p.topics.TopN)
-	if err != nil {
-		return nil, err
-	}
-	want := map[int32]int64{}
-	parts := map[int32]kgo.Offset{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil && o.Offset > 0 {
-			if s, ok := starts.Lookup(o.Topic, o.Partition); !ok || s.Offset < o.Offset {
-				want[o.Partition] = o.Offset
-				parts[o.Partition] = kgo.NewOffset().AtStart()
-			}
-		}
-	})
 	best := map[string]ranking.StableSeed{}
-	if len(want) == 0 {
-		return nil, nil
-	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(p.cfg.Brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{p.topics.TopN: parts})}, p.cfg.KafkaOpts...)
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
+	err := p.readTopic(ctx, p.topics.TopN, func(r *kgo.Record) {
+		var o codec.Output
+		if json.Unmarshal(r.Value, &o) != nil || o.RoomID == "" || o.Seq <= best[o.RoomID].Seq {
+			return
+		}
+		list := make([]string, len(o.Top))
+		var hs stability.State
+		for i, m := range o.Top {
+			list[i] = m.UserID
+			role, _ := codec.ParseRole(m.Role)
+			hs.Shown = append(hs.Shown, flagsOf(codec.MemberScore{Spotlight: m.Spotlight, ScreenShare: m.ScreenShare,
+				Audio: m.Audio, Video: m.Video, Role: role}))
+		}
+		best[o.RoomID] = ranking.StableSeed{Room: o.RoomID, Seq: o.Seq, List: list, State: hs.String()}
+	})
+	if err != nil || len(best) == 0 {
 		return nil, err
-	}
-	defer cl.Close()
-	for len(want) > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		fs.EachError(func(_ string, _ int32, e error) { err = e })
-		if err != nil {
-			return nil, err
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset+1 >= want[r.Partition] {
-				delete(want, r.Partition)
-			}
-			var o codec.Output
-			if json.Unmarshal(r.Value, &o) != nil || o.RoomID == "" || o.Seq <= best[o.RoomID].Seq {
-				return
-			}
-			list := make([]string, len(o.Top))
-			var hs stability.State
-			for i, m := range o.Top {
-				list[i] = m.UserID
-				role, _ := codec.ParseRole(m.Role)
-				hs.Shown = append(hs.Shown, flagsOf(codec.MemberScore{Spotlight: m.Spotlight, ScreenShare: m.ScreenShare,
-					Audio: m.Audio, Video: m.Video, Role: role}))
-			}
-			best[o.RoomID] = ranking.StableSeed{Room: o.RoomID, Seq: o.Seq, List: list, State: hs.String()}
-		})
 	}
 	seeds := make([]ranking.StableSeed, 0, len(best))
 	for _, s := range best {

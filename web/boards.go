@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -18,6 +19,8 @@ type Boards interface {
 	Around(ctx context.Context, board, member string, n int, period, window string) (board.Page, error)
 	Settled(ctx context.Context, board, period string, offset, n int) (board.SettledPage, error)
 	SettledPeriods(ctx context.Context, board string) ([]string, error)
+	// Board returns a board's definition (its scale formats totals).
+	Board(name string) (*board.Board, bool)
 }
 
 var _ Boards = (*board.Store)(nil)
@@ -31,11 +34,24 @@ type boardInfoJSON struct {
 	Settles   bool     `json:"settles"` // closed periods are settled (GET …/settled)
 }
 
+// boardEntryJSON is one ranked member. total is a JSON number written
+// exactly from the stored integer: on a board with scale 10, 100 or 1000 it
+// carries up to 1, 2 or 3 decimal places (12.5), never rounded through a
+// float.
 type boardEntryJSON struct {
-	Member    string `json:"member"`
-	Rank      int64  `json:"rank"`
-	Total     int64  `json:"total"`
-	ReachedAt int64  `json:"reached_at"`
+	Member    string      `json:"member"`
+	Rank      int64       `json:"rank"`
+	Total     json.Number `json:"total"`
+	ReachedAt int64       `json:"reached_at"`
+}
+
+// entryJSON formats e of board name.
+func (s *Server) entryJSON(name string, e board.Entry) boardEntryJSON {
+	total := strconv.FormatInt(e.Total, 10)
+	if b, ok := s.opt.Boards.Board(name); ok {
+		total = b.FormatUnits(e.Total)
+	}
+	return boardEntryJSON{Member: e.Member, Rank: e.Rank, Total: json.Number(total), ReachedAt: e.ReachedAt}
 }
 
 type boardPageJSON struct {
@@ -86,7 +102,7 @@ func (s *Server) boardSettled(w http.ResponseWriter, r *http.Request) {
 	out := settledJSON{Board: p.Board, Period: p.Period, ClosedAt: p.ClosedAt, Members: p.Members,
 		Top: make([]boardEntryJSON, len(p.Top)), Periods: periods}
 	for i, e := range p.Top {
-		out.Top[i] = boardEntryJSON(e)
+		out.Top[i] = s.entryJSON(name, e)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -114,7 +130,7 @@ func (s *Server) boardTop(w http.ResponseWriter, r *http.Request) {
 		s.boardFail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toPageJSON(p))
+	writeJSON(w, http.StatusOK, s.toPageJSON(p))
 }
 
 func (s *Server) boardMember(w http.ResponseWriter, r *http.Request) {
@@ -127,7 +143,7 @@ func (s *Server) boardMember(w http.ResponseWriter, r *http.Request) {
 		s.boardFail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, boardEntryJSON(e))
+	writeJSON(w, http.StatusOK, s.entryJSON(r.PathValue("name"), e))
 }
 
 func (s *Server) boardAround(w http.ResponseWriter, r *http.Request) {
@@ -141,7 +157,7 @@ func (s *Server) boardAround(w http.ResponseWriter, r *http.Request) {
 		s.boardFail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toPageJSON(p))
+	writeJSON(w, http.StatusOK, s.toPageJSON(p))
 }
 
 // haveBoards answers 404 when the server has no boards configured.
@@ -153,11 +169,11 @@ func (s *Server) haveBoards(w http.ResponseWriter) bool {
 	return true
 }
 
-func toPageJSON(p board.Page) boardPageJSON {
+func (s *Server) toPageJSON(p board.Page) boardPageJSON {
 	out := boardPageJSON{Board: p.Board, Period: p.Period, Window: p.Window, TotalMembers: p.TotalMembers,
 		Members: make([]boardEntryJSON, len(p.Members))}
 	for i, e := range p.Members {
-		out.Members[i] = boardEntryJSON(e)
+		out.Members[i] = s.entryJSON(p.Board, e)
 	}
 	return out
 }

@@ -6,11 +6,17 @@
 --       script may touch is declared (see applyKeys in store.go)
 -- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'r'),
 --       4 op, 5 tie (1/0), 6 rb, 7 res ms, 8 max total, 9 origin (rolling
---       epoch ms), 10 windows, 11 parts, then per part:
+--       epoch ms), 10 windows, 11 parts, 12 removal check ('R': the
+--       call removes from a rolling board's slices, 'S': from a periodic
+--       board's settled snapshots, '' neither), 13 floor ('' = none),
+--       14 negative values allowed (1/0), then per part:
 --       "topic/partition", first offset, last offset, each (1/0),
---       buckets, then per bucket: bucket (period label or slice index),
---       origin ms (period start), expire-at ms (period keys), entries,
---       then per entry: member, value, ts ms, id ('' = none), offset
+--       removals, then per removal: member, settled (1/0),
+--       offset, n labels, labels (periodic: the periods it clears),
+--       then buckets, then per bucket: bucket (period label or slice
+--       index), origin ms (period start), expire-at ms (period keys),
+--       entries, then per entry: member, value, ts ms, id ('' = none),
+--       offset
 --
 -- The part's hash field holds its applied ranges (ranges.lua). A part whose
 -- first..last lies inside them is skipped; one that meets none is applied;
@@ -20,11 +26,27 @@
 -- each entry whose offset is not in the ranges is applied. Whatever is
 -- applied, first..last is merged into the ranges in the same step.
 --
+-- A part that follows a split part of the same partition is split too,
+-- so that the re-send applies a partition's parts in offset order.
+--
+-- A removal (a remove event: removals come first in their part, before the part's
+-- other entries) takes the member out of the periods it lists (a period
+-- being copied by settle.lua: deferred into P .. 'd', which settle.lua
+-- applies when the copy ends), of every window, of the member hash and of
+-- every slice; with settled, out of every settled snapshot kept (the one
+-- being copied: deferred as 'S <member>'). The slices and snapshots are
+-- read by the caller to declare their keys: when the script finds one it
+-- was not given it answers {'replan'} before writing anything.
+--
+-- Totals are sums kept exactly; the score ranks max(sum, floor) (score.lua).
+-- On a rolling board a member whose window sum is 0 is not ranked there.
+--
 -- An event of a period that settlement froze (P .. 'st' field 'frozen', see
 -- settle.lua) or of a slice every window has subtracted is late: not
 -- counted, and reported with its part and bucket.
 --
--- Reply: {'reset'} when the generation differs, else {applied, skipped,
+-- Reply: {'reset'} when the generation differs, {'replan'} (nothing
+-- written) when a removal meets an undeclared slice or snapshot, else {applied, skipped,
 -- duplicates, saturated, gaps closed, n splits, (part index, ranges)...,
 -- n late, (part index, bucket)...}.
 --
@@ -34,9 +56,59 @@
 local P = ARGV[1]
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return {'reset'} end
 local periodic, op = ARGV[3] == 'p', ARGV[4]
-setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[13])
 local origin0, nwin, nparts = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-local i = 12
+local i = 15
+
+-- Removals: every slice or snapshot they touch must be declared.
+if ARGV[12] ~= '' then
+  local declared = {}
+  for _, k in ipairs(KEYS) do declared[k] = true end
+  local set, pre = P .. 'SL', P .. 'S:'
+  if ARGV[12] == 'R' then set, pre = P .. 's', P .. 's:' end
+  local list = redis.call('ZRANGE', set, 0, -1)
+  for _, x in ipairs(list) do
+    if not declared[pre .. x] then return {'replan'} end
+  end
+end
+
+local function snapRemove(key, member)
+  local tail = ' ' .. member
+  for _, e in ipairs(redis.call('LRANGE', key, 0, -1)) do
+    if string.sub(e, -#tail) == tail then
+      redis.call('LREM', key, 1, e)
+      return
+    end
+  end
+end
+
+local removed = 0
+local function removeMember(member, settled, labels)
+  removed = removed + 1
+  if periodic then
+    local busy = redis.call('HGET', P .. 'st', 'busy')
+    for _, l in ipairs(labels) do
+      if busy and l == busy then
+        redis.call('SADD', P .. 'd', member)
+      else
+        redis.call('ZREM', P .. 'p:' .. l .. ':z', member)
+        redis.call('HDEL', P .. 'p:' .. l .. ':m', member)
+      end
+    end
+    if settled then
+      if busy then redis.call('SADD', P .. 'd', 'S ' .. member) end
+      for _, l in ipairs(redis.call('ZRANGE', P .. 'SL', 0, -1)) do
+        if l ~= busy then snapRemove(P .. 'S:' .. l, member) end
+      end
+    end
+    return
+  end
+  for j = 1, nwin do redis.call('ZREM', P .. 'z:' .. (j-1), member) end
+  redis.call('HDEL', P .. 'm', member)
+  for _, sl in ipairs(redis.call('ZRANGE', P .. 's', 0, -1)) do
+    redis.call('HDEL', P .. 's:' .. sl, member)
+  end
+end
 local applied, skipped, dup, late, closed = 0, 0, 0, 0, 0
 -- covered(k) is true when the entry at ARGV[k] is to be left alone: in a
 -- part re-sent entry by entry, an entry whose offset is already applied.
@@ -45,6 +117,9 @@ local function covered(k)
   return R0 ~= nil and rcover(R0, tonumber(ARGV[k+4]), tonumber(ARGV[k+4])) == 'all'
 end
 local splits, lates = {}, {}
+-- splitTP[tp]: a part of the partition was split, so its later parts (cut
+-- by a removal) wait for the re-send too, in order.
+local splitTP = {}
 local L = {}
 if not periodic then
   local x = redis.call('HMGET', P .. 'x', unpack((function() local t = {} for j = 0, nwin-1 do t[#t+1] = j end return t end)()))
@@ -137,7 +212,9 @@ local function rollingBucket(pi, bucket, ne)
       if moved then st[1] = ts end
       for j = 1, nwin do
         if take[j] then st[j+1] = st[j+1] + v end
-        if take[j] or (moved and st[j+1] > 0) then
+        if st[j+1] == 0 then
+          if take[j] then redis.call('ZREM', P .. 'z:' .. (j-1), member) end
+        elseif take[j] or moved then
           redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
         end
       end
@@ -147,8 +224,18 @@ local function rollingBucket(pi, bucket, ne)
 end
 
 for pi = 1, nparts do
-  local tp, first, last, each, nb = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), ARGV[i+3] == '1', tonumber(ARGV[i+4])
+  local tp, first, last, each, nrm = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), ARGV[i+3] == '1', tonumber(ARGV[i+4])
   i = i + 5
+  local rms = {}
+  for _ = 1, nrm do
+    local nl = tonumber(ARGV[i+3])
+    local labels = {}
+    for l = 1, nl do labels[l] = ARGV[i+3+l] end
+    rms[#rms+1] = {ARGV[i], ARGV[i+1] == '1', tonumber(ARGV[i+2]), labels}
+    i = i + 4 + nl
+  end
+  local nb = tonumber(ARGV[i])
+  i = i + 1
   local ranges = rparse_ranges(redis.call('HGET', KEYS[1], tp))
   local mode = 'apply'
   R0 = nil
@@ -156,10 +243,17 @@ for pi = 1, nparts do
     R0 = ranges
   else
     local c = rcover(ranges, first, last)
+    if splitTP[tp] then c = 'some' end
     if c == 'all' then
       mode = 'skip'; skipped = skipped + 1
     elseif c == 'some' then
       mode = 'split'; splits[#splits+1] = pi; splits[#splits+1] = rformat_ranges(ranges)
+      splitTP[tp] = true
+    end
+  end
+  if mode == 'apply' then
+    for _, rm in ipairs(rms) do
+      if R0 == nil or rcover(R0, rm[3], rm[3]) ~= 'all' then removeMember(rm[1], rm[2], rm[4]) end
     end
   end
   for _ = 1, nb do
@@ -179,7 +273,7 @@ end
 if late > 0 then redis.call('HINCRBY', P .. 'n', 'late', late) end
 if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
 if closed > 0 then redis.call('HINCRBY', P .. 'n', 'gaps_closed', closed) end
-local reply = {applied, skipped, dup, sat, closed, #splits / 2}
+local reply = {applied + removed, skipped, dup, sat, closed, #splits / 2}
 for _, v in ipairs(splits) do reply[#reply+1] = v end
 reply[#reply+1] = #lates / 2
 for _, v in ipairs(lates) do reply[#reply+1] = v end

@@ -7,6 +7,7 @@
 --       3 P .. 'm', 4 P .. 'n', then P .. 'z:<j>' per window, then
 --       P .. 's:<slice>' and P .. 's:<slice>:i' per slice given
 -- ARGV: 1 P, 2 tie, 3 rb, 4 res ms, 5 max total, 6 origin ms, 7 windows,
+--       8 floor ('' = none), 9 negative values allowed (1/0), 10 slice ms,
 --       then per window the last slice that has left it at now, then the
 --       number of slices given and the slices (Store.expirePlan)
 --
@@ -22,17 +23,17 @@
 --! include score.lua
 
 local P = ARGV[1]
-setlayout(ARGV[2], ARGV[3], ARGV[4], ARGV[5])
-local origin0, nwin = tonumber(ARGV[6]), tonumber(ARGV[7])
+setlayout(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[8])
+local origin0, nwin, neg, slicems = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[9] == '1', tonumber(ARGV[10])
 local given = {}
-for k = 1, tonumber(ARGV[8+nwin]) do given[ARGV[8+nwin+k]] = true end
+for k = 1, tonumber(ARGV[11+nwin]) do given[ARGV[11+nwin+k]] = true end
 local mk = P .. 'm'
 
 -- The plan: the slices each window subtracts, and those no window needs.
-local plan, T = {}, {}
+local plan, T, Lw = {}, {}, {}
 local lmin
 for j = 1, nwin do
-  T[j] = tonumber(ARGV[7+j])
+  T[j] = tonumber(ARGV[10+j])
   local Lr, L = redis.call('HGET', KEYS[1], j-1), nil
   if Lr then L = tonumber(Lr) end
   if L == nil or T[j] > L then
@@ -42,6 +43,7 @@ for j = 1, nwin do
     L = T[j]
   end
   if lmin == nil or L < lmin then lmin = L end
+  Lw[j] = L
 end
 local drop = redis.call('ZRANGEBYSCORE', P .. 's', '-inf', fmt(lmin))
 for _, sls in pairs(plan) do
@@ -79,8 +81,8 @@ for j = 1, nwin do
         local st = state(h[k])
         if st then
           st[j+1] = st[j+1] - tonumber(h[k+1])
-          if st[j+1] < 0 then st[j+1] = 0 end
-          ranked[h[k]] = st[j+1] > 0
+          if st[j+1] < 0 and not neg then st[j+1] = 0 end
+          ranked[h[k]] = st[j+1] ~= 0
         end
       end
       subtracted = subtracted + 1
@@ -104,7 +106,11 @@ local set, del = {}, {}
 for member, st in pairs(states) do
   if st then
     local any = false
-    for jj = 2, nwin + 1 do if st[jj] > 0 then any = true end end
+    for jj = 2, nwin + 1 do if st[jj] ~= 0 then any = true end end
+    -- With negative values a window sum of 0 may still hold slices (+5
+    -- and -5): the state stays while the newest slice the member counted
+    -- in is held by the largest window.
+    if neg and not any and math.floor(st[1] / slicems) > Lw[nwin] then any = true end
     if any then set[#set+1] = member; set[#set+1] = rformat(st, nwin) else del[#del+1] = member end
   end
 end

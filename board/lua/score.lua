@@ -1,13 +1,15 @@
 -- score.lua: the score of a member, and the rolling member state, shared by
 -- apply.lua and expire.lua (each includes it with "--! include score.lua").
 --
---   score = min(total, maxt)*2^rb + (2^rb - 1 - floor((reached - origin)/res))   (tie: first-reached)
---   score = min(total, maxt)                                                     (tie: none)
+--   score = t*2^rb + (2^rb - 1 - floor((reached - origin)/res))   (tie: first-reached)
+--   score = t                                                     (tie: none)
+--   t = max(total, floor) (no floor: total), clamped to -maxt..maxt
 --
 -- Every value is an integer below 2^53, exact in Lua's doubles; string.format
 -- with %.0f writes it exactly (tostring would round to 14 digits).
 --
--- setlayout(tie, rb, res, maxt) sets the board's layout from ARGV strings;
+-- setlayout(tie, rb, res, maxt, floor) sets the board's layout from ARGV
+-- strings (floor '' or nil: none);
 -- score(total, reached, origin) returns the score as a string and counts in
 -- sat the totals it saturated at maxt; rparse and rformat read and write a
 -- rolling member state, "reached t1 ... tk".
@@ -16,12 +18,15 @@ local function fmt(x) return string.format('%.0f', x) end
 local tie, rb, res, maxt = false, 0, 1, 0
 local R = 1
 local sat = 0
-local function setlayout(t, b, r, m)
+local tfloor = nil
+local function setlayout(t, b, r, m, f)
   tie = t == '1'; rb = tonumber(b); res = tonumber(r); maxt = tonumber(m); R = 2^rb
+  if f ~= nil and f ~= '' then tfloor = tonumber(f) end
 end
 local function score(total, reached, origin)
   local t = total
-  if t > maxt then t = maxt; sat = sat + 1 end
+  if tfloor ~= nil and t < tfloor then t = tfloor end
+  if t > maxt then t = maxt; sat = sat + 1 elseif t < -maxt then t = -maxt; sat = sat + 1 end
   if not tie then return fmt(t) end
   local rel = math.floor((reached - origin) / res)
   if rel < 0 then rel = 0 elseif rel > R - 1 then rel = R - 1 end

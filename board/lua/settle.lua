@@ -11,7 +11,8 @@
 -- ARGV: 1 generation ('' = unchecked), 2 label, 3 closed_at ms (period end
 --       + grace), 4 settle-top, 5 page size, 6 expire-at ms of the
 --       snapshot keys, 7 period start ms, 8 settle-retention, 9 the JSON
---       head of the record ('{"board":"…","period":"…"'), 10 scale
+--       head of the record ('{"board":"…","period":"…"'), 10 scale,
+--       11 floor ('' = none: the total is the sum)
 --
 -- The settle state hash holds 'frozen' (the label of the newest frozen
 -- period: labels of one board sort in time order, and apply.lua refuses
@@ -23,11 +24,13 @@
 -- call copies at most one page of the ranking, from the cursor, into the
 -- snapshot list ("total reached member", in rank order) and its JSON
 -- fragments, so that no call blocks Redis for long whatever the size of
--- the board. The call that copies the last page applies the removals
--- deferred meanwhile to the live period, writes the record into the outbox
+-- the board. The call that copies the last page writes the record into the outbox
 -- (field label) and the snapshot's info ("members closed_at"), and clears
 -- busy: freeze, snapshot and pending record are one exactly-once sequence
--- whoever calls it, however often.
+-- whoever calls it, however often. It then applies the removals apply.lua
+-- deferred while the period was copied (P .. 'd'): '<member>' leaves the
+-- live period, 'S <member>' the snapshot (the record keeps the ranking as
+-- it was frozen).
 --
 -- Reply: {'reset'} when the generation differs; {'done'} when the period
 -- was settled before (or an older one is frozen above it); {'busy', label}
@@ -42,6 +45,8 @@ local st = redis.call('HMGET', KEYS[2], 'frozen', 'busy', 'cursor', 'members')
 local frozen, busy = st[1], st[2]
 if busy and busy ~= label then return {'busy', busy} end
 local top, pagesz, scale = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[10])
+local tfloor = nil
+if ARGV[11] ~= nil and ARGV[11] ~= '' then tfloor = tonumber(ARGV[11]) end
 local cursor, members
 if not busy then
   if frozen and label <= frozen then return {'done'} end
@@ -81,6 +86,7 @@ if cursor <= last then
       local s = sts[k] or '0 0'
       local sp = string.find(s, ' ', 1, true)
       local total, reached = string.sub(s, 1, sp - 1), string.sub(s, sp + 1)
+      if tfloor ~= nil and tonumber(total) < tfloor then total = fmt(tfloor) end
       entries[k] = total .. ' ' .. reached .. ' ' .. zs[k]
       local sep = ','
       if cursor + k == 1 then sep = '' end
@@ -98,13 +104,7 @@ if cursor <= last then
   return {'more', cursor}
 end
 
--- Last step: deferred removals, the record, the info.
-local d = redis.call('SMEMBERS', KEYS[10])
-for _, m in ipairs(d) do
-  redis.call('ZREM', KEYS[3], m)
-  redis.call('HDEL', KEYS[4], m)
-end
-if #d > 0 then redis.call('DEL', KEYS[10]) end
+-- Last step: the record, the info, then the deferred removals.
 local body = redis.call('GET', KEYS[6]) or ''
 local record = ARGV[9] .. ',"closed_at":' .. ARGV[3] .. ',"members":' .. members .. ',"top":[' .. body .. ']}'
 redis.call('HSET', KEYS[8], label, record)
@@ -115,4 +115,17 @@ redis.call('PEXPIREAT', KEYS[7], ARGV[6])
 redis.call('ZADD', KEYS[9], ARGV[7], label)
 redis.call('ZREMRANGEBYRANK', KEYS[9], 0, -tonumber(ARGV[8]) - 1)
 redis.call('HDEL', KEYS[2], 'busy', 'cursor', 'members')
+local d = redis.call('SMEMBERS', KEYS[10])
+for _, m in ipairs(d) do
+  if string.sub(m, 1, 2) == 'S ' then
+    local tail = ' ' .. string.sub(m, 3)
+    for _, e in ipairs(redis.call('LRANGE', KEYS[5], 0, -1)) do
+      if string.sub(e, -#tail) == tail then redis.call('LREM', KEYS[5], 1, e); break end
+    end
+  else
+    redis.call('ZREM', KEYS[3], m)
+    redis.call('HDEL', KEYS[4], m)
+  end
+end
+if #d > 0 then redis.call('DEL', KEYS[10]) end
 return {'settled', members}

@@ -52,11 +52,13 @@ type Entry struct {
 	ReachedAt int64
 }
 
-// LateEvent is an event that was not counted because it was late.
+// LateEvent is an event that was not counted because it was late, or
+// (Class set) because the board refused its value or it names no board.
 type LateEvent struct {
 	Board   string
 	Event   int
-	InRedis bool // found late by the windows' state, not by record time
+	InRedis bool   // found late by the windows' state, not by record time
+	Class   string // "" late; "value": refused value; "board": a remove naming no board
 }
 
 // Model is the reference model of a set of boards. It is not safe for
@@ -118,6 +120,12 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 			continue
 		}
 		counted := false
+		for i := range evs { // a record's removals come before its other events
+			if e := &evs[i]; e.Type == codec.TypeRemove && e.Board == b.Name() {
+				counted = true
+				st.remove(b, e)
+			}
+		}
 		for i := range evs {
 			e := &evs[i]
 			if !b.Counts(e.Type) {
@@ -125,7 +133,11 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 			}
 			counted = true
 			member := b.MemberOf(e)
-			value := b.ValueOf(e)
+			value, ok := units(b, e)
+			if !ok {
+				late = append(late, LateEvent{Board: b.Name(), Event: i, Class: "value"})
+				continue
+			}
 			grace := b.Grace().Milliseconds()
 			if b.Kind() == board.Periodic {
 				p := st.cal.Of(time.UnixMilli(e.TS))
@@ -202,6 +214,11 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 			st.wm[tp] = offset
 		}
 	}
+	for i := range evs {
+		if e := &evs[i]; e.Type == codec.TypeRemove && !slices.ContainsFunc(m.boards, func(b *board.Board) bool { return b.Name() == e.Board }) {
+			late = append(late, LateEvent{Board: e.Board, Event: i, Class: "board"})
+		}
+	}
 	return late
 }
 
@@ -241,7 +258,7 @@ func (m *Model) Ranking(boardIdx int, period string, window int) []Entry {
 	if b.Kind() == board.Periodic {
 		origin = st.origins[period]
 		for member, a := range st.periods[period] {
-			out = append(out, Entry{Member: member, Total: a.total, ReachedAt: a.reached})
+			out = append(out, Entry{Member: member, Total: floored(b, a.total), ReachedAt: a.reached})
 		}
 	} else {
 		origin = b.Epoch().UnixMilli()
@@ -259,7 +276,10 @@ func (m *Model) Ranking(boardIdx int, period string, window int) []Entry {
 			a.reached = max(a.reached, e.ts)
 		}
 		for member, a := range tot {
-			out = append(out, Entry{Member: member, Total: a.total, ReachedAt: a.reached})
+			if a.total == 0 {
+				continue // a window ranks members whose sum is not 0
+			}
+			out = append(out, Entry{Member: member, Total: floored(b, a.total), ReachedAt: a.reached})
 		}
 	}
 	res := b.TieResolution().Milliseconds()
@@ -271,7 +291,7 @@ func (m *Model) Ranking(boardIdx int, period string, window int) []Entry {
 		return max(0, min(r, int64(1)<<b.ReachedBits()-1))
 	}
 	slices.SortFunc(out, func(x, y Entry) int {
-		tx, ty := min(x.Total, b.MaxTotal()), min(y.Total, b.MaxTotal())
+		tx, ty := max(min(x.Total, b.MaxTotal()), -b.MaxTotal()), max(min(y.Total, b.MaxTotal()), -b.MaxTotal())
 		if tx != ty {
 			if tx > ty {
 				return -1

@@ -1,0 +1,94 @@
+package board
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Restoring settlement after Redis lost its data (docs/DESIGN.md §8
+// "Settled periods"). The settle state lives in Redis: without it a
+// board would settle, and publish again, the last closed period. The
+// processor reads {env}.boards.settled back and hands its records to
+// RestoreSettled before it adopts the new Redis generation, so before any
+// settlement runs on it.
+
+// settledJSON is the part of a settled record RestoreSettled reads.
+type settledJSON struct {
+	Board    string `json:"board"`
+	Period   string `json:"period"`
+	ClosedAt int64  `json:"closed_at"`
+	Members  int64  `json:"members"`
+	Top      []struct {
+		Member    string      `json:"member"`
+		Total     json.Number `json:"total"`
+		ReachedAt int64       `json:"reached_at"`
+	} `json:"top"`
+}
+
+// RestoreSettled restores, from records published on {env}.boards.settled
+// (their values, in any order, repeats allowed), every settling board's
+// newest settled period as its frozen mark and the snapshots of its
+// newest SettleRetention settled periods. Records of boards not
+// configured (or that do not settle), and malformed ones, are skipped. It
+// returns the number of snapshots written.
+func (s *Store) RestoreSettled(ctx context.Context, values [][]byte) (int, error) {
+	byBoard := map[string]map[string]settledJSON{}
+	for _, v := range values {
+		var r settledJSON
+		if json.Unmarshal(v, &r) != nil {
+			continue
+		}
+		b, ok := s.byName[r.Board]
+		if !ok || !b.settle {
+			continue
+		}
+		if _, err := b.ParsePeriod(r.Period); err != nil {
+			continue
+		}
+		if byBoard[r.Board] == nil {
+			byBoard[r.Board] = map[string]settledJSON{}
+		}
+		byBoard[r.Board][r.Period] = r
+	}
+	written := 0
+	for _, b := range s.boards {
+		recs := byBoard[b.name]
+		if len(recs) == 0 {
+			continue
+		}
+		labels := make([]string, 0, len(recs))
+		for l := range recs {
+			labels = append(labels, l)
+		}
+		slices.Sort(labels) // labels of one board sort in time order
+		keep := labels[max(0, len(labels)-b.settleRetention):]
+		P := s.prefix(b)
+		keys := []string{P + "st", P + "SL"}
+		args := []any{labels[len(labels)-1], b.settleRetention, len(keep)}
+		for _, l := range keep {
+			r := recs[l]
+			p, _ := b.ParsePeriod(l)
+			expireAt := p.End.Add(time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).UnixMilli()
+			keys = append(keys, P+"S:"+l, P+"S:"+l+":i")
+			args = append(args, l, p.Start.UnixMilli(), expireAt, strconv.FormatInt(r.Members, 10)+" "+strconv.FormatInt(r.ClosedAt, 10), len(r.Top))
+			for _, e := range r.Top {
+				total, err := b.ParseUnits(e.Total.String())
+				if err != nil {
+					return written, fmt.Errorf("board %s: restore settled %s: total %q: %w", b.name, l, e.Total, err)
+				}
+				args = append(args, strconv.FormatInt(total, 10)+" "+strconv.FormatInt(e.ReachedAt, 10)+" "+e.Member)
+			}
+		}
+		cmds, err := s.eval(ctx, restoreLua, 1, func(int) ([]string, []any) { return keys, args })
+		if err != nil {
+			return written, fmt.Errorf("board %s: restore settled: %w", b.name, err)
+		}
+		n, _ := cmds[0].Int()
+		written += n
+	}
+	return written, nil
+}
