@@ -7,28 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-
 	"github.com/rostrumhq/rostrum/control"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 )
-
-// compactOutput sets cleanup.policy=compact on topic, as an operator does on
-// an output topic created without it (testenv.WithTopics creates topics
-// with the broker's defaults).
-func compactOutput(t *testing.T, k *testenv.Kafka, topic string) {
-	t.Helper()
-	policy := "compact"
-	resp, err := k.Admin().AlterTopicConfigs(context.Background(),
-		[]kadm.AlterConfig{{Op: kadm.SetConfig, Name: "cleanup.policy", Value: &policy}}, topic)
-	if err == nil {
-		_, err = resp.On(topic, nil)
-	}
-	if err != nil {
-		t.Fatalf("compact %s: %v", topic, err)
-	}
-}
 
 // createTopics creates env's topics from the processor's specifications,
 // as `rostrum run --create-topics` does: the pipeline's, the control API's

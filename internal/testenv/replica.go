@@ -119,7 +119,7 @@ func (p *RedisPair) StopReplication() {
 	p.tb.Helper()
 	c := redis.NewClient(p.Replica.Options())
 	defer c.Close()
-	if err := c.SlaveOf(context.Background(), "NO", "ONE").Err(); err != nil {
+	if err := c.ReplicaOf(context.Background(), "NO", "ONE").Err(); err != nil {
 		p.tb.Fatalf("testenv: REPLICAOF NO ONE on %s: %v", p.Replica.Addr, err)
 	}
 }
