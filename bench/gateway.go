@@ -213,7 +213,10 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 		tickets := make(chan int, 1024)
 		m = startMeter()
 		start := time.Now()
-		for range 4 * cfg.Connections {
+		// One worker per connection, as in the flat-out run: more workers
+		// only add goroutines that compete with the gateway and the broker
+		// for this process's CPUs and wake up late.
+		for range cfg.Connections {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
