@@ -3,7 +3,7 @@ package codec
 import "strconv"
 
 // CheckID returns nil when id is a valid room or user id (1..128 bytes of
-// [A-Za-z0-9._:@-], DESIGN §2), and otherwise an error saying why, in the
+// [A-Za-z0-9._:@-], docs/DESIGN.md §2), and otherwise an error saying why, in the
 // words the decoder uses. It is the one definition of the id syntax for the
 // code that routes ids without decoding events (the gateway).
 func CheckID(id string) error {
