@@ -159,13 +159,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if rate == 0 {
 			rate = r.EventsPerSec / 2
 		}
-		if cfg.RateDuration > 0 {
-			b.progress("rostrum: %.0f events/s offered for up to %s", rate, cfg.RateDuration)
-			r, err := b.rate(ctx, rate)
+		fractions := cfg.Rates
+		if len(fractions) == 0 {
+			fractions = []float64{rate / r.EventsPerSec}
+		}
+		for _, f := range fractions {
+			if cfg.RateDuration <= 0 {
+				break
+			}
+			offered := f * r.EventsPerSec
+			b.progress("rostrum: %.0f events/s (%.2f of flat out) offered for up to %s", offered, f, cfg.RateDuration)
+			rr, err := b.rate(ctx, offered)
 			if err != nil {
 				return nil, err
 			}
-			b.done(r)
+			rr.OfferedFraction = f
+			b.done(rr)
 		}
 	}
 	if cfg.has(ModeNaive) {

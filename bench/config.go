@@ -47,6 +47,10 @@ type Config struct {
 	// rostrum, after the flat-out run), in events/s. Default: half the
 	// flat-out rate just measured.
 	Rate float64
+	// Rates, when set, replaces the one fixed-rate run by a load curve: one
+	// fixed-rate run per fraction of the flat-out rate just measured (each
+	// in (0, 1]), in order. Rate is then unused.
+	Rates []float64
 	// RateDuration is how long the fixed-rate run offers load. It ends
 	// earlier when the workload runs out of events. Default: 10s; negative:
 	// no fixed-rate run.
@@ -164,6 +168,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--members must be at least 1 (0: the workload's default), got %d", c.Members)
 	case c.Rate < 0:
 		return fmt.Errorf("--rate must not be negative, got %v", c.Rate)
+	case slices.ContainsFunc(c.Rates, func(f float64) bool { return f <= 0 || f > 1 }):
+		return fmt.Errorf("--rates must be fractions of the flat-out rate in (0, 1], got %v", c.Rates)
 	case c.NaiveDuration < 0:
 		return fmt.Errorf("--naive-seconds must be positive, got %v", c.NaiveDuration.Seconds())
 	case c.Partitions < 1:

@@ -67,8 +67,10 @@ type Result struct {
 	Seconds float64 `json:"seconds"`
 	// EventsPerSec is Events / Seconds.
 	EventsPerSec float64 `json:"events_per_sec"`
-	// OfferedRate is the rate the producer aimed at (rostrum@rate only).
-	OfferedRate float64 `json:"offered_rate,omitempty"`
+	// OfferedRate is the rate the producer aimed at (rostrum@rate only),
+	// and OfferedFraction that rate over the flat-out rate.
+	OfferedRate     float64 `json:"offered_rate,omitempty"`
+	OfferedFraction float64 `json:"offered_fraction,omitempty"`
 	// WarmupSeconds is how long the fixed-rate run offered the rate before
 	// it began to measure (rostrum@rate only).
 	WarmupSeconds float64 `json:"warmup_seconds,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +43,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seed := fs.Uint64("seed", 1, "seed of the generated workload")
 	modes := fs.String("modes", strings.Join(bench.AllModes(), ","), "modes to run, comma-separated: rostrum (flat out, then at --rate), naive, ceiling")
 	rate := fs.Float64("rate", 0, "offered events/s of the fixed-rate latency run; 0: half the flat-out rate")
+	rates := fs.String("rates", "", "a load curve instead of one fixed-rate run: fractions of the flat-out rate, comma-separated (e.g. 0.1,0.25,0.5,0.75,0.9)")
+	chart := fs.String("chart", "", "with --rates: draw the curve (latency percentiles and CPU per event against the offered load) into this .svg file")
 	rateSeconds := fs.Float64("rate-seconds", 10, "length of the fixed-rate latency run; 0: skip it")
 	rateWarmup := fs.Float64("rate-warmup", 5, "seconds the fixed-rate run offers the rate before it measures (the processor's state cache fills); 0: measure from the start")
 	naiveSeconds := fs.Float64("naive-seconds", 10, "time cap of the naive mode")
@@ -133,6 +136,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		return fmt.Errorf("--wal-sync must be always or none, got %q", *walSync)
 	}
+	for _, s := range splitList(*rates) {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("--rates: %q is not a number", s)
+		}
+		cfg.Rates = append(cfg.Rates, f)
+	}
+	if *chart != "" && len(cfg.Rates) == 0 {
+		return errors.New("--chart draws the curve of --rates: give --rates too")
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -168,6 +181,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return scrubError(err, sec.secrets()...)
+	}
+	if *chart != "" {
+		if err := bench.WriteCurve(rep, *chart); err != nil {
+			return err
+		}
 	}
 	for _, f := range files {
 		if err := f.Close(); err != nil {
