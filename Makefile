@@ -5,7 +5,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tidy test-race all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos
+.PHONY: tidy test-race bench-curve all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos
 
 all: build
 
@@ -74,6 +74,10 @@ lint: deps vet tidy
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	./$(BIN) bench --events 200000 --rate-seconds 3 --rate-warmup 1 --naive-seconds 5
+
+## bench-curve: latency and CPU per event against the offered load, drawn into docs/latency-curve.svg.
+bench-curve: deps build
+	./$(BIN) bench --modes rostrum --events 1000000 --rates 0.1,0.25,0.5,0.75,0.9 --rate-seconds 5 --rate-warmup 2 --chart docs/latency-curve.svg
 
 ## bench-micro: the hot-path micro-benchmarks, benchstat-friendly (-count 6).
 bench-micro:

@@ -38,7 +38,7 @@ func WriteCurve(r *Report, path string) error {
 		return fmt.Errorf("bench: --chart %s: no fixed-rate run to draw (use --rates)", path)
 	}
 	lat := plot.New()
-	lat.Title.Text = "rostrum: latency from the oldest event to the output's ack"
+	lat.Title.Text = "rostrum: latency from a room's newest event in the batch to its output record"
 	lat.X.Label.Text = "offered load (fraction of the flat-out rate)"
 	lat.Y.Label.Text = "ms (log scale)"
 	lat.Y.Scale = plot.LogScale{}
