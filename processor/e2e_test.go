@@ -691,21 +691,28 @@ func (w *world) runWithFaults(faults map[int64]func()) *processor.Processor {
 	return p
 }
 
-// dumpAll returns every key of Redis with its serialized value and TTL.
+// dumpAll takes a consistent snapshot of the whole data set, as a replica
+// or an RDB file holds one: every key's DUMP and PTTL read by one script,
+// so no write lands between two keys of a room (a key-by-key dump while the
+// processor writes could pair one room's ranking with another moment's
+// member states, a state Redis itself never holds).
 func dumpAll(t *testing.T, rc *redis.Client) map[string][2]string {
 	t.Helper()
-	ctx := context.Background()
-	keys, err := rc.Keys(ctx, "*").Result()
+	const snapshot = `
+local out = {}
+for _, k in ipairs(redis.call('KEYS', '*')) do
+  out[#out + 1] = k
+  out[#out + 1] = redis.call('DUMP', k)
+  out[#out + 1] = redis.call('PTTL', k)
+end
+return out`
+	vals, err := rc.Eval(context.Background(), snapshot, nil).Slice()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(map[string][2]string, len(keys))
-	for _, k := range keys {
-		v, err := rc.Dump(ctx, k).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[k] = [2]string{v, strconv.FormatInt(rc.PTTL(ctx, k).Val().Milliseconds(), 10)}
+	out := make(map[string][2]string, len(vals)/3)
+	for i := 0; i+2 < len(vals); i += 3 {
+		out[vals[i].(string)] = [2]string{vals[i+1].(string), strconv.FormatInt(vals[i+2].(int64), 10)}
 	}
 	return out
 }
