@@ -156,7 +156,7 @@ func TestEventsMissingAndBadRoom(t *testing.T) {
 	}
 	ch2, _, hangUp2 := openStream(t, ts.URL+"/events?room=broken")
 	defer hangUp2()
-	if ev := next(t, ch2, "unavailable"); !strings.Contains(ev.Data, "connection refused") {
+	if ev := next(t, ch2, "unavailable"); !strings.Contains(ev.Data, `"code":"redis-unavailable"`) || strings.Contains(ev.Data, "refused") {
 		t.Fatalf("unavailable event %q", ev.Data)
 	}
 
