@@ -60,7 +60,7 @@ type roomsPageJSON struct {
 	Rooms      []roomSummaryJSON `json:"rooms"`
 	Offset     int               `json:"offset"`
 	Limit      int               `json:"limit"`
-	NextOffset *int              `json:"next_offset"` // null on the last page
+	NextOffset *int              `json:"next_offset,omitempty"` // absent on the last page
 }
 
 func toSummaries(rooms []ranking.RoomSummary) []roomSummaryJSON {

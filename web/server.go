@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/docs"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
@@ -124,6 +125,11 @@ func New(opts Options) *Server {
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", opts.Metrics)
 	}
+	s.mux.HandleFunc("GET /v1/openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(docs.OpenAPI)
+	})
 	s.mux.HandleFunc("GET /v1/rooms", s.rooms)
 	s.mux.HandleFunc("GET /api/rooms", s.legacyRooms) // deprecated: /v1/rooms
 	s.mux.HandleFunc("GET /v1/rooms/{room}/top", s.roomTop)
