@@ -221,3 +221,52 @@ func TestPageAndStatic(t *testing.T) {
 		t.Errorf("/nothing-here: %d, want 404", res.StatusCode)
 	}
 }
+
+// TestV1Rooms pages through the rooms with limit and offset, searches them
+// with q, refuses a bad limit, and marks /api/rooms as deprecated.
+func TestV1Rooms(t *testing.T) {
+	s := web.New(web.Options{Source: meetingSource()})
+	type page struct {
+		Rooms []struct {
+			RoomID       string `json:"room_id"`
+			TotalMembers int64  `json:"total_members"`
+		} `json:"rooms"`
+		NextOffset *int `json:"next_offset"`
+	}
+	var got []string
+	path := "/v1/rooms?limit=2"
+	for path != "" {
+		res, body := get(t, s, path)
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, res.StatusCode, body)
+		}
+		var p page
+		decode(t, body, &p)
+		for _, r := range p.Rooms {
+			got = append(got, r.RoomID)
+		}
+		path = ""
+		if p.NextOffset != nil {
+			path = "/v1/rooms?limit=2&offset=" + strconv.Itoa(*p.NextOffset)
+		}
+	}
+	var want []string
+	for _, r := range meetingRooms() {
+		want = append(want, r.Room)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pages gave %v, want %v", got, want)
+	}
+	var p page
+	_, body := get(t, s, "/v1/rooms?q=tutor")
+	decode(t, body, &p)
+	if len(p.Rooms) != 1 || p.Rooms[0].RoomID != "prod-tutoring-88" || p.Rooms[0].TotalMembers != 9 || p.NextOffset != nil {
+		t.Fatalf("search: %s", body)
+	}
+	if res, body := get(t, s, "/v1/rooms?limit=0"); res.StatusCode != 400 || res.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("limit=0: %d %s", res.StatusCode, body)
+	}
+	if res, _ := get(t, s, "/api/rooms"); res.Header.Get("Deprecation") != "true" || !strings.Contains(res.Header.Get("Link"), "/v1/rooms") {
+		t.Fatalf("/api/rooms headers %v", res.Header)
+	}
+}
