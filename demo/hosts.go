@@ -19,7 +19,7 @@ type HostsConfig struct {
 }
 
 // Hosts simulates the meeting hosts at the record button until ctx ends:
-// each round it picks a room from /api/rooms and has one to three hosts
+// each round it picks a room from /v1/rooms and has one to three hosts
 // click start (when it is idle) or stop (when it is recording) at the
 // same time, so that the page shows one of them win; now and then a host
 // also changes the room's layout. Failed requests are ignored (the page
@@ -91,16 +91,18 @@ func Hosts(ctx context.Context, cfg HostsConfig) error {
 
 // pickRoom returns a random room of the page's room list.
 func pickRoom(do func(method, path, body string) (*http.Response, error)) (string, bool) {
-	resp, err := do("GET", "/api/rooms", "")
+	resp, err := do("GET", "/v1/rooms?limit=200", "")
 	if err != nil {
 		return "", false
 	}
 	defer resp.Body.Close()
-	var rooms []struct {
-		RoomID string `json:"room_id"`
+	var page struct {
+		Rooms []struct {
+			RoomID string `json:"room_id"`
+		} `json:"rooms"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&rooms); err != nil || len(rooms) == 0 {
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || len(page.Rooms) == 0 {
 		return "", false
 	}
-	return rooms[rand.IntN(len(rooms))].RoomID, true
+	return page.Rooms[rand.IntN(len(page.Rooms))].RoomID, true
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -311,4 +313,30 @@ func (p *Pipeline) setLag(next map[topicPartition]partitionLag) {
 	p.groupLagRecords.Set(float64(total))
 	p.groupLagSeconds.Set(oldest)
 	p.lagParts, p.lagTotal, p.lagMax = next, total, oldest
+}
+
+// PartitionLag is the measured lag of one input partition.
+type PartitionLag struct {
+	Topic     string
+	Partition int32
+	Records   int64   // end offset minus committed offset
+	Seconds   float64 // age of the oldest uncommitted record; 0 when Records is 0
+}
+
+// PartitionLags returns the lag of each partition as last measured by
+// WatchLag, ordered by topic and partition; none before the first
+// measurement.
+func (p *Pipeline) PartitionLags() []PartitionLag {
+	snap := p.lagSnapshot()
+	out := make([]PartitionLag, 0, len(snap))
+	for tp, pl := range snap {
+		out = append(out, PartitionLag{Topic: tp.topic, Partition: tp.partition, Records: pl.records, Seconds: pl.seconds})
+	}
+	slices.SortFunc(out, func(a, b PartitionLag) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return out
 }

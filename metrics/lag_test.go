@@ -1,7 +1,10 @@
 package metrics_test
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +108,24 @@ func checkLag(tb testing.TB, p *metrics.Pipeline, want []lagWant) {
 	}
 	if records, seconds := p.Lag(); float64(records) != total || seconds != oldest {
 		tb.Errorf("Lag() = %d, %v; want %v, %v", records, seconds, total, oldest)
+	}
+	parts := p.PartitionLags()
+	if len(parts) != len(want) {
+		tb.Errorf("PartitionLags() = %v, want %d partitions", parts, len(want))
+	}
+	for _, pl := range parts {
+		labels := fmt.Sprintf("partition=%d,topic=%s", pl.Partition, pl.Topic)
+		if got := value(tb, fams, "rostrum_consumer_lag_records", labels); float64(pl.Records) != got {
+			tb.Errorf("PartitionLags() %s: %d records, the gauge says %v", labels, pl.Records, got)
+		}
+		if got := value(tb, fams, "rostrum_consumer_lag_seconds", labels); pl.Seconds != got {
+			tb.Errorf("PartitionLags() %s: %v s, the gauge says %v", labels, pl.Seconds, got)
+		}
+	}
+	if !slices.IsSortedFunc(parts, func(a, b metrics.PartitionLag) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	}) {
+		tb.Errorf("PartitionLags() not ordered by topic and partition: %v", parts)
 	}
 }
 

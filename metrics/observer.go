@@ -24,6 +24,21 @@ func (p *Pipeline) Applied(topic string, events int) {
 // short class of the rule it broke, never free text.
 func (p *Pipeline) DLQ(topic, reason string) {
 	p.dlq.WithLabelValues(topic, reason).Inc()
+	p.dlqMu.Lock()
+	p.dlqByReason[reason]++
+	p.dlqMu.Unlock()
+}
+
+// DLQByReason returns the records sent to the DLQ since start, by reason
+// class (the reason label of rostrum_dlq_records_total, summed over topics).
+func (p *Pipeline) DLQByReason() map[string]int64 {
+	p.dlqMu.Lock()
+	defer p.dlqMu.Unlock()
+	out := make(map[string]int64, len(p.dlqByReason))
+	for r, n := range p.dlqByReason {
+		out[r] = n
+	}
+	return out
 }
 
 // MaxIgnoredTypes bounds the type label of rostrum_events_ignored_total:

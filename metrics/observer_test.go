@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
 	"strings"
 	"testing"
@@ -40,6 +41,9 @@ func TestObserverCounters(t *testing.T) {
 	p.BoardsApplied(5, 2, 1, 0)
 	p.BoardsApplied(3, 0, 0, 1)
 
+	if got, want := p.DLQByReason(), map[string]int64{"ts": 2, "json": 1}; !maps.Equal(got, want) {
+		t.Errorf("DLQByReason() = %v, want %v", got, want)
+	}
 	fams := scrape(t, p)
 	for _, c := range []struct {
 		name, labels string

@@ -90,6 +90,8 @@ type Pipeline struct {
 	handler http.Handler
 
 	consumed, applied, dlq *prometheus.CounterVec
+	dlqMu                  sync.Mutex
+	dlqByReason            map[string]int64 // the dlq counter's values summed over topics (DLQByReason)
 	ignored                *prometheus.CounterVec
 	ignoredMu              sync.Mutex
 	ignoredTypes           map[string]bool // type labels in use, at most MaxIgnoredTypes
@@ -172,7 +174,8 @@ func New(env string) *Pipeline {
 		return g
 	}
 
-	p := &Pipeline{reg: reg, labeled: r, lagParts: make(map[topicPartition]partitionLag)}
+	p := &Pipeline{reg: reg, labeled: r, lagParts: make(map[topicPartition]partitionLag),
+		dlqByReason: make(map[string]int64)}
 	p.consumed = counterVec(nameRecordsConsumed,
 		"Kafka records consumed from an input topic, including those sent to the DLQ.", labelTopic)
 	p.applied = counterVec(nameEventsApplied,

@@ -3,20 +3,23 @@ package web
 import (
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/internal/problem"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // roomJSON is a room on the wire (GET /v1/rooms/{room}/top and the "room"
 // event). Member fields use the names of the output records.
 type roomJSON struct {
-	RoomID  string       `json:"room_id"`
-	Seq     int64        `json:"seq"`
-	Members int          `json:"members"` // ranked members
-	Stable  []memberJSON `json:"stable"`  // slot order
-	Raw     []memberJSON `json:"raw"`     // best first
+	RoomID       string       `json:"room_id"`
+	Seq          int64        `json:"seq"`
+	TotalMembers int          `json:"total_members"` // ranked members
+	Stable       []memberJSON `json:"stable"`        // slot order
+	Raw          []memberJSON `json:"raw"`           // best first
 	// Event stream only: the processor's strategy (which made Stable), and
 	// seed 003's merge of the raw lists this stream has read, in slot order,
 	// so the page can show both.
@@ -37,18 +40,39 @@ type memberJSON struct {
 	TS          int64   `json:"ts"`
 }
 
+// roomSummaryJSON is a room of GET /v1/rooms and of the "rooms" event.
 type roomSummaryJSON struct {
+	RoomID       string `json:"room_id"`
+	Seq          int64  `json:"seq"`
+	TotalMembers int64  `json:"total_members"` // ranked members
+}
+
+// legacyRoomJSON is a room of the deprecated GET /api/rooms, in its former
+// shape ("members" a count).
+type legacyRoomJSON struct {
 	RoomID  string `json:"room_id"`
 	Seq     int64  `json:"seq"`
 	Members int64  `json:"members"`
 }
 
-type errorJSON struct {
-	Error string `json:"error"`
+// roomsPageJSON is GET /v1/rooms.
+type roomsPageJSON struct {
+	Rooms      []roomSummaryJSON `json:"rooms"`
+	Offset     int               `json:"offset"`
+	Limit      int               `json:"limit"`
+	NextOffset *int              `json:"next_offset,omitempty"` // absent on the last page
+}
+
+func toSummaries(rooms []ranking.RoomSummary) []roomSummaryJSON {
+	out := make([]roomSummaryJSON, len(rooms))
+	for i, rm := range rooms {
+		out[i] = roomSummaryJSON{RoomID: rm.Room, Seq: rm.Seq, TotalMembers: rm.Members}
+	}
+	return out
 }
 
 func toRoomJSON(v ranking.RoomView) roomJSON {
-	return roomJSON{RoomID: v.Room, Seq: v.Seq, Members: v.Members, Stable: toMembers(v.Stable), Raw: toMembers(v.Raw)}
+	return roomJSON{RoomID: v.Room, Seq: v.Seq, TotalMembers: v.Members, Stable: toMembers(v.Stable), Raw: toMembers(v.Raw)}
 }
 
 func toMembers(ms []ranking.MemberView) []memberJSON {
@@ -60,23 +84,78 @@ func toMembers(ms []ranking.MemberView) []memberJSON {
 	return out
 }
 
-func (s *Server) rooms(w http.ResponseWriter, r *http.Request) {
+// legacyRooms serves the deprecated GET /api/rooms: the first
+// Options.MaxRooms rooms in the former shape.
+func (s *Server) legacyRooms(w http.ResponseWriter, r *http.Request) {
+	deprecated(w, "/v1/rooms")
 	rooms, err := s.opt.Source.Rooms(r.Context(), s.opt.MaxRooms)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	out := make([]roomSummaryJSON, len(rooms))
+	out := make([]legacyRoomJSON, len(rooms))
 	for i, rm := range rooms {
-		out[i] = roomSummaryJSON{RoomID: rm.Room, Seq: rm.Seq, Members: rm.Members}
+		out[i] = legacyRoomJSON{RoomID: rm.Room, Seq: rm.Seq, Members: rm.Members}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// maxRoomsScan bounds the rooms GET /v1/rooms reads for one answer.
+const maxRoomsScan = 10000
+
+// rooms serves GET /v1/rooms?limit=&offset=&q=: a page of the rooms, busiest
+// first, optionally only those whose id contains q.
+func (s *Server) rooms(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, ok1 := intParam(w, q.Get("limit"), "limit", 100)
+	offset, ok2 := intParam(w, q.Get("offset"), "offset", 0)
+	if !ok1 || !ok2 {
+		return
+	}
+	if limit < 1 || limit > 1000 || offset < 0 || offset+limit >= maxRoomsScan {
+		problem.Write(w, http.StatusBadRequest, problem.BadRequest,
+			"limit must be 1-1000 and offset at least 0, with offset+limit below 10000", nil)
+		return
+	}
+	search := q.Get("q")
+	want := offset + limit + 1 // one more: is there a next page?
+	if search != "" {
+		want = maxRoomsScan
+	}
+	rooms, err := s.opt.Source.Rooms(r.Context(), want)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if search != "" {
+		rooms = slices.DeleteFunc(rooms, func(rm ranking.RoomSummary) bool { return !strings.Contains(rm.Room, search) })
+	}
+	page := roomsPageJSON{Rooms: []roomSummaryJSON{}, Offset: offset, Limit: limit}
+	if offset < len(rooms) {
+		end := min(len(rooms), offset+limit)
+		page.Rooms = toSummaries(rooms[offset:end])
+		if end < len(rooms) {
+			page.NextOffset = &end
+		}
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// deprecated marks an answer of a deprecated path, naming its successor.
+func deprecated(w http.ResponseWriter, successor string) {
+	w.Header().Set("Deprecation", "true")
+	w.Header().Set("Link", "<"+successor+">; rel=\"successor-version\"")
+}
+
+// badRoomID answers 400 for a malformed room id.
+func badRoomID(w http.ResponseWriter) {
+	problem.Write(w, http.StatusBadRequest, problem.BadRequest, "room id must be 1-128 bytes of [A-Za-z0-9._:@-]", nil)
 }
 
 func (s *Server) roomTop(w http.ResponseWriter, r *http.Request) {
 	room := r.PathValue("room")
 	if !validRoomID(room) {
-		writeJSON(w, http.StatusBadRequest, errorJSON{"room id must be 1-128 bytes of [A-Za-z0-9._:@-]"})
+		badRoomID(w)
 		return
 	}
 	v, err := s.opt.Source.RoomView(r.Context(), room)
@@ -87,20 +166,43 @@ func (s *Server) roomTop(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, toRoomJSON(v))
 }
 
-// fail answers a Source error: 404 for an unknown room, else 500.
+// fail answers a Source error: 404 for an unknown room, else 503
+// redis-unavailable. The error's text is logged, never sent.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, ranking.ErrUnknownRoom) {
-		writeJSON(w, http.StatusNotFound, errorJSON{"unknown room"})
+		problem.Write(w, http.StatusNotFound, problem.NotFound, "unknown room", nil)
 		return
 	}
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
 	s.lg.Warn("http read failed", zap.String("path", r.URL.Path), zap.Error(err))
-	writeJSON(w, http.StatusInternalServerError, errorJSON{err.Error()})
+	problem.Write(w, http.StatusServiceUnavailable, problem.RedisUnavailable, "the read from Redis failed; see the server's log", nil)
 }
 
+// errorJSON is an error answer's text; writeJSON writes it as a problem
+// (RFC 9457) whose code follows from the status.
+type errorJSON struct {
+	Error string
+}
+
+// statusCodes name the problem code of an errorJSON answer by its status.
+var statusCodes = map[int]string{
+	http.StatusBadRequest: problem.BadRequest, http.StatusNotFound: problem.NotFound,
+	http.StatusConflict: problem.Conflict, http.StatusServiceUnavailable: problem.Unavailable,
+}
+
+// writeJSON writes v as the answer's JSON body with code. An errorJSON is
+// written as a problem.
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	if e, ok := v.(errorJSON); ok {
+		pc, ok := statusCodes[code]
+		if !ok {
+			pc = problem.Internal
+		}
+		problem.Write(w, code, pc, e.Error, nil)
+		return
+	}
 	b := mustJSON(v)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -73,12 +73,12 @@ func (s *Server) registerBoards() {
 // settledJSON is a page of a settled period's snapshot, with the labels of
 // the board's settled periods still kept (newest first).
 type settledJSON struct {
-	Board    string           `json:"board"`
-	Period   string           `json:"period"`
-	ClosedAt int64            `json:"closed_at"` // Unix ms: the period's end + grace
-	Members  int64            `json:"members"`   // members ranked when it was frozen
-	Top      []boardEntryJSON `json:"top"`
-	Periods  []string         `json:"periods"`
+	Board        string           `json:"board"`
+	Period       string           `json:"period"`
+	ClosedAt     int64            `json:"closed_at"`     // Unix ms: the period's end + grace
+	TotalMembers int64            `json:"total_members"` // members ranked when it was frozen
+	Members      []boardEntryJSON `json:"members"`
+	Periods      []string         `json:"periods"`
 }
 
 func (s *Server) boardSettled(w http.ResponseWriter, r *http.Request) {
@@ -99,10 +99,10 @@ func (s *Server) boardSettled(w http.ResponseWriter, r *http.Request) {
 		s.boardFail(w, r, err)
 		return
 	}
-	out := settledJSON{Board: p.Board, Period: p.Period, ClosedAt: p.ClosedAt, Members: p.Members,
-		Top: make([]boardEntryJSON, len(p.Top)), Periods: periods}
+	out := settledJSON{Board: p.Board, Period: p.Period, ClosedAt: p.ClosedAt, TotalMembers: p.Members,
+		Members: make([]boardEntryJSON, len(p.Top)), Periods: periods}
 	for i, e := range p.Top {
-		out.Top[i] = s.entryJSON(name, e)
+		out.Members[i] = s.entryJSON(name, e)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -93,10 +94,14 @@ func TestBoardRoutes(t *testing.T) {
 		{"/v1/boards/weekly-score/top?offset=-1", 400, `offset`},
 	} {
 		resp, body := get(t, h, c.path)
-		if resp.StatusCode != c.code || !strings.Contains(body, c.has) || resp.Header.Get("Content-Type") != "application/json" {
+		want := "application/json"
+		if c.code != 200 {
+			want = "application/problem+json"
+		}
+		if resp.StatusCode != c.code || !strings.Contains(body, c.has) || resp.Header.Get("Content-Type") != want {
 			t.Errorf("%s: %d %s, want %d with %s", c.path, resp.StatusCode, body, c.code, c.has)
 		}
-		if c.code != 200 && !strings.Contains(body, `{"error":`) {
+		if c.code != 200 && !strings.Contains(body, fmt.Sprintf(`"status":%d,`, c.code)) {
 			t.Errorf("%s: error body %s", c.path, body)
 		}
 	}
@@ -156,7 +161,7 @@ func TestBoardSettledRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed := itoa(yesterday.End.Add(board.DefaultGrace).UnixMilli())
-	want := `{"board":"daily","period":"` + yesterday.Label + `","closed_at":` + closed + `,"members":3,"top":[` +
+	want := `{"board":"daily","period":"` + yesterday.Label + `","closed_at":` + closed + `,"total_members":3,"members":[` +
 		`{"member":"b","rank":1,"total":7,"reached_at":` + itoa(at.UnixMilli()) + `},` +
 		`{"member":"a","rank":2,"total":5,"reached_at":` + itoa(at.UnixMilli()) + `}],"periods":["` + yesterday.Label + `"]}` + "\n"
 	for _, path := range []string{"/v1/boards/daily/settled", "/v1/boards/daily/settled?period=" + yesterday.Label} {
@@ -169,7 +174,7 @@ func TestBoardSettledRoute(t *testing.T) {
 		code int
 		has  string
 	}{
-		{"/v1/boards/daily/settled?n=1&offset=1", 200, `"top":[{"member":"a","rank":2`},
+		{"/v1/boards/daily/settled?n=1&offset=1", 200, `"members":[{"member":"a","rank":2`},
 		{"/v1/boards/daily/settled?period=2020-01-01", 404, `not settled`},
 		{"/v1/boards/daily/settled?period=2020-01", 400, `not a day label`},
 		{"/v1/boards/items/settled", 400, `does not settle`},

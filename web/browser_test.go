@@ -124,3 +124,69 @@ func TestScreenshot(t *testing.T) {
 	}
 	t.Logf("wrote %s (%d bytes)", path, len(png))
 }
+
+// TestBrowserOperations loads the page with counters and checks what an
+// operator reads and how the page behaves for keyboard and screen-reader
+// users: sparklines, DLQ reasons and lag by partition are drawn; the room
+// list is updated in place, so a focused room button keeps the focus across
+// updates; the search filters the list; an aria-live region announces;
+// media state is in aria-labels, not only in titles; and with reduced motion
+// asked for, nothing animates.
+func TestBrowserOperations(t *testing.T) {
+	browser.ChromiumPath(t)
+	room := meetingRoom()
+	src := &fakeSource{rooms: meetingRooms(), roomsSeq: true}
+	src.view = func(string) (ranking.RoomView, error) { return room, nil }
+	var calls atomic.Int64
+	counters := func() web.Counters {
+		n := calls.Add(1)
+		return web.Counters{Records: 100 * n, Events: 300 * n, DLQ: n, LagRecords: 40 + n%7, LagSeconds: 0.5,
+			DLQByReason: map[string]int64{"json": n, "room_env": 2},
+			Partitions: []web.PartitionLag{{Topic: "prod.callbacks.rtc", Partition: 0, Records: 30, Seconds: 0.5},
+				{Topic: "prod.callbacks.rtc", Partition: 1, Records: 10, Seconds: 0.2}}}
+	}
+	ts := httptest.NewServer(web.New(web.Options{Source: src, Counters: counters, Interval: 50 * time.Millisecond}))
+	t.Cleanup(ts.Close)
+	b := browser.Start(t, ts.URL+"/#r-1001", 1280, 900)
+
+	b.WaitFor("the room", tilesJS+`.length === 7 && document.querySelectorAll('#rooms li').length === 5`)
+	b.WaitFor("sparklines", `[...document.querySelectorAll('.spark polyline')].every(p => p.getAttribute('points').split(' ').length > 3)`)
+	b.WaitFor("DLQ reasons", `document.querySelector('#dlq-reasons tr[data-reason="json"]') && document.querySelector('#dlq-reasons tr[data-reason="room_env"]')`)
+	b.WaitFor("lag by partition", `document.querySelectorAll('#partitions tbody tr').length === 2 && `+
+		`document.querySelector('#partitions tr[data-partition="prod.callbacks.rtc/0"]').textContent.includes('30')`)
+
+	// Focus a room button; the list is read again (every room's seq is the
+	// read's number) and the button keeps the focus.
+	b.Eval(`document.querySelector('button[data-room="r-2040"]').focus(), true`, new(bool))
+	var seq string
+	b.Eval(`document.querySelector('button[data-room="r-2040"] .room-sub').textContent`, &seq)
+	b.WaitFor("a newer room list", `document.querySelector('button[data-room="r-2040"] .room-sub').textContent !== `+browser.JSString(seq))
+	var focused string
+	b.Eval(`document.activeElement && document.activeElement.dataset.room || ''`, &focused)
+	if focused != "r-2040" {
+		t.Fatalf("after the list was updated the focus is on %q, want the room button r-2040", focused)
+	}
+
+	// The search filters the list.
+	b.Eval(`(() => { const s = document.getElementById('room-search'); s.value = 'tutor'; s.dispatchEvent(new Event('input')); return true })()`, new(bool))
+	b.WaitFor("the search", `[...document.querySelectorAll('#rooms li')].filter(li => !li.hidden).map(li => li.firstChild.dataset.room).join() === 'prod-tutoring-88'`)
+
+	// Screen readers: a live region, labelled media state and tiles.
+	b.WaitFor("an aria-live region", `document.querySelector('[aria-live="polite"]').textContent.includes('r-1001')`)
+	var labels []string
+	b.Eval(`[...document.querySelectorAll('#stable .tile[data-slot="0"] .icon')].map(i => i.getAttribute('aria-label'))`, &labels)
+	if want := []string{"microphone on", "camera on", "screen share off", "spotlight off"}; !slices.Equal(labels, want) {
+		t.Fatalf("icon labels of the first tile %v, want %v", labels, want)
+	}
+	var tileLabel string
+	b.Eval(`document.querySelector('#stable .tile[data-slot="0"]').getAttribute('aria-label')`, &tileLabel)
+	if !strings.Contains(tileLabel, "host.wang") {
+		t.Fatalf("first tile's aria-label %q", tileLabel)
+	}
+
+	// Reduced motion: transitions and animations take no time.
+	b.Call(b.Session, "Emulation.setEmulatedMedia", map[string]any{
+		"features": []map[string]string{{"name": "prefers-reduced-motion", "value": "reduce"}}}, nil)
+	b.WaitFor("reduced motion", `matchMedia('(prefers-reduced-motion: reduce)').matches && `+
+		`getComputedStyle(document.querySelector('.vol-fill')).transitionDuration === '0s'`)
+}

@@ -10,9 +10,11 @@
 //	GET /healthz               200 "ok" while the process serves HTTP
 //	GET /readyz                200 "ok", or 503 with the reason (Options.Ready)
 //	GET /metrics               Options.Metrics, when set
-//	GET /api/rooms             [{"room_id","seq","members"}…], busiest first
-//	GET /v1/rooms/{room}/top   {"room_id","seq","members","stable":[…],"raw":[…]}
-//	GET /events?room=ID        text/event-stream: "room" and "counters" events
+//	GET /v1/openapi.yaml       the OpenAPI document (docs/openapi.yaml)
+//	GET /v1/rooms?limit=&offset=&q=  {"rooms":[{"room_id","seq","total_members"}…],"offset","limit","next_offset"}
+//	GET /v1/rooms/{room}/top   {"room_id","seq","total_members","stable":[…],"raw":[…]}
+//	GET /v1/events?room=ID&rooms=true  text/event-stream: "series", "room", "rooms" and "counters" events
+//	GET /api/rooms, /events    deprecated aliases (/api/rooms in its former shape)
 //	GET /v1/boards                                   [{"name","kind","period","next_reset","windows"}…]
 //	GET /v1/boards/{name}/top?n=10&offset=0[&period=P][&window=W]
 //	GET /v1/boards/{name}/members/{member}[?period=P][&window=W]
@@ -24,10 +26,14 @@
 // "total","reached_at"}…]}, ranks 1-based and unique. They answer 400 for a
 // malformed parameter and 404 for an unknown board, period, window or member.
 //
-// Errors of the JSON routes are {"error": "…"}: 400 for a malformed room id,
-// 404 for a room with no state in Redis, 500 when Redis fails.
+// Errors of the JSON routes are RFC 9457 problem details
+// (internal/problem): 400 for a malformed room id, 404 for a room with no
+// state in Redis, 503 redis-unavailable when Redis fails (its error text is
+// logged, never sent).
 //
-// The event stream polls the Source every Options.Interval and sends a
+// One poller (hub.go) reads the Source and the counters once per
+// Options.Interval while at least one event stream is open, and hands the
+// read to every stream; each stream sends a
 // "room" event only when the room's JSON changed, a "counters" event only
 // when the counters changed (with events and records per second computed on
 // the server from the change since the previous poll), and a comment line
@@ -37,8 +43,9 @@
 // can switch a room's tiles between the published list and the seed merge
 // and count the visible changes of both. A room with no
 // state gives a "missing" event, a failed read an "unavailable" event with
-// the error. Without ?room= the stream carries the counters only. Each open
-// stream costs one RoomView round trip to Redis per interval; a stream ends
+// a problem naming the class of failure. Without ?room= the stream carries
+// the counters (and with rooms=true the room list) only. However many streams
+// are open, each shown room costs one RoomView per interval; a stream ends
 // when its client goes away or ListenAndServe shuts down.
 //
 // The package only reads: it never writes to Redis or Kafka (the control

@@ -7,27 +7,68 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/rostrumhq/rostrum/internal/problem"
 
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
 
 // countersJSON is the "counters" event. The rates are null until the
-// stream has two samples to compare (and after a counter went backwards, as
+// hub has two samples to compare (and after a counter went backwards, as
 // when the processor restarted).
 type countersJSON struct {
-	Records          int64    `json:"records"`
-	Events           int64    `json:"events"`
-	DLQ              int64    `json:"dlq"`
-	Ignored          int64    `json:"ignored"`
-	Published        int64    `json:"published"`
-	LagRecords       int64    `json:"lag_records"`
-	LagSeconds       float64  `json:"lag_seconds"`
-	EventsPerSecond  *float64 `json:"events_per_second"`
-	RecordsPerSecond *float64 `json:"records_per_second"`
+	At               int64            `json:"at"` // Unix ms of the sample
+	Records          int64            `json:"records"`
+	Events           int64            `json:"events"`
+	DLQ              int64            `json:"dlq"`
+	Ignored          int64            `json:"ignored"`
+	Published        int64            `json:"published"`
+	LagRecords       int64            `json:"lag_records"`
+	LagSeconds       float64          `json:"lag_seconds"`
+	EventsPerSecond  *float64         `json:"events_per_second"`
+	RecordsPerSecond *float64         `json:"records_per_second"`
+	DLQPerSecond     *float64         `json:"dlq_per_second"`
+	DLQByReason      map[string]int64 `json:"dlq_by_reason"` // since start, by reason class
+	Partitions       []partitionJSON  `json:"partitions"`    // per input partition, as last measured
+}
+
+type partitionJSON struct {
+	Topic      string  `json:"topic"`
+	Partition  int32   `json:"partition"`
+	LagRecords int64   `json:"lag_records"`
+	LagSeconds float64 `json:"lag_seconds"`
+}
+
+// seriesJSON is the "series" event, the first of a stream with counters: the
+// hub's recent samples, oldest first, so the sparklines start full.
+type seriesJSON struct {
+	IntervalMS int64    `json:"interval_ms"`
+	Points     []sample `json:"points"`
+}
+
+// countersEvent returns the counters event for c sampled at now, with the
+// rates since prev (sampled at prevTime, when sampled), and its sample.
+func countersEvent(c, prev Counters, prevTime time.Time, sampled bool, now time.Time) ([]byte, sample) {
+	out := countersJSON{At: now.UnixMilli(), Records: c.Records, Events: c.Events, DLQ: c.DLQ, Ignored: c.Ignored,
+		Published: c.Published, LagRecords: c.LagRecords, LagSeconds: c.LagSeconds,
+		DLQByReason: c.DLQByReason, Partitions: make([]partitionJSON, len(c.Partitions))}
+	if out.DLQByReason == nil {
+		out.DLQByReason = map[string]int64{}
+	}
+	for i, p := range c.Partitions {
+		out.Partitions[i] = partitionJSON{Topic: p.Topic, Partition: p.Partition, LagRecords: p.Records, LagSeconds: p.Seconds}
+	}
+	if sampled {
+		elapsed := now.Sub(prevTime)
+		out.EventsPerSecond = rate(prev.Events, c.Events, elapsed)
+		out.RecordsPerSecond = rate(prev.Records, c.Records, elapsed)
+		out.DLQPerSecond = rate(prev.DLQ, c.DLQ, elapsed)
+	}
+	return mustJSON(out), sample{At: out.At, EventsPerSecond: out.EventsPerSecond, DLQPerSecond: out.DLQPerSecond,
+		LagRecords: c.LagRecords, LagSeconds: c.LagSeconds}
 }
 
 // rate is the change from prev to cur per second, or nil when it cannot be
@@ -44,10 +85,6 @@ func rate(prev, cur int64, elapsed time.Duration) *float64 {
 type stream struct {
 	w    io.Writer
 	last map[string][]byte // event name → last data sent
-
-	prev     Counters
-	prevTime time.Time
-	sampled  bool
 
 	seed []string // seed merge of the raw lists read so far (stability.Merge)
 }
@@ -72,9 +109,15 @@ func (st *stream) send(event, key string, data []byte) (bool, error) {
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	room := r.URL.Query().Get("room")
+	q := r.URL.Query()
+	room := q.Get("room")
 	if room != "" && !validRoomID(room) {
-		writeJSON(w, http.StatusBadRequest, errorJSON{"room id must be 1-128 bytes of [A-Za-z0-9._:@-]"})
+		badRoomID(w)
+		return
+	}
+	wantRooms, err := boolParam(q.Get("rooms"))
+	if err != nil {
+		problem.Write(w, http.StatusBadRequest, problem.BadRequest, "rooms must be true or false", nil)
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -86,27 +129,56 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if _, err := io.WriteString(w, "retry: 2000\n\n"); err != nil {
 		return
 	}
-	ctx := r.Context()
 	st := &stream{w: w, last: make(map[string][]byte)}
-	failing := false // log a failing Source once per stream, not per poll
-	t := time.NewTicker(s.opt.Interval)
-	defer t.Stop()
+	sub := &subscriber{room: room, rooms: wantRooms}
+	series := s.hub.subscribe(sub)
+	defer s.hub.unsubscribe(sub)
+	if s.opt.Counters != nil {
+		if series == nil {
+			series = []sample{}
+		}
+		if _, err := st.send("series", "series", mustJSON(seriesJSON{IntervalMS: s.opt.Interval.Milliseconds(), Points: series})); err != nil {
+			return
+		}
+	}
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	ctx := r.Context()
 	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.stop:
+			return
+		case <-sub.notify:
+		}
+		f := sub.take()
+		if f == nil {
+			continue
+		}
 		sent := false
 		if room != "" {
-			event, data, err := s.roomEvent(r, room, st)
-			if err != nil && !failing && ctx.Err() == nil {
-				s.lg.Warn("event stream: read room failed", zap.String("room", room), zap.Error(err))
+			read, ok := f.views[room]
+			if !ok {
+				continue // a poll from before this stream's room was read
 			}
-			failing = err != nil
-			ok, werr := st.send(event, "room", data)
-			if werr != nil {
+			event, data := st.roomEvent(read, s.opt.Stability, s.opt.TopN)
+			ok, err := st.send(event, "room", data)
+			if err != nil {
 				return
 			}
 			sent = sent || ok
 		}
-		if s.opt.Counters != nil {
-			ok, err := st.send("counters", "counters", st.counters(s.opt.Counters(), time.Now()))
+		if f.rooms != nil && wantRooms {
+			ok, err := st.send("rooms", "rooms", f.rooms)
+			if err != nil {
+				return
+			}
+			sent = sent || ok
+		}
+		if f.counters != nil {
+			ok, err := st.send("counters", "counters", f.counters)
 			if err != nil {
 				return
 			}
@@ -120,61 +192,49 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if err := rc.Flush(); err != nil {
 			return
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
 	}
 }
 
-// roomEvent reads the room and returns the event to send: "room" with the
+// roomEvent returns the event to send for a room's read: "room" with the
 // room's JSON, "missing" for a room with no state, or "unavailable" when the
-// read failed (the error is returned as well).
+// read failed.
 //
 // The room's JSON also carries the seed merge of the raw lists this stream
 // has read, so the page can switch between what the processor publishes
 // and what seed 003's merge would show, both from the same raw top-N. The
-// stream reads the raw list once per interval, less often than the
-// processor merges, which if anything hides some of the seed merge's
-// flicker: the comparison favours it.
-func (s *Server) roomEvent(r *http.Request, room string, st *stream) (string, []byte, error) {
-	v, err := s.opt.Source.RoomView(r.Context(), room)
+// hub reads the raw list once per interval, less often than the processor
+// merges, which if anything hides some of the seed merge's flicker: the
+// comparison favours it.
+func (st *stream) roomEvent(read roomRead, strategy string, topN int) (string, []byte) {
+	v, err := read.view, read.err
 	switch {
 	case errors.Is(err, ranking.ErrUnknownRoom):
 		st.seed = nil
-		return "missing", mustJSON(errorJSON{"unknown room"}), nil
+		return "missing", problem.Marshal(problem.New(http.StatusNotFound, problem.NotFound, "unknown room"), nil)
 	case err != nil:
-		return "unavailable", mustJSON(errorJSON{err.Error()}), err
+		return "unavailable", unavailableJSON()
 	}
 	ids := make([]string, len(v.Raw))
 	for i, m := range v.Raw {
 		ids[i] = m.UserID
 	}
-	st.seed = stability.Merge(nil, st.seed, ids, s.opt.TopN)
+	st.seed = stability.Merge(nil, st.seed, ids, topN)
 	j := toRoomJSON(v)
-	j.Strategy = s.opt.Stability
+	j.Strategy = strategy
 	j.Seed = make([]memberJSON, len(st.seed))
 	for i, id := range st.seed {
 		j.Seed[i] = j.Raw[slices.IndexFunc(j.Raw, func(m memberJSON) bool { return m.UserID == id })]
 	}
-	return "room", mustJSON(j), nil
+	return "room", mustJSON(j)
 }
 
-// counters returns the counters event for c sampled at now, with the rates
-// since the previous sample.
-func (st *stream) counters(c Counters, now time.Time) []byte {
-	out := countersJSON{Records: c.Records, Events: c.Events, DLQ: c.DLQ, Ignored: c.Ignored, Published: c.Published,
-		LagRecords: c.LagRecords, LagSeconds: c.LagSeconds}
-	if st.sampled {
-		elapsed := now.Sub(st.prevTime)
-		out.EventsPerSecond = rate(st.prev.Events, c.Events, elapsed)
-		out.RecordsPerSecond = rate(st.prev.Records, c.Records, elapsed)
+// boolParam parses an optional boolean query parameter ("", "0", "1",
+// "false", "true").
+func boolParam(v string) (bool, error) {
+	if v == "" {
+		return false, nil
 	}
-	st.prev, st.prevTime, st.sampled = c, now, true
-	return mustJSON(out)
+	return strconv.ParseBool(v)
 }
 
 func mustJSON(v any) []byte {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/web"
 )
@@ -156,7 +157,7 @@ func TestEventsMissingAndBadRoom(t *testing.T) {
 	}
 	ch2, _, hangUp2 := openStream(t, ts.URL+"/events?room=broken")
 	defer hangUp2()
-	if ev := next(t, ch2, "unavailable"); !strings.Contains(ev.Data, "connection refused") {
+	if ev := next(t, ch2, "unavailable"); !strings.Contains(ev.Data, `"code":"redis-unavailable"`) || strings.Contains(ev.Data, "refused") {
 		t.Fatalf("unavailable event %q", ev.Data)
 	}
 
@@ -260,5 +261,109 @@ func TestEventsSeedMerge(t *testing.T) {
 			t.Fatalf("read %d: strategy %q, seed %v; want the merge %v of %v into %v", i, r.Strategy, seed, want, raw, prev)
 		}
 		prev = seed
+	}
+}
+
+// TestEventsOnePollForAllViewers: fifty streams of one room cost one read
+// of the room, of the room list and of the counters per poll, not fifty. The
+// Source holds every RoomView until the test lets it go, so the test steps
+// through the polls one at a time: after k released reads, every stream has
+// seen read k and at most one more read has begun.
+func TestEventsOnePollForAllViewers(t *testing.T) {
+	const viewers = 50
+	gate := make(chan struct{})
+	src := &fakeSource{rooms: meetingRooms()}
+	src.view = func(room string) (ranking.RoomView, error) {
+		n := src.calls.Load() // this read's number, from 1
+		<-gate
+		return ranking.RoomView{Room: room, Seq: n, Members: 3}, nil
+	}
+	var counterCalls atomic.Int64
+	counters := func() web.Counters { return web.Counters{Events: 10 * counterCalls.Add(1)} }
+	ts := httptest.NewServer(web.New(web.Options{Source: src, Counters: counters, Interval: time.Millisecond}))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(gate) }) // first: let a held read end
+
+	streams := make([]<-chan sseEvent, viewers)
+	for i := range streams {
+		ch, _, hangUp := openStream(t, ts.URL+"/v1/events?rooms=1&room=r-1001")
+		t.Cleanup(hangUp)
+		streams[i] = ch
+	}
+	for k := int64(1); k <= 5; k++ {
+		gate <- struct{}{} // read k returns
+		for i, ch := range streams {
+			for {
+				var room struct{ Seq int64 }
+				decode(t, next(t, ch, "room").Data, &room)
+				if room.Seq == k {
+					break
+				}
+				if room.Seq > k {
+					t.Fatalf("stream %d saw read %d before read %d was released", i, room.Seq, k)
+				}
+			}
+		}
+		if n := src.calls.Load(); n > k+1 {
+			t.Fatalf("%d viewers, %d polls released: %d RoomView reads, want at most %d", viewers, k, n, k+1)
+		}
+		if n := counterCalls.Load(); n > k+1 {
+			t.Fatalf("%d viewers, %d polls released: counters read %d times", viewers, k, n)
+		}
+		if n := src.roomsCalls.Load(); n > k+1 {
+			t.Fatalf("%d viewers, %d polls released: room list read %d times", viewers, k, n)
+		}
+	}
+	t.Logf("%d viewers: %d room reads, %d counter reads, %d room list reads", viewers,
+		src.calls.Load(), counterCalls.Load(), src.roomsCalls.Load())
+}
+
+// TestEventsOpsCounters: the counters event carries the DLQ rate, the DLQ
+// records by reason class and the lag by partition; a stream begins with the
+// "series" event of the samples so far.
+func TestEventsOpsCounters(t *testing.T) {
+	var calls atomic.Int64
+	counters := func() web.Counters {
+		n := calls.Add(1)
+		return web.Counters{Events: 100 * n, DLQ: 2 * n, LagRecords: 9, LagSeconds: 2.5,
+			DLQByReason: map[string]int64{"json": n, "ts": n},
+			Partitions:  []web.PartitionLag{{Topic: "prod.callbacks.rtc", Partition: 0, Records: 9, Seconds: 2.5}}}
+	}
+	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Counters: counters, Interval: 10 * time.Millisecond}))
+	t.Cleanup(ts.Close)
+	ch, _, hangUp := openStream(t, ts.URL+"/v1/events")
+	defer hangUp()
+	var series struct {
+		IntervalMS int64            `json:"interval_ms"`
+		Points     []map[string]any `json:"points"`
+	}
+	decode(t, next(t, ch, "series").Data, &series)
+	if series.IntervalMS != 10 || series.Points == nil {
+		t.Fatalf("series %+v", series)
+	}
+	var c struct {
+		At           int64            `json:"at"`
+		DLQPerSecond *float64         `json:"dlq_per_second"`
+		DLQByReason  map[string]int64 `json:"dlq_by_reason"`
+		Partitions   []struct {
+			Topic      string  `json:"topic"`
+			Partition  int32   `json:"partition"`
+			LagRecords int64   `json:"lag_records"`
+			LagSeconds float64 `json:"lag_seconds"`
+		} `json:"partitions"`
+	}
+	for c.DLQPerSecond == nil {
+		decode(t, next(t, ch, "counters").Data, &c)
+	}
+	if *c.DLQPerSecond <= 0 || c.At == 0 || c.DLQByReason["json"] == 0 || len(c.Partitions) != 1 ||
+		c.Partitions[0].Topic != "prod.callbacks.rtc" || c.Partitions[0].LagRecords != 9 || c.Partitions[0].LagSeconds != 2.5 {
+		t.Fatalf("counters %+v", c)
+	}
+	// A later stream starts with the samples taken so far.
+	ch2, _, hangUp2 := openStream(t, ts.URL+"/v1/events")
+	defer hangUp2()
+	decode(t, next(t, ch2, "series").Data, &series)
+	if len(series.Points) == 0 {
+		t.Fatal("second stream: series without points")
 	}
 }

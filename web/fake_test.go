@@ -13,13 +13,24 @@ import (
 
 // fakeSource serves fixed rooms, or rooms computed per call.
 type fakeSource struct {
-	rooms []ranking.RoomSummary
-	view  func(room string) (ranking.RoomView, error)
-	calls atomic.Int64 // RoomView calls
+	rooms      []ranking.RoomSummary
+	view       func(room string) (ranking.RoomView, error)
+	calls      atomic.Int64 // RoomView calls
+	roomsCalls atomic.Int64 // Rooms calls
+	// roomsSeq, when set, makes every room's Seq the number of Rooms calls,
+	// so each read of the list differs.
+	roomsSeq bool
 }
 
 func (f *fakeSource) Rooms(ctx context.Context, max int) ([]ranking.RoomSummary, error) {
-	return f.rooms[:min(max, len(f.rooms))], nil
+	n := f.roomsCalls.Add(1)
+	out := slices.Clone(f.rooms[:min(max, len(f.rooms))])
+	if f.roomsSeq {
+		for i := range out {
+			out[i].Seq = n
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeSource) RoomView(ctx context.Context, room string) (ranking.RoomView, error) {

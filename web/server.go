@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/docs"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
@@ -34,18 +35,30 @@ type Counters struct {
 	Published  int64   // output records published
 	LagRecords int64   // records behind the end of the input partitions
 	LagSeconds float64 // age of the oldest unconsumed record, seconds
+	// DLQByReason counts the records sent to the DLQ since start by reason
+	// class; nil: none.
+	DLQByReason map[string]int64
+	Partitions  []PartitionLag // the lag of each input partition, as last measured
+}
+
+// PartitionLag is the consumer lag of one input partition.
+type PartitionLag struct {
+	Topic     string
+	Partition int32
+	Records   int64   // records behind the end
+	Seconds   float64 // age of the oldest unconsumed record
 }
 
 // Options configure a Server.
 type Options struct {
 	Source   Source                          // required
 	Boards   Boards                          // leaderboards (/v1/boards…); nil: none configured
-	Counters func() Counters                 // nil: the page shows no counters
+	Counters func() Counters                 // called once per interval while a stream is open; nil: the page shows no counters
 	Metrics  http.Handler                    // mounted at /metrics when not nil
 	Ready    func(ctx context.Context) error // /readyz; nil: always ready
 	Logger   *zap.Logger                     // nil: no logs
-	Interval time.Duration                   // event stream poll interval; default 500ms
-	MaxRooms int                             // rooms listed by /api/rooms at most; default 200
+	Interval time.Duration                   // event streams' poll interval, one poll for all; default 500ms
+	MaxRooms int                             // rooms of the "rooms" event and of /api/rooms at most; default 200
 	// Stability names the processor's stable strategy, as the page labels
 	// the published list; default "hysteresis".
 	Stability string
@@ -61,6 +74,7 @@ type Options struct {
 type Server struct {
 	opt  Options
 	mux  *http.ServeMux
+	hub  *hub
 	lg   *zap.Logger
 	stop chan struct{} // closed when ListenAndServe begins its shutdown
 	once sync.Once
@@ -94,6 +108,7 @@ func New(opts Options) *Server {
 		opts.Logger = zap.NewNop()
 	}
 	s := &Server{opt: opts, mux: http.NewServeMux(), lg: opts.Logger, stop: make(chan struct{})}
+	s.hub = newHub(s)
 	static, err := fs.Sub(staticFiles, "static")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
@@ -110,7 +125,13 @@ func New(opts Options) *Server {
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", opts.Metrics)
 	}
-	s.mux.HandleFunc("GET /api/rooms", s.rooms)
+	s.mux.HandleFunc("GET /v1/openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(docs.OpenAPI)
+	})
+	s.mux.HandleFunc("GET /v1/rooms", s.rooms)
+	s.mux.HandleFunc("GET /api/rooms", s.legacyRooms) // deprecated: /v1/rooms
 	s.mux.HandleFunc("GET /v1/rooms/{room}/top", s.roomTop)
 	s.registerBoards()
 	if opts.Control != nil {
@@ -118,7 +139,11 @@ func New(opts Options) *Server {
 			s.mux.Handle(p, opts.Control)
 		}
 	}
-	s.mux.HandleFunc("GET /events", s.events)
+	s.mux.HandleFunc("GET /v1/events", s.events)
+	s.mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) { // deprecated: /v1/events
+		deprecated(w, "/v1/events")
+		s.events(w, r)
+	})
 	return s
 }
 

@@ -69,7 +69,7 @@ func TestRoomTop(t *testing.T) {
 	}
 	var raw map[string]any
 	decode(t, body, &raw)
-	if got, want := keys(raw), []string{"members", "raw", "room_id", "seq", "stable"}; !slices.Equal(got, want) {
+	if got, want := keys(raw), []string{"raw", "room_id", "seq", "stable", "total_members"}; !slices.Equal(got, want) {
 		t.Fatalf("room keys %v, want %v", got, want)
 	}
 	first := raw["stable"].([]any)[0].(map[string]any)
@@ -89,7 +89,7 @@ func TestRoomTop(t *testing.T) {
 	var v struct {
 		RoomID  string   `json:"room_id"`
 		Seq     int64    `json:"seq"`
-		Members int      `json:"members"`
+		Members int      `json:"total_members"`
 		Stable  []member `json:"stable"`
 		Raw     []member `json:"raw"`
 	}
@@ -123,14 +123,22 @@ func TestRoomTopErrors(t *testing.T) {
 	}{
 		{"/v1/rooms/nobody/top", 404, "unknown room"},
 		{"/v1/rooms/a%7Bb%7D/top", 400, "room id"},
-		{"/v1/rooms/broken/top", 500, "connection refused"},
+		{"/v1/rooms/broken/top", 503, "read from Redis failed"},
 	} {
 		res, body := get(t, s, tc.path)
-		var e struct{ Error string }
+		var e struct {
+			Type, Code, Title, Detail string
+			Status                    int
+		}
 		decode(t, body, &e)
-		if res.StatusCode != tc.code || res.Header.Get("Content-Type") != "application/json" || !strings.Contains(e.Error, tc.msg) {
+		if res.StatusCode != tc.code || res.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(e.Detail, tc.msg) ||
+			e.Status != tc.code || e.Type != "urn:rostrum:problem:"+e.Code || e.Title == "" {
 			t.Errorf("%s: %d %q %s, want %d with an error naming %q", tc.path, res.StatusCode, res.Header.Get("Content-Type"), body, tc.code, tc.msg)
 		}
+	}
+	// A Redis error's text is logged, never sent.
+	if _, body := get(t, s, "/v1/rooms/broken/top"); strings.Contains(body, "refused") {
+		t.Errorf("the answer carries the Redis error's text: %s", body)
 	}
 	// An empty room has empty lists, not null ones.
 	_, body := get(t, s, "/v1/rooms/quiet/top")
@@ -211,5 +219,54 @@ func TestPageAndStatic(t *testing.T) {
 	}
 	if res, _ := get(t, s, "/nothing-here"); res.StatusCode != 404 {
 		t.Errorf("/nothing-here: %d, want 404", res.StatusCode)
+	}
+}
+
+// TestV1Rooms pages through the rooms with limit and offset, searches them
+// with q, refuses a bad limit, and marks /api/rooms as deprecated.
+func TestV1Rooms(t *testing.T) {
+	s := web.New(web.Options{Source: meetingSource()})
+	type page struct {
+		Rooms []struct {
+			RoomID       string `json:"room_id"`
+			TotalMembers int64  `json:"total_members"`
+		} `json:"rooms"`
+		NextOffset *int `json:"next_offset"`
+	}
+	var got []string
+	path := "/v1/rooms?limit=2"
+	for path != "" {
+		res, body := get(t, s, path)
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, res.StatusCode, body)
+		}
+		var p page
+		decode(t, body, &p)
+		for _, r := range p.Rooms {
+			got = append(got, r.RoomID)
+		}
+		path = ""
+		if p.NextOffset != nil {
+			path = "/v1/rooms?limit=2&offset=" + strconv.Itoa(*p.NextOffset)
+		}
+	}
+	var want []string
+	for _, r := range meetingRooms() {
+		want = append(want, r.Room)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pages gave %v, want %v", got, want)
+	}
+	var p page
+	_, body := get(t, s, "/v1/rooms?q=tutor")
+	decode(t, body, &p)
+	if len(p.Rooms) != 1 || p.Rooms[0].RoomID != "prod-tutoring-88" || p.Rooms[0].TotalMembers != 9 || p.NextOffset != nil {
+		t.Fatalf("search: %s", body)
+	}
+	if res, body := get(t, s, "/v1/rooms?limit=0"); res.StatusCode != 400 || res.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("limit=0: %d %s", res.StatusCode, body)
+	}
+	if res, _ := get(t, s, "/api/rooms"); res.Header.Get("Deprecation") != "true" || !strings.Contains(res.Header.Get("Link"), "/v1/rooms") {
+		t.Fatalf("/api/rooms headers %v", res.Header)
 	}
 }

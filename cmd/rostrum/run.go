@@ -423,7 +423,11 @@ func countersOf(p *processor.Processor, m *metrics.Pipeline) func() web.Counters
 	return func() web.Counters {
 		s := p.Stats()
 		lr, ls := m.Lag()
-		return web.Counters{Records: s.Records.Load(), Events: s.Events.Load(), DLQ: s.DLQ.Load(), Ignored: s.Ignored.Load(),
-			Published: s.Published.Load(), LagRecords: lr, LagSeconds: ls}
+		c := web.Counters{Records: s.Records.Load(), Events: s.Events.Load(), DLQ: s.DLQ.Load(), Ignored: s.Ignored.Load(),
+			Published: s.Published.Load(), LagRecords: lr, LagSeconds: ls, DLQByReason: m.DLQByReason()}
+		for _, pl := range m.PartitionLags() {
+			c.Partitions = append(c.Partitions, web.PartitionLag{Topic: pl.Topic, Partition: pl.Partition, Records: pl.Records, Seconds: pl.Seconds})
+		}
+		return c
 	}
 }

@@ -1,6 +1,8 @@
-// rostrum live page: the room list (polled from /api/rooms), and for the
-// selected room its stable tiles, raw top list and the processor counters,
-// pushed by the server as Server-Sent Events on /events?room=ID.
+// rostrum live page: the room list, and for the selected room its stable
+// tiles, raw top list, the processor counters and the operations panel
+// (sparklines, DLQ reasons, lag by partition), all pushed by the server as
+// Server-Sent Events on /v1/events?room=ID&rooms=1. The server reads Redis
+// once per interval for every viewer.
 'use strict';
 
 (() => {
@@ -11,7 +13,10 @@
     room: null,   // selected room id
     es: null,     // the open EventSource
     tiles: [],    // tile elements, one per slot
-    rooms: [],    // last /api/rooms answer
+    rooms: [],    // last rooms event
+    roomItems: new Map(), // room id → its <li>, kept across updates (focus stays put)
+    series: { events: [], lag_records: [], lag_seconds: [], dlq: [] }, // sparkline points
+    seriesMax: 240,
     mode: 'published', // tiles show the published list, or the seed merge
     last: null,   // last room event
     // Visible changes of both lists, as [time ms, count] pairs, for the
@@ -60,37 +65,55 @@
 
   // ── room list ─────────────────────────────────────────────────────────
 
+  // The list is updated in place: a room keeps its <li> and button while it
+  // is listed, only its text changes, and a focused button keeps the focus
+  // when the order changes.
   function renderRooms(rooms) {
     state.rooms = rooms;
     const ul = $('rooms');
-    ul.replaceChildren(...rooms.map((r) => {
-      const li = el('li');
-      const b = el('button', r.room_id === state.room ? 'room-btn selected' : 'room-btn');
-      b.type = 'button';
-      b.dataset.room = r.room_id;
-      b.append(el('span', 'room-id', r.room_id),
-        el('span', 'room-sub', `${num.format(r.members)} ranked · seq ${num.format(r.seq)}`));
-      b.addEventListener('click', () => { location.hash = encodeURIComponent(r.room_id); });
-      li.append(b);
-      return li;
-    }));
+    const focused = document.activeElement;
+    const seen = new Set();
+    rooms.forEach((r, i) => {
+      seen.add(r.room_id);
+      let li = state.roomItems.get(r.room_id);
+      if (!li) {
+        li = el('li');
+        const b = el('button', 'room-btn');
+        b.type = 'button';
+        b.dataset.room = r.room_id;
+        b.append(el('span', 'room-id', r.room_id), el('span', 'room-sub'));
+        b.addEventListener('click', () => { location.hash = encodeURIComponent(r.room_id); });
+        li.append(b);
+        state.roomItems.set(r.room_id, li);
+      }
+      const b = li.firstChild;
+      b.classList.toggle('selected', r.room_id === state.room);
+      if (r.room_id === state.room) b.setAttribute('aria-current', 'true'); else b.removeAttribute('aria-current');
+      const sub = `${num.format(r.total_members)} ranked · seq ${num.format(r.seq)}`;
+      const subEl = b.querySelector('.room-sub');
+      if (subEl.textContent !== sub) subEl.textContent = sub;
+      if (ul.children[i] !== li) ul.insertBefore(li, ul.children[i] || null);
+    });
+    for (const [id, li] of state.roomItems) {
+      if (!seen.has(id)) { li.remove(); state.roomItems.delete(id); }
+    }
+    if (focused && ul.contains(focused) && document.activeElement !== focused) focused.focus({ preventScroll: true });
+    filterRooms();
     $('room-count').textContent = rooms.length ? String(rooms.length) : '';
     $('rooms-empty').hidden = rooms.length > 0;
+    if (state.room === null && rooms.length > 0) {
+      history.replaceState(null, '', '#' + encodeURIComponent(rooms[0].room_id));
+      select(rooms[0].room_id);
+    }
   }
 
-  async function refreshRooms() {
-    try {
-      const res = await fetch('/api/rooms', { cache: 'no-store' });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const rooms = await res.json();
-      renderRooms(rooms);
-      if (state.room === null && rooms.length > 0) {
-        history.replaceState(null, '', '#' + encodeURIComponent(rooms[0].room_id));
-        select(rooms[0].room_id);
-      }
-    } catch (err) {
-      setConn('rooms unavailable', 'bad');
-    }
+  function filterRooms() {
+    const q = $('room-search').value.trim().toLowerCase();
+    for (const [id, li] of state.roomItems) li.hidden = q !== '' && !id.toLowerCase().includes(q);
+  }
+
+  function announce(text) {
+    $('announce').textContent = text;
   }
 
   // ── selected room ─────────────────────────────────────────────────────
@@ -106,8 +129,10 @@
     state.room = room;
     for (const b of document.querySelectorAll('.room-btn')) {
       b.classList.toggle('selected', b.dataset.room === room);
+      if (b.dataset.room === room) b.setAttribute('aria-current', 'true'); else b.removeAttribute('aria-current');
     }
     $('room-title').textContent = room || 'no room selected';
+    if (room) announce(`room ${room} selected`);
     state.last = null;
     state.changes = { published: [], seed: [] };
     state.prev = { published: null, seed: null };
@@ -122,25 +147,28 @@
 
   function connect() {
     if (state.es) state.es.close();
-    const url = state.room ? '/events?room=' + encodeURIComponent(state.room) : '/events';
+    const url = '/v1/events?rooms=1' + (state.room ? '&room=' + encodeURIComponent(state.room) : '');
     const es = new EventSource(url);
     state.es = es;
     setConn('connecting', '');
     es.onopen = () => setConn('live', 'ok');
     es.onerror = () => setConn('reconnecting', 'bad');
+    es.addEventListener('rooms', (e) => renderRooms(JSON.parse(e.data)));
+    es.addEventListener('series', (e) => renderSeries(JSON.parse(e.data)));
     es.addEventListener('room', (e) => renderRoom(JSON.parse(e.data)));
     es.addEventListener('missing', () => {
       $('room-meta').textContent = 'no state in Redis (unknown or expired room)';
-      renderRoom({ room_id: state.room, seq: 0, members: 0, stable: [], raw: [] }, true);
+      renderRoom({ room_id: state.room, seq: 0, total_members: 0, stable: [], raw: [] }, true);
     });
     es.addEventListener('unavailable', (e) => {
-      $('room-meta').textContent = 'read failed: ' + JSON.parse(e.data).error;
+      $('room-meta').textContent = 'read failed: ' + JSON.parse(e.data).detail;
     });
     es.addEventListener('counters', (e) => renderCounters(JSON.parse(e.data)));
   }
 
   function setConn(text, cls) {
     const c = $('conn');
+    if (c.textContent !== text && (cls === 'bad' || c.className.includes('bad'))) announce(`connection ${text}`);
     c.textContent = text;
     c.className = 'conn ' + cls;
   }
@@ -148,7 +176,7 @@
   function renderRoom(v, keepMeta) {
     if (v.room_id !== state.room) return;
     if (!keepMeta) {
-      $('room-meta').textContent = `${num.format(v.members)} ranked · seq ${num.format(v.seq)}`;
+      $('room-meta').textContent = `${num.format(v.total_members)} ranked · seq ${num.format(v.seq)}`;
     }
     if (v.strategy) $('strategy').textContent = v.strategy;
     state.last = v;
@@ -227,13 +255,17 @@
     head.append(el('span', 'slot', `#${slot + 1}`), el('span', 'role'));
     const media = el('div', 'media');
     const mic = el('span', 'icon mic');
+    mic.setAttribute('role', 'img');
     mic.innerHTML = ICONS.mic;
     const cam = el('span', 'icon cam');
+    cam.setAttribute('role', 'img');
     cam.innerHTML = ICONS.cam;
     // Shown only while on: a presenter's screen share, the spotlight.
     const share = el('span', 'icon share flag');
+    share.setAttribute('role', 'img');
     share.innerHTML = ICONS.share;
     const spot = el('span', 'icon spot flag');
+    spot.setAttribute('role', 'img');
     spot.innerHTML = ICONS.spot;
     media.append(mic, cam, share, spot);
     const vol = el('div', 'vol');
@@ -275,12 +307,15 @@
     t.querySelector('.vol-fill').style.width = pct.toFixed(1) + '%';
     t.querySelector('.vol-num').textContent = String(m.volume || 0);
     t.title = `${user} · ${m.role} · score ${m.score}`;
+    t.setAttribute('aria-label', `slot ${Number(t.dataset.slot) + 1}: ${user || 'empty'}` + (user ? `, ${m.role}` : ''));
   }
 
   function setIcon(icon, on, what) {
     icon.classList.toggle('on', on);
     icon.classList.toggle('off', !on);
-    icon.title = `${what} ${on ? 'on' : 'off'}`;
+    const label = `${what} ${on ? 'on' : 'off'}`;
+    icon.title = label;
+    if (icon.getAttribute('aria-label') !== label) icon.setAttribute('aria-label', label);
   }
 
   function renderRaw(raw, stable) {
@@ -324,20 +359,84 @@
     set('ignored', num.format(c.ignored || 0));
     set('lag', `${num.format(c.lag_records)} rec · ${c.lag_seconds.toFixed(1)} s`);
     set('published', num.format(c.published));
+    push({ at: c.at, events_per_second: c.events_per_second, dlq_per_second: c.dlq_per_second,
+      lag_records: c.lag_records, lag_seconds: c.lag_seconds });
+    drawSparks();
+    renderReasons(c.dlq_by_reason || {});
+    renderPartitions(c.partitions || []);
+  }
+
+  // ── operations panel ─────────────────────────────────────────────────
+
+  function push(p) {
+    const s = state.series;
+    const add = (k, v) => {
+      if (v == null) return;
+      s[k].push([p.at, v]);
+      if (s[k].length > state.seriesMax) s[k].shift();
+    };
+    add('events', p.events_per_second);
+    add('lag_records', p.lag_records);
+    add('lag_seconds', p.lag_seconds);
+    add('dlq', p.dlq_per_second);
+  }
+
+  // The server's recent samples, sent first on every stream.
+  function renderSeries(v) {
+    state.series = { events: [], lag_records: [], lag_seconds: [], dlq: [] };
+    for (const p of v.points || []) push(p);
+    drawSparks();
+  }
+
+  function drawSparks() {
+    for (const fig of document.querySelectorAll('.spark')) {
+      const pts = state.series[fig.dataset.s];
+      const line = fig.querySelector('polyline');
+      const now = fig.querySelector('.spark-now');
+      if (pts.length === 0) { line.setAttribute('points', ''); continue; }
+      const t0 = pts[0][0], t1 = Math.max(pts[pts.length - 1][0], t0 + 1);
+      const hi = Math.max(1e-9, ...pts.map(([, v]) => v));
+      line.setAttribute('points', pts.map(([t, v]) =>
+        `${((t - t0) / (t1 - t0) * 200).toFixed(1)},${(38 - v / hi * 36).toFixed(1)}`).join(' '));
+      const last = pts[pts.length - 1][1];
+      now.textContent = fig.dataset.s === 'lag_seconds' ? last.toFixed(1) : num.format(last);
+    }
+  }
+
+  function renderReasons(byReason) {
+    const rows = Object.entries(byReason).sort((a, b) => b[1] - a[1]).map(([r, n]) => {
+      const tr = el('tr');
+      tr.dataset.reason = r;
+      tr.append(el('td', 'mono', r), el('td', 'num', num.format(n)));
+      return tr;
+    });
+    $('dlq-reasons').tBodies[0].replaceChildren(...rows);
+    $('dlq-none').hidden = rows.length > 0;
+  }
+
+  function renderPartitions(parts) {
+    const rows = parts.map((p) => {
+      const tr = el('tr');
+      tr.dataset.partition = `${p.topic}/${p.partition}`;
+      tr.append(el('td', 'mono', p.topic), el('td', 'num', String(p.partition)),
+        el('td', 'num', num.format(p.lag_records)), el('td', 'num', p.lag_seconds.toFixed(1)));
+      return tr;
+    });
+    $('partitions').tBodies[0].replaceChildren(...rows);
+    $('partitions-none').hidden = rows.length > 0;
   }
 
   // ── start ─────────────────────────────────────────────────────────────
 
   $('mode-published').addEventListener('click', () => setMode('published'));
   $('mode-seed').addEventListener('click', () => setMode('seed'));
+  $('room-search').addEventListener('input', filterRooms);
   window.addEventListener('hashchange', () => select(roomFromHash()));
   const first = roomFromHash();
   if (first !== null) {
     select(first);
   } else {
-    connect(); // counters until a room is picked
+    connect(); // the room list and counters until a room is picked
   }
-  refreshRooms();
-  setInterval(refreshRooms, 2000);
   setInterval(renderRates, 1000);
 })();

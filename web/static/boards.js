@@ -84,8 +84,8 @@ async function refreshSettled(b) {
       s.sel.replaceChildren(...page.periods.map(p => el("option", { value: p }, p)));
     }
     s.sel.value = page.period;
-    s.info.textContent = page.members + " members · closed " + new Date(page.closed_at).toLocaleString();
-    tbody.replaceChildren(...rows(page.top, "nobody ranked"));
+    s.info.textContent = page.total_members + " members · closed " + new Date(page.closed_at).toLocaleString();
+    tbody.replaceChildren(...rows(page.members, "nobody ranked"));
   } catch (e) {
     tbody.replaceChildren(el("tr", {}, el("td", { colspan: "4", class: "err" }, String(e.message || e))));
   }
