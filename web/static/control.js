@@ -22,8 +22,16 @@
     if (room === null) return;
     try {
       const r = await fetch(base() + '/recording', { cache: 'no-store' });
-      const v = await r.json();
-      if (!r.ok) { show(null, v.error || r.statusText); return; }
+      if (r.status === 404 && !(r.headers.get('Content-Type') || '').includes('json')) {
+        // This server does not serve the control API (no such route).
+        box.hidden = true;
+        return;
+      }
+      const v = await r.json().catch(() => ({}));
+      if (!r.ok) {
+        show(null, r.status === 401 || r.status === 403 ? 'recording control needs a token' : (v.error || v.detail || r.statusText));
+        return;
+      }
       current = v;
       const l = await fetch(base() + '/layout', { cache: 'no-store' });
       $('ctl-layout').textContent = l.ok ? 'layout v' + (l.headers.get('ETag') || '').replace(/"/g, '') : 'no layout';
