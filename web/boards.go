@@ -68,6 +68,7 @@ func (s *Server) registerBoards() {
 	s.mux.HandleFunc("GET /v1/boards/{name}/members/{member}", s.boardMember)
 	s.mux.HandleFunc("GET /v1/boards/{name}/members/{member}/around", s.boardAround)
 	s.mux.HandleFunc("GET /v1/boards/{name}/settled", s.boardSettled)
+	s.mux.HandleFunc("POST /v1/boards/{name}/members/{member}/remove", s.boardRemove) // remove.go
 }
 
 // settledJSON is a page of a settled period's snapshot, with the labels of

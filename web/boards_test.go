@@ -18,6 +18,13 @@ import (
 // a real Store on a real redis-server, with a few events applied.
 func boardServer(t *testing.T) (http.Handler, time.Time) {
 	t.Helper()
+	st, now := boardStore(t)
+	return web.New(web.Options{Source: meetingSource(), Boards: st}), now
+}
+
+// boardStore is boardServer's Store.
+func boardStore(t *testing.T) (*board.Store, time.Time) {
+	t.Helper()
 	bs, err := board.Compile([]board.Config{
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached"},
@@ -46,7 +53,7 @@ func boardServer(t *testing.T) (http.Handler, time.Time) {
 	if _, err := st.Apply(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	return web.New(web.Options{Source: meetingSource(), Boards: st}), now
+	return st, now
 }
 
 func TestBoardRoutes(t *testing.T) {
