@@ -56,7 +56,10 @@ func (m *Model) recordTotal(bi int, e *codec.Event, i int, value, rt int64) *Lat
 		if rt >= epoch+(hi+2)*h+b.Grace().Milliseconds() {
 			return &LateEvent{Board: b.Name(), Event: i}
 		}
-		if ts.hasBase && hi < ts.base {
+		if !ts.hasBase {
+			panic("boardmodel: call Rebase before recording a decay board's events, as Apply moves the base first")
+		}
+		if hi < ts.base {
 			return &LateEvent{Board: b.Name(), Event: i, InRedis: true}
 		}
 		r := e.TS - epoch - hi*h
