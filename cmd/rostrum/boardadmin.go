@@ -29,8 +29,8 @@ func (f *boardAdminFlags) tokens() (*auth.Tokens, error) {
 	if f.tokenFile == "" {
 		return nil, nil
 	}
-	if f.produceTimeout <= 0 {
-		return nil, fmt.Errorf("--admin-produce-timeout must be positive, got %s", f.produceTimeout)
+	if f.produceTimeout < time.Second {
+		return nil, fmt.Errorf("--admin-produce-timeout must be at least 1s (the Kafka client's least delivery timeout), got %s", f.produceTimeout)
 	}
 	t, err := auth.LoadTokens(f.tokenFile)
 	if err != nil {

@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/ranking"
+	"github.com/rostrumhq/rostrum/web"
 )
 
 // boardsRun starts `rostrum run` with the boards of cfg (and more flags)
@@ -163,4 +167,42 @@ func TestBoardRemoveEndToEnd(t *testing.T) {
 	if code, body := postRemove(t, closed+"/v1/boards/gifts/members/u-2/remove", "adm-1"); code != 403 {
 		t.Fatalf("without --admin-token-file: %d %s, want 403", code, body)
 	}
+}
+
+// TestBoardRemoveUnacknowledged: when no broker acknowledges the remove
+// event within --admin-produce-timeout, the route answers 503 (a real
+// client, pointed at a port nothing listens on).
+func TestBoardRemoveUnacknowledged(t *testing.T) {
+	bs, err := board.Compile([]board.Config{{Name: "gifts", Events: []string{"gift"}, Member: "user_id", Kind: "total"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := board.NewStore(testenv.StartRedis(t).Client(), "test", bs)
+	tokens := filepath.Join(t.TempDir(), "admin-tokens")
+	if err := os.WriteFile(tokens, []byte("adm-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := boardAdminFlags{tokenFile: tokens, produceTimeout: time.Second}
+	at, err := f.tokens()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := newCallbackProducer([]string{fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))}, nil, "test.callbacks.client", f.produceTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	srv := httptest.NewServer(web.New(web.Options{Source: emptySource{}, Boards: st, AdminTokens: at, Producer: pr}))
+	defer srv.Close()
+	if code, body := postRemove(t, srv.URL+"/v1/boards/gifts/members/u-1/remove", "adm-1"); code != 503 || !strings.Contains(body, "did not acknowledge") {
+		t.Fatalf("%d %s, want 503", code, body)
+	}
+}
+
+// emptySource is a web.Source without rooms.
+type emptySource struct{}
+
+func (emptySource) Rooms(context.Context, int) ([]ranking.RoomSummary, error) { return nil, nil }
+func (emptySource) RoomView(context.Context, string) (ranking.RoomView, error) {
+	return ranking.RoomView{}, ranking.ErrUnknownRoom
 }
