@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -31,6 +32,7 @@ type Late struct {
 	Board     string
 	Event     int  // index of the event in the record
 	Settled   bool // its period was settled (else its slice had left every window)
+	Base      bool // a decay board: its time was below the board's base (decay.go)
 }
 
 // call is one script call: board bi's parts. A part k with done[k] nil is
@@ -197,7 +199,7 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 			}
 			if c.sent(pi, &e) && same {
 				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.name, Event: e.event,
-					Settled: bd.kind == Periodic})
+					Settled: bd.kind == Periodic, Base: bd.kind == Total})
 			}
 		}
 	}
@@ -211,21 +213,29 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	bd := b.boards[c.board]
 	P := s.prefix(bd)
 	kind := "r"
-	if bd.kind == Periodic {
+	switch bd.kind {
+	case Periodic:
 		kind = "p"
+	case Total:
+		kind = "t"
 	}
 	tie := "0"
 	if bd.firstReached {
 		tie = "1"
 	}
 	check := ""
-	if any, settled := c.removals(); any && bd.kind != Periodic {
+	if any, settled := c.removals(); any && (bd.kind == Rolling || bd.kind == Windows) {
 		check = "R"
-	} else if settled {
+	} else if settled && bd.kind == Periodic {
 		check = "S"
 	}
-	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), bd.maxTotal,
-		bd.epoch.UnixMilli(), len(bd.windows), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg)}
+	maxt, halfLife, target := bd.maxTotal, "", ""
+	if bd.halfLife > 0 {
+		// The decayed sums are ranked as they are, below 2^53 (decay.go).
+		maxt, halfLife, target = codec.MaxAmount, strconv.FormatInt(bd.halfLife.Milliseconds(), 10), strconv.FormatInt(bd.decayTarget(s.now()), 10)
+	}
+	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), maxt,
+		bd.epoch.UnixMilli(), len(bd.windows), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target}
 	type fkey struct {
 		bucket int64
 		member string
@@ -275,6 +285,8 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 			if bd.kind == Periodic {
 				pi := b.periods[c.board][bk]
 				args = append(args, pi.label, pi.start, pi.expireAt, len(list))
+			} else if bd.kind == Total {
+				args = append(args, bk, bd.epoch.UnixMilli(), bd.totalIDsExpireAt(bk), len(list))
 			} else {
 				args = append(args, bk, 0, 0, len(list))
 			}
@@ -297,6 +309,8 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 	keys := []string{P + "w", P + "n"}
 	if bd.kind == Periodic {
 		keys = append(keys, P+"st")
+	} else if bd.kind == Total {
+		keys = append(keys, P+"T:z", P+"T:m", P+"T:b")
 	} else {
 		keys = append(keys, P+"x", P+"s", P+"m")
 		for j := range bd.windows {
@@ -323,6 +337,8 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 			if bd.kind == Periodic {
 				base := P + "p:" + b.periods[c.board][e.bucket].label + ":"
 				keys = append(keys, base+"z", base+"m", base+"i")
+			} else if bd.kind == Total {
+				keys = append(keys, P+"T:i:"+strconv.FormatInt(e.bucket, 10))
 			} else {
 				sk := P + "s:" + strconv.FormatInt(e.bucket, 10)
 				keys = append(keys, sk, sk+":i")
@@ -357,9 +373,9 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 		any, settled := calls[k].removals()
 		bd := b.boards[calls[k].board]
 		switch {
-		case any && bd.kind != Periodic:
+		case any && (bd.kind == Rolling || bd.kind == Windows):
 			reads = append(reads, read{k, pp.ZRange(ctx, s.prefix(bd)+"s", 0, -1)})
-		case settled:
+		case settled && bd.kind == Periodic:
 			reads = append(reads, read{k, pp.ZRange(ctx, s.prefix(bd)+"SL", 0, -1)})
 		}
 	}

@@ -49,9 +49,9 @@ type part struct {
 // entry is one counted event, or a remove event (rm set).
 type entry struct {
 	offset int64
-	bucket int64 // period key or slice index; noBucket for a remove
+	bucket int64 // period key, slice index or total bucket (decay.go); noBucket for a remove
 	member string
-	value  int64 // units of 1/scale
+	value  int64 // units of 1/scale (decay boards: times the weight's mantissa, decay.go)
 	ts     int64
 	id     string
 	event  int      // index in its record
@@ -227,6 +227,11 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 			if bd.kind == Periodic {
 				pi := b.period(bi, ev.TS)
 				bucket, lateAt = pi.key, pi.end+bd.grace.Milliseconds()
+			} else if bd.kind == Total && !bd.firstReached {
+				bucket, lateAt = bd.totalBucket(ev.TS), math.MaxInt64
+				if bd.halfLife > 0 {
+					lateAt = bd.decayLateAt(bucket)
+				}
 			} else {
 				if bd.firstReached && (ev.TS < bd.epoch.UnixMilli() || ev.TS >= bd.Horizon().UnixMilli()) {
 					reject(&RejectError{Board: bd.name, Event: i, Class: "ts",
@@ -234,8 +239,12 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 							bd.epoch.Format(time.RFC3339), bd.Horizon().UTC().Format(time.RFC3339))})
 					continue
 				}
-				bucket = bd.SliceOf(ev.TS)
-				lateAt = bd.LateAt(ev.TS).UnixMilli()
+				if bd.kind == Total {
+					bucket, lateAt = bd.totalBucket(ev.TS), math.MaxInt64
+				} else {
+					bucket = bd.SliceOf(ev.TS)
+					lateAt = bd.LateAt(ev.TS).UnixMilli()
+				}
 			}
 			if !recordTime.IsZero() && rt >= lateAt {
 				reject(&RejectError{Board: bd.name, Event: i, Class: "late",
@@ -249,6 +258,9 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 				verr.Event = i
 				reject(verr)
 				continue
+			}
+			if bd.halfLife > 0 {
+				v *= bd.decayWeight(ev.TS) // below 2^50: |v| ≤ 2^29 − 1, the weight ≤ 2^21
 			}
 			p := b.part(bi, topic, partition)
 			p.first, p.last = min(p.first, offset), max(p.last, offset)

@@ -41,6 +41,9 @@ type Board struct {
 	scale    int64 // 1, 10, 100 or 1000
 	places   uint8 // decimal places of the scale: 0..3
 
+	// decay (total boards; decay.go)
+	halfLife time.Duration // 0: no decay
+
 	// score layout
 	firstReached bool
 	res          time.Duration // first-reached resolution
@@ -93,7 +96,8 @@ func (b *Board) Windows() []string { return append([]string(nil), b.windowNames.
 // WindowSlices returns the number of slices of each window, shortest first.
 func (b *Board) WindowSlices() []int64 { return append([]int64(nil), b.windows...) }
 
-// Epoch returns a rolling or windows board's first-reached origin.
+// Epoch returns a rolling, windows or total board's first-reached origin
+// (and a decay board's half-life origin).
 func (b *Board) Epoch() time.Time { return b.epoch }
 
 // FirstReached reports whether ties go to whoever reached the total first.
@@ -152,7 +156,7 @@ func (b *Board) ValueOf(ev *codec.Event) int64 {
 // Window returns the index of the window named w ("" is the first, the
 // shortest). A name that parses as a duration matches too ("3m0s").
 func (b *Board) Window(w string) (int, bool) {
-	if b.kind == Periodic {
+	if b.kind == Periodic || b.kind == Total {
 		return 0, w == ""
 	}
 	if w == "" {
@@ -189,10 +193,17 @@ func (b *Board) ExpiredThrough(w int, now time.Time) int64 {
 
 // LateAt returns when an event of Unix millisecond ms becomes late: for a
 // periodic board its period's end + grace; for a rolling or windows board
-// when its slice leaves the largest window + grace.
+// when its slice leaves the largest window + grace; for a decay board when
+// the base passes its half-life (decay.go). A total board without decay
+// never finds an event late: the zero time.
 func (b *Board) LateAt(ms int64) time.Time {
-	if b.kind == Periodic {
+	switch {
+	case b.kind == Periodic:
 		return b.Period(time.UnixMilli(ms)).End.Add(b.grace)
+	case b.kind == Total && b.halfLife > 0:
+		return time.UnixMilli(b.decayLateAt(b.totalBucket(ms)))
+	case b.kind == Total:
+		return time.Time{}
 	}
 	s := b.SliceOf(ms)
 	return time.UnixMilli(b.SliceStart(s + b.windows[len(b.windows)-1])).Add(b.grace)
@@ -200,10 +211,15 @@ func (b *Board) LateAt(ms int64) time.Time {
 
 // NextReset returns when the board next changes by time alone: the end of
 // the current period, or the start of the next slice (when the oldest
-// slice of each window leaves it, grace aside).
+// slice of each window leaves it, grace aside); the zero time for a total
+// board, which never resets (a decay board's ranking never changes by time
+// alone either: its values decay together).
 func (b *Board) NextReset(now time.Time) time.Time {
-	if b.kind == Periodic {
+	switch b.kind {
+	case Periodic:
 		return b.Period(now).End
+	case Total:
+		return time.Time{} // never
 	}
 	return time.UnixMilli(b.SliceStart(b.SliceOf(now.UnixMilli()) + 1)).UTC()
 }

@@ -105,11 +105,13 @@ func compileOne(c *Config, now time.Time) (*Board, error) {
 		b.kind = Rolling
 	case "windows":
 		b.kind = Windows
+	case "total":
+		b.kind = Total
 	default:
-		return nil, fieldErr("kind", "%q must be periodic, rolling or windows", c.Kind)
+		return nil, fieldErr("kind", "%q must be periodic, rolling, windows or total", c.Kind)
 	}
-	if b.op != Incr && b.kind != Periodic {
-		return nil, fieldErr("op", "%s needs kind periodic: a rolling window can only subtract what incr added", b.op)
+	if b.op != Incr && b.kind != Periodic && b.kind != Total {
+		return nil, fieldErr("op", "%s needs kind periodic or total: a rolling window can only subtract what incr added", b.op)
 	}
 	b.grace = DefaultGrace
 	if c.Grace != nil {
@@ -119,9 +121,12 @@ func compileOne(c *Config, now time.Time) (*Board, error) {
 		b.grace = *c.Grace
 	}
 	var err error
-	if b.kind == Periodic {
+	switch b.kind {
+	case Periodic:
 		err = b.compilePeriodic(c)
-	} else {
+	case Total:
+		err = b.compileTotal(c)
+	default:
 		err = b.compileRolling(c)
 	}
 	if err != nil {
@@ -131,6 +136,9 @@ func compileOne(c *Config, now time.Time) (*Board, error) {
 		return nil, err
 	}
 	if err := b.compileCorrections(c); err != nil {
+		return nil, err
+	}
+	if err := b.compileDecay(c); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -12,7 +12,7 @@ type Config struct {
 	Member string   `yaml:"member"` // room_id | user_id: who is ranked; required
 	Value  string   `yaml:"value"`  // value | one (count events); default value
 	Op     string   `yaml:"op"`     // incr | best | set (best and set: periodic boards only); default incr
-	Kind   string   `yaml:"kind"`   // periodic | rolling | windows; required
+	Kind   string   `yaml:"kind"`   // periodic | rolling | windows | total; required
 
 	// Rolling and windows boards. Slices are aligned to UTC: a slice
 	// divides a day, so every day starts a slice at 00:00 UTC.
@@ -73,6 +73,17 @@ type Config struct {
 	// as integers of 1/scale and read back as decimals. 1, 10, 100 or
 	// 1000; default 1 (integers only).
 	Scale int64 `yaml:"scale"`
+
+	// Decay ranks a total board by a score that halves every half-life
+	// (decay.go, docs/DESIGN.md §8 "Decay"); nil: no decay.
+	Decay *Decay `yaml:"decay"`
+}
+
+// Decay is a board's decay: {half-life: 7d}.
+type Decay struct {
+	// HalfLife is the time after which an event counts half: "7d", "36h",
+	// "90m"; 1h … 3650d; required.
+	HalfLife string `yaml:"half-life"`
 }
 
 // Kind is how a board cuts time.
@@ -83,9 +94,10 @@ const (
 	Periodic Kind = iota + 1 // calendar periods (hour, day, week, month) in a zone
 	Rolling                  // one window of the last N slices
 	Windows                  // several windows over the same slices
+	Total                    // one ranking that never resets (all time)
 )
 
-// String returns "periodic", "rolling" or "windows".
+// String returns "periodic", "rolling", "windows" or "total".
 func (k Kind) String() string {
 	switch k {
 	case Periodic:
@@ -94,6 +106,8 @@ func (k Kind) String() string {
 		return "rolling"
 	case Windows:
 		return "windows"
+	case Total:
+		return "total"
 	}
 	return "unknown"
 }

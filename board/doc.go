@@ -123,6 +123,11 @@
 //	rostrum:{env}:board:{name}:s              zset  slices held (score = slice index)
 //	rostrum:{env}:board:{name}:s:<slice>      hash  member → sum of the slice
 //	rostrum:{env}:board:{name}:s:<slice>:i    set   event ids counted in the slice
+//	total boards (decay.go):
+//	rostrum:{env}:board:{name}:T:z            zset  member → score (decay: the sum S)
+//	rostrum:{env}:board:{name}:T:m            hash  member → "total reached_at" (decay: "S reached_at")
+//	rostrum:{env}:board:{name}:T:i:<bucket>   set   event ids (bucket: UTC day, or half-life index)
+//	rostrum:{env}:board:{name}:T:b            hash  k: the decay base, rebases: moves made
 //	periodic boards that settle (settle.go, docs/DESIGN.md §8):
 //	rostrum:{env}:board:{name}:st             hash  frozen, busy, cursor, members
 //	rostrum:{env}:board:{name}:S:<label>      list  the snapshot: "total reached member" in rank order
@@ -141,6 +146,16 @@
 // Period keys expire at the end of the period Retention periods later plus
 // grace; slice keys are deleted by Expire once no window needs them. A
 // board removed from the configuration leaves its keys behind.
+//
+// # Total boards and decay
+//
+// A total board keeps one ranking that never resets. With decay it ranks by
+// a value that halves every half-life: each event adds value·W(ts) to an
+// integer sum relative to the board's base, and the base moves by whole
+// half-lives (every sum divided by a power of two, in the script that also
+// records the new base) before the sums could leave the 2^53 exact range;
+// reads divide by the decay from the base to the read's clock. decay.go
+// states the formulas and what is rounded.
 //
 // # Settled periods
 //

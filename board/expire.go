@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/codec"
 )
 
 // ExpireResult is what Expire did.
@@ -15,6 +17,7 @@ type ExpireResult struct {
 	Subtracted int // (slice, window) subtractions
 	Removed    int // members removed from a window whose total reached 0
 	Deleted    int // slices deleted (no window needs them any more)
+	Rebased    int // members rewritten by decay boards' rebases (decay.go)
 }
 
 // Expire subtracts, for every rolling and windows board, each slice that has
@@ -23,12 +26,25 @@ type ExpireResult struct {
 // never subtracts twice or skips one, and several processors may call it at
 // once. It works without events arriving; the processor calls it on a
 // ticker. All boards go in one pipelined round trip.
+//
+// It also moves each decay board's base to its target at now (rebase.lua),
+// so that it follows the clock while no event arrives.
 func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error) {
 	var res ExpireResult
-	var rolling []*Board
+	var rolling, decay []*Board
 	for _, b := range s.boards {
-		if b.kind != Periodic {
+		switch {
+		case b.kind == Rolling || b.kind == Windows:
 			rolling = append(rolling, b)
+		case b.halfLife > 0:
+			decay = append(decay, b)
+		}
+	}
+	if len(decay) > 0 {
+		n, err := s.rebase(ctx, decay, now)
+		res.Rebased = n
+		if err != nil {
+			return res, err
 		}
 	}
 	if len(rolling) == 0 {
@@ -137,4 +153,26 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 		}
 	}
 	return out, nil
+}
+
+// rebase moves the base of each decay board to its target at now, in one
+// pipelined round trip, and returns the members rewritten.
+func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int, error) {
+	cmds, err := s.eval(ctx, rebaseLua, len(boards), func(k int) ([]string, []any) {
+		b := boards[k]
+		P := s.prefix(b)
+		return []string{P + "T:b", P + "T:m", P + "T:z"}, []any{P, b.decayTarget(now), b.floorArg(), codec.MaxAmount}
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for k, c := range cmds {
+		v, err := c.Int64Slice()
+		if err != nil || len(v) != 2 {
+			return n, fmt.Errorf("board %s: rebase: %v %w", boards[k].name, v, err)
+		}
+		n += int(v[1])
+	}
+	return n, nil
 }

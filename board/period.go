@@ -21,8 +21,12 @@ type Period struct {
 }
 
 // Period returns the period of a periodic board holding t. For a rolling or
-// windows board it returns the slice holding t, with an empty label.
+// windows board it returns the slice holding t, with an empty label; for a
+// total board (no periods) the zero Period.
 func (b *Board) Period(t time.Time) Period {
+	if b.kind == Total {
+		return Period{}
+	}
 	if b.kind != Periodic {
 		s := b.SliceOf(t.UnixMilli())
 		return Period{Start: time.UnixMilli(b.SliceStart(s)).UTC(), End: time.UnixMilli(b.SliceStart(s + 1)).UTC(), key: s}

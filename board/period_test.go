@@ -147,6 +147,24 @@ func TestCompileErrors(t *testing.T) {
 			c.MaxTotal = 1 << 25
 		}, "boards[0].max-total: 33554432 needs 26 bits"},
 		{func(c *Config) { c.Kind = "windows"; c.Slices = 0; c.Windows = []time.Duration{90 * time.Minute} }, "boards[0].windows:"},
+		// total boards and decay
+		{func(c *Config) { c.Kind = "total" }, "boards[0].slice: only rolling and windows boards have slices"},
+		{func(c *Config) { c.Kind, c.Slice, c.Slices, c.Settle = "total", 0, 0, "true" }, "boards[0].settle:"},
+		{func(c *Config) { c.Decay = &Decay{HalfLife: "7d"} }, "boards[0].decay: decay on rolling and windows boards is not built yet"},
+		{func(c *Config) { c.Kind, c.Slice, c.Slices, c.Decay = "total", 0, 0, &Decay{HalfLife: "30m"} }, "boards[0].decay.half-life:"},
+		{func(c *Config) { c.Kind, c.Slice, c.Slices, c.Decay = "total", 0, 0, &Decay{HalfLife: "a week"} }, "boards[0].decay.half-life:"},
+		{func(c *Config) {
+			c.Kind, c.Slice, c.Slices, c.Decay, c.Op = "total", 0, 0, &Decay{HalfLife: "7d"}, "best"
+		}, "boards[0].decay: only incr boards decay"},
+		{func(c *Config) {
+			c.Kind, c.Slice, c.Slices, c.Decay, c.Tie = "total", 0, 0, &Decay{HalfLife: "7d"}, "first-reached"
+		}, "boards[0].tie:"},
+		{func(c *Config) {
+			c.Kind, c.Slice, c.Slices, c.Decay, c.MaxTotal = "total", 0, 0, &Decay{HalfLife: "7d"}, 1<<30
+		}, "boards[0].max-total:"},
+		{func(c *Config) {
+			c.Kind, c.Slice, c.Slices, c.Decay, c.AllowNegative, c.Floor = "total", 0, 0, &Decay{HalfLife: "7d"}, true, "-5"
+		}, "boards[0].floor: a decay board's floor is 0 or none"},
 	} {
 		cfg := base
 		c.edit(&cfg)

@@ -16,13 +16,14 @@ type Info struct {
 	NextReset time.Time // end of the current period, or the next slice boundary
 	Windows   []string  // rolling and windows boards
 	Settles   bool      // closed periods are settled (settle.go)
+	HalfLife  string    // decay boards: the half-life as configured ("7d"); else ""
 }
 
 // Entry is one ranked member.
 type Entry struct {
 	Member    string
 	Rank      int64 // 1-based, unique (equal scores follow Redis's order)
-	Total     int64 // units of 1/Scale (Board.FormatUnits writes it); max(sum, floor)
+	Total     int64 // units of 1/Scale (Board.FormatUnits writes it); max(sum, floor); decay boards: the decayed value at the read's clock, rounded
 	ReachedAt int64 // Unix ms: event time at which the member reached its total
 }
 
@@ -30,7 +31,7 @@ type Entry struct {
 type Page struct {
 	Board        string
 	Period       string // periodic: the period's label
-	Window       string // rolling and windows: the window's name
+	Window       string // rolling and windows: the window's name (total boards have neither)
 	TotalMembers int64
 	Members      []Entry
 }
@@ -40,6 +41,9 @@ func (s *Store) Boards(now time.Time) []Info {
 	out := make([]Info, 0, len(s.boards))
 	for _, b := range s.boards {
 		inf := Info{Name: b.name, Kind: b.kind, NextReset: b.NextReset(now), Windows: b.Windows(), Settles: b.settle}
+		if b.halfLife > 0 {
+			inf.HalfLife = fmtHalfLife(b.halfLife)
+		}
 		if b.kind == Periodic {
 			inf.Period = b.Period(now).Label
 		}
@@ -116,6 +120,7 @@ type target struct {
 	window int
 	zset   string
 	state  string
+	base   string // decay boards: the base hash
 }
 
 func (s *Store) target(board, period, window string) (target, error) {
@@ -125,6 +130,16 @@ func (s *Store) target(board, period, window string) (target, error) {
 	}
 	t := target{b: b}
 	P := s.prefix(b)
+	if b.kind == Total {
+		if period != "" || window != "" {
+			return target{}, fmt.Errorf("%w: board %s is a total board and has no periods or windows", ErrBadParam, board)
+		}
+		t.zset, t.state = P+"T:z", P+"T:m"
+		if b.halfLife > 0 {
+			t.base = P + "T:b"
+		}
+		return t, nil
+	}
 	if b.kind == Periodic {
 		if window != "" {
 			return target{}, fmt.Errorf("%w: board %s is periodic and has no windows", ErrBadParam, board)
@@ -159,8 +174,13 @@ func (s *Store) target(board, period, window string) (target, error) {
 }
 
 func (s *Store) read(ctx context.Context, t target, mode string, a any, n int) (Page, error) {
+	keys := []string{t.zset, t.state}
+	if t.base != "" {
+		keys = append(keys, t.base)
+	}
+	now := s.now() // a decay board's values are read at the wall clock
 	cmds, err := s.eval(ctx, readLua, 1, func(int) ([]string, []any) {
-		return []string{t.zset, t.state}, []any{mode, a, n}
+		return keys, []any{mode, a, n}
 	})
 	if err != nil {
 		return Page{}, err
@@ -170,18 +190,20 @@ func (s *Store) read(ctx context.Context, t target, mode string, a any, n int) (
 		return Page{}, fmt.Errorf("board %s: read: %w", t.b.name, err)
 	}
 	page := Page{Board: t.b.name, Period: t.period, Members: []Entry{}}
-	if t.b.kind != Periodic {
+	if t.b.kind == Rolling || t.b.kind == Windows {
 		page.Window = t.b.windowNames[t.window]
 	}
 	if len(vals) == 1 {
 		return page, nil // not ranked
 	}
-	if len(vals) < 2 || (len(vals)-2)%3 != 0 {
+	if len(vals) < 3 || (len(vals)-3)%3 != 0 {
 		return Page{}, fmt.Errorf("board %s: read: unexpected reply of %d values", t.b.name, len(vals))
 	}
 	page.TotalMembers, _ = vals[0].(int64)
 	rank, _ := vals[1].(int64)
-	for k := 2; k < len(vals); k += 3 {
+	bs, _ := vals[2].(string)
+	base, _ := strconv.ParseInt(bs, 10, 64)
+	for k := 3; k < len(vals); k += 3 {
 		member, _ := vals[k].(string)
 		st, _ := vals[k+1].(string)
 		e := Entry{Member: member, Rank: rank + 1}
@@ -194,10 +216,13 @@ func (s *Store) read(ctx context.Context, t target, mode string, a any, n int) (
 			x, _ := strconv.ParseFloat(f[i], 64)
 			return int64(x)
 		}
-		if t.b.kind == Periodic {
+		if t.b.kind == Periodic || t.b.kind == Total {
 			e.Total, e.ReachedAt = num(0), num(1)
 		} else {
 			e.ReachedAt, e.Total = num(0), num(1+t.window)
+		}
+		if t.b.halfLife > 0 {
+			e.Total = t.b.Decayed(e.Total, base, now)
 		}
 		e.Total = t.b.shown(e.Total)
 		page.Members = append(page.Members, e)

@@ -41,6 +41,10 @@ var (
 	// records after Redis lost its data; lua/restore.lua.
 	restoreLua = redisscript.MustParse(luaFiles, "lua/restore.lua")
 
+	// rebaseLua moves a decay board's base to its target while no event
+	// arrives; lua/rebase.lua (decay.lua is shared with apply.lua).
+	rebaseLua = redisscript.MustParse(luaFiles, "lua/rebase.lua")
+
 	// scripts is every script the store runs, loaded on NOSCRIPT.
-	scripts = []*redisscript.Script{applyLua, expireLua, readLua, settleLua, outboxLua, restoreLua}
+	scripts = []*redisscript.Script{applyLua, expireLua, readLua, settleLua, outboxLua, restoreLua, rebaseLua}
 )

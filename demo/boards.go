@@ -25,10 +25,13 @@ type BoardFeedConfig struct {
 }
 
 // FeedBoards produces the board events of docs/DESIGN.md §8 to the env's client
-// topic in real time until ctx ends: gifts to live rooms (seed 000), points
-// and received/read/passed actions of users (seed 001), and item trades
-// (seed 002). A few events carry an id and are sent twice, as a producer
-// that retries would, so the boards' id check has work to do.
+// topic in real time until ctx ends: gifts to live rooms (seed 000), now and
+// then the refund of a recent gift (a negative gift, which the example
+// boards take: allow-negative), points in tenths (2.5: seed 001's scale-10
+// board) and received/read/passed actions of users (seed 001), and item
+// trades (seed 002); the gifts also feed the all-time decay board. A few
+// events carry an id and are sent twice, as a producer that retries would,
+// so the boards' id check has work to do.
 func FeedBoards(ctx context.Context, cfg BoardFeedConfig) error {
 	if cfg.Rooms == 0 {
 		cfg.Rooms = 12
@@ -74,9 +77,16 @@ func FeedBoards(ctx context.Context, cfg BoardFeedConfig) error {
 // boardGen draws board events: skewed so that a few rooms, users and items
 // lead, with enough churn near the top to make the boards move.
 type boardGen struct {
-	cfg BoardFeedConfig
-	rnd *rand.Rand
-	n   int
+	cfg   BoardFeedConfig
+	rnd   *rand.Rand
+	n     int
+	gifts []gift // recent gifts, the ones a refund takes back
+}
+
+// gift is a gift sent, which a refund may take back.
+type gift struct {
+	room, user string
+	amount     int64
 }
 
 func newBoardGen(cfg BoardFeedConfig) *boardGen {
@@ -94,15 +104,25 @@ func (g *boardGen) skewed(n int) int {
 func (g *boardGen) next(ts int64) (key string, value []byte, retry bool) {
 	g.n++
 	user := "u-" + strconv.Itoa(g.skewed(g.cfg.Users)+1)
-	var room, typ string
+	var room, typ, val string
 	var amount int64
 	switch x := g.rnd.IntN(100); {
+	case x < 2 && len(g.gifts) > 0: // a refund: a recent gift comes back off every gift board
+		k := g.rnd.IntN(len(g.gifts))
+		r := g.gifts[k]
+		g.gifts = append(g.gifts[:k], g.gifts[k+1:]...)
+		room, user, typ, amount = r.room, r.user, "gift", -r.amount
 	case x < 40:
 		room, typ = "r-"+strconv.Itoa(1001+g.skewed(g.cfg.Rooms)), "gift"
 		amount = []int64{1, 1, 5, 10, 52, 99, 520}[g.rnd.IntN(7)]
+		if len(g.gifts) == 32 {
+			g.gifts = g.gifts[1:]
+		}
+		g.gifts = append(g.gifts, gift{room, user, amount})
 	case x < 55:
 		room, typ = "quiz", "score"
-		amount = int64(1 + g.rnd.IntN(10))
+		tenths := 5 + g.rnd.IntN(96) // 0.5 … 10.0 points
+		val = `,"value":` + strconv.Itoa(tenths/10) + "." + strconv.Itoa(tenths%10)
 	case x < 70:
 		room, typ = "inbox", []string{"received", "received", "read", "passed"}[g.rnd.IntN(4)]
 	default:
@@ -114,8 +134,7 @@ func (g *boardGen) next(ts int64) (key string, value []byte, retry bool) {
 		id = fmt.Sprintf(`,"id":"evt-%d-%d"`, g.cfg.Seed, g.n)
 		retry = true
 	}
-	val := ""
-	if amount > 0 {
+	if amount != 0 {
 		val = `,"value":` + strconv.FormatInt(amount, 10)
 	}
 	value = fmt.Appendf(nil, `{"room_id":%q,"user_id":%q,"type":%q%s,"ts":%d%s}`, room, user, typ, val, ts, id)

@@ -12,9 +12,10 @@ import (
 )
 
 // BoardsYAML is boards.yaml: a leaderboard for every seed scenario (gift
-// ranking over the last 7 days, a weekly board with first-reached ties and
-// action counts, trade totals over several windows, hour/day/week/month
-// boards), under the boards: key of a config file.
+// ranking over the last 7 days, a weekly board in tenths with first-reached
+// ties and action counts, trade totals over several windows,
+// hour/day/week/month boards, an all-time decay board), every gift board
+// taking refunds, under the boards: key of a config file.
 //
 //go:embed boards.yaml
 var BoardsYAML []byte

@@ -117,8 +117,11 @@ func (b *batch) applyBoards(ctx context.Context) error {
 		for _, r := range b.recs {
 			if r.Topic == l.Topic && r.Partition == l.Partition && r.Offset == l.Offset {
 				why := "its slice had left every window"
-				if l.Settled {
+				switch {
+				case l.Settled:
 					why = "its period was settled"
+				case l.Base:
+					why = "its time was below the decay board's base"
 				}
 				b.lateDLQ = append(b.lateDLQ, p.dlqRecord(r, fmt.Sprintf("board %s: event[%d]: late: %s when it was applied", l.Board, l.Event, why)))
 				break

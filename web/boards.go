@@ -29,9 +29,10 @@ type boardInfoJSON struct {
 	Name      string   `json:"name"`
 	Kind      string   `json:"kind"`
 	Period    string   `json:"period"`     // current period (periodic boards), else ""
-	NextReset int64    `json:"next_reset"` // Unix ms
+	NextReset int64    `json:"next_reset"` // Unix ms; 0 for a total board (never)
 	Windows   []string `json:"windows,omitempty"`
-	Settles   bool     `json:"settles"` // closed periods are settled (GET …/settled)
+	Settles   bool     `json:"settles"`             // closed periods are settled (GET …/settled)
+	HalfLife  string   `json:"half_life,omitempty"` // decay boards: "7d", "36h"
 }
 
 // boardEntryJSON is one ranked member. total is a JSON number written
@@ -68,6 +69,7 @@ func (s *Server) registerBoards() {
 	s.mux.HandleFunc("GET /v1/boards/{name}/members/{member}", s.boardMember)
 	s.mux.HandleFunc("GET /v1/boards/{name}/members/{member}/around", s.boardAround)
 	s.mux.HandleFunc("GET /v1/boards/{name}/settled", s.boardSettled)
+	s.mux.HandleFunc("POST /v1/boards/{name}/members/{member}/remove", s.boardRemove) // remove.go
 }
 
 // settledJSON is a page of a settled period's snapshot, with the labels of
@@ -111,8 +113,12 @@ func (s *Server) boardList(w http.ResponseWriter, r *http.Request) {
 	out := []boardInfoJSON{}
 	if s.opt.Boards != nil {
 		for _, b := range s.opt.Boards.Boards(time.Now()) {
+			var next int64 // 0: never (total boards)
+			if !b.NextReset.IsZero() {
+				next = b.NextReset.UnixMilli()
+			}
 			out = append(out, boardInfoJSON{Name: b.Name, Kind: b.Kind.String(), Period: b.Period,
-				NextReset: b.NextReset.UnixMilli(), Windows: b.Windows, Settles: b.Settles})
+				NextReset: next, Windows: b.Windows, Settles: b.Settles, HalfLife: b.HalfLife})
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

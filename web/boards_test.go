@@ -19,6 +19,13 @@ import (
 // a real Store on a real redis-server, with a few events applied.
 func boardServer(t *testing.T) (http.Handler, time.Time) {
 	t.Helper()
+	st, now := boardStore(t)
+	return web.New(web.Options{Source: meetingSource(), Boards: st}), now
+}
+
+// boardStore is boardServer's Store.
+func boardStore(t *testing.T) (*board.Store, time.Time) {
+	t.Helper()
 	bs, err := board.Compile([]board.Config{
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached"},
@@ -47,7 +54,7 @@ func boardServer(t *testing.T) (http.Handler, time.Time) {
 	if _, err := st.Apply(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	return web.New(web.Options{Source: meetingSource(), Boards: st}), now
+	return st, now
 }
 
 func TestBoardRoutes(t *testing.T) {
@@ -183,5 +190,38 @@ func TestBoardSettledRoute(t *testing.T) {
 		if resp, body := get(t, h, c.path); resp.StatusCode != c.code || !strings.Contains(body, c.has) {
 			t.Errorf("%s: %d %s, want %d with %s", c.path, resp.StatusCode, body, c.code, c.has)
 		}
+	}
+}
+
+// TestBoardListTotal: a total board never resets (next_reset 0) and a decay
+// board names its half-life; its top reads the decayed value.
+func TestBoardListTotal(t *testing.T) {
+	bs, err := board.Compile([]board.Config{
+		{Name: "hot", Events: []string{"gift"}, Member: "room_id", Kind: "total", Decay: &board.Decay{HalfLife: "7d"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := board.NewStore(testenv.StartRedis(t).Client(), "test", bs)
+	now := time.Now()
+	st.SetClock(func() time.Time { return now })
+	b := st.NewBatch()
+	if err := b.Add("t", 0, 0, now, []codec.Event{{RoomID: "r", UserID: "u", Type: codec.TypeGift, Value: 520, TS: now.UnixMilli()}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	h := web.New(web.Options{Source: meetingSource(), Boards: st})
+	resp, body := get(t, h, "/v1/boards")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"kind":"total","period":"","next_reset":0,`) || !strings.Contains(body, `"half_life":"7d"`) {
+		t.Fatalf("list: %d %s", resp.StatusCode, body)
+	}
+	resp, body = get(t, h, "/v1/boards/hot/top")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"members":[{"member":"r","rank":1,"total":520,`) {
+		t.Fatalf("top: %d %s", resp.StatusCode, body)
+	}
+	if resp, body = get(t, h, "/v1/boards/hot/top?period=2026-W01"); resp.StatusCode != 400 {
+		t.Fatalf("top of a period of a total board: %d %s", resp.StatusCode, body)
 	}
 }

@@ -19,6 +19,8 @@
 //	GET /v1/boards/{name}/top?n=10&offset=0[&period=P][&window=W]
 //	GET /v1/boards/{name}/members/{member}[?period=P][&window=W]
 //	GET /v1/boards/{name}/members/{member}/around?n=5[&period=P][&window=W]
+//	GET /v1/boards/{name}/settled?n=10&offset=0[&period=P]
+//	POST /v1/boards/{name}/members/{member}/remove[?settled=true]   bearer token (Options.AdminTokens)
 //	    /v1/rooms/{room}/recording…, /v1/rooms/{room}/layout…   Options.Control, when set
 //
 // The board routes (boards.go, docs/DESIGN.md §8) read Options.Boards; a page is
@@ -48,6 +50,10 @@
 // are open, each shown room costs one RoomView per interval; a stream ends
 // when its client goes away or ListenAndServe shuts down.
 //
-// The package only reads: it never writes to Redis or Kafka (the control
-// routes are served by the handler given in Options.Control).
+// The package never writes to Redis. It writes to Kafka in one place: the
+// remove route (remove.go) produces a remove event through
+// Options.Producer, guarded by Options.AdminTokens (403 without them, 401
+// without a valid bearer token), and answers 202 {"id"} once the broker
+// acknowledged it, 503 when it did not. The control routes are served by
+// the handler given in Options.Control.
 package web

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/docs"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
@@ -51,8 +52,14 @@ type PartitionLag struct {
 
 // Options configure a Server.
 type Options struct {
-	Source   Source                          // required
-	Boards   Boards                          // leaderboards (/v1/boards…); nil: none configured
+	Source Source // required
+	Boards Boards // leaderboards (/v1/boards…); nil: none configured
+	// AdminTokens guard the board administration route (POST
+	// /v1/boards/{name}/members/{member}/remove); nil: it answers 403.
+	AdminTokens *auth.Tokens
+	// Producer sends the remove events of that route to the client callback
+	// topic; nil: it answers 503.
+	Producer CallbackProducer
 	Counters func() Counters                 // called once per interval while a stream is open; nil: the page shows no counters
 	Metrics  http.Handler                    // mounted at /metrics when not nil
 	Ready    func(ctx context.Context) error // /readyz; nil: always ready

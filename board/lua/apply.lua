@@ -4,17 +4,21 @@
 -- KEYS: 1 the board's watermark hash (P .. 'w'); every other key is built
 --       from the prefix P and carries the same hash tag; every key the
 --       script may touch is declared (see applyKeys in store.go)
--- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'r'),
---       4 op, 5 tie (1/0), 6 rb, 7 res ms, 8 max total, 9 origin (rolling
+-- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'r'
+--       rolling and windows, 't' total), 4 op, 5 tie (1/0), 6 rb, 7 res
+--       ms, 8 max total (decay: max sum), 9 origin (rolling and total:
 --       epoch ms), 10 windows, 11 parts, 12 removal check ('R': the
 --       call removes from a rolling board's slices, 'S': from a periodic
 --       board's settled snapshots, '' neither), 13 floor ('' = none),
---       14 negative values allowed (1/0), then per part:
+--       14 negative values allowed (1/0), 15 half-life ms ('' = no decay),
+--       16 decay base target, then per part:
 --       "topic/partition", first offset, last offset, each (1/0),
 --       removals, then per removal: member, settled (1/0),
 --       offset, n labels, labels (periodic: the periods it clears),
---       then buckets, then per bucket: bucket (period label or slice
---       index), origin ms (period start), expire-at ms (period keys),
+--       then buckets, then per bucket: bucket (period label, slice
+--       index, or a total board's bucket: its half-life index with decay,
+--       else its UTC day), origin ms (period start), expire-at ms (period
+--       keys; a total board's id set),
 --       entries, then per entry: member, value, ts ms, id ('' = none),
 --       offset
 --
@@ -41,9 +45,16 @@
 -- Totals are sums kept exactly; the score ranks max(sum, floor) (score.lua).
 -- On a rolling board a member whose window sum is 0 is not ranked there.
 --
+-- A total board keeps one ranking (P .. 'T:z', states P .. 'T:m') and its
+-- event ids per bucket (P .. 'T:i:<bucket>'). With decay (decay.lua) it
+-- first moves its base to the target (rebase), then adds each value (sent
+-- already multiplied by its weight's mantissa) times 2^(bucket − base);
+-- a sum is clamped at the max sum (counted as saturated).
+--
 -- An event of a period that settlement froze (P .. 'st' field 'frozen', see
--- settle.lua) or of a slice every window has subtracted is late: not
--- counted, and reported with its part and bucket.
+-- settle.lua), of a slice every window has subtracted, or of a half-life
+-- below a decay board's base is late: not counted, and reported with its
+-- part and bucket.
 --
 -- Reply: {'reset'} when the generation differs, {'replan'} (nothing
 -- written) when a removal meets an undeclared slice or snapshot, else {applied, skipped,
@@ -52,13 +63,16 @@
 --
 --! include score.lua
 --! include ranges.lua
+--! include decay.lua
 
 local P = ARGV[1]
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return {'reset'} end
-local periodic, op = ARGV[3] == 'p', ARGV[4]
+local periodic, istotal, op = ARGV[3] == 'p', ARGV[3] == 't', ARGV[4]
 setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[13])
 local origin0, nwin, nparts = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-local i = 15
+local halfLife, base = tonumber(ARGV[15]), nil
+if istotal and halfLife then base = rebase(P, tonumber(ARGV[16])) end
+local i = 17
 
 -- Removals: every slice or snapshot they touch must be declared.
 if ARGV[12] ~= '' then
@@ -85,6 +99,11 @@ end
 local removed = 0
 local function removeMember(member, settled, labels)
   removed = removed + 1
+  if istotal then
+    redis.call('ZREM', P .. 'T:z', member)
+    redis.call('HDEL', P .. 'T:m', member)
+    return
+  end
   if periodic then
     local busy = redis.call('HGET', P .. 'st', 'busy')
     for _, l in ipairs(labels) do
@@ -121,7 +140,7 @@ local splits, lates = {}, {}
 -- by a removal) wait for the re-send too, in order.
 local splitTP = {}
 local L = {}
-if not periodic then
+if not periodic and not istotal then
   local x = redis.call('HMGET', P .. 'x', unpack((function() local t = {} for j = 0, nwin-1 do t[#t+1] = j end return t end)()))
   for j = 1, nwin do if x[j] then L[j] = tonumber(x[j]) end end
 end
@@ -131,21 +150,22 @@ end
 local frozen = nil
 if periodic then frozen = redis.call('HGET', P .. 'st', 'frozen') end
 
-local function periodicBucket(pi, bucket, org, exp, ne)
-  if frozen and bucket <= frozen then
-    local n = 0
-    for e = 0, ne - 1 do if not covered(i + 5 * e) then n = n + 1 end end
-    if n > 0 then
-      lates[#lates+1] = pi; lates[#lates+1] = bucket
-      late = late + n
-    end
-    return
+-- lateBucket reports the entries of a bucket found late.
+local function lateBucket(pi, bucket, ne)
+  local n = 0
+  for e = 0, ne - 1 do if not covered(i + 5 * e) then n = n + 1 end end
+  if n > 0 then
+    lates[#lates+1] = pi; lates[#lates+1] = bucket
+    late = late + n
   end
-  local base = P .. 'p:' .. bucket .. ':'
-  local zk, mk, ik = base .. 'z', base .. 'm', base .. 'i'
+end
+
+-- addEntries counts a bucket's entries into ranking zk, states mk and id
+-- set ik, with first-reached origin org; each value times mult (decay).
+local function addEntries(zk, mk, ik, org, ne, mult)
   for e = 0, ne - 1 do
     local k = i + 5 * e
-    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
+    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]) * mult, tonumber(ARGV[k+2]), ARGV[k+3]
     if covered(k) then -- luacheck: ignore 542
       -- applied before
     elseif id ~= '' and redis.call('SADD', ik, id) == 0 then
@@ -169,14 +189,42 @@ local function periodicBucket(pi, bucket, org, exp, ne)
       else
         if ts > reached or (ts == reached and v > total) then total, reached = v, ts else changed = false end
       end
+      if halfLife then -- decay: keep the sum within the exact range
+        total = clampsum(total)
+      end
       if changed then
         redis.call('HSET', mk, member, fmt(total) .. ' ' .. fmt(reached))
         redis.call('ZADD', zk, score(total, reached, org), member)
       end
     end
   end
+end
+
+local function periodicBucket(pi, bucket, org, exp, ne)
+  if frozen and bucket <= frozen then
+    lateBucket(pi, bucket, ne)
+    return
+  end
+  local pre = P .. 'p:' .. bucket .. ':'
+  local zk, mk, ik = pre .. 'z', pre .. 'm', pre .. 'i'
+  addEntries(zk, mk, ik, org, ne, 1)
   redis.call('PEXPIREAT', zk, exp)
   redis.call('PEXPIREAT', mk, exp)
+  redis.call('PEXPIREAT', ik, exp)
+end
+
+local function totalBucket(pi, bucket, org, exp, ne)
+  local mult = 1
+  if halfLife then
+    local h = tonumber(bucket)
+    if h < base then
+      lateBucket(pi, bucket, ne)
+      return
+    end
+    mult = 2 ^ (h - base)
+  end
+  local ik = P .. 'T:i:' .. bucket
+  addEntries(P .. 'T:z', P .. 'T:m', ik, org, ne, mult)
   redis.call('PEXPIREAT', ik, exp)
 end
 
@@ -187,12 +235,7 @@ local function rollingBucket(pi, bucket, ne)
     if L[j] == nil or s > L[j] then take[j] = true; any = true end
   end
   if not any then
-    local n = 0
-    for e = 0, ne - 1 do if not covered(i + 5 * e) then n = n + 1 end end
-    if n > 0 then
-      lates[#lates+1] = pi; lates[#lates+1] = bucket
-      late = late + n
-    end
+    lateBucket(pi, bucket, ne)
     return
   end
   local sk, mk = P .. 's:' .. bucket, P .. 'm'
@@ -260,7 +303,13 @@ for pi = 1, nparts do
     local bucket, org, exp, ne = ARGV[i], tonumber(ARGV[i+1]), ARGV[i+2], tonumber(ARGV[i+3])
     i = i + 4
     if mode == 'apply' then
-      if periodic then periodicBucket(pi, bucket, org, exp, ne) else rollingBucket(pi, bucket, ne) end
+      if periodic then
+        periodicBucket(pi, bucket, org, exp, ne)
+      elseif istotal then
+        totalBucket(pi, bucket, org, exp, ne)
+      else
+        rollingBucket(pi, bucket, ne)
+      end
     end
     i = i + 5 * ne
   end

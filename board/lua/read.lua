@@ -1,12 +1,14 @@
 -- read.lua (readLua in scripts.go): reads a page of a ranking and the
 -- members' states atomically.
 --
--- KEYS: 1 ranking zset, 2 member state hash
+-- KEYS: 1 ranking zset, 2 member state hash, 3 (decay boards) the base
+--       hash: its base is read in the same step as the sums
 -- ARGV: 1 mode: 'top' (2 offset, 3 count), 'member' (2 member),
 --       'around' (2 member, 3 n)
 --
--- Reply: {members in the zset, rank of the first listed (0-based),
--- member, state, score, ...}, or {-1} when the member is not ranked.
+-- Reply: {members in the zset, rank of the first listed (0-based), base
+-- ('' without KEYS[3] or before the first rebase), member, state, score,
+-- ...}, or {-1} when the member is not ranked.
 
 local mode = ARGV[1]
 local card = redis.call('ZCARD', KEYS[1])
@@ -22,7 +24,9 @@ else
     hi = r + n
   end
 end
-local reply = {card, lo}
+local base = ''
+if KEYS[3] then base = redis.call('HGET', KEYS[3], 'k') or '' end
+local reply = {card, lo, base}
 if hi < lo then return reply end
 local ms = redis.call('ZREVRANGE', KEYS[1], lo, hi, 'WITHSCORES')
 if #ms == 0 then return reply end

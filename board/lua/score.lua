@@ -11,8 +11,9 @@
 -- setlayout(tie, rb, res, maxt, floor) sets the board's layout from ARGV
 -- strings (floor '' or nil: none);
 -- score(total, reached, origin) returns the score as a string and counts in
--- sat the totals it saturated at maxt; rparse and rformat read and write a
--- rolling member state, "reached t1 ... tk".
+-- sat the totals it saturated at maxt; clampsum keeps a decay board's sum
+-- exact; rparse and rformat read and write a rolling member state,
+-- "reached t1 ... tk".
 
 local function fmt(x) return string.format('%.0f', x) end
 local tie, rb, res, maxt = false, 0, 1, 0
@@ -31,6 +32,13 @@ local function score(total, reached, origin)
   local rel = math.floor((reached - origin) / res)
   if rel < 0 then rel = 0 elseif rel > R - 1 then rel = R - 1 end
   return fmt(t * R + (R - 1 - rel))
+end
+-- clampsum(x): a decay board's sum kept within ±(2^53 − 1), the exact
+-- range, counting in sat a sum it clamped
+local function clampsum(x)
+  if x > 9007199254740991 then sat = sat + 1; return 9007199254740991 end
+  if x < -9007199254740991 then sat = sat + 1; return -9007199254740991 end
+  return x
 end
 -- rolling member state: "reached t1 … tk"
 local function rparse(s, nwin)

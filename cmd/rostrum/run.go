@@ -54,11 +54,12 @@ type runFlags struct {
 	margin                                  int
 	config                                  string
 	sec                                     securityFlags
-	boards                                  []board.Config // the config file's boards: list
-	boardsSource                            string         // where boards came from, for errors
-	limits                                  limitFlags     // limits.go
-	control                                 controlFlags   // control.go
-	ops                                     opsFlags       // ops.go
+	boards                                  []board.Config  // the config file's boards: list
+	boardsSource                            string          // where boards came from, for errors
+	limits                                  limitFlags      // limits.go
+	control                                 controlFlags    // control.go
+	ops                                     opsFlags        // ops.go
+	boardAdmin                              boardAdminFlags // boardadmin.go
 
 	warnings []string // found while parsing; logged by logger
 }
@@ -100,6 +101,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.limits.register(fs)
 	f.control.register(fs)
 	f.ops.register(fs)
+	f.boardAdmin.register(fs)
 }
 
 // parseFlags parses args, then fills unset flags from the environment and
@@ -288,6 +290,10 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	if err != nil {
 		return err
 	}
+	adminTokens, err := f.boardAdmin.tokens() // before any connection: a bad file stops start-up at once
+	if err != nil {
+		return err
+	}
 	setRedisLogger(lg)
 	b := readBuild()
 	lg.Info("starting", zap.String("version", b.Version), zap.String("revision", b.revision()),
@@ -366,6 +372,16 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 		}
 		if boards != nil {
 			opts.Boards = boards
+		}
+		if adminTokens != nil {
+			opts.AdminTokens = adminTokens
+			pr, err := newCallbackProducer(pc.Brokers, pc.KafkaOpts, p.Topics().Client, f.boardAdmin.produceTimeout)
+			if err != nil {
+				stopSide()
+				return err
+			}
+			defer pr.Close()
+			opts.Producer = pr
 		}
 		ctl, closeCtl, err := f.control.service(rc, pc.Brokers, pc.KafkaOpts, control.TopicsFor(f.topicPrefix, f.env), f.env, f.roomTTL, lg)
 		if err != nil {

@@ -64,6 +64,12 @@ func floored(b *board.Board, sum int64) int64 {
 // remove applies remove event e to board b's state.
 func (st *boardState) remove(b *board.Board, e *codec.Event) {
 	member := b.MemberOf(e)
+	if st.tot != nil || b.Kind() == board.Total {
+		if st.tot != nil {
+			delete(st.tot.acc, member)
+		}
+		return
+	}
 	if st.cal == nil {
 		st.events = slices.DeleteFunc(st.events, func(x ev) bool { return x.member == member })
 		return

@@ -78,6 +78,8 @@ type boardState struct {
 	last    []int64          // rolling: last subtracted slice per window
 	set     []bool
 
+	tot *totalState // total boards (total.go)
+
 	// settlement (periodic boards that settle)
 	frozen  Period // the newest settled period; zero before the first
 	settled []Settled
@@ -139,6 +141,12 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 				continue
 			}
 			grace := b.Grace().Milliseconds()
+			if b.Kind() == board.Total {
+				if l := m.recordTotal(bi, e, i, value, rt); l != nil {
+					late = append(late, *l)
+				}
+				continue
+			}
 			if b.Kind() == board.Periodic {
 				p := st.cal.Of(time.UnixMilli(e.TS))
 				if rt >= p.End.UnixMilli()+grace {
@@ -222,10 +230,12 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 	return late
 }
 
-// Expire advances every rolling and windows board's windows to now.
+// Expire advances every rolling and windows board's windows to now, and
+// moves every decay board's base (Rebase).
 func (m *Model) Expire(now time.Time) {
+	m.Rebase(now)
 	for bi, b := range m.boards {
-		if b.Kind() == board.Periodic {
+		if b.Kind() == board.Periodic || b.Kind() == board.Total {
 			continue
 		}
 		st := m.st[bi]

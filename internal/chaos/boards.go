@@ -13,6 +13,11 @@ import (
 //go:embed boards.yaml
 var boardsYAML []byte
 
+// CheaterBoards are the boards of boards.yaml the chaos traces remove
+// cheaters from (trace.BoardConfig.RemoveBoards): a room board, a user
+// board in tenths and a user day board.
+var CheaterBoards = []string{"room-gifts-7d", "weekly-score", "gifts-day"}
+
 // Boards compiles the boards every chaos processor runs (boards.yaml).
 func Boards() ([]*board.Board, error) {
 	var file struct {

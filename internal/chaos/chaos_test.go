@@ -71,7 +71,8 @@ func TestChaos(t *testing.T) {
 	// why), 2 % of them 8 days old: late on every board.
 	now := time.Now()
 	bcfg := trace.BoardConfig{Seed: seed, Records: records / 5, Now: now.UnixMilli(), Rooms: 60, Users: 80, Items: 12,
-		ArrayRate: 0.3, IDRate: 0.35, RetryRate: 0.05, LateRate: 0.02}
+		ArrayRate: 0.3, IDRate: 0.35, RetryRate: 0.05, LateRate: 0.02, DecimalRate: 0.3,
+		Cheaters: 4, CheatRate: 0.02, RemoveRate: 0.005, RemoveBoards: CheaterBoards}
 	tr, split := Trace(cfg, &bcfg)
 	boards, err := Boards()
 	if err != nil {
@@ -113,6 +114,7 @@ func TestChaos(t *testing.T) {
 
 	outputs := h.Kafka.ReadAll(h.Topics.TopN)
 	dlq := h.Kafka.ReadAll(h.Topics.DLQ)
+	h.In.RemovalOrderLost = sched.Counts()[RedisWipe] > 0
 	rep, err := Check(context.Background(), rc, outputs, dlq, h.Inputs(), h.In)
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +136,9 @@ func TestChaos(t *testing.T) {
 			t.Error(p)
 		}
 		t.Fatalf("lost %d, applied twice %d, moved %d, mismatched %d; processor logs in %s", rep.Lost, rep.AppliedTwice, rep.Moved, rep.Mismatch, h.LogDir())
+	}
+	if rep.BoardRemoves == 0 || rep.BoardDecimals == 0 {
+		t.Fatalf("the trace had %d removes and %d values in tenths: the final check covered neither", rep.BoardRemoves, rep.BoardDecimals)
 	}
 }
 
@@ -166,8 +171,8 @@ func printFigures(t *testing.T, h *Harness, s *Schedule, rep *Report, seed uint6
 		h.CountLog("batch failed, retrying"), h.CountLog("redis rebuilt"), h.CountLog("offset commit failed"))
 	t.Logf("outputs %d (%d rooms, %d identical repeats), DLQ %d (%d distinct)",
 		rep.Outputs, rep.OutputRooms, rep.Repeats, rep.DLQ, rep.DLQDistinct)
-	t.Logf("boards: %d boards, %d records with board events (%d with a late one), %d rankings, %d ranked members compared",
-		len(h.In.Boards), rep.BoardRecords, rep.BoardLate, rep.BoardRankings, rep.BoardEntries)
+	t.Logf("boards: %d boards, %d records with board events (%d with a late one, %d removes, %d values in tenths), %d rankings, %d ranked members compared (%d removed members within bounds: Redis lost its data)",
+		len(h.In.Boards), rep.BoardRecords, rep.BoardLate, rep.BoardRemoves, rep.BoardDecimals, rep.BoardRankings, rep.BoardEntries, rep.BoardBounded)
 	for i, e := range expired {
 		t.Logf("  expiry check %d: %d slice subtractions, %d members removed, %d slices deleted", i+1, e.Subtracted, e.Removed, e.Deleted)
 	}

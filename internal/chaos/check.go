@@ -32,6 +32,9 @@ type Report struct {
 
 	// Leaderboards (checkboards.go).
 	BoardRecords, BoardLate int // input records with board events, those with a late one (model)
+	BoardRemoves            int // remove events among them (the model applies them in partition order)
+	BoardDecimals           int // events with a decimal value (a scale-10 board)
+	BoardBounded            int // ranked removed members checked against bounds (Input.RemovalOrderLost)
 	BoardRankings           int // rankings compared (a period of a periodic board, a window)
 	BoardEntries            int // ranked members compared, over every ranking
 	Mismatch                int // board entries at another rank with equal total and reached_at, DLQ records with another reason than late
@@ -60,9 +63,23 @@ type Input struct {
 	Boards []*board.Board
 	users  map[string][]string // room → users with a good event, sorted
 
+	// RemovalOrderLost says Redis lost its data during the run (the
+	// schedule's RedisWipe). The processors then replay their WALs in any
+	// order, and a remove event may be applied before events that precede
+	// it in its partition, or after ones that follow it (README
+	// "Corrections and decimals": send removals after the events they
+	// should erase). A member a remove event names is then checked against
+	// bounds that hold in every order: absent, or at most the total and
+	// reached time it has with no removal at all.
+	RemovalOrderLost bool
+
 	// boards is the model of the boards, fed by Check with the input
-	// records as Kafka holds them (partition, offset, record time).
-	boards *boardmodel.Model
+	// records as Kafka holds them (partition, offset, record time); free
+	// the same without the remove events, and removed the members remove
+	// events name, per board.
+	boards  *boardmodel.Model
+	free    *boardmodel.Model
+	removed []map[string]bool
 }
 
 // flagsChanged reports whether a member's republishing flags (screen

@@ -17,9 +17,9 @@ import (
 )
 
 // checkBoards feeds the boards' model with the input records that carry
-// board events, partition by partition in offset order with their Kafka
-// timestamps, exactly as a processor meets them, and compares every board
-// with it. It returns the values of the records with a late board event:
+// board events (remove events and values in tenths among them),
+// partition by partition in offset order with their Kafka timestamps,
+// exactly as a processor meets them, and compares every board with it. It returns the values of the records with a late board event:
 // they belong in the DLQ.
 func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Record, in *Input, rep *Report) (map[string]bool, error) {
 	if len(in.Boards) == 0 {
@@ -35,7 +35,11 @@ func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Re
 	slices.SortFunc(recs, func(a, b *kgo.Record) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
 	})
-	m := boardmodel.New(in.Boards)
+	m, free := boardmodel.New(in.Boards), boardmodel.New(in.Boards)
+	in.removed = make([]map[string]bool, len(in.Boards))
+	for bi := range in.removed {
+		in.removed[bi] = map[string]bool{}
+	}
 	late := map[string]bool{}
 	for _, r := range recs {
 		evs, ok := events[string(r.Value)]
@@ -43,12 +47,29 @@ func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Re
 			continue
 		}
 		rep.BoardRecords++
+		var kept []codec.Event // evs without its removals, for free
+		for _, e := range evs {
+			switch {
+			case e.Type == codec.TypeRemove:
+				rep.BoardRemoves++
+				for bi, b := range in.Boards {
+					if b.Name() == e.Board {
+						in.removed[bi][b.MemberOf(&e)] = true
+					}
+				}
+				continue
+			case e.Decimals > 0:
+				rep.BoardDecimals++
+			}
+			kept = append(kept, e)
+		}
+		free.Record(r.Topic, r.Partition, r.Offset, r.Timestamp, kept)
 		if len(m.Record(r.Topic, r.Partition, r.Offset, r.Timestamp, evs)) > 0 {
 			late[string(r.Value)] = true
 			rep.BoardLate++
 		}
 	}
-	in.boards = m
+	in.boards, in.free = m, free
 	return late, compareBoards(ctx, rc, in, rep)
 }
 
@@ -63,6 +84,7 @@ func CheckExpiry(ctx context.Context, rc redis.UniversalClient, in *Input, at ti
 		return res, fmt.Errorf("chaos: expire boards at %s: %w", at, err)
 	}
 	in.boards.Expire(at)
+	in.free.Expire(at)
 	return res, compareBoards(ctx, rc, in, rep)
 }
 
@@ -105,7 +127,11 @@ func compareBoards(ctx context.Context, rc redis.UniversalClient, in *Input, rep
 				return err
 			}
 			rep.BoardRankings++
-			compareRanking(fmt.Sprintf("board %s %s%s", b.Name(), tg.period, tg.window), got, want, rep)
+			what := fmt.Sprintf("board %s %s%s", b.Name(), tg.period, tg.window)
+			if in.RemovalOrderLost && len(in.removed[bi]) > 0 {
+				got, want = boundRemoved(what, got, want, in.free.Ranking(bi, tg.period, j), in.removed[bi], rep)
+			}
+			compareRanking(what, got, want, rep)
 		}
 	}
 	return nil
@@ -166,4 +192,38 @@ func compareRanking(what string, got, want []boardmodel.Entry, rep *Report) {
 			rep.problem("%s: %s at rank %d in Redis, another in the model", what, g.Member, g.Rank)
 		}
 	}
+}
+
+// boundRemoved checks the members that remove events name against bounds
+// that hold in any order of application (Input.RemovalOrderLost): absent
+// from Redis, or with a total and reached time at most those they have
+// with no removal (free); above them is applied twice. It returns both
+// rankings without those members, ranks numbered again, for
+// compareRanking. (Ranks around them are then compared among the others
+// only.)
+func boundRemoved(what string, got, want, free []boardmodel.Entry, removed map[string]bool, rep *Report) (g, w []boardmodel.Entry) {
+	bound := map[string]boardmodel.Entry{}
+	for _, f := range free {
+		bound[f.Member] = f
+	}
+	drop := func(es []boardmodel.Entry, check bool) []boardmodel.Entry {
+		var out []boardmodel.Entry
+		for _, e := range es {
+			if !removed[e.Member] {
+				e.Rank = int64(len(out) + 1)
+				out = append(out, e)
+				continue
+			}
+			if !check {
+				continue
+			}
+			rep.BoardBounded++
+			if f, ok := bound[e.Member]; !ok || e.Total > f.Total || e.ReachedAt > f.ReachedAt {
+				rep.AppliedTwice++
+				rep.problem("%s: removed member %s has total %d reached at %d in Redis, above its %d at %d with no removal", what, e.Member, e.Total, e.ReachedAt, f.Total, f.ReachedAt)
+			}
+		}
+		return out
+	}
+	return drop(got, true), drop(want, false)
 }

@@ -36,7 +36,8 @@ func TestClusterSlotMigration(t *testing.T) {
 	cfg := trace.DefaultConfig(7)
 	cfg.Records = 20000
 	tr, _ := Trace(cfg, &trace.BoardConfig{Seed: 7, Records: 5000, Now: time.Now().UnixMilli(),
-		ArrayRate: 0.3, IDRate: 0.35, RetryRate: 0.05, LateRate: 0.02})
+		ArrayRate: 0.3, IDRate: 0.35, RetryRate: 0.05, LateRate: 0.02, DecimalRate: 0.3,
+		Cheaters: 4, CheatRate: 0.02, RemoveRate: 0.005, RemoveBoards: CheaterBoards})
 	boards, err := Boards()
 	if err != nil {
 		t.Fatal(err)

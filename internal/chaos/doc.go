@@ -21,7 +21,16 @@
 //     window of the others is compared member by member: a member missing,
 //     or with a total or reached_at below the model's, is lost; one the
 //     model does not rank, or above the model's, is applied twice; a member
-//     at another rank while every total agrees is a mismatch. CheckExpiry
+//     at another rank while every total agrees is a mismatch. The board
+//     trace carries scores in tenths (weekly-score has scale 10) and
+//     remove events for cheaters (CheaterBoards): a cheater's events and
+//     removals share one partition, so the model, which applies partitions
+//     one after another, puts each removal where every processor did,
+//     unless Redis lost its data (Input.RemovalOrderLost): the WAL replays
+//     then apply a partition's records in any order, and a removed member
+//     is only checked to be absent or at most its total without removals
+//     (more is applied twice). The test fails when the trace held no
+//     removal or no decimal value. CheckExpiry
 //     then expires the rolling and windows boards at chosen times, in Redis
 //     and in the model, and compares again.
 //   - Output topic, per room: seqs 1..n without gaps (each missing seq is

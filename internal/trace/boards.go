@@ -40,6 +40,25 @@ type BoardConfig struct {
 	// before Now: late on every board of docs/DESIGN.md §8's examples that counts
 	// them (their week, day or slice closed days ago). 0..1.
 	LateRate float64
+	// DecimalRate is the share of score events whose value is in tenths
+	// (2.5, never a whole number), for a score board of scale 10. 0..1.
+	DecimalRate float64
+
+	// Removals (docs/DESIGN.md §8 "Corrections"). Cheaters is how many
+	// members the trace takes off boards: cheater i is user "cheat-u-i",
+	// sending gifts and scores in room RoomPrefix + "cheat-r-i", each in a
+	// record of its own on one topic keyed by that room, so that all of a
+	// cheater's events and removals stay in one partition: a removal's
+	// place among them is then the same whatever order partitions are
+	// applied in (which the model cannot know). Default 0: no removals.
+	Cheaters int
+	// CheatRate is the share of records that carry a cheater's event, and
+	// RemoveRate the share that remove a cheater from one of RemoveBoards
+	// (the member is the user on a user board, the room on a room board).
+	// 0..1.
+	CheatRate, RemoveRate float64
+	// RemoveBoards names the boards remove events may name.
+	RemoveBoards []string
 }
 
 // LateAge is how much older than BoardConfig.Now a late event is, at least.
@@ -75,6 +94,12 @@ func GenerateBoards(cfg BoardConfig) []Record {
 	out := make([]Record, 0, cfg.Records)
 	nextID := 0
 	for range cfg.Records {
+		if cfg.Cheaters > 0 {
+			if x := rng.Float64(); x < cfg.CheatRate+cfg.RemoveRate {
+				out = append(out, cheat(rng, cfg, x < cfg.RemoveRate))
+				continue
+			}
+		}
 		if len(retriable) > 0 && rng.Float64() < cfg.RetryRate {
 			r := retriable[rng.IntN(len(retriable))]
 			out = append(out, Record{Topic: r.Topic, Key: r.Key, Value: append([]byte(nil), r.Value...),
@@ -100,6 +125,9 @@ func GenerateBoards(cfg BoardConfig) []Record {
 				e.Type, e.Value = codec.TypeGift, 1+rng.Int64N(100)
 			case w < 5:
 				e.Type, e.Value = codec.TypeScore, 1+rng.Int64N(5)
+				if rng.Float64() < cfg.DecimalRate {
+					e.Value, e.Decimals = 10*rng.Int64N(5)+1+rng.Int64N(9), 1 // 0.1 … 4.9, never whole
+				}
 			case w < 8:
 				e.Type = []codec.Type{codec.TypeReceived, codec.TypeRead, codec.TypePassed}[rng.IntN(3)]
 			default:
@@ -137,8 +165,27 @@ func GenerateBoards(cfg BoardConfig) []Record {
 	return out
 }
 
+// cheat returns a record of a cheater: a gift or a score, or (remove) the
+// removal of the cheater from one of cfg.RemoveBoards.
+func cheat(rng *rand.Rand, cfg BoardConfig, remove bool) Record {
+	i := rng.IntN(cfg.Cheaters)
+	topic := topics[i%len(topics)]
+	e := codec.Event{RoomID: cfg.RoomPrefix + "cheat-r-" + strconv.Itoa(i), UserID: "cheat-u-" + strconv.Itoa(i),
+		TS: cfg.Now - rng.Int64N(cfg.Span), Source: topicSource(topic)}
+	switch {
+	case remove && len(cfg.RemoveBoards) > 0:
+		e.Type, e.Board = codec.TypeRemove, cfg.RemoveBoards[rng.IntN(len(cfg.RemoveBoards))]
+	case rng.IntN(2) == 0:
+		e.Type, e.Value = codec.TypeGift, 50+rng.Int64N(100)
+	default:
+		e.Type, e.Value = codec.TypeScore, 3+rng.Int64N(3)
+	}
+	return Record{Topic: topic, Key: e.RoomID, Value: object(boardFields(e)), Events: []codec.Event{e}}
+}
+
 // boardFields returns the JSON fields of board event e: the value only for
-// the types that take one, the id when it has one.
+// the types that take one (as a decimal with its places), the board of a
+// remove, the id when it has one.
 func boardFields(e codec.Event) []field {
 	fs := []field{
 		{"room_id", quote(e.RoomID)},
@@ -147,7 +194,16 @@ func boardFields(e codec.Event) []field {
 	}
 	switch e.Type {
 	case codec.TypeGift, codec.TypeScore, codec.TypeTrade:
-		fs = append(fs, field{"value", strconv.FormatInt(e.Value, 10)})
+		v := strconv.FormatInt(e.Value, 10)
+		if e.Decimals > 0 {
+			for len(v) <= int(e.Decimals) {
+				v = "0" + v
+			}
+			v = v[:len(v)-int(e.Decimals)] + "." + v[len(v)-int(e.Decimals):]
+		}
+		fs = append(fs, field{"value", v})
+	case codec.TypeRemove:
+		fs = append(fs, field{"board", quote(e.Board)})
 	}
 	fs = append(fs, field{"ts", strconv.FormatInt(e.TS, 10)})
 	if e.ID != "" {

@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,13 +11,16 @@ import (
 )
 
 func boardConfig(seed uint64, now int64) BoardConfig {
-	return BoardConfig{Seed: seed, Records: 4000, Now: now, ArrayRate: 0.3, IDRate: 0.4, RetryRate: 0.05, LateRate: 0.03}
+	return BoardConfig{Seed: seed, Records: 4000, Now: now, ArrayRate: 0.3, IDRate: 0.4, RetryRate: 0.05, LateRate: 0.03,
+		DecimalRate: 0.3, Cheaters: 3, CheatRate: 0.03, RemoveRate: 0.01, RemoveBoards: []string{"gifts-day", "room-gifts-7d"}}
 }
 
 // TestGenerateBoards checks that board records decode to exactly their
 // Events, that retries repeat a record whose events all carry ids, that late
 // events are at least LateAge old and the others within Span, and that the
-// same config gives the same records.
+// same config gives the same records; that scores come in tenths too, and
+// that a cheater's records (events and removals) are single events on one
+// topic keyed by the cheater's room.
 func TestGenerateBoards(t *testing.T) {
 	now := time.Now()
 	cfg := boardConfig(3, now.UnixMilli())
@@ -26,8 +30,9 @@ func TestGenerateBoards(t *testing.T) {
 	}
 	dec := codec.NewDecoder(codec.DecodeConfig{})
 	types := map[codec.Type]int{}
-	var retries, late, ids, arrays int
+	var retries, late, ids, arrays, tenths, removes int
 	seen := map[string]bool{}
+	cheaterTopic := map[string]string{}
 	for i, r := range recs {
 		got, err := dec.Decode(nil, r.Value, topicSource(r.Topic), now)
 		if err != nil || !reflect.DeepEqual(got, r.Events) {
@@ -52,10 +57,23 @@ func TestGenerateBoards(t *testing.T) {
 			continue
 		}
 		seen[string(r.Value)] = true
+		if strings.Contains(r.Key, "cheat-r-") {
+			if topic, ok := cheaterTopic[r.Key]; (ok && topic != r.Topic) || len(r.Events) != 1 {
+				t.Fatalf("record %d: cheater %s on topic %s with %d events, want one event on %s", i, r.Key, r.Topic, len(r.Events), cheaterTopic[r.Key])
+			}
+			cheaterTopic[r.Key] = r.Topic
+		}
 		for _, e := range r.Events {
 			types[e.Type]++
 			if e.ID != "" {
 				ids++
+			}
+			if e.Decimals > 0 {
+				tenths++
+			}
+			if e.Type == codec.TypeRemove {
+				removes++
+				continue
 			}
 			switch age := cfg.Now - e.TS; {
 			case age >= LateAge:
@@ -70,8 +88,8 @@ func TestGenerateBoards(t *testing.T) {
 			t.Errorf("no %s events", ty)
 		}
 	}
-	if retries == 0 || late == 0 || ids == 0 || arrays == 0 {
-		t.Fatalf("retries %d, late %d, ids %d, arrays %d: want some of each", retries, late, ids, arrays)
+	if retries == 0 || late == 0 || ids == 0 || arrays == 0 || tenths == 0 || removes == 0 {
+		t.Fatalf("retries %d, late %d, ids %d, arrays %d, scores in tenths %d, removes %d: want some of each", retries, late, ids, arrays, tenths, removes)
 	}
 	t.Logf("%d records: %d retries, %d arrays, %d late events, %d with ids, types %v", len(recs), retries, arrays, late, ids, types)
 }

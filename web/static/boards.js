@@ -96,6 +96,8 @@ async function refreshBoard(b) {
   const parts = [];
   if (b.period) parts.push("period " + b.period);
   if (b.next_reset) parts.push("next reset " + new Date(b.next_reset).toLocaleString());
+  if (b.kind === "total") parts.push("all time, never resets");
+  if (b.half_life) parts.push("decays: half-life " + b.half_life);
   c.meta.textContent = parts.join(" · ");
   let url = "/v1/boards/" + encodeURIComponent(b.name) + "/top?n=10";
   if (chosenWindow[b.name]) url += "&window=" + encodeURIComponent(chosenWindow[b.name]);

@@ -1,0 +1,203 @@
+package board
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rostrumhq/rostrum/codec"
+)
+
+// All-time boards and decay (docs/DESIGN.md §8 "Total boards and decay").
+//
+// A total board keeps one ranking that never resets. Its event ids are
+// kept per UTC day of the event time (a producer's retry repeats the
+// event, so it lands in the same day) for two days.
+//
+// With decay, a total board ranks by Σ value·2^((ts − now)/H), a score
+// that halves every half-life H, without touching every member as time
+// passes: each event adds value·W(ts) to its member's sum S, an integer,
+// where
+//
+//	W(ts) = M(r)·2^n        h = floor((ts − epoch)/H), r = ts − epoch − h·H
+//	M(r)  = round(2^20 · 2^(r/H))     an integer in [2^20, 2^21]
+//	n     = h − k                     k: the board's base (t0 = epoch + k·H)
+//
+// so every S is relative to the same base t0 and comparing sums is
+// comparing decayed values at any common time: the ranking never changes
+// by time alone. M depends only on the position of ts within its
+// half-life, so moving t0 by whole half-lives divides every weight by a
+// power of two. A read returns S / (2^20 · 2^((now − t0)/H)) rounded to the
+// board's unit (math.Round: half away from zero), at the read's wall clock.
+//
+// Rebase. Before S leaves the 2^53 a Redis score and a Lua number hold
+// exactly, the base moves: at every Apply (and every expiry tick) the base
+// target is floor((now − grace − epoch)/H) − 1, and when it is above the
+// stored base k, the same script divides every member's S by 2^(target−k)
+// (floor), moves k and records it in the board's base hash, before it adds
+// anything: atomic, exactly once, only ever forward. An event whose h is
+// below the base is late (at least one half-life plus grace old when it
+// arrived): Batch.Add refuses it by record time (late at epoch + (h+2)·H +
+// grace) and the script again by the base it finds.
+//
+// Exactness: sums, weights and rebases are integer arithmetic below 2^53
+// and the same in any order of application within a base. What is rounded,
+// and documented: M to 21 significant bits (a weight is within 2^-21 of
+// 2^(r/H), relative), and each rebase floors S (an error below 2^-20 of a
+// unit, once per rebase). With n at most 3 (one half-life of lag, one of
+// the current half-life, future skew), |S| < max-total·2^24, so a decay
+// board's max-total is at most 2^29 − 1 units (the default).
+
+const (
+	// decayBits is F: the weight mantissa's fractional bits.
+	decayBits = 20
+	// maxDecayTotal is the largest max-total of a decay board.
+	maxDecayTotal = 1<<29 - 1
+	// idDay is the bucket of a total board's event ids without decay.
+	idDay = 24 * time.Hour
+)
+
+func (b *Board) compileTotal(c *Config) error {
+	switch {
+	case c.Period != "":
+		return fieldErr("period", "only periodic boards have a period; a total board never resets")
+	case c.WeekStart != "":
+		return fieldErr("week-start", "only periodic week boards have a week start")
+	case c.TZ != "":
+		return fieldErr("tz", "only periodic boards have a time zone")
+	case c.Retention != 0:
+		return fieldErr("retention", "only periodic boards keep past periods")
+	case c.Slice != 0:
+		return fieldErr("slice", "only rolling and windows boards have slices")
+	case c.Slices != 0:
+		return fieldErr("slices", "only rolling boards have slices")
+	case len(c.Windows) != 0:
+		return fieldErr("windows", "only windows boards have windows")
+	case c.Settle != "" && c.Settle != "false":
+		return fieldErr("settle", "%q: a total board has no period to settle", c.Settle)
+	case c.SettleTop != 0 || c.SettleRetention != 0:
+		return fieldErr("settle-top", "only periodic boards settle their periods")
+	}
+	b.epoch = codec.DefaultEpoch
+	if !c.Epoch.IsZero() {
+		b.epoch = c.Epoch.UTC()
+	}
+	return nil
+}
+
+// compileDecay validates decay: total boards only, incr, no first-reached
+// ties, floor 0 or none, max-total within maxDecayTotal.
+func (b *Board) compileDecay(c *Config) error {
+	if c.Decay == nil {
+		return nil
+	}
+	switch {
+	case b.kind == Rolling || b.kind == Windows:
+		return fieldErr("decay", "decay on rolling and windows boards is not built yet (kind: total)")
+	case b.kind != Total:
+		return fieldErr("decay", "only total boards decay (a periodic board resets instead)")
+	case b.op != Incr:
+		return fieldErr("decay", "only incr boards decay (op is %s)", b.op)
+	case b.firstReached:
+		return fieldErr("tie", "a decay board ranks by its decayed sum, which rarely ties: tie: first-reached is not available")
+	case b.floor != 0:
+		return fieldErr("floor", "a decay board's floor is 0 or none")
+	}
+	h, err := parseHalfLife(c.Decay.HalfLife)
+	if err != nil {
+		return fieldErr("decay.half-life", "%v", err)
+	}
+	b.halfLife = h
+	if c.MaxTotal > maxDecayTotal {
+		return fieldErr("max-total", "%d is more than %d, the largest total a decay board keeps exactly (2^29 − 1)", c.MaxTotal, maxDecayTotal)
+	}
+	b.maxTotal = maxDecayTotal
+	if c.MaxTotal > 0 {
+		b.maxTotal = c.MaxTotal
+	}
+	return nil
+}
+
+// parseHalfLife reads "7d", "36h", "90m", "1h30m": 1h … 3650d, a whole
+// number of seconds.
+func parseHalfLife(s string) (time.Duration, error) {
+	var d time.Duration
+	if n, ok := strings.CutSuffix(strings.TrimSpace(s), "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil {
+			return 0, fmt.Errorf("%q must be a number of days (7d) or a duration (36h)", s)
+		}
+		d = time.Duration(days) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(strings.TrimSpace(s)); err != nil {
+			return 0, fmt.Errorf("%q must be a number of days (7d) or a duration (36h)", s)
+		}
+	}
+	if d < time.Hour || d > 3650*24*time.Hour || d%time.Second != 0 {
+		return 0, fmt.Errorf("%s must be a whole number of seconds between 1h and 3650d", s)
+	}
+	return d, nil
+}
+
+// HalfLife returns a decay board's half-life; 0 without decay.
+func (b *Board) HalfLife() time.Duration { return b.halfLife }
+
+// totalBucket returns the bucket of a total board's event at Unix ms ts:
+// its half-life index h with decay, else its UTC day (the id set).
+func (b *Board) totalBucket(ts int64) int64 {
+	if b.halfLife > 0 {
+		return floorDiv(ts-b.epoch.UnixMilli(), b.halfLife.Milliseconds())
+	}
+	return floorDiv(ts, idDay.Milliseconds())
+}
+
+// totalIDsExpireAt returns when the id set of bucket bk may go: two days
+// after its day, or (decay) after its half-life is late for sure.
+func (b *Board) totalIDsExpireAt(bk int64) int64 {
+	if b.halfLife > 0 {
+		H := b.halfLife.Milliseconds()
+		return b.epoch.UnixMilli() + (bk+3)*H + b.grace.Milliseconds()
+	}
+	return (bk + 3) * idDay.Milliseconds()
+}
+
+// decayWeight returns M(r) for Unix ms ts: round(2^20·2^(r/H)).
+func (b *Board) decayWeight(ts int64) int64 {
+	H := b.halfLife.Milliseconds()
+	r := ts - b.epoch.UnixMilli() - b.totalBucket(ts)*H
+	return int64(math.Round(math.Ldexp(math.Exp2(float64(r)/float64(H)), decayBits)))
+}
+
+// decayTarget is the base a decay board moves to at now: floor((now −
+// grace − epoch)/H) − 1.
+func (b *Board) decayTarget(now time.Time) int64 {
+	return floorDiv(now.Add(-b.grace).UnixMilli()-b.epoch.UnixMilli(), b.halfLife.Milliseconds()) - 1
+}
+
+// decayLateAt is when an event of bucket h becomes late: when the base
+// target passes h.
+func (b *Board) decayLateAt(h int64) int64 {
+	return b.epoch.UnixMilli() + (h+2)*b.halfLife.Milliseconds() + b.grace.Milliseconds()
+}
+
+// Decayed returns the value, in units of 1/Scale, of the decayed sum s of a
+// board with base k, at now: s / (2^20 · 2^((now − t0)/H)) rounded half away
+// from zero, t0 = epoch + k·H.
+func (b *Board) Decayed(s, k int64, now time.Time) int64 {
+	H := b.halfLife.Milliseconds()
+	t0 := b.epoch.UnixMilli() + k*H
+	x := float64(now.UnixMilli()-t0) / float64(H)
+	return int64(math.Round(math.Ldexp(float64(s), -decayBits) * math.Exp2(-x)))
+}
+
+// fmtHalfLife writes a half-life as configurations do: "7d" for whole days,
+// else "36h", "90m".
+func fmtHalfLife(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	return fmtDur(d)
+}

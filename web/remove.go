@@ -1,0 +1,90 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/board"
+)
+
+// CallbackProducer sends one record to the environment's client callback
+// topic ({env}.callbacks.client) and returns once the broker acknowledged
+// it, or with the error that kept it from doing so.
+type CallbackProducer interface {
+	ProduceCallback(ctx context.Context, key, value []byte) error
+}
+
+// removeJSON is the answer of the remove route: the id of the remove
+// event the broker acknowledged.
+type removeJSON struct {
+	ID string `json:"id"`
+}
+
+// boardRemove serves POST /v1/boards/{name}/members/{member}/remove
+// [?settled=true]: it produces a remove event for the member
+// (board.RemoveRecord) and answers 202 with its id once the broker
+// acknowledged it. The processors apply it in its partition's order like
+// any callback; the answer does not wait for that.
+//
+//	403  no admin token file configured (Options.AdminTokens nil)
+//	401  no valid bearer token
+//	404  unknown board
+//	400  malformed member or settled
+//	503  the broker did not acknowledge (the event may still arrive; a
+//	     second removal of the same member is harmless)
+func (s *Server) boardRemove(w http.ResponseWriter, r *http.Request) {
+	if s.opt.AdminTokens == nil {
+		writeJSON(w, http.StatusForbidden, errorJSON{"board administration disabled: start rostrum with --admin-token-file"})
+		return
+	}
+	if !s.opt.AdminTokens.Allow(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="rostrum boards"`)
+		writeJSON(w, http.StatusUnauthorized, errorJSON{"missing or invalid bearer token"})
+		return
+	}
+	if !s.haveBoards(w) {
+		return
+	}
+	name := r.PathValue("name")
+	b, ok := s.opt.Boards.Board(name)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, errorJSON{board.ErrUnknownBoard.Error() + " " + name})
+		return
+	}
+	var settled bool
+	switch v := r.URL.Query().Get("settled"); v {
+	case "", "false":
+	case "true":
+		settled = true
+	default:
+		writeJSON(w, http.StatusBadRequest, errorJSON{"settled must be true or false, got " + strconv.Quote(v)})
+		return
+	}
+	key, value, id, err := b.RemoveRecord(r.PathValue("member"), settled, time.Now())
+	if err != nil {
+		if errors.Is(err, board.ErrBadParam) {
+			writeJSON(w, http.StatusBadRequest, errorJSON{err.Error()})
+			return
+		}
+		s.fail(w, r, err)
+		return
+	}
+	if s.opt.Producer == nil {
+		writeJSON(w, http.StatusServiceUnavailable, errorJSON{"no producer configured for remove events"})
+		return
+	}
+	if err := s.opt.Producer.ProduceCallback(r.Context(), key, value); err != nil {
+		s.lg.Warn("board remove not acknowledged", zap.String("board", name), zap.String("id", id), zap.Error(err))
+		writeJSON(w, http.StatusServiceUnavailable, errorJSON{"the broker did not acknowledge the remove event: " + err.Error()})
+		return
+	}
+	// One line per removal: an audit trail of who was taken off which board.
+	s.lg.Info("board remove produced", zap.String("board", name), zap.String("member", r.PathValue("member")),
+		zap.Bool("settled", settled), zap.String("id", id))
+	writeJSON(w, http.StatusAccepted, removeJSON{ID: id})
+}
