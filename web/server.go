@@ -60,12 +60,21 @@ type Options struct {
 	// Producer sends the remove events of that route to the client callback
 	// topic; nil: it answers 503.
 	Producer CallbackProducer
-	Counters func() Counters                 // called once per interval while a stream is open; nil: the page shows no counters
-	Metrics  http.Handler                    // mounted at /metrics when not nil
-	Ready    func(ctx context.Context) error // /readyz; nil: always ready
-	Logger   *zap.Logger                     // nil: no logs
-	Interval time.Duration                   // event streams' poll interval, one poll for all; default 500ms
-	MaxRooms int                             // rooms of the "rooms" event and of /api/rooms at most; default 200
+	// ReadTokens, when set, guard every read of the API (see guard.go).
+	ReadTokens *auth.Tokens
+	// CORSOrigins are the origins whose pages may call the API from a
+	// browser ("*": any); none: no CORS headers.
+	CORSOrigins []string
+	// RateLimit is each client address's API requests per second, with
+	// bursts of RateBurst (default 1); 0: no limit.
+	RateLimit float64
+	RateBurst int
+	Counters  func() Counters                 // called once per interval while a stream is open; nil: the page shows no counters
+	Metrics   http.Handler                    // mounted at /metrics when not nil
+	Ready     func(ctx context.Context) error // /readyz; nil: always ready
+	Logger    *zap.Logger                     // nil: no logs
+	Interval  time.Duration                   // event streams' poll interval, one poll for all; default 500ms
+	MaxRooms  int                             // rooms of the "rooms" event and of /api/rooms at most; default 200
 	// Stability names the processor's stable strategy, as the page labels
 	// the published list; default "hysteresis".
 	Stability string
@@ -79,12 +88,13 @@ type Options struct {
 // Server is the HTTP handler of the page and its API. It is safe for
 // concurrent use.
 type Server struct {
-	opt  Options
-	mux  *http.ServeMux
-	hub  *hub
-	lg   *zap.Logger
-	stop chan struct{} // closed when ListenAndServe begins its shutdown
-	once sync.Once
+	opt   Options
+	mux   *http.ServeMux
+	hub   *hub
+	guard *guard // CORS, rate limit, read tokens (guard.go)
+	lg    *zap.Logger
+	stop  chan struct{} // closed when ListenAndServe begins its shutdown
+	once  sync.Once
 }
 
 // ControlRoutes are the path patterns handed to Options.Control.
@@ -116,6 +126,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{opt: opts, mux: http.NewServeMux(), lg: opts.Logger, stop: make(chan struct{})}
 	s.hub = newHub(s)
+	s.guard = newGuard(opts)
 	static, err := fs.Sub(staticFiles, "static")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
@@ -155,7 +166,12 @@ func New(opts Options) *Server {
 }
 
 // ServeHTTP serves the routes listed in the package documentation.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.guard.admit(w, r) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // ListenAndServe serves on addr until ctx ends, then shuts down gracefully:
 // open event streams end at once, other requests get up to 5 seconds to

@@ -60,6 +60,7 @@ type runFlags struct {
 	control                                 controlFlags    // control.go
 	ops                                     opsFlags        // ops.go
 	boardAdmin                              boardAdminFlags // boardadmin.go
+	apiGuard                                apiGuardFlags   // apiguard.go
 
 	warnings []string // found while parsing; logged by logger
 }
@@ -102,6 +103,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.control.register(fs)
 	f.ops.register(fs)
 	f.boardAdmin.register(fs)
+	f.apiGuard.register(fs)
 }
 
 // parseFlags parses args, then fills unset flags from the environment and
@@ -290,6 +292,10 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	if err != nil {
 		return err
 	}
+	var guard web.Options
+	if err := f.apiGuard.apply(&guard); err != nil { // before any connection, like the admin tokens
+		return err
+	}
 	adminTokens, err := f.boardAdmin.tokens() // before any connection: a bad file stops start-up at once
 	if err != nil {
 		return err
@@ -370,6 +376,7 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 			Stability: pc.Stability,
 			TopN:      pc.TopN,
 		}
+		opts.ReadTokens, opts.CORSOrigins, opts.RateLimit, opts.RateBurst = guard.ReadTokens, guard.CORSOrigins, guard.RateLimit, guard.RateBurst
 		if boards != nil {
 			opts.Boards = boards
 		}

@@ -147,7 +147,11 @@
 
   function connect() {
     if (state.es) state.es.close();
-    const url = '/v1/events?rooms=1' + (state.room ? '&room=' + encodeURIComponent(state.room) : '');
+    // A page opened as /?token=T (rostrum run --read-token-file) hands its
+    // read token on: an EventSource cannot send an Authorization header.
+    const token = new URLSearchParams(location.search).get('token');
+    const url = '/v1/events?rooms=1' + (state.room ? '&room=' + encodeURIComponent(state.room) : '') +
+      (token ? '&token=' + encodeURIComponent(token) : '');
     const es = new EventSource(url);
     state.es = es;
     setConn('connecting', '');

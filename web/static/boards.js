@@ -71,7 +71,7 @@ async function refreshSettled(b) {
   if (chosenSettled[b.name]) url += "&period=" + encodeURIComponent(chosenSettled[b.name]);
   const tbody = s.table.tBodies[0];
   try {
-    const r = await fetch(url);
+    const r = await api(url);
     const page = await r.json();
     if (r.status === 404) {
       s.info.textContent = "no settled period yet";
@@ -103,7 +103,7 @@ async function refreshBoard(b) {
   if (chosenWindow[b.name]) url += "&window=" + encodeURIComponent(chosenWindow[b.name]);
   const tbody = c.table.tBodies[0];
   try {
-    const r = await fetch(url);
+    const r = await api(url);
     const page = await r.json();
     if (!r.ok) throw new Error(page.error || r.statusText);
     tbody.replaceChildren(...rows(page.members, "no members yet"));
@@ -113,9 +113,16 @@ async function refreshBoard(b) {
   await refreshSettled(b);
 }
 
+// readToken is the page's ?token= (rostrum run --read-token-file), sent with
+// every API read.
+const readToken = new URLSearchParams(location.search).get("token");
+function api(url) {
+  return fetch(url, readToken ? { headers: { Authorization: "Bearer " + readToken } } : {});
+}
+
 async function refresh() {
   try {
-    const r = await fetch("/v1/boards");
+    const r = await api("/v1/boards");
     if (!r.ok) throw new Error(r.statusText);
     const boards = await r.json();
     connEl.textContent = "live";

@@ -1,0 +1,123 @@
+package web_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/rostrumhq/rostrum/auth"
+	"github.com/rostrumhq/rostrum/web"
+)
+
+func do(t *testing.T, h http.Handler, method, path string, hdr map[string]string) *http.Response {
+	t.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	res := rec.Result()
+	_, _ = io.ReadAll(res.Body)
+	return res
+}
+
+// With --read-token-file every read of the API needs a token, by header or
+// (for the page's event stream) by query; the probes, the page's files and
+// the OpenAPI document stay open.
+func TestReadTokens(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "read-tokens")
+	if err := os.WriteFile(p, []byte("r3ad\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := auth.LoadTokens(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := web.New(web.Options{Source: meetingSource(), ReadTokens: tokens, Logger: zaptest.NewLogger(t)})
+	for _, c := range []struct {
+		path string
+		hdr  map[string]string
+		want int
+	}{
+		{"/v1/rooms/r-1001/top", nil, 401},
+		{"/v1/rooms/r-1001/top", map[string]string{"Authorization": "Bearer wrong"}, 401},
+		{"/v1/rooms/r-1001/top", map[string]string{"Authorization": "Bearer r3ad"}, 200},
+		{"/v1/rooms/r-1001/top?token=r3ad", nil, 200},
+		{"/v1/rooms", nil, 401},
+		{"/api/rooms", nil, 401},
+		{"/v1/rooms?token=r3ad", nil, 200},
+		{"/healthz", nil, 200},
+		{"/v1/openapi.yaml", nil, 200},
+		{"/", nil, 200},
+	} {
+		res := do(t, s, http.MethodGet, c.path, c.hdr)
+		if res.StatusCode != c.want {
+			t.Errorf("GET %s %v: %d, want %d", c.path, c.hdr, res.StatusCode, c.want)
+		}
+		if c.want == 401 && res.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("GET %s: 401 as %q, want a problem", c.path, res.Header.Get("Content-Type"))
+		}
+	}
+}
+
+// The CORS policy answers listed origins only; without it no CORS header
+// is sent.
+func TestCORS(t *testing.T) {
+	s := web.New(web.Options{Source: meetingSource(), CORSOrigins: []string{"https://layout.example"}, Logger: zaptest.NewLogger(t)})
+	res := do(t, s, http.MethodGet, "/v1/rooms/r-1001/top", map[string]string{"Origin": "https://layout.example"})
+	if res.StatusCode != 200 || res.Header.Get("Access-Control-Allow-Origin") != "https://layout.example" {
+		t.Errorf("listed origin: %d, allow-origin %q", res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
+	}
+	res = do(t, s, http.MethodGet, "/v1/rooms/r-1001/top", map[string]string{"Origin": "https://evil.example"})
+	if res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("unlisted origin allowed: %q", res.Header.Get("Access-Control-Allow-Origin"))
+	}
+	res = do(t, s, http.MethodOptions, "/v1/rooms/r-1/recording/start", map[string]string{"Origin": "https://layout.example",
+		"Access-Control-Request-Method": "POST"})
+	if res.StatusCode != 204 || res.Header.Get("Access-Control-Allow-Methods") == "" {
+		t.Errorf("preflight of a listed origin: %d, methods %q", res.StatusCode, res.Header.Get("Access-Control-Allow-Methods"))
+	}
+	res = do(t, s, http.MethodOptions, "/v1/rooms/r-1/recording/start", map[string]string{"Origin": "https://evil.example"})
+	if res.StatusCode != 403 {
+		t.Errorf("preflight of an unlisted origin: %d, want 403", res.StatusCode)
+	}
+	open := web.New(web.Options{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
+	res = do(t, open, http.MethodGet, "/v1/rooms/r-1001/top", map[string]string{"Origin": "https://layout.example"})
+	if res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("no policy, yet allow-origin %q", res.Header.Get("Access-Control-Allow-Origin"))
+	}
+}
+
+// Past its burst a client gets 429 with Retry-After; another client and the
+// probes are not affected.
+func TestRateLimit(t *testing.T) {
+	s := web.New(web.Options{Source: meetingSource(), RateLimit: 0.001, RateBurst: 3, Logger: zaptest.NewLogger(t)})
+	from := func(addr, path string) *http.Response {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.RemoteAddr = addr
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		return rec.Result()
+	}
+	for i := range 3 {
+		if res := from("10.0.0.1:5000", "/v1/rooms/r-1001/top"); res.StatusCode != 200 {
+			t.Fatalf("request %d within the burst: %d", i+1, res.StatusCode)
+		}
+	}
+	res := from("10.0.0.1:5001", "/v1/rooms/r-1001/top")
+	if res.StatusCode != 429 || res.Header.Get("Retry-After") == "" || res.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("past the burst: %d, Retry-After %q, type %q", res.StatusCode, res.Header.Get("Retry-After"), res.Header.Get("Content-Type"))
+	}
+	if res := from("10.0.0.2:5000", "/v1/rooms/r-1001/top"); res.StatusCode != 200 {
+		t.Errorf("another client: %d", res.StatusCode)
+	}
+	if res := from("10.0.0.1:5000", "/healthz"); res.StatusCode != 200 {
+		t.Errorf("probe of a limited client: %d", res.StatusCode)
+	}
+}
