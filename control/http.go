@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/internal/problem"
 )
 
 // Handler returns the HTTP API:
@@ -23,9 +25,12 @@ import (
 //
 // Every request needs "Authorization: Bearer <token>" (401) unless the
 // Service is Insecure; with no tokens configured it is refused (403).
-// Errors are JSON {"error": reason}: 400 bad JSON, missing or invalid "by",
+// Errors are RFC 9457 problems (internal/problem; "error" repeats the
+// detail): 400 bad JSON, missing or invalid "by",
 // invalid room id or Idempotency-Key, body over Options.MaxBodyBytes; 404
-// other paths under these prefixes; 503 Redis or Kafka unavailable.
+// other paths under these prefixes; 412 a stale If-Match (with the current
+// "version"); 503 Redis or Kafka unavailable. A 409 is not a problem: it
+// carries the current state, with "error" saying why.
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/rooms/{room}/recording/start", s.serveStart)
@@ -141,14 +146,14 @@ func (s *Service) servePutLayout(w http.ResponseWriter, r *http.Request) {
 	ifMatch := ""
 	if h := r.Header.Get("If-Match"); h != "" {
 		if ifMatch = parseETag(h); ifMatch == "" {
-			writeJSON(w, http.StatusPreconditionFailed, []byte(`{"error":"If-Match names no layout version"}`))
+			problem.Write(w, http.StatusPreconditionFailed, problem.PreconditionFail, "If-Match names no layout version", nil)
 			return
 		}
 	}
 	v, err := s.PutLayout(r.Context(), room, body, ifMatch, persist)
 	switch {
 	case errors.Is(err, ErrStale):
-		writeJSON(w, http.StatusPreconditionFailed, fmt.Appendf(nil, `{"error":"layout is at version %d, If-Match names %s","version":%d}`, v, ifMatch, v))
+		problem.Write(w, http.StatusPreconditionFailed, problem.PreconditionFail, fmt.Sprintf("layout is at version %d, If-Match names %s", v, ifMatch), map[string]any{"version": v})
 	case err != nil:
 		s.writeAnswer(w, Answer{}, err)
 	default:
@@ -231,8 +236,9 @@ func (s *Service) writeAnswer(w http.ResponseWriter, a Answer, err error) {
 	case errors.Is(err, ErrUnconfirmed):
 		writeError(w, http.StatusServiceUnavailable, "the change was made on the Redis primary but not confirmed by --control-replicas replicas in time; it is published if it survives: read the state, or retry with the same Idempotency-Key")
 	case err != nil:
+		// The cause (a Redis or Kafka error) is logged, never sent.
 		s.lg.Warn("control request failed", zap.Error(err))
-		writeError(w, http.StatusServiceUnavailable, err.Error())
+		writeError(w, http.StatusServiceUnavailable, "Redis or Kafka did not answer in time; retry (with the same Idempotency-Key)")
 	default:
 		writeJSON(w, a.Status, a.Body)
 	}
@@ -332,7 +338,8 @@ func writeJSON(w http.ResponseWriter, code int, body []byte) {
 	_, _ = w.Write([]byte("\n"))
 }
 
-func writeError(w http.ResponseWriter, code int, reason string) {
-	b, _ := json.Marshal(map[string]string{"error": reason})
-	writeJSON(w, code, b)
+// writeError answers with an RFC 9457 problem (internal/problem) whose
+// code follows from status.
+func writeError(w http.ResponseWriter, status int, reason string) {
+	problem.Write(w, status, problem.CodeFor(status), reason, nil)
 }

@@ -51,11 +51,20 @@ func TestErrorCodes(t *testing.T) {
 			if p.Status != tc.status {
 				t.Fatalf("status %d %s, want %d", p.Status, p.Body, tc.status)
 			}
-			if ct := p.Header.Get("Content-Type"); ct != "application/json" {
-				t.Errorf("Content-Type %q", ct)
+			// A 409 carries the state; every other error is a problem.
+			wantCT := "application/problem+json"
+			if tc.status == 409 {
+				wantCT = "application/json"
 			}
-			if m := p.json(t); !strings.Contains(m["error"].(string), tc.reason) {
+			if ct := p.Header.Get("Content-Type"); ct != wantCT {
+				t.Errorf("Content-Type %q, want %q", ct, wantCT)
+			}
+			m := p.json(t)
+			if !strings.Contains(m["error"].(string), tc.reason) {
 				t.Errorf("error %q, want it to say %q", m["error"], tc.reason)
+			}
+			if tc.status != 409 && (m["code"] == nil || m["type"] == nil || m["status"] != float64(tc.status) || m["detail"] != m["error"]) {
+				t.Errorf("not a problem: %v", m)
 			}
 			if tc.status == 401 && p.Header.Get("WWW-Authenticate") == "" {
 				t.Error("401 without WWW-Authenticate")

@@ -129,8 +129,9 @@ func wantError(t *testing.T, a answer, code int, errHas string) {
 	if id == "" || a.header.Get("X-Request-Id") != id {
 		t.Errorf("request_id %q, X-Request-Id %q", id, a.header.Get("X-Request-Id"))
 	}
-	if len(a.body) != 2 {
-		t.Errorf("error body has fields other than error and request_id: %s", a.raw)
+	if a.header.Get("Content-Type") != "application/problem+json" || a.body["status"] != float64(code) ||
+		a.body["code"] == nil || a.body["type"] == nil || a.body["detail"] != a.body["error"] {
+		t.Errorf("not an RFC 9457 problem with the request id: %s (Content-Type %q)", a.raw, a.header.Get("Content-Type"))
 	}
 }
 

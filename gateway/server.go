@@ -1,11 +1,9 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
+
+	"github.com/rostrumhq/rostrum/internal/problem"
 )
 
 // CallbackPath is the path prefix of the callback endpoint; the source
@@ -274,18 +274,11 @@ func saneID(s string) bool {
 	return true
 }
 
-// errorBody is every error answer.
-type errorBody struct {
-	Error     string `json:"error"`
-	RequestID string `json:"request_id"`
-}
-
+// fail answers with an RFC 9457 problem (internal/problem) carrying the
+// request id; "error" repeats the detail.
 func (g *Gateway) fail(w http.ResponseWriter, id, source string, start time.Time, code int, msg string) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // "<token>" reads better than "\u003ctoken\u003e"
-	_ = enc.Encode(errorBody{msg, id})
-	b := buf.Bytes()
+	b := append(problem.Marshal(problem.New(code, problem.CodeFor(code), msg), map[string]any{"request_id": id}), '\n')
+	w.Header().Set("Content-Type", problem.ContentType)
 	// Debug only: a client that keeps sending a bad body must not flood
 	// the log. Failed produces are logged once, at warn, by the caller.
 	g.cfg.Logger.Debug("gateway: request refused", zap.String("request_id", id), zap.String("source", source), zap.Int("code", code), zap.String("error", msg))
@@ -294,7 +287,9 @@ func (g *Gateway) fail(w http.ResponseWriter, id, source string, start time.Time
 
 func (g *Gateway) write(w http.ResponseWriter, id, source string, start time.Time, code int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "application/json")
+	}
 	h.Set("X-Request-Id", id)
 	w.WriteHeader(code)
 	_, _ = w.Write(body)

@@ -84,6 +84,38 @@ func New(status int, code, detail string) Details {
 	return Details{Type: TypePrefix + code, Title: title, Status: status, Detail: detail, Code: code, Error: e}
 }
 
+// CodeFor is the usual code of an error status, for surfaces whose answers
+// have one code per status (control, the gateway).
+func CodeFor(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return BadRequest
+	case http.StatusUnauthorized:
+		return Unauthorized
+	case http.StatusForbidden:
+		return Forbidden
+	case http.StatusNotFound:
+		return NotFound
+	case http.StatusMethodNotAllowed:
+		return MethodNotAllowed
+	case http.StatusConflict:
+		return Conflict
+	case http.StatusPreconditionFailed:
+		return PreconditionFail
+	case http.StatusRequestEntityTooLarge:
+		return TooLarge
+	case http.StatusUnsupportedMediaType:
+		return UnsupportedMedia
+	case http.StatusUnprocessableEntity:
+		return Unroutable
+	case http.StatusTooManyRequests:
+		return TooManyRequests
+	case http.StatusServiceUnavailable:
+		return Unavailable
+	}
+	return Internal
+}
+
 // Write answers with a problem of code, status and detail. extra, when not
 // nil, is a JSON object whose members are added after the standard ones
 // (members of the same name as a standard one are ignored).
