@@ -1,4 +1,4 @@
--- luacheck settings for rostrum's Redis scripts (sink/lua, board/lua); `make
+-- luacheck settings for rostrum's Redis scripts (sink/lua, board/lua, control/lua); `make
 -- lint` runs luacheck over every .lua file from the repository root.
 
 -- Redis runs scripts in Lua 5.1 with these libraries as globals.
@@ -40,7 +40,7 @@ local function defined(path)
   return names
 end
 
-for _, dir in ipairs({ "sink/lua", "board/lua" }) do
+for _, dir in ipairs({ "sink/lua", "board/lua", "control/lua" }) do
   if lfs.attributes(dir, "mode") == "directory" then
     for name in lfs.dir(dir) do
       if name:match("%.lua$") then

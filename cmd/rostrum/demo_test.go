@@ -67,26 +67,7 @@ func TestDemo(t *testing.T) {
 func TestDemoInBrowser(t *testing.T) {
 	browser.ChromiumPath(t)
 	testenv.RedisBinary(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- Main(ctx, []string{"demo", "--kafka-port", "0", "--http", addr, "--gateway-http", "127.0.0.1:0", "--rooms", "2", "--members", "20", "--show", "0"}, &stdout, &stderr)
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("demo did not stop cleanly: %v\n%s", err, stderr.String())
-		}
-	}()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(stdout.String(), "live page") {
-		if time.Now().After(deadline) {
-			t.Fatalf("demo did not start:\n%s\n%s", stdout.String(), stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	addr := startDemo(t, "--rooms", "2", "--members", "20")
 	b := browser.Start(t, "http://"+addr+"/#r-0", 1280, 800)
 	const tiles = `[...document.querySelectorAll('#stable > div.tile')].map(t => t.dataset.user).join()`
 	b.WaitFor("tiles of room r-0", tiles+` !== ""`)
@@ -118,26 +99,7 @@ func TestDemoInBrowser(t *testing.T) {
 func TestDemoCalmInBrowser(t *testing.T) {
 	browser.ChromiumPath(t)
 	testenv.RedisBinary(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- Main(ctx, []string{"demo", "--kafka-port", "0", "--http", addr, "--rooms", "2", "--seed", "7", "--board-rate", "0", "--show", "0"}, &stdout, &stderr)
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("demo did not stop cleanly: %v\n%s", err, stderr.String())
-		}
-	}()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(stdout.String(), "live page") {
-		if time.Now().After(deadline) {
-			t.Fatalf("demo did not start:\n%s\n%s", stdout.String(), stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	addr := startDemo(t, "--rooms", "2", "--seed", "7", "--board-rate", "0")
 	b := browser.Start(t, "http://"+addr+"/#r-0", 1280, 800)
 	const rate = `parseInt((document.querySelector('.rate[data-k="%s"]') || {textContent: ''}).textContent.replace(/[^0-9]/g, '') || '0')`
 	seed, published := fmt.Sprintf(rate, "seed"), fmt.Sprintf(rate, "published")
@@ -167,4 +129,32 @@ func TestDemoCalmInBrowser(t *testing.T) {
 	// a few seconds in and takes a tile at once.
 	b.Eval(`location.hash = '#r-1', true`, new(bool))
 	b.WaitFor("a presenter's tile", `document.querySelector('#stable > div.tile[data-sharing] .icon.share.on') !== null`)
+}
+
+// startDemo runs `rostrum demo` with args on free ports (its broker, page and
+// gateway) until the test ends, waits until it serves, and returns the
+// page's address. The demo must stop cleanly at the end.
+func startDemo(t *testing.T, args ...string) string {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Main(ctx, append([]string{"demo", "--kafka-port", "0", "--http", addr, "--gateway-http", "127.0.0.1:0", "--show", "0"}, args...), &stdout, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("demo did not stop cleanly: %v\n%s", err, stderr.String())
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(stdout.String(), "live page") {
+		if time.Now().After(deadline) {
+			t.Fatalf("demo did not start:\n%s\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return addr
 }

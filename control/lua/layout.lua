@@ -23,29 +23,17 @@
 local OP_PUT, OP_GET = '1', '2' -- luacheck: ignore 211 (OP_PUT names the other mode)
 local STORED, STALE, GOT = 1, 2, 3
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function f(n) return string.format('%.0f', n) end
-
-local function expired()
-  local n = 0
-  if redis.call('EXISTS', KEYS[3]) == 0 then return 0 end
-  local kv = redis.call('HGETALL', KEYS[3])
-  for i = 1, #kv, 2 do
-    if string.sub(kv[i], 1, 2) == 'l:' and tonumber(kv[i + 1]) <= now then n = n + 1 end
-  end
-  return n
-end
+--! include clock.lua
 
 local cur = redis.call('HMGET', KEYS[2], 'v', 'body')
 local version = cur[1] or '0'
 if ARGV[1] == OP_GET then
-  return {GOT, version, cur[2] or '', '', expired()}
+  return {GOT, version, cur[2] or '', '', expired(KEYS[3])}
 end
 
 local want = ARGV[4]
 if (want == '*' and version == '0') or (want ~= '' and want ~= '*' and want ~= version) then
-  return {STALE, version, '', '', expired()}
+  return {STALE, version, '', '', expired(KEYS[3])}
 end
 
 local v = f(redis.call('HINCRBY', KEYS[1], 'layout', 1))
@@ -59,4 +47,4 @@ local record = '{"room_id":' .. ARGV[2] .. ',"version":' .. v .. ',"at":' .. f(n
   ',"persist":' .. (ARGV[5] == '1' and 'true' or 'false') .. ',"layout":' .. ARGV[3] .. '}'
 local field = 'y:' .. v
 redis.call('HSET', KEYS[3], field, record, 'l:' .. field, f(now + tonumber(ARGV[7])))
-return {STORED, v, field, record, expired()}
+return {STORED, v, field, record, expired(KEYS[3])}

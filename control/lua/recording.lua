@@ -37,19 +37,7 @@
 local OP_START, OP_STOP, OP_READ = '1', '2', '3'
 local WON, CONFLICT, REPLAY, READ = 1, 2, 3, 4
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function f(n) return string.format('%.0f', n) end
-
-local function expired()
-  local n = 0
-  if redis.call('EXISTS', KEYS[4]) == 0 then return 0 end
-  local kv = redis.call('HGETALL', KEYS[4])
-  for i = 1, #kv, 2 do
-    if string.sub(kv[i], 1, 2) == 'l:' and tonumber(kv[i + 1]) <= now then n = n + 1 end
-  end
-  return n
-end
+--! include clock.lua
 
 local function load()
   local kv = redis.call('HGETALL', KEYS[2])
@@ -75,7 +63,7 @@ end
 
 local op = ARGV[1]
 if op == OP_READ then
-  local reply = {READ, answer(load()), '', '', expired()}
+  local reply = {READ, answer(load()), '', '', expired(KEYS[4])}
   for _, h in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do reply[#reply + 1] = h end
   return reply
 end
@@ -83,12 +71,12 @@ end
 local keep = ARGV[7] ~= '0'
 if keep then
   local prev = redis.call('GET', KEYS[5])
-  if prev then return {REPLAY, prev, '', '', expired()} end
+  if prev then return {REPLAY, prev, '', '', expired(KEYS[4])} end
 end
 
 local function done(code, status, body, field, record)
   if keep then redis.call('SET', KEYS[5], status .. ' ' .. body, 'PX', ARGV[7]) end
-  return {code, body, field, record, expired()}
+  return {code, body, field, record, expired(KEYS[4])}
 end
 
 local r = load()
