@@ -45,12 +45,18 @@ type Late struct {
 // the slices of a rolling board and snaps the settled periods of a
 // periodic board, read just before (removalPlan); a script that finds
 // more refuses the call ("replan") and it is read and sent again.
+//
+// A rolling decay board's call carries the base target it moves to
+// (target, at the plan's clock), and when the base stored is below it
+// (rebase), the slices too: the rebase rewrites every one (decay.go).
 type call struct {
 	board  int
 	parts  []*part
 	done   []ranges
 	slices []string
 	snaps  []string
+	target int64
+	rebase bool
 }
 
 // removals reports whether c holds remove events, and whether one of them
@@ -188,7 +194,12 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 	nl := int(n(i))
 	i++
 	for range nl {
-		pi, bucket := int(n(i))-1, n(i+1)
+		// A rolling decay board's slice below the base comes with its
+		// part index negated.
+		pi, bucket, base := int(n(i))-1, n(i+1), false
+		if pi < -1 {
+			pi, base = -pi-2, true
+		}
 		label, _ := vals[i+1].(string) // periodic: the period's label
 		i += 2
 		p := c.parts[pi]
@@ -199,7 +210,7 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 			}
 			if c.sent(pi, &e) && same {
 				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.name, Event: e.event,
-					Settled: bd.kind == Periodic, Base: bd.kind == Total})
+					Settled: bd.kind == Periodic, Base: bd.kind == Total || base})
 			}
 		}
 	}
@@ -233,6 +244,9 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	if bd.halfLife > 0 {
 		// The decayed sums are ranked as they are, below 2^53 (decay.go).
 		maxt, halfLife, target = codec.MaxAmount, strconv.FormatInt(bd.halfLife.Milliseconds(), 10), strconv.FormatInt(bd.decayTarget(s.now()), 10)
+		if bd.kind == Rolling { // the target its plan read the base for
+			target = strconv.FormatInt(c.target, 10)
+		}
 	}
 	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), maxt,
 		bd.epoch.UnixMilli(), len(bd.windows), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target}
@@ -287,6 +301,9 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 				args = append(args, pi.label, pi.start, pi.expireAt, len(list))
 			} else if bd.kind == Total {
 				args = append(args, bk, bd.epoch.UnixMilli(), bd.totalIDsExpireAt(bk), len(list))
+			} else if bd.halfLife > 0 {
+				// A rolling decay board's slice lies in one half-life.
+				args = append(args, bk, bd.halfLifeOf(bd.SliceStart(bk)), 0, len(list))
 			} else {
 				args = append(args, bk, 0, 0, len(list))
 			}
@@ -315,6 +332,9 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 		keys = append(keys, P+"x", P+"s", P+"m")
 		for j := range bd.windows {
 			keys = append(keys, P+"z:"+strconv.Itoa(j))
+		}
+		if bd.halfLife > 0 {
+			keys = append(keys, P+"b")
 		}
 	}
 	seen := map[int64]bool{}
@@ -345,7 +365,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 			}
 		}
 	}
-	if any, _ := c.removals(); any {
+	if any, _ := c.removals(); any || c.rebase {
 		if bd.kind == Periodic {
 			keys = append(keys, P+"d", P+"SL")
 		}
@@ -362,7 +382,12 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 // removalPlan reads, for every call with remove events, the keys they
 // touch beyond those the events name: a rolling board's slices, and a
 // periodic board's settled periods when a removal reaches the snapshots.
+// For a rolling decay board's call it first reads the base (rebasePlan),
+// and the slices when the call is to move it.
 func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
+	if err := s.rebasePlan(ctx, b, calls); err != nil {
+		return err
+	}
 	type read struct {
 		k   int
 		cmd *redis.StringSliceCmd
@@ -373,7 +398,7 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 		any, settled := calls[k].removals()
 		bd := b.boards[calls[k].board]
 		switch {
-		case any && (bd.kind == Rolling || bd.kind == Windows):
+		case (any || calls[k].rebase) && (bd.kind == Rolling || bd.kind == Windows):
 			reads = append(reads, read{k, pp.ZRange(ctx, s.prefix(bd)+"s", 0, -1)})
 		case settled && bd.kind == Periodic:
 			reads = append(reads, read{k, pp.ZRange(ctx, s.prefix(bd)+"SL", 0, -1)})
@@ -428,4 +453,39 @@ func fold(op Op, a, e entry) entry {
 		}
 	}
 	return a
+}
+
+// rebasePlan sets, for every rolling decay board's call, the base target at
+// the store's clock and whether the base stored is below it: then the
+// script moves it, rewriting every slice, which the call must declare
+// (removalPlan reads them). The base only moves forward, so a call planned
+// without a rebase never needs one at the same target; one that finds a
+// slice it was not given answers "replan".
+func (s *Store) rebasePlan(ctx context.Context, b *Batch, calls []call) error {
+	type read struct {
+		k   int
+		cmd *redis.StringCmd
+	}
+	var reads []read
+	pp := s.rdb.Pipeline()
+	now := s.now()
+	for k := range calls {
+		bd := b.boards[calls[k].board]
+		if bd.kind != Rolling || bd.halfLife == 0 {
+			continue
+		}
+		calls[k].target = bd.decayTarget(now)
+		reads = append(reads, read{k, pp.HGet(ctx, s.prefix(bd)+"b", "k")})
+	}
+	if len(reads) == 0 {
+		return nil
+	}
+	if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
+		return fmt.Errorf("board: decay base: %w", err)
+	}
+	for _, r := range reads {
+		k, err := r.cmd.Int64()
+		calls[r.k].rebase = err == nil && k < calls[r.k].target // no base yet: the script only sets it
+	}
+	return nil
 }

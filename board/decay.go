@@ -87,17 +87,24 @@ func (b *Board) compileTotal(c *Config) error {
 	return nil
 }
 
-// compileDecay validates decay: total boards only, incr, no first-reached
-// ties, floor 0 or none, max-total within maxDecayTotal.
+// compileDecay validates decay: total and rolling boards only, incr, no
+// first-reached ties, floor 0 or none, max-total within maxDecayTotal; on
+// a rolling board a half-life of whole slices, and no daily settlement.
 func (b *Board) compileDecay(c *Config) error {
 	if c.Decay == nil {
 		return nil
 	}
 	switch {
-	case b.kind == Rolling || b.kind == Windows:
-		return fieldErr("decay", "decay on rolling and windows boards is not built yet (kind: total)")
-	case b.kind != Total:
-		return fieldErr("decay", "only total boards decay (a periodic board resets instead)")
+	case b.kind == Windows:
+		// Each window subtracts its own slices, so a rebase would have to
+		// rebuild every window's sums from the slices it still holds.
+		return fieldErr("decay", "windows boards do not decay: a rebase would rebuild every window from its slices; use one rolling board per window (kind: rolling) or kind: total")
+	case b.kind != Total && b.kind != Rolling:
+		return fieldErr("decay", "only total and rolling boards decay (a periodic board resets instead)")
+	case c.Settle == "daily":
+		// A decay board's values change with the clock: a day's snapshot
+		// would freeze a value that is only true at one instant.
+		return fieldErr("settle", "a decay board does not settle: its values change with the clock")
 	case b.op != Incr:
 		return fieldErr("decay", "only incr boards decay (op is %s)", b.op)
 	case b.firstReached:
@@ -108,6 +115,11 @@ func (b *Board) compileDecay(c *Config) error {
 	h, err := parseHalfLife(c.Decay.HalfLife)
 	if err != nil {
 		return fieldErr("decay.half-life", "%v", err)
+	}
+	if b.kind == Rolling && h%b.slice != 0 {
+		// Each slice then lies in one half-life, so its events share
+		// the power of two of their weights (h − k).
+		return fieldErr("decay.half-life", "%s is not a whole number of slices (%s): each slice must lie within one half-life", c.Decay.HalfLife, fmtDur(b.slice))
 	}
 	b.halfLife = h
 	if c.MaxTotal > maxDecayTotal {
@@ -149,9 +161,15 @@ func (b *Board) HalfLife() time.Duration { return b.halfLife }
 // its half-life index h with decay, else its UTC day (the id set).
 func (b *Board) totalBucket(ts int64) int64 {
 	if b.halfLife > 0 {
-		return floorDiv(ts-b.epoch.UnixMilli(), b.halfLife.Milliseconds())
+		return b.halfLifeOf(ts)
 	}
 	return floorDiv(ts, idDay.Milliseconds())
+}
+
+// halfLifeOf returns the half-life index h of a decay board's Unix ms ts:
+// floor((ts − epoch)/H).
+func (b *Board) halfLifeOf(ts int64) int64 {
+	return floorDiv(ts-b.epoch.UnixMilli(), b.halfLife.Milliseconds())
 }
 
 // totalIDsExpireAt returns when the id set of bucket bk may go: two days
@@ -167,7 +185,7 @@ func (b *Board) totalIDsExpireAt(bk int64) int64 {
 // decayWeight returns M(r) for Unix ms ts: round(2^20·2^(r/H)).
 func (b *Board) decayWeight(ts int64) int64 {
 	H := b.halfLife.Milliseconds()
-	r := ts - b.epoch.UnixMilli() - b.totalBucket(ts)*H
+	r := ts - b.epoch.UnixMilli() - b.halfLifeOf(ts)*H
 	return int64(math.Round(math.Ldexp(math.Exp2(float64(r)/float64(H)), decayBits)))
 }
 
