@@ -162,7 +162,7 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 		return 0
 	}
 	if len(vals) < 7 {
-		return nil, fmt.Errorf("unexpected reply of %d values", len(vals))
+		return nil, fmt.Errorf("unexpected reply of %d values %v", len(vals), vals)
 	}
 	res.Applied += int(n(0))
 	res.Skipped += int(n(1))

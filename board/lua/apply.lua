@@ -99,9 +99,8 @@ end
 -- A rolling decay board moves its base first, rewriting every slice
 -- (decay.lua): they must be declared too.
 if rdecay then
-  local why
-  base, why = rebaseRolling(P, tonumber(ARGV[16]), declared, origin0)
-  if why then return {why} end
+  base = rebaseRolling(P, tonumber(ARGV[16]), declared, origin0)
+  if base == nil then return {'replan'} end
 end
 
 local function snapRemove(key, member)
