@@ -221,3 +221,111 @@ func checkRollingDecay(ctx context.Context, t *testing.T, st *board.Store, rdb r
 		t.Fatalf("step %d: %s ranking at %s\n redis %v\n model %v", step, b.Name(), now.Format(time.RFC3339), got, want)
 	}
 }
+
+// TestRollingDecayByHand pins Redis to sums worked out by hand (the same as
+// boardmodel.TestRollingDecayByHand): two gifts of 999 one half-life back,
+// in two slices with odd weights 1051609 and 1487199; a rebase halves each
+// slice, floored, and the window sum is their sum (one below half the
+// sum); the older slice's expiry after a second rebase leaves exactly the
+// other's. An event below the base is late with Base set.
+func TestRollingDecayByHand(t *testing.T) {
+	bs, err := board.Compile([]board.Config{{Name: "r", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
+		Slice: 30 * time.Minute, Slices: 6, Decay: &board.Decay{HalfLife: "1h"}, Grace: dur(0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := testenv.StartRedis(t).Client()
+	st := board.NewStore(rdb, "test", bs)
+	t0 := time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	st.SetClock(func() time.Time { return now })
+	ctx := context.Background()
+	gift := func(v int64, at time.Duration) codec.Event {
+		return codec.Event{RoomID: "a", UserID: "u", Type: codec.TypeGift, Value: v, TS: t0.Add(at).UnixMilli()}
+	}
+	apply := func(off int64, rt time.Time, evs ...codec.Event) board.Result {
+		t.Helper()
+		b := st.NewBatch()
+		if err := b.Add("t", 0, off, rt, evs); err != nil {
+			t.Fatal(err)
+		}
+		res, err := st.Apply(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	P := "rostrum:test:board:{r}:"
+	sum := func() string { return strings.Fields(rdb.HGet(ctx, P+"m", "a").Val())[1] }
+	apply(0, t0, gift(999, -time.Hour+15*time.Second), gift(999, -30*time.Minute+15*time.Second))
+	s0 := t0.UnixMilli() / (30 * time.Minute).Milliseconds()
+	cell := func(s int64) string { return rdb.HGet(ctx, P+"s:"+strconv.FormatInt(s, 10), "a").Val() }
+	if c1, c2 := cell(s0-2), cell(s0-1); c1 != "1050557391" || c2 != "1485711801" {
+		t.Fatalf("slices %s %s, want 999·1051609 = 1050557391 and 999·1487199 = 1485711801", c1, c2)
+	}
+	now = t0.Add(time.Hour)
+	if _, err := st.Expire(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	if c1, c2, s := cell(s0-2), cell(s0-1), sum(); c1 != "525278695" || c2 != "742855900" || s != "1268134595" {
+		t.Fatalf("after a rebase: slices %s %s, window sum %s; want 525278695 742855900 and their sum 1268134595", c1, c2, s)
+	}
+	e, err := st.Member(ctx, "r", "a", "", "")
+	if err != nil || e.Total != 605 {
+		t.Fatalf("a at 13:00: %+v %v, want 605 (1268134595/2^21 = 604.69…)", e, err)
+	}
+	now = t0.Add(2 * time.Hour)
+	if _, err := st.Expire(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	if s := sum(); s != "371427950" {
+		t.Fatalf("after the 11:00 slice left: window sum %s, want 742855900/2 = 371427950", s)
+	}
+	res := apply(1, t0, gift(1, -15*time.Minute)) // 11:45 from a record of 12:00, applied at 14:00
+	if len(res.Late) != 1 || !res.Late[0].Base {
+		t.Fatalf("an event below the base: %+v", res.Late)
+	}
+}
+
+// TestRollingDecaySaturates: entries that would take a window sum past
+// 2^53 − 1 are not added (counted as saturated), so the sums stay exact:
+// the window sum is the slice's, and it leaves with the slice.
+func TestRollingDecaySaturates(t *testing.T) {
+	bs, err := board.Compile([]board.Config{{Name: "r", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
+		Slice: 30 * time.Minute, Slices: 2, Decay: &board.Decay{HalfLife: "1h"}, Grace: dur(0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := testenv.StartRedis(t).Client()
+	st := board.NewStore(rdb, "test", bs)
+	t0 := time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := t0.Add(59 * time.Minute)
+	st.SetClock(func() time.Time { return now })
+	ctx := context.Background()
+	b := st.NewBatch()
+	var evs []codec.Event
+	for i := range 8 { // each 2^29 − 1 at 12:59 (weight ≈ 2^21 · 2^1): 2^51 each
+		evs = append(evs, codec.Event{RoomID: "a", UserID: "u", Type: codec.TypeGift, Value: 1<<29 - 1, ID: strconv.Itoa(i), TS: now.UnixMilli()})
+	}
+	if err := b.Add("t", 0, 0, now, evs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.Apply(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	P := "rostrum:test:board:{r}:"
+	sl := strconv.FormatInt(now.UnixMilli()/(30*time.Minute).Milliseconds(), 10)
+	cell, _ := strconv.ParseInt(rdb.HGet(ctx, P+"s:"+sl, "a").Val(), 10, 64)
+	sum, _ := strconv.ParseInt(strings.Fields(rdb.HGet(ctx, P+"m", "a").Val())[1], 10, 64)
+	if res.Saturated == 0 || res.Applied+res.Saturated != 8 || cell != sum || sum > 1<<53-1 || sum < 1<<52 {
+		t.Fatalf("applied %d, saturated %d, slice %d, window sum %d: want some saturated and the sums equal, below 2^53", res.Applied, res.Saturated, cell, sum)
+	}
+	now = now.Add(2 * time.Hour)
+	if _, err := st.Expire(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	if n := rdb.HLen(ctx, P+"m").Val() + rdb.ZCard(ctx, P+"z:0").Val(); n != 0 {
+		t.Fatalf("%d states or ranked members left after the slice left", n)
+	}
+}
