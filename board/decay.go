@@ -10,7 +10,8 @@ import (
 	"github.com/rostrumhq/rostrum/codec"
 )
 
-// All-time boards and decay (docs/DESIGN.md §8 "Total boards and decay").
+// All-time boards and decay (docs/DESIGN.md §8 "Total boards and decay"),
+// and decay on rolling boards (below).
 //
 // A total board keeps one ranking that never resets. Its event ids are
 // kept per UTC day of the event time (a producer's retry repeats the
@@ -49,6 +50,38 @@ import (
 // unit, once per rebase). With n at most 3 (one half-life of lag, one of
 // the current half-life, future skew), |S| < max-total·2^24, so a decay
 // board's max-total is at most 2^29 − 1 units (the default).
+//
+// Rolling boards (docs/DESIGN.md §8 "Rolling boards with decay"). A rolling
+// decay board keeps its slices and its window sums as a rolling board
+// does, in the same base k (hash P .. 'b'): a slice's hash holds each
+// member's Σ value·W(ts) over the slice, and the member's window sum is the
+// sum of its slices still in the window, which the expiry subtracts as
+// they leave. The half-life is a whole number of slices, so a slice lies
+// in one half-life and its events share n = h − k (Batch.Add folds a
+// slice's entries, and the script takes h with the slice).
+//
+// A rebase floors, and floor(Σ S) ≠ Σ floor(S): dividing the window sum
+// alone would leave it off the sum of its slices by up to the number of
+// slices, and expiring them would leave that residue behind for good. So
+// the rebase (decay.lua rebaseRolling, in apply.lua before it adds and in
+// rebase.lua on the tick) divides every slice's sums, floor, and sets every
+// window sum to the sum of its divided slices, in one script: the window
+// sum stays, exactly, the sum of the slices in the window. Its work is the
+// board's state (every slice sum), once per half-life; a slice sum that
+// floors to 0 stays (the expiry of its slice must still meet the member),
+// and the expiry keeps a member's state while its newest slice is in the
+// window, as with negative values, since a sum may floor to 0 with events
+// still in the window. Every slice key is declared: Apply reads the base
+// first (rebasePlan) and, when it moves, the slices; a script that finds
+// one it was not given answers "replan" before writing anything.
+//
+// An entry that would take a slice sum or a window sum beyond ±(2^53 − 1)
+// is not added (counted as saturated): sums stay exact, never clamped, so
+// the window sum stays the sum of its slices. An event is late when its
+// slice has left the window plus grace or its half-life is below the base,
+// whichever comes first. Windows boards do not decay: each window
+// subtracts its own slices, and a rebase would rebuild every window. Nor
+// do decay boards settle daily: their values change with the clock.
 
 const (
 	// decayBits is F: the weight mantissa's fractional bits.
