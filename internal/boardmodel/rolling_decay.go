@@ -20,6 +20,9 @@ import (
 //     h·H)/H)), k the base. A member's window sum is the sum of its cells
 //     of the slices in the window. An event that would take its cell or its
 //     window sum beyond ±(2^53 − 1) is not counted (its id stays seen).
+//     (Redis decides this per entry it is sent: a batch folds the events
+//     of one member in one slice that carry no id; the tests keep sums far
+//     below the bound where that could differ.)
 //   - Rebase moves the base as on total boards (the tests call it with the
 //     clock of each Apply and expiry), and every cell becomes floor(cell /
 //     2^(new − old)): the window sum is the sum of the floored cells, not
