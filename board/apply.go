@@ -46,16 +46,16 @@ type Late struct {
 // periodic board, read just before (removalPlan); a script that finds
 // more refuses the call ("replan") and it is read and sent again.
 //
-// A rolling decay board's call carries the base target it moves to
-// (target, at the plan's clock), and when the base stored is below it
-// (rebase), the slices too: the rebase rewrites every one (decay.go).
+// A rolling decay board's call is first sent without its slices; when its
+// script is to move the base it answers "replan" (once per half-life), and
+// the call is sent again with rebase set and the slices read and
+// declared: the rebase rewrites every one (decay.go).
 type call struct {
 	board  int
 	parts  []*part
 	done   []ranges
 	slices []string
 	snaps  []string
-	target int64
 	rebase bool
 }
 
@@ -125,7 +125,9 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 				continue
 			}
 			if len(vals) == 1 && vals[0] == "replan" {
-				next = append(next, calls[k]) // its removals met keys it had not declared
+				// Its removals or its rebase met keys it had not declared.
+				calls[k].rebase = bd.kind == Rolling && bd.halfLife > 0
+				next = append(next, calls[k])
 				continue
 			}
 			again, err := parseApply(vals, &calls[k], bd, b.periods[calls[k].board], &res)
@@ -244,9 +246,6 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	if bd.halfLife > 0 {
 		// The decayed sums are ranked as they are, below 2^53 (decay.go).
 		maxt, halfLife, target = codec.MaxAmount, strconv.FormatInt(bd.halfLife.Milliseconds(), 10), strconv.FormatInt(bd.decayTarget(s.now()), 10)
-		if bd.kind == Rolling { // the target its plan read the base for
-			target = strconv.FormatInt(c.target, 10)
-		}
 	}
 	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), maxt,
 		bd.epoch.UnixMilli(), len(bd.windows), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target}
@@ -382,12 +381,9 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 // removalPlan reads, for every call with remove events, the keys they
 // touch beyond those the events name: a rolling board's slices, and a
 // periodic board's settled periods when a removal reaches the snapshots.
-// For a rolling decay board's call it first reads the base (rebasePlan),
-// and the slices when the call is to move it.
+// It reads a rolling decay board's slices too when its call is to move
+// the base (rebase).
 func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
-	if err := s.rebasePlan(ctx, b, calls); err != nil {
-		return err
-	}
 	type read struct {
 		k   int
 		cmd *redis.StringSliceCmd
@@ -453,39 +449,4 @@ func fold(op Op, a, e entry) entry {
 		}
 	}
 	return a
-}
-
-// rebasePlan sets, for every rolling decay board's call, the base target at
-// the store's clock and whether the base stored is below it: then the
-// script moves it, rewriting every slice, which the call must declare
-// (removalPlan reads them). The base only moves forward, so a call planned
-// without a rebase never needs one at the same target; one that finds a
-// slice it was not given answers "replan".
-func (s *Store) rebasePlan(ctx context.Context, b *Batch, calls []call) error {
-	type read struct {
-		k   int
-		cmd *redis.StringCmd
-	}
-	var reads []read
-	pp := s.rdb.Pipeline()
-	now := s.now()
-	for k := range calls {
-		bd := b.boards[calls[k].board]
-		if bd.kind != Rolling || bd.halfLife == 0 {
-			continue
-		}
-		calls[k].target = bd.decayTarget(now)
-		reads = append(reads, read{k, pp.HGet(ctx, s.prefix(bd)+"b", "k")})
-	}
-	if len(reads) == 0 {
-		return nil
-	}
-	if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
-		return fmt.Errorf("board: decay base: %w", err)
-	}
-	for _, r := range reads {
-		k, err := r.cmd.Int64()
-		calls[r.k].rebase = err == nil && k < calls[r.k].target // no base yet: the script only sets it
-	}
-	return nil
 }

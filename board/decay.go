@@ -71,9 +71,11 @@ import (
 // floors to 0 stays (the expiry of its slice must still meet the member),
 // and the expiry keeps a member's state while its newest slice is in the
 // window, as with negative values, since a sum may floor to 0 with events
-// still in the window. Every slice key is declared: Apply reads the base
-// first (rebasePlan) and, when it moves, the slices; a script that finds
-// one it was not given answers "replan" before writing anything.
+// still in the window. Every slice key is declared: a script that is to
+// move the base and finds a slice it was not given answers "replan" (the
+// tick's rebase.lua: a third value) before writing anything, and Apply
+// (Expire) sends it again with the slices read just before; so a batch pays
+// the read only when the base moves, once per half-life.
 //
 // An entry that would take a slice sum or a window sum beyond ±(2^53 − 1)
 // is not added (counted as saturated): sums stay exact, never clamped, so

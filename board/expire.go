@@ -167,18 +167,16 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 
 // rebase moves the base of each decay board to its target at now, in one
 // pipelined round trip, and returns the sums rewritten. A rolling board's
-// rebase rewrites its slices, read first to declare their keys (see
-// applyKeys): one that finds a slice it was not given changes nothing and
-// is tried again with a fresh read.
+// rebase rewrites its slices, whose keys it declares (see applyKeys): it is
+// first sent without them, and one that is to move its base says so
+// without writing; it is sent again with the slices read just before (and
+// again if a slice came meanwhile).
 func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int, error) {
 	n := 0
+	slices := make([][]string, len(boards))
 	for attempt := 0; len(boards) > 0; attempt++ {
 		if attempt == 5 {
 			return n, fmt.Errorf("board %s: rebase: the slices kept changing", boards[0].name)
-		}
-		slices, err := s.rebaseSlices(ctx, boards, now)
-		if err != nil {
-			return n, err
 		}
 		cmds, err := s.eval(ctx, rebaseLua, len(boards), func(k int) ([]string, []any) {
 			b := boards[k]
@@ -198,58 +196,39 @@ func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int
 		var again []*Board
 		for k, c := range cmds {
 			v, err := c.Int64Slice()
-			if err != nil || len(v) != 2 {
+			if err != nil || len(v) < 2 {
 				return n, fmt.Errorf("board %s: rebase: %v %w", boards[k].name, v, err)
 			}
-			if v[0] == -1 && v[1] == 0 && boards[k].kind == Rolling {
+			if len(v) == 3 { // a slice to rewrite was not declared
 				again = append(again, boards[k])
 				continue
 			}
 			n += int(v[1])
 		}
 		boards = again
+		if slices, err = s.heldSlices(ctx, boards); err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }
 
-// rebaseSlices reads, for each rolling decay board whose base is below its
-// target at now, the slices it holds; nil for the others (total boards, and
-// boards that do not move).
-func (s *Store) rebaseSlices(ctx context.Context, boards []*Board, now time.Time) ([][]string, error) {
+// heldSlices reads the slices each board holds.
+func (s *Store) heldSlices(ctx context.Context, boards []*Board) ([][]string, error) {
 	out := make([][]string, len(boards))
+	if len(boards) == 0 {
+		return out, nil
+	}
 	p := s.rdb.Pipeline()
-	bases := make([]*redis.StringCmd, len(boards))
+	cmds := make([]*redis.StringSliceCmd, len(boards))
 	for k, b := range boards {
-		if b.kind == Rolling {
-			bases[k] = p.HGet(ctx, s.prefix(b)+"b", "k")
-		}
-	}
-	if p.Len() == 0 {
-		return out, nil
-	}
-	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
-		return nil, fmt.Errorf("board: rebase: read bases: %w", err)
-	}
-	p = s.rdb.Pipeline()
-	reads := make([]*redis.StringSliceCmd, len(boards))
-	for k, b := range boards {
-		if bases[k] == nil {
-			continue
-		}
-		if base, err := bases[k].Int64(); err == nil && base < b.decayTarget(now) {
-			reads[k] = p.ZRange(ctx, s.prefix(b)+"s", 0, -1)
-		}
-	}
-	if p.Len() == 0 {
-		return out, nil
+		cmds[k] = p.ZRange(ctx, s.prefix(b)+"s", 0, -1)
 	}
 	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
 		return nil, fmt.Errorf("board: rebase: read slices: %w", err)
 	}
-	for k, r := range reads {
-		if r != nil {
-			out[k] = r.Val()
-		}
+	for k, c := range cmds {
+		out[k] = c.Val()
 	}
 	return out, nil
 }

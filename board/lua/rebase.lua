@@ -8,7 +8,7 @@
 -- ARGV: 1 P, 2 target base, 3 floor ('' = none), 4 max score, 5 kind ('t'
 --       total, 'r' rolling), 6 origin ms (rolling)
 --
--- Reply: {base in force, sums rewritten}, or (rolling) {-1, 0} without
+-- Reply: {base in force, sums rewritten}, or (rolling) {0, 0, 1} without
 -- writing when a slice to rewrite was not declared.
 --
 --! include score.lua
@@ -19,7 +19,7 @@ if ARGV[5] == 'r' then
   local declared = {}
   for _, key in ipairs(KEYS) do declared[key] = true end
   local k, n = rebaseRolling(ARGV[1], tonumber(ARGV[2]), declared, tonumber(ARGV[6]))
-  if k == nil then return {-1, 0} end
+  if k == nil then return {0, 0, 1} end
   return {k, n}
 end
 local k, n = rebase(ARGV[1], tonumber(ARGV[2]))
