@@ -3,6 +3,7 @@ package soak
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"time"
 
@@ -49,6 +50,9 @@ func WriteChart(path, title string, samples []Sample, warmup time.Duration, slop
 				continue
 			}
 			v := m.Value(s)
+			if math.IsNaN(v) {
+				continue
+			}
 			hi = max(hi, v)
 			pts = append(pts, plotter.XY{X: s.At.Minutes(), Y: v})
 		}

@@ -23,7 +23,7 @@ type Sample struct {
 	GatewayFiles   float64
 	RedisMemory    float64 // used_memory, bytes
 	WALBytes       float64 // summed over the slots' WAL directories
-	Lag            float64 // records of the input topics not yet committed by the group
+	Lag            float64 // records of the input topics not yet committed by the group; NaN when not known (a rebalance)
 	Accepted       float64 // records answered 2xx so far
 }
 
@@ -37,6 +37,11 @@ type Metric struct {
 	// which a metric counts as flat whatever its mean: a sawtooth of WAL
 	// segments, a lag that is a few batches, a goroutine per connection.
 	Floor float64
+	// Baseline fits the line to each minute's smallest sample instead of
+	// every sample: the lag jumps after each processor SIGKILL (the
+	// killed member's partitions wait out its session timeout, 45 s)
+	// and what must stay flat is the level it comes back to.
+	Baseline bool
 }
 
 // Metrics are the figures a soak checks for flatness. A metric is flat
@@ -46,15 +51,17 @@ type Metric struct {
 // that falls after the warm-up (a backlog draining, memory returned) leaks
 // nothing.
 var Metrics = []Metric{
-	{"processor RSS (mean)", "MiB", func(s Sample) float64 { return perProc(s, s.ProcRSS) / (1 << 20) }, 16},
-	{"processor goroutines (mean)", "", func(s Sample) float64 { return perProc(s, s.ProcGoroutines) }, 20},
-	{"processor open files (mean)", "", func(s Sample) float64 { return perProc(s, s.ProcOpenFiles) }, 5},
-	{"gateway RSS", "MiB", func(s Sample) float64 { return s.GatewayRSS / (1 << 20) }, 16},
-	{"gateway goroutines", "", func(s Sample) float64 { return s.GatewayGor }, 30},
-	{"gateway open files", "", func(s Sample) float64 { return s.GatewayFiles }, 10},
-	{"redis used memory", "MiB", func(s Sample) float64 { return s.RedisMemory / (1 << 20) }, 8},
-	{"WAL size", "MiB", func(s Sample) float64 { return s.WALBytes / (1 << 20) }, 64},
-	{"consumer lag", "records", func(s Sample) float64 { return s.Lag }, 5000},
+	{"processor RSS (mean)", "MiB", func(s Sample) float64 { return perProc(s, s.ProcRSS) / (1 << 20) }, 16, false},
+	{"processor goroutines (mean)", "", func(s Sample) float64 { return perProc(s, s.ProcGoroutines) }, 20, false},
+	{"processor open files (mean)", "", func(s Sample) float64 { return perProc(s, s.ProcOpenFiles) }, 5, false},
+	{"gateway RSS", "MiB", func(s Sample) float64 { return s.GatewayRSS / (1 << 20) }, 16, false},
+	{"gateway goroutines", "", func(s Sample) float64 { return s.GatewayGor }, 30, false},
+	{"gateway open files", "", func(s Sample) float64 { return s.GatewayFiles }, 10, false},
+	{"redis used memory", "MiB", func(s Sample) float64 { return s.RedisMemory / (1 << 20) }, 8, false},
+	// Three WALs of 64 MiB segments, pruned a whole segment at a time
+	// once it is older than the retention: a sawtooth of up to 3 × 64 MiB.
+	{"WAL size", "MiB", func(s Sample) float64 { return s.WALBytes / (1 << 20) }, 64, false},
+	{"consumer lag", "records", func(s Sample) float64 { return s.Lag }, 5000, true},
 }
 
 // perProc returns the mean over the processors sampled: a sum would step
@@ -86,12 +93,24 @@ func Slopes(samples []Sample, warmup time.Duration) []Slope {
 	var out []Slope
 	for _, m := range Metrics {
 		var xs, ys []float64
+		minute := -1
 		for _, s := range samples {
-			if s.At < warmup || (s.Procs == 0 && strings.HasPrefix(m.Name, "processor")) {
+			v := m.Value(s)
+			if s.At < warmup || math.IsNaN(v) || (s.Procs == 0 && strings.HasPrefix(m.Name, "processor")) {
 				continue
 			}
+			if m.Baseline {
+				if b := int((s.At - warmup) / time.Minute); b == minute {
+					if v < ys[len(ys)-1] {
+						xs[len(xs)-1], ys[len(ys)-1] = s.At.Hours(), v
+					}
+					continue
+				} else {
+					minute = b
+				}
+			}
 			xs = append(xs, s.At.Hours())
-			ys = append(ys, m.Value(s))
+			ys = append(ys, v)
 		}
 		sl := Slope{Metric: m}
 		if len(xs) >= 2 {

@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -256,6 +257,7 @@ func (r *rig) sample(cl *http.Client, adm *kadm.Client, rc *redis.Client, began 
 		n, _ := DirBytes(d)
 		s.WALBytes += float64(n)
 	}
+	s.Lag = math.NaN()
 	if lags, err := adm.Lag(ctx, group); err == nil {
 		if l, ok := lags[group]; ok && l.Error() == nil {
 			s.Lag = float64(l.Lag.Total())

@@ -142,6 +142,24 @@ func TestSlopes(t *testing.T) {
 	if s := get(Slopes(flat, 6*time.Minute), "processor RSS (mean)"); !s.Flat || s.PerHour != 0 {
 		t.Errorf("a constant RSS: %+v", s)
 	}
+	// The lag jumps for 45 s after a kill near the end; its baseline is
+	// flat. A lag that climbs minute after minute is not.
+	var spiky, climbing []Sample
+	for i := range 120 {
+		at := time.Duration(i) * 15 * time.Second
+		lag := 200.0
+		if at >= 25*time.Minute && at < 25*time.Minute+45*time.Second {
+			lag = 100000
+		}
+		spiky = append(spiky, Sample{At: at, Procs: 3, Lag: lag})
+		climbing = append(climbing, Sample{At: at, Procs: 3, Lag: 1000 * at.Minutes()})
+	}
+	if s := get(Slopes(spiky, 6*time.Minute), "consumer lag"); !s.Flat || s.PerHour != 0 {
+		t.Errorf("a lag back at 200 after each spike: %+v, want flat", s)
+	}
+	if s := get(Slopes(climbing, 6*time.Minute), "consumer lag"); s.Flat {
+		t.Errorf("a lag climbing 1000 records a minute: %+v, want not flat", s)
+	}
 	s := get(Slopes(leak, 6*time.Minute), "processor RSS (mean)")
 	if s.Flat || math.Abs(s.PerHour-60) > 1e-6 {
 		t.Errorf("a leak of 60 MiB/h per processor: %+v, want not flat at 60/h", s)
