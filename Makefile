@@ -5,7 +5,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tidy test-race bench-curve all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos
+.PHONY: tidy test-race bench-curve all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos soak
 
 all: build
 
@@ -48,6 +48,18 @@ test: deps vet
 CHAOS_SEED ?= 6
 chaos: deps
 	ROSTRUM_CHAOS=full ROSTRUM_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 15m -run '^TestChaos$$' -v ./internal/chaos
+
+## soak: the gateway, three processors and the leaderboards for SOAK_MINUTES at half the flat-out
+## rate through the gateway, a fault every few minutes; prints lost / applied twice and the slope of
+## RSS, goroutines, open files, Redis memory, WAL size and lag, writes the samples to SOAK_CSV and a
+## chart to SOAK_CHART (docs/RELIABILITY.md "Soak"; `make soak SOAK_CHART=docs/soak.svg` redraws its chart).
+SOAK_MINUTES ?= 30
+SOAK_CSV     ?= bin/soak.csv
+SOAK_CHART   ?= bin/soak.svg
+soak: deps build
+	ROSTRUM_SOAK_BIN=$(CURDIR)/$(BIN) ROSTRUM_SOAK_MINUTES=$(SOAK_MINUTES) \
+	ROSTRUM_SOAK_CSV=$(abspath $(SOAK_CSV)) ROSTRUM_SOAK_CHART=$(abspath $(SOAK_CHART)) \
+	  $(GO) test -count=1 -timeout $$(( $(SOAK_MINUTES) + 30 ))m -run '^TestSoak$$' -v ./internal/soak
 
 ## test-race: the short suites of the packages with concurrency, under the race detector.
 RACE_PKGS ?= ./processor ./sink ./web ./board ./stability ./wal ./metrics ./codec ./ranking ./auth ./route ./gateway ./control ./internal/redisscript

@@ -17,6 +17,13 @@
 //     the request was acknowledged. A request is never partly accepted: if
 //     any record fails, the answer is an error (a client retry may then
 //     write the records that did land a second time: at-least-once).
+//   - Order per room: a room is one key, so one partition, and one
+//     idempotent producer keeps a partition's records in the order they
+//     were produced; a client that waits for each answer before it sends
+//     the room's next request finds the records of its 2xx answers in
+//     that order (a failed request's records that landed after all may be
+//     anywhere in between). TestGatewayNo2xxWithoutAck checks it under
+//     produce errors and delays.
 //   - Routing: a route.Table maps each room to an environment; the record
 //     goes to {prefix}{env}.callbacks.{source}, keyed by the room id, with
 //     the headers below. A room no rule routes is a 422 and nothing of the

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,12 +18,18 @@ import (
 	"github.com/rostrumhq/rostrum/gateway"
 )
 
-// TestGatewayNo2xxWithoutAck sends thousands of requests while the broker
-// fails a share of produce requests, some before writing (a non-retriable
-// error, and a retriable one that may outlast the produce timeout) and some
-// after (NOT_ENOUGH_REPLICAS_AFTER_APPEND: written, yet answered with an
-// error). Every request answered 2xx must have all its records in the
-// topics; requests answered with an error may or may not.
+// TestGatewayNo2xxWithoutAck has concurrent clients post thousands of
+// requests while the broker fails a share of produce requests, some before
+// writing (a non-retriable error, and a retriable one that may outlast the
+// produce timeout) and some after (NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+// written, yet answered with an error), and holds back others for up to
+// 300 ms. Every request answered 2xx must have all its records in the
+// topics; requests answered with an error may or may not. Each client owns
+// two rooms and sends its requests one after the other, so the records of
+// its 2xx answers must also be in each room's partition in the order they
+// were answered: a record of an earlier 2xx answer is never first found
+// after one of a later answer (a failed request that landed after all may
+// be anywhere, and a repeat is allowed).
 func TestGatewayNo2xxWithoutAck(t *testing.T) {
 	r := newRig(t, "test", func(c *gateway.Config) {
 		c.ProduceTimeout = 1500 * time.Millisecond
@@ -36,32 +43,52 @@ func TestGatewayNo2xxWithoutAck(t *testing.T) {
 		kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Count: -1, Err: kerr.NotLeaderForPartition,
 			When: func(kmsg.Request) bool { return rand.IntN(100) < 4 }},
 	)
+	// Delays: one produce request in ten waits 50–300 ms before the broker
+	// handles it, so that the requests of different clients overtake each
+	// other.
+	fake := r.kafka.Fake()
+	var delayed atomic.Int64
+	var stop atomic.Bool
+	fake.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if stop.Load() {
+			fake.DropControl()
+			return nil, nil, false
+		}
+		if rand.IntN(10) == 0 {
+			delayed.Add(1)
+			d := time.Duration(50+rand.IntN(250)) * time.Millisecond
+			fake.SleepControl(func() { time.Sleep(d) })
+		}
+		return nil, nil, false // then handled as usual (and maybe faulted)
+	})
 
 	const requests, workers = 2000, 16
+	type part struct{ topicKey, value string }
 	type sent struct {
 		code int
-		want map[string]string // topic/key → value each record must have
+		want []part // topic/key and value of each record
 	}
 	results := make([]sent, requests)
 	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for n := range next {
+			// Client w owns rooms p-w (prod) and g-w (gray) and sends
+			// requests w, w+workers, … in turn.
+			for n := w; n < requests; n += workers {
 				var body string
-				want := map[string]string{}
+				var want []part
 				if n%3 == 0 { // an array over two rooms
-					a := fmt.Sprintf(`{"room_id":"p-%d","user_id":"u-%d","i":0}`, n%7, n)
-					b := fmt.Sprintf(`{"room_id":"g-%d","user_id":"u-%d","i":1}`, n%5, n)
-					c := fmt.Sprintf(`{"room_id":"p-%d","user_id":"u-%d","i":2}`, n%7, n)
+					a := fmt.Sprintf(`{"room_id":"p-%d","user_id":"u-%d","seq":%d,"i":0}`, w, n, n)
+					b := fmt.Sprintf(`{"room_id":"g-%d","user_id":"u-%d","seq":%d,"i":1}`, w, n, n)
+					c := fmt.Sprintf(`{"room_id":"p-%d","user_id":"u-%d","seq":%d,"i":2}`, w, n, n)
 					body = "[" + a + "," + b + "," + c + "]"
-					want[fmt.Sprintf("prod.callbacks.rtc/p-%d", n%7)] = "[" + a + "," + c + "]"
-					want[fmt.Sprintf("gray.callbacks.rtc/g-%d", n%5)] = "[" + b + "]"
+					want = []part{{fmt.Sprintf("prod.callbacks.rtc/p-%d", w), "[" + a + "," + c + "]"},
+						{fmt.Sprintf("gray.callbacks.rtc/g-%d", w), "[" + b + "]"}}
 				} else {
-					body = fmt.Sprintf(`{"room_id":"p-%d","user_id":"u-%d"}`, n%11, n)
-					want[fmt.Sprintf("prod.callbacks.rtc/p-%d", n%11)] = body
+					body = fmt.Sprintf(`{"room_id":"p-%d","user_id":"u-%d","seq":%d}`, w, n, n)
+					want = []part{{fmt.Sprintf("prod.callbacks.rtc/p-%d", w), body}}
 				}
 				req, _ := http.NewRequest(http.MethodPost, r.srv.URL+"/v1/callbacks/rtc", strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
@@ -75,33 +102,53 @@ func TestGatewayNo2xxWithoutAck(t *testing.T) {
 			}
 		}()
 	}
-	for n := 0; n < requests; n++ {
-		next <- n
-	}
-	close(next)
 	wg.Wait()
+	stop.Store(true)
 
-	have := map[string]bool{} // topic/key/value
+	// Each room's records in partition order (ReadAll: by partition, then
+	// offset; a room is one key, so one partition).
+	order := map[string][]string{} // topic/key → values in offset order
+	have := map[string]bool{}      // topic/key/value
 	for _, topic := range []string{"prod.callbacks.rtc", "gray.callbacks.rtc"} {
 		for _, rec := range r.kafka.ReadAll(topic) {
-			have[topic+"/"+string(rec.Key)+"/"+string(rec.Value)] = true
+			tk := topic + "/" + string(rec.Key)
+			order[tk] = append(order[tk], string(rec.Value))
+			have[tk+"/"+string(rec.Value)] = true
 		}
 	}
 	counts := map[int]int{}
+	rank := map[string]int{} // topic/key/value of a 2xx record → its request
 	for n, s := range results {
 		counts[s.code]++
 		if s.code < 200 || s.code > 299 {
 			continue
 		}
-		for tk, v := range s.want {
-			if !have[tk+"/"+v] {
-				t.Errorf("request %d answered %d, but its record %s %s is not in the topic", n, s.code, tk, v)
+		for _, p := range s.want {
+			rank[p.topicKey+"/"+p.value] = n
+			if !have[p.topicKey+"/"+p.value] {
+				t.Errorf("request %d answered %d, but its record %s %s is not in the topic", n, s.code, p.topicKey, p.value)
 			}
 		}
 	}
-	t.Logf("answers: %v", counts)
-	if counts[http.StatusAccepted] == 0 || counts[http.StatusServiceUnavailable] == 0 {
-		t.Fatalf("want both 202s and 503s under faults, got %v", counts)
+	checked := 0
+	for tk, values := range order {
+		last, seen := -1, map[string]bool{}
+		for _, v := range values {
+			n, ok := rank[tk+"/"+v]
+			if !ok || seen[v] {
+				continue // a failed request's record, or a repeat
+			}
+			seen[v] = true
+			if n < last {
+				t.Errorf("%s: the record of 2xx request %d is after that of 2xx request %d", tk, n, last)
+			}
+			last = n
+			checked++
+		}
+	}
+	t.Logf("answers: %v; %d produce requests delayed; %d records of 2xx answers checked in order", counts, delayed.Load(), checked)
+	if counts[http.StatusAccepted] == 0 || counts[http.StatusServiceUnavailable] == 0 || delayed.Load() == 0 {
+		t.Fatalf("want both 202s and 503s under faults, and delayed produces, got %v and %d delayed", counts, delayed.Load())
 	}
 	for code := range counts {
 		if code != http.StatusAccepted && code != http.StatusServiceUnavailable {

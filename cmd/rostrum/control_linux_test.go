@@ -56,13 +56,14 @@ type ctlEnv struct {
 	crashes int
 }
 
-func newCtlEnv(t *testing.T) *ctlEnv {
+// newCtlEnv starts the broker and a redis-server (with redisOpts).
+func newCtlEnv(t *testing.T, redisOpts ...testenv.RedisOption) *ctlEnv {
 	t.Helper()
 	ct := control.TopicsFor("", "test")
 	e := &ctlEnv{t: t, topics: ct}
 	e.kafka = testenv.StartKafka(t)
 	createTopics(t, e.kafka, "test")
-	e.redis = testenv.StartRedis(t)
+	e.redis = testenv.StartRedis(t, redisOpts...)
 	e.tokens = filepath.Join(t.TempDir(), "tokens")
 	if err := os.WriteFile(e.tokens, []byte(ctlToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,465 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/chaos"
+	"github.com/rostrumhq/rostrum/internal/model"
+	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/processor"
+)
+
+// settings are the soak's knobs, from the environment (make soak sets
+// them).
+type settings struct {
+	run         time.Duration // ROSTRUM_SOAK_MINUTES: the paced run after the calibration
+	warmup      time.Duration // the first fifth of the run
+	faultEvery  time.Duration // ROSTRUM_SOAK_FAULT_EVERY, default min(3m, run/4)
+	sampleEvery time.Duration // run/180 within [2s, 10s]
+	calibrate   time.Duration // ROSTRUM_SOAK_CALIBRATE, default 20s
+	csv, chart  string        // ROSTRUM_SOAK_CSV, ROSTRUM_SOAK_CHART: where to write them ("" none)
+}
+
+func readSettings(t *testing.T) settings {
+	v := os.Getenv("ROSTRUM_SOAK_MINUTES")
+	if v == "" {
+		t.Skip("the soak runs with ROSTRUM_SOAK_MINUTES set (make soak)")
+	}
+	mins, err := strconv.ParseFloat(v, 64)
+	if err != nil || mins <= 0 {
+		t.Fatalf("ROSTRUM_SOAK_MINUTES=%q: want a positive number of minutes", v)
+	}
+	s := settings{run: time.Duration(mins * float64(time.Minute)), calibrate: 20 * time.Second,
+		csv: os.Getenv("ROSTRUM_SOAK_CSV"), chart: os.Getenv("ROSTRUM_SOAK_CHART")}
+	s.warmup = s.run / 5
+	s.faultEvery = min(3*time.Minute, s.run/4)
+	s.sampleEvery = min(max(s.run/180, 2*time.Second), 10*time.Second)
+	for _, d := range []struct {
+		env string
+		dst *time.Duration
+	}{{"ROSTRUM_SOAK_FAULT_EVERY", &s.faultEvery}, {"ROSTRUM_SOAK_CALIBRATE", &s.calibrate}} {
+		if v := os.Getenv(d.env); v != "" {
+			if *d.dst, err = time.ParseDuration(v); err != nil || *d.dst <= 0 {
+				t.Fatalf("%s=%q: want a positive duration (90s, 3m)", d.env, v)
+			}
+		}
+	}
+	return s
+}
+
+const (
+	env   = chaos.EnvName
+	group = "rostrum-" + env
+	slots = 3
+	// walMaxAge is the processors' WAL retention in the soak: short, so
+	// that the WAL reaches its steady size (retention prunes as fast as
+	// batches are appended) well inside the warm-up. With the default 24 h
+	// the WAL of a 30-minute soak only grows.
+	walMaxAge = 90 * time.Second
+)
+
+// rig is the system under soak: kfake, redis-server with its append-only
+// file, three `rostrum run` processors and a `rostrum gateway`.
+type rig struct {
+	t      *testing.T
+	bin    string
+	kafka  *testenv.Kafka
+	redis  *testenv.Redis
+	topics processor.Topics
+	logDir string
+	boards string // the boards config file
+	wal    [slots]string
+
+	mu      sync.Mutex
+	procs   [slots]*Proc
+	gateway *Proc
+	starts  int
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	bin, err := Binary(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	boards, err := filepath.Abs(filepath.Join("..", "chaos", "boards.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The processes' logs outlive the test, for a failure's post-mortem.
+	logDir, err := os.MkdirTemp("", "rostrum-soak-logs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, bin: bin, topics: processor.TopicsFor("", env), logDir: logDir, boards: boards}
+	// fsync always: a SIGKILLed server comes back with every write it
+	// acknowledged, as in the chaos suite.
+	r.redis = testenv.StartRedis(t, testenv.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
+	r.kafka = testenv.StartKafka(t, testenv.WithTopics(3, r.topics.All()...))
+	for i := range r.wal {
+		r.wal[i] = t.TempDir()
+	}
+	t.Cleanup(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, p := range append(r.procs[:], r.gateway) {
+			if p != nil {
+				p.Kill()
+			}
+		}
+	})
+	return r
+}
+
+func (r *rig) addr() string { return fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(r.t)) }
+
+// start starts a processor in slot, on the slot's WAL directory, retrying
+// for 30 s while it cannot (Redis restarting).
+func (r *rig) start(slot int) {
+	r.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		addr := r.addr()
+		p, err := Start(fmt.Sprintf("processor %d", slot), r.bin, addr, filepath.Join(r.logDir, fmt.Sprintf("slot-%d.log", slot)),
+			"run", "--brokers", strings.Join(r.kafka.Seeds, ","), "--redis", r.redis.Addr, "--env", env,
+			"--wal-dir", r.wal[slot], "--wal-max-age", walMaxAge.String(), "--http", addr, "--create-topics",
+			// kfake topics made by testenv carry no configs.
+			"--allow-uncompacted-output",
+			"--config", r.boards, "--log-level", "warn",
+			// The hysteresis without dwell, grace or margin, so that the last
+			// list of every room equals the model's top 7 once the run ends
+			// (as in internal/chaos).
+			"--dwell", "0", "--grace", "0", "--margin", "0", "--max-future-skew", "1m", "--lag-interval", "1s")
+		if err == nil {
+			r.mu.Lock()
+			r.procs[slot] = p
+			r.starts++
+			r.mu.Unlock()
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func (r *rig) startGateway() {
+	r.t.Helper()
+	addr := r.addr()
+	p, err := Start("gateway", r.bin, addr, filepath.Join(r.logDir, "gateway.log"),
+		"gateway", "--brokers", strings.Join(r.kafka.Seeds, ","), "--http", addr, "--gateway-insecure",
+		"--route-default", env, "--log-level", "warn")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.gateway = p
+}
+
+// fault is one fault injected during the soak.
+type fault struct {
+	at, took time.Duration // since the soak began; until cleared
+	what     string
+}
+
+// injectFaults injects one fault every r.faultEvery until ctx ends, in
+// turn: a processor SIGKILLed and restarted on its WAL 1 s later, redis-server
+// SIGKILLed and restarted with its data 1 s later, and 3 s of broker errors
+// on produce, fetch and offset commit requests (retriable ones, so that the
+// clients retry as against a real broker, and a share of produce requests
+// failed outright, which the gateway answers 503 and the driver retries).
+func (r *rig) injectFaults(ctx context.Context, every time.Duration, began time.Time) []fault {
+	var out []fault
+	for n := 0; ; n++ {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-time.After(every):
+		}
+		f := fault{at: time.Since(began)}
+		switch n % 3 {
+		case 0:
+			slot := (n / 3) % slots
+			r.mu.Lock()
+			p := r.procs[slot]
+			r.procs[slot] = nil
+			r.mu.Unlock()
+			p.Kill()
+			time.Sleep(time.Second)
+			r.start(slot)
+			f.what = fmt.Sprintf("processor %d SIGKILL, restart", slot)
+		case 1:
+			r.redis.Kill()
+			time.Sleep(time.Second)
+			r.redis.Restart(true)
+			f.what = "redis-server SIGKILL, restart with its data"
+		case 2:
+			fh := r.kafka.Fault(
+				kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Err: kerr.NotLeaderForPartition, Count: 40},
+				kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Err: kerr.InvalidRecord, Count: 20},
+				kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Err: kerr.NotLeaderForPartition, Count: 20},
+				kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Err: kerr.CoordinatorLoadInProgress, Count: 10},
+			)
+			time.Sleep(3 * time.Second)
+			fh.Remove()
+			f.what = fmt.Sprintf("broker errors, %d requests failed", fh.Hits())
+		}
+		f.took = time.Since(began) - f.at
+		out = append(out, f)
+	}
+}
+
+// sample observes the rig once.
+func (r *rig) sample(cl *http.Client, adm *kadm.Client, rc *redis.Client, began time.Time, drv *Driver) Sample {
+	s := Sample{At: time.Since(began), Accepted: float64(drv.OK.Load())}
+	r.mu.Lock()
+	procs := r.procs
+	gw := r.gateway
+	r.mu.Unlock()
+	for _, p := range procs {
+		if p == nil {
+			continue
+		}
+		if g, err := p.Scrape(cl); err == nil {
+			s.ProcRSS += g.RSS
+			s.ProcGoroutines += g.Goroutines
+			s.ProcOpenFiles += g.OpenFiles
+			s.Procs++
+		}
+	}
+	if g, err := gw.Scrape(cl); err == nil {
+		s.GatewayRSS, s.GatewayGor, s.GatewayFiles = g.RSS, g.Goroutines, g.OpenFiles
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if info, err := rc.InfoMap(ctx, "memory").Result(); err == nil {
+		s.RedisMemory, _ = strconv.ParseFloat(info["Memory"]["used_memory"], 64)
+	}
+	for _, d := range r.wal {
+		n, _ := DirBytes(d)
+		s.WALBytes += float64(n)
+	}
+	s.Lag = math.NaN()
+	if lags, err := adm.Lag(ctx, group); err == nil {
+		if l, ok := lags[group]; ok && l.Error() == nil {
+			s.Lag = float64(l.Lag.Total())
+		}
+	}
+	return s
+}
+
+// TestSoak runs the gateway, three processors and the leaderboards for
+// ROSTRUM_SOAK_MINUTES at half the flat-out rate through the gateway, with
+// a fault every few minutes, sampling each process's RSS, goroutines and
+// open files, Redis's memory, the WALs' size and the consumer lag. After
+// the warm-up each must be flat (Slopes), and at the end the state must
+// equal the model of what the input topics hold: nothing lost, nothing
+// applied twice, and every record of every request the gateway answered
+// 2xx in the topics. make soak runs it; docs/RELIABILITY.md "Soak" has the
+// figures of a 30-minute run.
+//
+// The flat-out rate is measured first, on the same path: ROSTRUM_SOAK_CALIBRATE
+// (20 s) of 64 clients posting as fast as the gateway answers while the
+// processors consume. Half of it is the soak's rate.
+func TestSoak(t *testing.T) {
+	set := readSettings(t)
+	r := newRig(t)
+	for slot := range slots {
+		r.start(slot)
+	}
+	r.startGateway()
+	src := NewSource(env, 100000)
+	drv := NewDriver(src, r.gateway.Addr, 64)
+
+	calCtx, cancel := context.WithTimeout(t.Context(), set.calibrate)
+	calStart := time.Now()
+	calOK := drv.Run(calCtx, 64, 0)
+	cancel()
+	flat := float64(calOK) / time.Since(calStart).Seconds()
+	rate := flat / 2
+	t.Logf("flat-out through the gateway: %.0f records/s (%d in %s, 64 clients); the soak offers %.0f records/s", flat, calOK, set.calibrate, rate)
+	// The calibration left a backlog (the processors share the two cores
+	// with the gateway); the soak starts once it is consumed, so that the
+	// warm-up is the processes' own and not the backlog's.
+	r.kafka.WaitCaughtUp(t, group, 9, 5*time.Minute, "logs in "+r.logDir)
+
+	began := time.Now()
+	runCtx, stopRun := context.WithTimeout(t.Context(), set.run)
+	defer stopRun()
+	var samples []Sample
+	var faults []fault
+	var wg sync.WaitGroup
+	wg.Add(2)
+	mcl := &http.Client{Timeout: 2 * time.Second}
+	adm := kadm.NewClient(r.kafka.Client())
+	rc := r.redis.Client()
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(set.sampleEvery)
+		defer tick.Stop()
+		for {
+			samples = append(samples, r.sample(mcl, adm, rc, began, drv))
+			select {
+			case <-runCtx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		faults = r.injectFaults(runCtx, set.faultEvery, began)
+	}()
+	soakOK := drv.Run(runCtx, 32, rate)
+	wg.Wait()
+	took := time.Since(began)
+	achieved := float64(soakOK) / took.Seconds()
+
+	// Drain: every slot runs, the group commits everything, the
+	// hysteresis settles; then everything stops cleanly.
+	for slot := range slots {
+		if r.procs[slot] == nil {
+			r.start(slot)
+		}
+	}
+	r.kafka.WaitCaughtUp(t, group, 9, 10*time.Minute, "logs in "+r.logDir)
+	waitSettled(t, rc, r.logDir)
+	for slot := range slots {
+		if err := r.procs[slot].Stop(); err != nil {
+			t.Errorf("%v; logs in %s", err, r.logDir)
+		}
+		r.procs[slot] = nil
+	}
+	if err := r.gateway.Stop(); err != nil {
+		t.Errorf("%v; logs in %s", err, r.logDir)
+	}
+	r.gateway = nil
+
+	var inputs []*kgo.Record
+	for _, topic := range r.topics.Inputs() {
+		inputs = append(inputs, r.kafka.ReadAll(topic)...)
+	}
+	rec, err := src.Reconcile(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := chaos.NewInput(env, 7, rec.Trace, model.New(codec.NewMeeting(codec.DefaultEpoch)))
+	if in.Boards, err = chaos.Boards(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := chaos.Check(context.Background(), rc, r.kafka.ReadAll(r.topics.TopN), r.kafka.ReadAll(r.topics.DLQ), inputs, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slopes := Slopes(samples, set.warmup)
+
+	// The figures.
+	t.Logf("soak: %s paced run after a %s calibration; warm-up %s; samples every %s; a fault every %s",
+		set.run, set.calibrate, set.warmup, set.sampleEvery, set.faultEvery)
+	t.Logf("offered %.0f records/s (half of %.0f flat out), achieved %.0f records/s answered 2xx", rate, flat, achieved)
+	t.Logf("gateway: %d requests, %d answered 2xx, %d 4xx, %d 5xx or failed (retried); %d trace records retried, %d never answered 2xx/4xx (the run ended)",
+		drv.Requests.Load(), drv.OK.Load(), drv.Refused.Load(), drv.Failed.Load(), rec.Retried, rec.Unanswered)
+	t.Logf("topics: %d input records (%d events); %d records of 2xx answers missing; %d records no request sent; %d generated records left out (bad arrays over several rooms)",
+		len(inputs), countEvents(rec), rec.LostN, rec.UnexpectedN, rec.Skipped)
+	t.Logf("model: %d rooms, %d members (%d ranked); outputs %d (%d identical repeats); DLQ %d (%d distinct); boards: %d records with board events (%d late), %d rankings, %d ranked members compared",
+		rep.Rooms, rep.Members, rep.Ranked, rep.Outputs, rep.Repeats, rep.DLQ, rep.DLQDistinct, rep.BoardRecords, rep.BoardLate, rep.BoardRankings, rep.BoardEntries)
+	t.Logf("faults: %d; processes started %d", len(faults), r.starts)
+	var marks []time.Duration
+	for _, f := range faults {
+		marks = append(marks, f.at)
+		t.Logf("  %6s +%-6s %s", f.at.Round(time.Second), f.took.Round(100*time.Millisecond), f.what)
+	}
+	t.Logf("slopes after the warm-up (flat: growth over the window ≤ %.0f %% of the mean, or ≤ the floor):", 100*MaxDrift)
+	flatAll := true
+	for _, s := range slopes {
+		verdict := "flat"
+		if !s.Flat {
+			verdict, flatAll = "NOT FLAT", false
+		}
+		t.Logf("  %-28s mean %10.1f %-7s slope %+10.2f/h  drift %+9.1f (floor %g)  %s",
+			s.Metric.Name, s.Mean, s.Metric.Unit, s.PerHour, s.Drift, s.Metric.Floor, verdict)
+	}
+	t.Logf("lost %d", rep.Lost+rec.LostN)
+	t.Logf("applied twice %d", rep.AppliedTwice)
+	t.Logf("board mismatches %d, slot moves %d", rep.Mismatch, rep.Moved)
+
+	if set.csv != "" {
+		f, err := os.Create(set.csv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteCSV(f, samples); err != nil {
+			t.Error(err)
+		}
+		f.Close()
+	}
+	if set.chart != "" {
+		title := fmt.Sprintf("rostrum soak: %s at %.0f records/s through the gateway (half of flat out), a fault every %s",
+			set.run.Round(time.Minute), rate, set.faultEvery)
+		if err := WriteChart(set.chart, title, samples, set.warmup, slopes, marks); err != nil {
+			t.Error(err)
+		}
+	}
+
+	for _, p := range rep.Problems {
+		t.Error(p)
+	}
+	for _, l := range rec.Lost {
+		t.Errorf("answered 2xx, not in the topic: %s", l)
+	}
+	for _, u := range rec.Unexpected {
+		t.Errorf("in the topic, never sent: %s", u)
+	}
+	if !rep.OK() || rec.LostN > 0 || rec.UnexpectedN > 0 {
+		t.Errorf("lost %d (gateway %d), applied twice %d, board mismatches %d; logs in %s", rep.Lost+rec.LostN, rec.LostN, rep.AppliedTwice, rep.Mismatch, r.logDir)
+	}
+	if !flatAll {
+		t.Errorf("a figure is not flat after the warm-up (see the slopes above)")
+	}
+	if len(faults) == 0 {
+		t.Errorf("no fault was injected: ROSTRUM_SOAK_FAULT_EVERY %s is longer than the run", set.faultEvery)
+	}
+}
+
+func countEvents(rec *Reconciled) int {
+	n := 0
+	for _, r := range rec.Trace {
+		n += len(r.Events)
+	}
+	return n
+}
+
+// waitSettled waits until no room's stable list waits for its hysteresis
+// timer (the due set, sink/due.go, is empty).
+func waitSettled(t *testing.T, rc *redis.Client, logDir string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		n, err := rc.ZCard(context.Background(), "rostrum:"+env+":due").Result()
+		if err == nil && n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rooms still due after a minute (%v); logs in %s", n, err, logDir)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
