@@ -216,6 +216,9 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	switch bd.kind {
 	case Periodic:
 		kind = "p"
+		if bd.compact {
+			kind = "c"
+		}
 	case Total:
 		kind = "t"
 	}

@@ -1,6 +1,7 @@
 package board
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/rostrumhq/rostrum/codec"
@@ -49,6 +50,10 @@ type Board struct {
 	res          time.Duration // first-reached resolution
 	rb           int           // bits of the reached field (first-reached)
 	maxTotal     int64         // largest total the score orders exactly
+	// compact: the score holds the member state (a periodic first-reached
+	// board at 1 ms); the member hash keeps only the members whose score
+	// does not (docs/DESIGN.md §8 "Memory").
+	compact bool
 }
 
 // Name returns the board's name.
@@ -120,6 +125,30 @@ func (b *Board) Horizon() time.Time {
 		return time.Time{}
 	}
 	return b.epoch.Add(time.Duration(1<<b.rb) * b.res)
+}
+
+// ScoreHoldsState reports whether the board keeps a member's total and
+// reached time in its score alone (a periodic first-reached board at 1 ms
+// resolution): its member hash holds only the members whose total is
+// below the floor or beyond max-total.
+func (b *Board) ScoreHoldsState() bool { return b.compact }
+
+// unscore returns the total and reached time (Unix ms) a first-reached
+// score encodes, origin being the period start: exact for a compact board's
+// members missing from the member hash.
+func (b *Board) unscore(score float64, origin int64) (total, reached int64) {
+	s, r := int64(score), int64(1)<<b.rb
+	t := floorDiv(s, r)
+	return t, origin + (r-1-(s-t*r))*b.res.Milliseconds()
+}
+
+// compactArg is the reached bits settle.lua decodes states from ("" for
+// a board whose member hash holds every state).
+func (b *Board) compactArg() string {
+	if !b.compact {
+		return ""
+	}
+	return strconv.Itoa(b.rb)
 }
 
 // Counts reports whether the board counts events of type t.

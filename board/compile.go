@@ -141,6 +141,9 @@ func compileOne(c *Config, now time.Time) (*Board, error) {
 	if err := b.compileDecay(c); err != nil {
 		return nil, err
 	}
+	// At 1 ms the score holds the exact reached time of a periodic board;
+	// coarser, a set board could not tell a newer event of the same unit.
+	b.compact = b.kind == Periodic && b.firstReached && b.res == time.Millisecond
 	return b, nil
 }
 

@@ -121,6 +121,7 @@ type target struct {
 	zset   string
 	state  string
 	base   string // decay boards: the base hash
+	origin int64  // periodic: the period start, origin of the reached time in the score
 }
 
 func (s *Store) target(board, period, window string) (target, error) {
@@ -157,7 +158,7 @@ func (s *Store) target(board, period, window string) (target, error) {
 					ErrUnknownPeriod, period, board, cur.Label, b.retention)
 			}
 		}
-		t.period = p.Label
+		t.period, t.origin = p.Label, p.Start.UnixMilli()
 		t.zset, t.state = P+"p:"+p.Label+":z", P+"p:"+p.Label+":m"
 		return t, nil
 	}
@@ -216,7 +217,11 @@ func (s *Store) read(ctx context.Context, t target, mode string, a any, n int) (
 			x, _ := strconv.ParseFloat(f[i], 64)
 			return int64(x)
 		}
-		if t.b.kind == Periodic || t.b.kind == Total {
+		if st == "" && t.b.compact {
+			sc, _ := vals[k+2].(string)
+			x, _ := strconv.ParseFloat(sc, 64)
+			e.Total, e.ReachedAt = t.b.unscore(x, t.origin)
+		} else if t.b.kind == Periodic || t.b.kind == Total {
 			e.Total, e.ReachedAt = num(0), num(1)
 		} else {
 			e.ReachedAt, e.Total = num(0), num(1+t.window)

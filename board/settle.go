@@ -125,7 +125,7 @@ func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *Settl
 	closedAt := p.End.Add(b.grace).UnixMilli()
 	expireAt := p.End.Add(time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).UnixMilli()
 	args := []any{s.gen, p.Label, closedAt, b.settleTop, s.page, expireAt, p.Start.UnixMilli(), b.settleRetention,
-		`{"board":` + string(head) + `,"period":` + string(per), b.scale, b.floorArg()}
+		`{"board":` + string(head) + `,"period":` + string(per), b.scale, b.floorArg(), b.compactArg()}
 	for {
 		cmds, err := s.eval(ctx, settleLua, 1, func(int) ([]string, []any) { return keys, args })
 		if err != nil {

@@ -33,6 +33,8 @@ func testBoards(t testing.TB) []*board.Board {
 			Period: "week", WeekStart: "sunday", TZ: "Asia/Shanghai", Tie: "first-reached"},
 		{Name: "month-set", Events: []string{"score"}, Member: "user_id", Op: "set", Kind: "periodic",
 			Period: "month", TZ: "Europe/Berlin"},
+		{Name: "hour-capped", Events: []string{"gift", "trade"}, Member: "user_id", Kind: "periodic", Period: "hour",
+			Tie: "first-reached", MaxTotal: 120, Retention: 2},
 		{Name: "rolling-5m", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Minute,
 			Slices: 5, Tie: "first-reached", Grace: dur(20 * time.Second)},
 		{Name: "trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,

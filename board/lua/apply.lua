@@ -4,8 +4,9 @@
 -- KEYS: 1 the board's watermark hash (P .. 'w'); every other key is built
 --       from the prefix P and carries the same hash tag; every key the
 --       script may touch is declared (see applyKeys in store.go)
--- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'r'
---       rolling and windows, 't' total), 4 op, 5 tie (1/0), 6 rb, 7 res
+-- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'c'
+--       periodic whose score holds the state, 'r' rolling and windows,
+--       't' total), 4 op, 5 tie (1/0), 6 rb, 7 res
 --       ms, 8 max total (decay: max sum), 9 origin (rolling and total:
 --       epoch ms), 10 windows, 11 parts, 12 removal check ('R': the
 --       call removes from a rolling board's slices, 'S': from a periodic
@@ -43,6 +44,11 @@
 -- was not given it answers {'replan'} before writing anything.
 --
 -- Totals are sums kept exactly; the score ranks max(sum, floor) (score.lua).
+-- On a periodic board of kind 'c' (first-reached at 1 ms) the score holds
+-- the total and the reached time: the member hash keeps only the members
+-- whose score does not (a sum below the floor or beyond max total), and a
+-- member found there in the older "always" layout leaves it at its next
+-- change.
 -- On a rolling board a member whose window sum is 0 is not ranked there.
 --
 -- A total board keeps one ranking (P .. 'T:z', states P .. 'T:m') and its
@@ -67,7 +73,8 @@
 
 local P = ARGV[1]
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return {'reset'} end
-local periodic, istotal, op = ARGV[3] == 'p', ARGV[3] == 't', ARGV[4]
+local periodic, istotal, op = ARGV[3] == 'p' or ARGV[3] == 'c', ARGV[3] == 't', ARGV[4]
+local compact = ARGV[3] == 'c'
 setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[13])
 local origin0, nwin, nparts = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local halfLife, base = tonumber(ARGV[15]), nil
@@ -177,6 +184,9 @@ local function addEntries(zk, mk, ik, org, ne, mult)
       if st then
         local sp = string.find(st, ' ', 1, true)
         total, reached = tonumber(string.sub(st, 1, sp - 1)), tonumber(string.sub(st, sp + 1))
+      elseif compact then
+        local sc = redis.call('ZSCORE', zk, member)
+        if sc then total, reached = unscore(tonumber(sc), org) end
       end
       local changed = true
       if not total then
@@ -193,7 +203,11 @@ local function addEntries(zk, mk, ik, org, ne, mult)
         total = clampsum(total)
       end
       if changed then
-        redis.call('HSET', mk, member, fmt(total) .. ' ' .. fmt(reached))
+        if not compact or not exact(total) then
+          redis.call('HSET', mk, member, fmt(total) .. ' ' .. fmt(reached))
+        elseif st then
+          redis.call('HDEL', mk, member)
+        end
         redis.call('ZADD', zk, score(total, reached, org), member)
       end
     end
