@@ -1,6 +1,7 @@
 package board
 
 import (
+	"math"
 	"strconv"
 	"time"
 
@@ -30,8 +31,9 @@ type Board struct {
 	settleRetention int
 
 	// rolling and windows
-	slice       time.Duration
-	windows     []int64  // slices per window, ascending
+	slice       time.Duration // the board's slice: the finest, dividing every window's
+	windows     []int64       // slices per window, each of its own slice length
+	wratio      []int64       // per window: its slice length / slice (1: the board's slices)
 	windowNames []string // "3m", "1h", … (rolling: the one window)
 	epoch       time.Time
 
@@ -98,8 +100,22 @@ func (b *Board) Slice() time.Duration { return b.slice }
 // ("3m", "10m", "1h", …), shortest first; nil for a periodic board.
 func (b *Board) Windows() []string { return append([]string(nil), b.windowNames...) }
 
-// WindowSlices returns the number of slices of each window, shortest first.
+// WindowSlices returns the number of slices of each window, shortest first,
+// each counted in the window's own slice (WindowSliceLengths).
 func (b *Board) WindowSlices() []int64 { return append([]int64(nil), b.windows...) }
+
+// WindowSliceLengths returns the slice length of each window, shortest
+// window first: the board's slice unless the window names its own.
+func (b *Board) WindowSliceLengths() []time.Duration {
+	out := make([]time.Duration, len(b.wratio))
+	for j, q := range b.wratio {
+		out[j] = time.Duration(q) * b.slice
+	}
+	return out
+}
+
+// windowSliceMs returns window j's slice length in milliseconds.
+func (b *Board) windowSliceMs(j int) int64 { return b.wratio[j] * b.slice.Milliseconds() }
 
 // Epoch returns a rolling, windows or total board's first-reached origin
 // (and a decay board's half-life origin).
@@ -198,7 +214,7 @@ func (b *Board) Window(w string) (int, bool) {
 	}
 	if d, err := time.ParseDuration(w); err == nil {
 		for i, n := range b.windows {
-			if time.Duration(n)*b.slice == d {
+			if time.Duration(n*b.wratio[i])*b.slice == d {
 				return i, true
 			}
 		}
@@ -213,11 +229,12 @@ func (b *Board) SliceOf(ms int64) int64 { return floorDiv(ms, b.slice.Millisecon
 // SliceStart returns the Unix millisecond at which slice s starts.
 func (b *Board) SliceStart(s int64) int64 { return s * b.slice.Milliseconds() }
 
-// ExpiredThrough returns, for window w, the last slice that has left it at
-// now (grace included): a slice s has left when now ≥ end of the last window
-// that held it + grace, that is s ≤ floor((now-grace)/slice) - slices(w).
+// ExpiredThrough returns, for window w, the last of its slices (counted in
+// its own slice length g) that has left it at now (grace included): a slice
+// s has left when now ≥ end of the last window that held it + grace, that
+// is s ≤ floor((now-grace)/g) - slices(w).
 func (b *Board) ExpiredThrough(w int, now time.Time) int64 {
-	return b.SliceOf(now.Add(-b.grace).UnixMilli()) - b.windows[w]
+	return floorDiv(now.Add(-b.grace).UnixMilli(), b.windowSliceMs(w)) - b.windows[w]
 }
 
 // LateAt returns when an event of Unix millisecond ms becomes late: for a
@@ -234,8 +251,14 @@ func (b *Board) LateAt(ms int64) time.Time {
 	case b.kind == Total:
 		return time.Time{}
 	}
-	s := b.SliceOf(ms)
-	return time.UnixMilli(b.SliceStart(s + b.windows[len(b.windows)-1])).Add(b.grace)
+	// The window that keeps the event longest: the longest, unless a
+	// shorter one with a coarser slice outlasts it.
+	at := int64(math.MinInt64)
+	for j, n := range b.windows {
+		g := b.windowSliceMs(j)
+		at = max(at, (floorDiv(ms, g)+n)*g)
+	}
+	return time.UnixMilli(at).Add(b.grace)
 }
 
 // NextReset returns when the board next changes by time alone: the end of

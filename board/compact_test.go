@@ -115,7 +115,7 @@ func TestScoreHoldsState(t *testing.T) {
 	apply(codec.Event{UserID: "u-1", Value: 30, TS: ms(2 * time.Minute)},
 		codec.Event{UserID: "u-2", Value: 80, TS: ms(3 * time.Minute)},
 		codec.Event{UserID: "u-2", Value: 70, TS: ms(3 * time.Minute)}, // 150: beyond max-total
-		codec.Event{UserID: "u-3", Value: -5, TS: ms(4 * time.Minute)},  // below the floor 0
+		codec.Event{UserID: "u-3", Value: -5, TS: ms(4 * time.Minute)}, // below the floor 0
 		codec.Event{UserID: "u-1", Value: 12, TS: ms(5 * time.Minute)})
 	check("first batch")
 	if got := hashed(); !slices.Equal(got, []string{"u-2", "u-3", "u-old"}) {

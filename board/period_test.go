@@ -146,7 +146,7 @@ func TestCompileErrors(t *testing.T) {
 			c.Tie = "first-reached"
 			c.MaxTotal = 1 << 25
 		}, "boards[0].max-total: 33554432 needs 26 bits"},
-		{func(c *Config) { c.Kind = "windows"; c.Slices = 0; c.Windows = []time.Duration{90 * time.Minute} }, "boards[0].windows:"},
+		{func(c *Config) { c.Kind = "windows"; c.Slices = 0; c.Windows = Lengths(90 * time.Minute) }, "boards[0].windows:"},
 		// total boards and decay
 		{func(c *Config) { c.Kind = "total" }, "boards[0].slice: only rolling and windows boards have slices"},
 		{func(c *Config) { c.Kind, c.Slice, c.Slices, c.Settle = "total", 0, 0, "true" }, "boards[0].settle:"},

@@ -38,7 +38,7 @@
 -- other entries) takes the member out of the periods it lists (a period
 -- being copied by settle.lua: deferred into P .. 'd', which settle.lua
 -- applies when the copy ends), of every window, of the member hash and of
--- every slice; with settled, out of every settled snapshot kept (the one
+-- every slice of every slice set; with settled, out of every settled snapshot kept (the one
 -- being copied: deferred as 'S <member>'). The slices and snapshots are
 -- read by the caller to declare their keys: when the script finds one it
 -- was not given it answers {'replan'} before writing anything.
@@ -57,6 +57,11 @@
 -- already multiplied by its weight's mantissa) times 2^(bucket − base);
 -- a sum is clamped at the max sum (counted as saturated).
 --
+-- A rolling or windows event goes into the slice of each window's slice
+-- set (slices.lua) that holds it, and into each window that has not
+-- subtracted that slice yet. An event with an id is counted in a slice set
+-- only if it is new to its slice's id set there.
+--
 -- An event of a period that settlement froze (P .. 'st' field 'frozen', see
 -- settle.lua), of a slice every window has subtracted, or of a half-life
 -- below a decay board's base is late: not counted, and reported with its
@@ -70,13 +75,15 @@
 --! include score.lua
 --! include ranges.lua
 --! include decay.lua
+--! include slices.lua
 
 local P = ARGV[1]
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return {'reset'} end
 local periodic, istotal, op = ARGV[3] == 'p' or ARGV[3] == 'c', ARGV[3] == 't', ARGV[4]
 local compact = ARGV[3] == 'c'
 setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[13])
-local origin0, nwin, nparts = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local origin0, nparts = tonumber(ARGV[9]), tonumber(ARGV[11])
+local nwin, wq, gq = windows(ARGV[10])
 local halfLife, base = tonumber(ARGV[15]), nil
 if istotal and halfLife then base = rebase(P, tonumber(ARGV[16])) end
 local i = 17
@@ -85,11 +92,15 @@ local i = 17
 if ARGV[12] ~= '' then
   local declared = {}
   for _, k in ipairs(KEYS) do declared[k] = true end
-  local set, pre = P .. 'SL', P .. 'S:'
-  if ARGV[12] == 'R' then set, pre = P .. 's', P .. 's:' end
-  local list = redis.call('ZRANGE', set, 0, -1)
-  for _, x in ipairs(list) do
-    if not declared[pre .. x] then return {'replan'} end
+  local sets = {{P .. 'SL', P .. 'S:'}}
+  if ARGV[12] == 'R' then
+    sets = {}
+    for _, q in ipairs(gq) do sets[#sets+1] = {sliceset(P, q), sliceset(P, q) .. ':'} end
+  end
+  for _, sp in ipairs(sets) do
+    for _, x in ipairs(redis.call('ZRANGE', sp[1], 0, -1)) do
+      if not declared[sp[2] .. x] then return {'replan'} end
+    end
   end
 end
 
@@ -131,8 +142,11 @@ local function removeMember(member, settled, labels)
   end
   for j = 1, nwin do redis.call('ZREM', P .. 'z:' .. (j-1), member) end
   redis.call('HDEL', P .. 'm', member)
-  for _, sl in ipairs(redis.call('ZRANGE', P .. 's', 0, -1)) do
-    redis.call('HDEL', P .. 's:' .. sl, member)
+  for _, q in ipairs(gq) do
+    local set = sliceset(P, q)
+    for _, sl in ipairs(redis.call('ZRANGE', set, 0, -1)) do
+      redis.call('HDEL', set .. ':' .. sl, member)
+    end
   end
 end
 local applied, skipped, dup, late, closed = 0, 0, 0, 0, 0
@@ -242,36 +256,58 @@ local function totalBucket(pi, bucket, org, exp, ne)
   redis.call('PEXPIREAT', ik, exp)
 end
 
+-- rollingBucket counts a board slice's entries: into the slice of each
+-- slice set some window still takes it from (gs: per window, its slice)
+-- and into those windows.
 local function rollingBucket(pi, bucket, ne)
   local s = tonumber(bucket)
-  local take, any = {}, false
+  local take, any, gs, gkey = {}, false, {}, {}
   for j = 1, nwin do
-    if L[j] == nil or s > L[j] then take[j] = true; any = true end
+    gs[j] = math.floor(s / wq[j])
+    if L[j] == nil or gs[j] > L[j] then
+      take[j] = true; any = true
+      if not gkey[wq[j]] then
+        local set = sliceset(P, wq[j])
+        gkey[wq[j]] = set .. ':' .. fmt(gs[j])
+        redis.call('ZADD', set, gs[j], fmt(gs[j]))
+      end
+    end
   end
   if not any then
     lateBucket(pi, bucket, ne)
     return
   end
-  local sk, mk = P .. 's:' .. bucket, P .. 'm'
-  redis.call('ZADD', P .. 's', s, bucket)
+  local mk = P .. 'm'
   for e = 0, ne - 1 do
     local k = i + 5 * e
     local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
-    if covered(k) then -- luacheck: ignore 542
-      -- applied before
-    elseif id ~= '' and redis.call('SADD', sk .. ':i', id) == 0 then
-      dup = dup + 1
-    else
+    local new = gkey -- the slice sets that count the entry
+    if covered(k) then
+      new = nil -- applied before
+    elseif id ~= '' then
+      new = nil
+      for _, q in ipairs(gq) do
+        if gkey[q] and redis.call('SADD', gkey[q] .. ':i', id) == 1 then
+          new = new or {}
+          new[q] = gkey[q]
+        end
+      end
+      if not new then dup = dup + 1 end
+    end
+    if new then
       applied = applied + 1
-      redis.call('HINCRBY', sk, member, v)
+      for _, q in ipairs(gq) do
+        if new[q] then redis.call('HINCRBY', new[q], member, v) end
+      end
       local st = rparse(redis.call('HGET', mk, member), nwin)
       local moved = ts > st[1]
       if moved then st[1] = ts end
       for j = 1, nwin do
-        if take[j] then st[j+1] = st[j+1] + v end
+        local tj = take[j] and new[wq[j]] ~= nil
+        if tj then st[j+1] = st[j+1] + v end
         if st[j+1] == 0 then
-          if take[j] then redis.call('ZREM', P .. 'z:' .. (j-1), member) end
-        elseif take[j] or moved then
+          if tj then redis.call('ZREM', P .. 'z:' .. (j-1), member) end
+        elseif tj or moved then
           redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
         end
       end
