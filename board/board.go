@@ -34,7 +34,7 @@ type Board struct {
 	slice       time.Duration // the board's slice: the finest, dividing every window's
 	windows     []int64       // slices per window, each of its own slice length
 	wratio      []int64       // per window: its slice length / slice (1: the board's slices)
-	windowNames []string // "3m", "1h", … (rolling: the one window)
+	windowNames []string      // "3m", "1h", … (rolling: the one window)
 	epoch       time.Time
 
 	// corrections and decimals (corrections.go)

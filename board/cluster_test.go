@@ -36,7 +36,7 @@ func TestSlotMigrationNeverApplyHalf(t *testing.T) {
 		{Name: "week", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached"},
 		{Name: "trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Hour,
-			Windows: board.Lengths(2 * time.Hour, 6 * time.Hour)},
+			Windows: board.Lengths(2*time.Hour, 6*time.Hour)},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ func correctionBoards(t testing.TB) []*board.Board {
 		{Name: "rolling-net", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Minute, Slices: 5,
 			Tie: "first-reached", AllowNegative: true, Floor: "none", Scale: 10, Grace: dur(20 * time.Second)},
 		{Name: "windows-floor", Events: []string{"score", "gift"}, Member: "user_id", Kind: "windows", Slice: time.Minute,
-			Windows: board.Lengths(3 * time.Minute, 10 * time.Minute), AllowNegative: true, Floor: "-2.5", Scale: 1000},
+			Windows: board.Lengths(3*time.Minute, 10*time.Minute), AllowNegative: true, Floor: "-2.5", Scale: 1000},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func TestMemoryPerMember(t *testing.T) {
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached"},
 		{Name: "item-trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: board.Lengths(3 * time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour)},
+			Windows: board.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour)},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -38,9 +38,9 @@ func testBoards(t testing.TB) []*board.Board {
 		{Name: "rolling-5m", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Minute,
 			Slices: 5, Tie: "first-reached", Grace: dur(20 * time.Second)},
 		{Name: "trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: board.Lengths(3 * time.Minute, 10 * time.Minute, time.Hour), Grace: dur(10 * time.Second)},
+			Windows: board.Lengths(3*time.Minute, 10*time.Minute, time.Hour), Grace: dur(10 * time.Second)},
 		{Name: "trades-tie", Events: []string{"trade", "gift"}, Member: "user_id", Kind: "windows", Slice: 2 * time.Minute,
-			Windows: board.Lengths(4 * time.Minute, 20 * time.Minute), Tie: "first-reached", MaxTotal: 150},
+			Windows: board.Lengths(4*time.Minute, 20*time.Minute), Tie: "first-reached", MaxTotal: 150},
 	})
 	if err != nil {
 		t.Fatal(err)
