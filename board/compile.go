@@ -259,6 +259,12 @@ func (b *Board) compileRolling(c *Config) error {
 			}
 		}
 	}
+	if slice == 0 {
+		if b.kind == Windows {
+			return fieldErr("slice", "is required unless every window names its own slice ({length: 24h, slice: 1h})")
+		}
+		return fieldErr("slice", "is required: the slice length, 1m..24h, dividing a day")
+	}
 	if err := checkSlice("slice", slice); err != nil {
 		return err
 	}

@@ -39,6 +39,15 @@ func testBoards(t testing.TB) []*board.Board {
 			Slices: 5, Tie: "first-reached", Grace: dur(20 * time.Second)},
 		{Name: "trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
 			Windows: board.Lengths(3*time.Minute, 10*time.Minute, time.Hour), Grace: dur(10 * time.Second)},
+		// Windows with slices of their own: two share the 2m slices, and a
+		// short window with a coarse slice keeps an event longer than the
+		// longest one.
+		{Name: "trades-own", Events: []string{"trade", "gift"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
+			Windows: []board.Window{{Length: 3 * time.Minute}, {Length: 8 * time.Minute, Slice: 2 * time.Minute},
+				{Length: 20 * time.Minute, Slice: 2 * time.Minute}, {Length: time.Hour, Slice: 10 * time.Minute}},
+			Tie: "first-reached", Grace: dur(10 * time.Second)},
+		{Name: "coarse-first", Events: []string{"trade"}, Member: "user_id", Kind: "windows",
+			Windows: []board.Window{{Length: 10 * time.Minute, Slice: 10 * time.Minute}, {Length: 12 * time.Minute, Slice: 2 * time.Minute}}},
 		{Name: "trades-tie", Events: []string{"trade", "gift"}, Member: "user_id", Kind: "windows", Slice: 2 * time.Minute,
 			Windows: board.Lengths(4*time.Minute, 20*time.Minute), Tie: "first-reached", MaxTotal: 150},
 	})
