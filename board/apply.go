@@ -320,7 +320,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 			keys = append(keys, sliceSetKey(P, q))
 		}
 		for j := range bd.windows {
-			keys = append(keys, P+"z:"+strconv.Itoa(j))
+			keys = append(keys, windowKey(P, j))
 		}
 	}
 	seen := map[int64]bool{}
@@ -331,7 +331,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 				for _, l := range e.rm.labels {
 					if !labels[l] {
 						labels[l] = true
-						keys = append(keys, P+"p:"+l+":z", P+"p:"+l+":m")
+						keys = append(keys, periodKey(P, l, "z"), periodKey(P, l, "m"))
 					}
 				}
 				continue
@@ -341,8 +341,8 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 			}
 			seen[e.bucket] = true
 			if bd.kind == Periodic {
-				base := P + "p:" + b.periods[c.board][e.bucket].label + ":"
-				keys = append(keys, base+"z", base+"m", base+"i")
+				l := b.periods[c.board][e.bucket].label
+				keys = append(keys, periodKey(P, l, "z"), periodKey(P, l, "m"), periodKey(P, l, "i"))
 			} else if bd.kind == Total {
 				keys = append(keys, P+"T:i:"+strconv.FormatInt(e.bucket, 10))
 			} else {

@@ -13,7 +13,7 @@
 // A rolling board ranks the last N slices; a windows board keeps several
 // such windows, each over slices of its own length (a multiple q of the
 // board's slice; by default the board's): windows of one length share a
-// slice set (slicekeys.go). Slices are aligned to UTC (a slice divides a
+// slice set (keys.go). Slices are aligned to UTC (a slice divides a
 // day, so one starts at every 00:00 UTC); slice s of length g holds the
 // event times [s·g, (s+1)·g) in Unix milliseconds. An event is added on
 // arrival to its slice's hash in every slice set a window still takes it

@@ -76,7 +76,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 				keys = append(keys, sliceSetKey(P, q))
 			}
 			for j := range b.windows {
-				keys = append(keys, P+"z:"+strconv.Itoa(j))
+				keys = append(keys, windowKey(P, j))
 			}
 			args := []any{P, tie, b.rb, b.res.Milliseconds(), b.maxTotal, b.epoch.UnixMilli(), b.windowsArg(), b.floorArg(), boolArg(b.allowNeg), b.slice.Milliseconds()}
 			for j := range b.windows {

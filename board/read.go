@@ -159,7 +159,7 @@ func (s *Store) target(board, period, window string) (target, error) {
 			}
 		}
 		t.period, t.origin = p.Label, p.Start.UnixMilli()
-		t.zset, t.state = P+"p:"+p.Label+":z", P+"p:"+p.Label+":m"
+		t.zset, t.state = periodKey(P, p.Label, "z"), periodKey(P, p.Label, "m")
 		return t, nil
 	}
 	if period != "" {
@@ -170,7 +170,7 @@ func (s *Store) target(board, period, window string) (target, error) {
 		return target{}, fmt.Errorf("%w: board %s has windows %s, not %q", ErrUnknownWindow, board, strings.Join(b.windowNames, ", "), window)
 	}
 	t.window = j
-	t.zset, t.state = P+"z:"+strconv.Itoa(j), P+"m"
+	t.zset, t.state = windowKey(P, j), P+"m"
 	return t, nil
 }
 

@@ -5,6 +5,10 @@ import (
 	"strings"
 )
 
+// Key building for the board keys listed in doc.go ("Redis keys"), for the
+// keys whose names carry a period, window or slice; the board's own keys are
+// Store.prefix + a fixed suffix. The scripts build the same names from P.
+//
 // The slice sets of rolling and windows boards (lua/slices.lua). Each
 // window keeps slices of its own length, q times the board's slice; the
 // windows of one q share one slice set:
@@ -17,6 +21,15 @@ import (
 // where P is Store.prefix and <slice> counts slices of that set's length.
 // A board without per-window slices has only the q = 1 set: the layout of
 // earlier versions.
+
+// periodKey returns the key of a periodic board's period label: part
+// "z" (the ranking), "m" (member states) or "i" (event ids). P is
+// Store.prefix.
+func periodKey(P, label, part string) string { return P + "p:" + label + ":" + part }
+
+// windowKey returns the key of a rolling or windows board's window j
+// ranking; the member states of every window are in P+"m".
+func windowKey(P string, j int) string { return P + "z:" + strconv.Itoa(j) }
 
 // sliceSetKey returns the key of the zset of slices kept q board slices
 // long.
