@@ -240,7 +240,8 @@ func (b *Board) ExpiredThrough(w int, now time.Time) int64 {
 // LateAt returns when an event of Unix millisecond ms becomes late: for a
 // periodic board its period's end + grace; for a rolling or windows board
 // when its slice leaves the largest window + grace; for a decay board when
-// the base passes its half-life (decay.go). A total board without decay
+// the base passes its half-life (decay.go; a rolling decay board: whichever
+// comes first). A total board without decay
 // never finds an event late: the zero time.
 func (b *Board) LateAt(ms int64) time.Time {
 	switch {
@@ -258,7 +259,11 @@ func (b *Board) LateAt(ms int64) time.Time {
 		g := b.windowSliceMs(j)
 		at = max(at, (floorDiv(ms, g)+n)*g)
 	}
-	return time.UnixMilli(at).Add(b.grace)
+	at += b.grace.Milliseconds()
+	if b.halfLife > 0 { // a rolling decay board: also when the base passes its half-life
+		at = min(at, b.decayLateAt(b.halfLifeOf(ms)))
+	}
+	return time.UnixMilli(at)
 }
 
 // NextReset returns when the board next changes by time alone: the end of

@@ -25,9 +25,9 @@ func correctionBoards(t testing.TB) []*board.Board {
 		{Name: "strict", Events: []string{"gift", "score"}, Member: "user_id", Kind: "periodic", Period: "day", Tie: "first-reached"},
 		{Name: "rolling-net", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Minute, Slices: 5,
 			Tie: "first-reached", AllowNegative: true, Floor: "none", Scale: 10, Grace: dur(20 * time.Second)},
-		{Name: "windows-own", Events: []string{"gift"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
+		{Name: "windows-own", Events: []string{"score"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
 			Windows:       []board.Window{{Length: 4 * time.Minute, Slice: 2 * time.Minute}, {Length: 15 * time.Minute, Slice: 3 * time.Minute}},
-			AllowNegative: true, Floor: "none", Grace: dur(20 * time.Second)},
+			AllowNegative: true, Floor: "none", Scale: 1000, Grace: dur(20 * time.Second)},
 		{Name: "windows-floor", Events: []string{"score", "gift"}, Member: "user_id", Kind: "windows", Slice: time.Minute,
 			Windows: board.Lengths(3*time.Minute, 10*time.Minute), AllowNegative: true, Floor: "-2.5", Scale: 1000},
 	})

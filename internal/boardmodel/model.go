@@ -83,7 +83,8 @@ type boardState struct {
 	last    []int64          // rolling: last subtracted slice per window
 	set     []bool
 
-	tot *totalState // total boards (total.go)
+	tot *totalState   // total boards (total.go)
+	rd  *rollingDecay // rolling decay boards (rolling_decay.go)
 
 	// settlement (periodic boards that settle)
 	frozen  Period // the newest settled period; zero before the first
@@ -93,6 +94,7 @@ type boardState struct {
 type acc struct{ total, reached int64 }
 
 type ev struct {
+	slice     int64   // the board's slice (rolling decay boards: their one window's)
 	slices    []int64 // per window: the event's slice in the window's slice length
 	member    string
 	value, ts int64
@@ -209,13 +211,23 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 				late = append(late, LateEvent{Board: b.Name(), Event: i})
 				continue
 			}
+			decay := b.HalfLife() > 0
+			var belowBase bool
+			if decay {
+				l, inRedis := m.decayLate(bi, e.TS, rt)
+				if l && !inRedis {
+					late = append(late, LateEvent{Board: b.Name(), Event: i})
+					continue
+				}
+				belowBase = l
+			}
 			acc := make([]bool, len(ws))
 			any := false
 			for j := range ws {
 				acc[j] = !st.set[j] || sl[j] > st.last[j]
 				any = any || acc[j]
 			}
-			if !any {
+			if !any || belowBase {
 				late = append(late, LateEvent{Board: b.Name(), Event: i, InRedis: true})
 				continue
 			}
@@ -237,7 +249,11 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 					continue // a duplicate
 				}
 			}
-			st.events = append(st.events, ev{slices: sl, member: member, value: value, ts: e.TS, accepted: acc})
+			s := floorDiv(e.TS, b.Slice().Milliseconds()) // the board's slice (a decay board's one window)
+			if decay && !m.addDecay(bi, s, member, value, e.TS) {
+				continue // saturated
+			}
+			st.events = append(st.events, ev{slice: s, slices: sl, member: member, value: value, ts: e.TS, accepted: acc})
 		}
 		if counted {
 			st.wm[tp] = offset
@@ -281,7 +297,8 @@ func (m *Model) Periods(boardIdx int) []string {
 	return out
 }
 
-// Ranking returns a board's ranking: of period label (periodic) or window j.
+// Ranking returns a board's ranking: of period label (periodic) or window j
+// (not of decay boards: TotalRanking, RollingDecayRanking).
 func (m *Model) Ranking(boardIdx int, period string, window int) []Entry {
 	b, st := m.boards[boardIdx], m.st[boardIdx]
 	var out []Entry
