@@ -93,7 +93,9 @@ func (b *Board) SettleRetention() int { return b.settleRetention }
 // still accepted.
 func (b *Board) Grace() time.Duration { return b.grace }
 
-// Slice returns a rolling or windows board's slice length (0 for periodic).
+// Slice returns a rolling or windows board's slice length (0 for periodic):
+// on a windows board the finest, which every window's slice is a multiple
+// of (WindowSliceLengths).
 func (b *Board) Slice() time.Duration { return b.slice }
 
 // Windows returns the names of a rolling or windows board's windows

@@ -66,8 +66,8 @@ func (b *Board) sliceSets() []int64 {
 // the board's slices, else "k:q1,…,qk".
 func (b *Board) windowsArg() string {
 	n := strconv.Itoa(len(b.windows))
-	if len(b.sliceSets()) <= 1 && (len(b.wratio) == 0 || b.wratio[0] == 1) {
-		return n
+	if own := b.sliceSets(); len(own) == 0 || len(own) == 1 && own[0] == 1 {
+		return n // the layout of boards without per-window slices
 	}
 	qs := make([]string, len(b.wratio))
 	for j, q := range b.wratio {
