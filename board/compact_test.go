@@ -29,11 +29,14 @@ func TestScoreHoldsState(t *testing.T) {
 		{Name: "hourly", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour",
 			Tie: "first-reached", MaxTotal: 100, AllowNegative: true, SettleTop: 10},
 		{Name: "hourly-none", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour", AllowNegative: true},
+		// No floor: a negative sum is exact in the score too.
+		{Name: "hourly-net", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour",
+			Tie: "first-reached", AllowNegative: true, Floor: "none", SettleTop: 10},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bs[0].ScoreHoldsState() || bs[1].ScoreHoldsState() {
+	if !bs[0].ScoreHoldsState() || bs[1].ScoreHoldsState() || !bs[2].ScoreHoldsState() {
 		t.Fatalf("ScoreHoldsState: first-reached %v, tie none %v", bs[0].ScoreHoldsState(), bs[1].ScoreHoldsState())
 	}
 	t0 := time.Date(2027, 5, 3, 10, 0, 0, 0, time.UTC)
@@ -59,6 +62,14 @@ func TestScoreHoldsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := rdb.ZAdd(ctx, nkey+"z", redis.Z{Score: 40, Member: "u-old"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	xkey := "rostrum:test:board:{hourly-net}:p:" + label + ":"
+	if err := rdb.HSet(ctx, xkey+"m", "u-old", "40 "+strconv.FormatInt(oldAt, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	netR := float64(int64(1) << bs[2].ReachedBits())
+	if err := rdb.ZAdd(ctx, xkey+"z", redis.Z{Score: 40*netR + netR - 1 - float64(oldAt-t0.UnixMilli()), Member: "u-old"}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	m.Record("seed", 0, 0, now, []codec.Event{{UserID: "u-old", Type: codec.TypeGift, Value: 40, TS: oldAt}})
@@ -127,6 +138,10 @@ func TestScoreHoldsState(t *testing.T) {
 	check("second batch")
 	if got := hashed(); len(got) != 0 {
 		t.Fatalf("member hash holds %v, want none: every score holds its state", got)
+	}
+	// Without a floor, u-3's -5 then 3 never needed the hash.
+	if n := rdb.HLen(ctx, xkey+"m").Val(); n != 0 {
+		t.Fatalf("board without a floor: %d states in the hash, want none", n)
 	}
 	// The tie: none board keeps every state in its hash.
 	if n := rdb.HLen(ctx, nkey+"m").Val(); n != 4 {
