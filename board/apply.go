@@ -42,7 +42,7 @@ type Late struct {
 // not find applied.
 //
 // A call with remove events declares the keys they touch: slices holds
-// the slices of a rolling board and snaps the settled periods of a
+// the slice keys of a rolling board (every slice set) and snaps the settled periods of a
 // periodic board, read just before (removalPlan); a script that finds
 // more refuses the call ("replan") and it is read and sent again.
 //
@@ -229,6 +229,9 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	switch bd.kind {
 	case Periodic:
 		kind = "p"
+		if bd.compact {
+			kind = "c"
+		}
 	case Total:
 		kind = "t"
 	}
@@ -248,7 +251,7 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 		maxt, halfLife, target = codec.MaxAmount, strconv.FormatInt(bd.halfLife.Milliseconds(), 10), strconv.FormatInt(bd.decayTarget(s.now()), 10)
 	}
 	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), maxt,
-		bd.epoch.UnixMilli(), len(bd.windows), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target}
+		bd.epoch.UnixMilli(), bd.windowsArg(), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target}
 	type fkey struct {
 		bucket int64
 		member string
@@ -328,9 +331,12 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 	} else if bd.kind == Total {
 		keys = append(keys, P+"T:z", P+"T:m", P+"T:b")
 	} else {
-		keys = append(keys, P+"x", P+"s", P+"m")
+		keys = append(keys, P+"x", P+"m")
+		for _, q := range bd.sliceSets() {
+			keys = append(keys, sliceSetKey(P, q))
+		}
 		for j := range bd.windows {
-			keys = append(keys, P+"z:"+strconv.Itoa(j))
+			keys = append(keys, windowKey(P, j))
 		}
 		if bd.halfLife > 0 {
 			keys = append(keys, P+"b")
@@ -344,7 +350,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 				for _, l := range e.rm.labels {
 					if !labels[l] {
 						labels[l] = true
-						keys = append(keys, P+"p:"+l+":z", P+"p:"+l+":m")
+						keys = append(keys, periodKey(P, l, "z"), periodKey(P, l, "m"))
 					}
 				}
 				continue
@@ -354,13 +360,15 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 			}
 			seen[e.bucket] = true
 			if bd.kind == Periodic {
-				base := P + "p:" + b.periods[c.board][e.bucket].label + ":"
-				keys = append(keys, base+"z", base+"m", base+"i")
+				l := b.periods[c.board][e.bucket].label
+				keys = append(keys, periodKey(P, l, "z"), periodKey(P, l, "m"), periodKey(P, l, "i"))
 			} else if bd.kind == Total {
 				keys = append(keys, P+"T:i:"+strconv.FormatInt(e.bucket, 10))
 			} else {
-				sk := P + "s:" + strconv.FormatInt(e.bucket, 10)
-				keys = append(keys, sk, sk+":i")
+				for _, q := range bd.sliceSets() {
+					sk := sliceKey(P, q, floorDiv(e.bucket, q))
+					keys = append(keys, sk, sk+":i")
+				}
 			}
 		}
 	}
@@ -368,9 +376,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 		if bd.kind == Periodic {
 			keys = append(keys, P+"d", P+"SL")
 		}
-		for _, sl := range c.slices {
-			keys = append(keys, P+"s:"+sl)
-		}
+		keys = append(keys, c.slices...)
 		for _, l := range c.snaps {
 			keys = append(keys, P+"S:"+l)
 		}
@@ -386,6 +392,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 	type read struct {
 		k   int
+		set string // the zset read: its members are suffixes of set+":"
 		cmd *redis.StringSliceCmd
 	}
 	var reads []read
@@ -395,9 +402,13 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 		bd := b.boards[calls[k].board]
 		switch {
 		case (any || calls[k].rebase) && (bd.kind == Rolling || bd.kind == Windows):
-			reads = append(reads, read{k, pp.ZRange(ctx, s.prefix(bd)+"s", 0, -1)})
+			calls[k].slices = nil
+			for _, q := range bd.sliceSets() {
+				set := sliceSetKey(s.prefix(bd), q)
+				reads = append(reads, read{k, set, pp.ZRange(ctx, set, 0, -1)})
+			}
 		case settled && bd.kind == Periodic:
-			reads = append(reads, read{k, pp.ZRange(ctx, s.prefix(bd)+"SL", 0, -1)})
+			reads = append(reads, read{k, "", pp.ZRange(ctx, s.prefix(bd)+"SL", 0, -1)})
 		}
 	}
 	if len(reads) == 0 {
@@ -410,7 +421,9 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 		if b.boards[calls[r.k].board].kind == Periodic {
 			calls[r.k].snaps = r.cmd.Val()
 		} else {
-			calls[r.k].slices = r.cmd.Val()
+			for _, sl := range r.cmd.Val() {
+				calls[r.k].slices = append(calls[r.k].slices, r.set+":"+sl)
+			}
 		}
 	}
 	return nil

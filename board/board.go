@@ -1,6 +1,8 @@
 package board
 
 import (
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/rostrumhq/rostrum/codec"
@@ -29,9 +31,10 @@ type Board struct {
 	settleRetention int
 
 	// rolling and windows
-	slice       time.Duration
-	windows     []int64  // slices per window, ascending
-	windowNames []string // "3m", "1h", … (rolling: the one window)
+	slice       time.Duration // the board's slice: the finest, dividing every window's
+	windows     []int64       // slices per window, each of its own slice length
+	wratio      []int64       // per window: its slice length / slice (1: the board's slices)
+	windowNames []string      // "3m", "1h", … (rolling: the one window)
 	epoch       time.Time
 
 	// corrections and decimals (corrections.go)
@@ -49,6 +52,10 @@ type Board struct {
 	res          time.Duration // first-reached resolution
 	rb           int           // bits of the reached field (first-reached)
 	maxTotal     int64         // largest total the score orders exactly
+	// compact: the score holds the member state (a periodic first-reached
+	// board at 1 ms); the member hash keeps only the members whose score
+	// does not (docs/DESIGN.md §8 "Memory").
+	compact bool
 }
 
 // Name returns the board's name.
@@ -86,15 +93,31 @@ func (b *Board) SettleRetention() int { return b.settleRetention }
 // still accepted.
 func (b *Board) Grace() time.Duration { return b.grace }
 
-// Slice returns a rolling or windows board's slice length (0 for periodic).
+// Slice returns a rolling or windows board's slice length (0 for periodic):
+// on a windows board the finest, which every window's slice is a multiple
+// of (WindowSliceLengths).
 func (b *Board) Slice() time.Duration { return b.slice }
 
 // Windows returns the names of a rolling or windows board's windows
 // ("3m", "10m", "1h", …), shortest first; nil for a periodic board.
 func (b *Board) Windows() []string { return append([]string(nil), b.windowNames...) }
 
-// WindowSlices returns the number of slices of each window, shortest first.
+// WindowSlices returns the number of slices of each window, shortest first,
+// each counted in the window's own slice (WindowSliceLengths).
 func (b *Board) WindowSlices() []int64 { return append([]int64(nil), b.windows...) }
+
+// WindowSliceLengths returns the slice length of each window, shortest
+// window first: the board's slice unless the window names its own.
+func (b *Board) WindowSliceLengths() []time.Duration {
+	out := make([]time.Duration, len(b.wratio))
+	for j, q := range b.wratio {
+		out[j] = time.Duration(q) * b.slice
+	}
+	return out
+}
+
+// windowSliceMs returns window j's slice length in milliseconds.
+func (b *Board) windowSliceMs(j int) int64 { return b.wratio[j] * b.slice.Milliseconds() }
 
 // Epoch returns a rolling, windows or total board's first-reached origin
 // (and a decay board's half-life origin).
@@ -120,6 +143,30 @@ func (b *Board) Horizon() time.Time {
 		return time.Time{}
 	}
 	return b.epoch.Add(time.Duration(1<<b.rb) * b.res)
+}
+
+// ScoreHoldsState reports whether the board keeps a member's total and
+// reached time in its score alone (a periodic first-reached board at 1 ms
+// resolution): its member hash holds only the members whose total is
+// below the floor or beyond max-total.
+func (b *Board) ScoreHoldsState() bool { return b.compact }
+
+// unscore returns the total and reached time (Unix ms) a first-reached
+// score encodes, origin being the period start: exact for a compact board's
+// members missing from the member hash.
+func (b *Board) unscore(score float64, origin int64) (total, reached int64) {
+	s, r := int64(score), int64(1)<<b.rb
+	t := floorDiv(s, r)
+	return t, origin + (r-1-(s-t*r))*b.res.Milliseconds()
+}
+
+// compactArg is the reached bits settle.lua decodes states from ("" for
+// a board whose member hash holds every state).
+func (b *Board) compactArg() string {
+	if !b.compact {
+		return ""
+	}
+	return strconv.Itoa(b.rb)
 }
 
 // Counts reports whether the board counts events of type t.
@@ -169,7 +216,7 @@ func (b *Board) Window(w string) (int, bool) {
 	}
 	if d, err := time.ParseDuration(w); err == nil {
 		for i, n := range b.windows {
-			if time.Duration(n)*b.slice == d {
+			if time.Duration(n*b.wratio[i])*b.slice == d {
 				return i, true
 			}
 		}
@@ -184,11 +231,12 @@ func (b *Board) SliceOf(ms int64) int64 { return floorDiv(ms, b.slice.Millisecon
 // SliceStart returns the Unix millisecond at which slice s starts.
 func (b *Board) SliceStart(s int64) int64 { return s * b.slice.Milliseconds() }
 
-// ExpiredThrough returns, for window w, the last slice that has left it at
-// now (grace included): a slice s has left when now ≥ end of the last window
-// that held it + grace, that is s ≤ floor((now-grace)/slice) - slices(w).
+// ExpiredThrough returns, for window w, the last of its slices (counted in
+// its own slice length g) that has left it at now (grace included): a slice
+// s has left when now ≥ end of the last window that held it + grace, that
+// is s ≤ floor((now-grace)/g) - slices(w).
 func (b *Board) ExpiredThrough(w int, now time.Time) int64 {
-	return b.SliceOf(now.Add(-b.grace).UnixMilli()) - b.windows[w]
+	return floorDiv(now.Add(-b.grace).UnixMilli(), b.windowSliceMs(w)) - b.windows[w]
 }
 
 // LateAt returns when an event of Unix millisecond ms becomes late: for a
@@ -206,8 +254,14 @@ func (b *Board) LateAt(ms int64) time.Time {
 	case b.kind == Total:
 		return time.Time{}
 	}
-	s := b.SliceOf(ms)
-	at := b.SliceStart(s+b.windows[len(b.windows)-1]) + b.grace.Milliseconds()
+	// The window that keeps the event longest: the longest, unless a
+	// shorter one with a coarser slice outlasts it.
+	at := int64(math.MinInt64)
+	for j, n := range b.windows {
+		g := b.windowSliceMs(j)
+		at = max(at, (floorDiv(ms, g)+n)*g)
+	}
+	at += b.grace.Milliseconds()
 	if b.halfLife > 0 { // a rolling decay board: also when the base passes its half-life
 		at = min(at, b.decayLateAt(b.halfLifeOf(ms)))
 	}

@@ -24,7 +24,8 @@ import (
 // still there), failed on the first moved key after writing member totals,
 // and counted them again when the batch was retried after the migration.
 // Scripts must be refused whole instead, and the boards must equal the
-// model afterwards.
+// model afterwards: also a first-reached week board, whose scores hold
+// the member states, and a windows board with two slice sets.
 func TestSlotMigrationNeverApplyHalf(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test skipped in -short mode")
@@ -36,7 +37,10 @@ func TestSlotMigrationNeverApplyHalf(t *testing.T) {
 		{Name: "week", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached"},
 		{Name: "trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Hour,
-			Windows: []time.Duration{2 * time.Hour, 6 * time.Hour}},
+			Windows: board.Lengths(2*time.Hour, 6*time.Hour)},
+		// Windows with slices of their own: two slice sets in the slot.
+		{Name: "trades-own", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Hour,
+			Windows: []board.Window{{Length: 2 * time.Hour}, {Length: 6 * time.Hour, Slice: 3 * time.Hour}}},
 	})
 	if err != nil {
 		t.Fatal(err)

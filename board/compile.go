@@ -141,6 +141,9 @@ func compileOne(c *Config, now time.Time) (*Board, error) {
 	if err := b.compileDecay(c); err != nil {
 		return nil, err
 	}
+	// At 1 ms the score holds the exact reached time of a periodic board;
+	// coarser, a set board could not tell a newer event of the same unit.
+	b.compact = b.kind == Periodic && b.firstReached && b.res == time.Millisecond
 	return b, nil
 }
 
@@ -243,13 +246,29 @@ func (b *Board) compileRolling(c *Config) error {
 	case c.SettleTop != 0 || c.SettleRetention != 0:
 		return fieldErr("settle-top", "only periodic boards settle their periods")
 	}
-	if c.Slice < time.Minute || c.Slice > 24*time.Hour {
-		return fieldErr("slice", "%s must be between 1m and 24h", fmtDur(c.Slice))
+	slice := c.Slice
+	if slice == 0 && b.kind == Windows && len(c.Windows) > 0 {
+		// Every window names its slice: the board's is the shortest.
+		for _, w := range c.Windows {
+			if w.Slice == 0 {
+				slice = 0
+				break
+			}
+			if slice == 0 || w.Slice < slice {
+				slice = w.Slice
+			}
+		}
 	}
-	if c.Slice%time.Second != 0 || (24*time.Hour)%c.Slice != 0 {
-		return fieldErr("slice", "%s does not divide a day", fmtDur(c.Slice))
+	if slice == 0 {
+		if b.kind == Windows {
+			return fieldErr("slice", "is required unless every window names its own slice ({length: 24h, slice: 1h})")
+		}
+		return fieldErr("slice", "is required: the slice length, 1m..24h, dividing a day")
 	}
-	b.slice = c.Slice
+	if err := checkSlice("slice", slice); err != nil {
+		return err
+	}
+	b.slice = slice
 	if b.kind == Rolling {
 		if len(c.Windows) != 0 {
 			return fieldErr("windows", "a rolling board has one window of slices; use kind: windows for several")
@@ -257,7 +276,7 @@ func (b *Board) compileRolling(c *Config) error {
 		if c.Slices < 1 || c.Slices > 100000 {
 			return fieldErr("slices", "%d must be between 1 and 100000", c.Slices)
 		}
-		b.windows = []int64{int64(c.Slices)}
+		b.windows, b.wratio = []int64{int64(c.Slices)}, []int64{1}
 	} else {
 		if c.Slices != 0 {
 			return fieldErr("slices", "a windows board lists its windows under windows:")
@@ -265,22 +284,37 @@ func (b *Board) compileRolling(c *Config) error {
 		if len(c.Windows) == 0 || len(c.Windows) > 16 {
 			return fieldErr("windows", "1 to 16 windows are required, got %d", len(c.Windows))
 		}
+		var prev time.Duration
 		for j, w := range c.Windows {
-			if w <= 0 || w%c.Slice != 0 {
-				return fieldErr("windows", "%s is not a multiple of the slice %s", fmtDur(w), fmtDur(c.Slice))
+			ws := w.Slice
+			if ws == 0 {
+				ws = b.slice
+			} else {
+				field := fmt.Sprintf("windows[%d].slice", j)
+				if err := checkSlice(field, ws); err != nil {
+					return err
+				}
+				if ws%b.slice != 0 {
+					return fieldErr(field, "%s is not a multiple of the board's slice %s", fmtDur(ws), fmtDur(b.slice))
+				}
 			}
-			n := int64(w / c.Slice)
+			if w.Length <= 0 || w.Length%ws != 0 {
+				return fieldErr("windows", "%s is not a multiple of the slice %s", fmtDur(w.Length), fmtDur(ws))
+			}
+			n := int64(w.Length / ws)
 			if n > 100000 {
-				return fieldErr("windows", "%s is more than 100000 slices", fmtDur(w))
+				return fieldErr("windows", "%s is more than 100000 slices", fmtDur(w.Length))
 			}
-			if j > 0 && n <= b.windows[j-1] {
-				return fieldErr("windows", "%s must be longer than the window before it", fmtDur(w))
+			if j > 0 && w.Length <= prev {
+				return fieldErr("windows", "%s must be longer than the window before it", fmtDur(w.Length))
 			}
+			prev = w.Length
 			b.windows = append(b.windows, n)
+			b.wratio = append(b.wratio, int64(ws/b.slice))
 		}
 	}
-	for _, n := range b.windows {
-		b.windowNames = append(b.windowNames, fmtDur(time.Duration(n)*b.slice))
+	for j, n := range b.windows {
+		b.windowNames = append(b.windowNames, fmtDur(time.Duration(n*b.wratio[j])*b.slice))
 	}
 	b.epoch = codec.DefaultEpoch // the origin of rolling and windows boards' slices
 	if !c.Epoch.IsZero() {
@@ -361,6 +395,17 @@ func (b *Board) compileTie(c *Config, now time.Time) error {
 	// The layout itself is codec's, so its checks apply too.
 	if _, err := codec.NewFirstReached(uint8(codec.MaxBits - b.rb)); err != nil {
 		return fieldErr("max-total", "%v", err)
+	}
+	return nil
+}
+
+// checkSlice checks a slice length: 1m..24h, whole seconds, dividing a day.
+func checkSlice(field string, d time.Duration) error {
+	if d < time.Minute || d > 24*time.Hour {
+		return fieldErr(field, "%s must be between 1m and 24h", fmtDur(d))
+	}
+	if d%time.Second != 0 || (24*time.Hour)%d != 0 {
+		return fieldErr(field, "%s does not divide a day", fmtDur(d))
 	}
 	return nil
 }

@@ -16,9 +16,14 @@ type Config struct {
 
 	// Rolling and windows boards. Slices are aligned to UTC: a slice
 	// divides a day, so every day starts a slice at 00:00 UTC.
-	Slice   time.Duration   `yaml:"slice"`   // slice length, 1m..24h, dividing a day; required
-	Slices  int             `yaml:"slices"`  // rolling: window = the current slice and the slices-1 before it; required
-	Windows []time.Duration `yaml:"windows"` // windows: each a multiple of slice, ascending; required
+	//
+	// Slice is the slice length, 1m..24h, dividing a day: required, except
+	// on a windows board whose every window names its own slice (then the
+	// shortest of them). A window without a slice of its own keeps the
+	// board's.
+	Slice   time.Duration `yaml:"slice"`
+	Slices  int           `yaml:"slices"`  // rolling: window = the current slice and the slices-1 before it; required
+	Windows []Window      `yaml:"windows"` // windows: 1..16, ascending lengths; required
 
 	// Periodic boards.
 	Period    string `yaml:"period"`     // hour | day | week | month; required
@@ -77,6 +82,43 @@ type Config struct {
 	// Decay ranks a total board by a score that halves every half-life
 	// (decay.go, docs/DESIGN.md §8 "Decay"); nil: no decay.
 	Decay *Decay `yaml:"decay"`
+}
+
+// Window is one window of a windows board, written in YAML as its length
+// ("3m") or as {length: 24h, slice: 1h}. A window keeps slices of its own
+// length, so a long window need not keep a short window's many slices: it
+// gives up precision instead (its first slice leaves it whole, up to one
+// slice early or late), and stays exact at its own slice.
+type Window struct {
+	Length time.Duration `yaml:"length"` // a multiple of Slice; required
+	// Slice is the window's slice: 1m..24h, dividing a day, a multiple of
+	// the board's slice. 0: the board's slice.
+	Slice time.Duration `yaml:"slice"`
+}
+
+// UnmarshalYAML reads a window written as a duration ("10m") or as a
+// mapping ({length: 24h, slice: 1h}).
+func (w *Window) UnmarshalYAML(unmarshal func(any) error) error {
+	var raw any
+	if err := unmarshal(&raw); err != nil {
+		return err
+	}
+	if _, ok := raw.(map[string]any); ok {
+		type plain Window // without this method
+		return unmarshal((*plain)(w))
+	}
+	*w = Window{}
+	return unmarshal(&w.Length)
+}
+
+// Lengths returns windows of the given lengths, each keeping the board's
+// slice: Windows: board.Lengths(3*time.Minute, time.Hour).
+func Lengths(ds ...time.Duration) []Window {
+	out := make([]Window, len(ds))
+	for i, d := range ds {
+		out[i].Length = d
+	}
+	return out
 }
 
 // Decay is a board's decay: {half-life: 7d}.

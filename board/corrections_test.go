@@ -25,8 +25,11 @@ func correctionBoards(t testing.TB) []*board.Board {
 		{Name: "strict", Events: []string{"gift", "score"}, Member: "user_id", Kind: "periodic", Period: "day", Tie: "first-reached"},
 		{Name: "rolling-net", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Minute, Slices: 5,
 			Tie: "first-reached", AllowNegative: true, Floor: "none", Scale: 10, Grace: dur(20 * time.Second)},
+		{Name: "windows-own", Events: []string{"score"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
+			Windows:       []board.Window{{Length: 4 * time.Minute, Slice: 2 * time.Minute}, {Length: 15 * time.Minute, Slice: 3 * time.Minute}},
+			AllowNegative: true, Floor: "none", Scale: 1000, Grace: dur(20 * time.Second)},
 		{Name: "windows-floor", Events: []string{"score", "gift"}, Member: "user_id", Kind: "windows", Slice: time.Minute,
-			Windows: []time.Duration{3 * time.Minute, 10 * time.Minute}, AllowNegative: true, Floor: "-2.5", Scale: 1000},
+			Windows: board.Lengths(3*time.Minute, 10*time.Minute), AllowNegative: true, Floor: "-2.5", Scale: 1000},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +45,7 @@ func correctionEvent(s *sim, at time.Time) codec.Event {
 		TS: at.Add(-time.Duration(r.Int64N(int64(70 * time.Second)))).UnixMilli()}
 	if r.IntN(12) == 0 {
 		ev.Type = codec.TypeRemove
-		names := []string{"refunds", "net", "strict", "rolling-net", "windows-floor", "refunds", "nope"}
+		names := []string{"refunds", "net", "strict", "rolling-net", "windows-floor", "windows-own", "refunds", "nope"}
 		ev.Board = names[r.IntN(len(names))]
 		return ev
 	}

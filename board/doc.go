@@ -11,13 +11,16 @@
 // carry an EXPIREAT.
 //
 // A rolling board ranks the last N slices; a windows board keeps several
-// such windows over the same slices. Slices are aligned to UTC (a slice
-// divides a day, so one starts at every 00:00 UTC); slice s holds the event
-// times [s·slice, (s+1)·slice) in Unix milliseconds. An event is added on
-// arrival to its slice's hash and to every window that still holds the
-// slice ("real time, a constant number of writes per event"). Store.Expire
-// subtracts a slice from a window once it has left it: when now ≥ (s +
-// slices(window))·slice + grace. The last subtracted slice of each window is
+// such windows, each over slices of its own length (a multiple q of the
+// board's slice; by default the board's): windows of one length share a
+// slice set (keys.go). Slices are aligned to UTC (a slice divides a
+// day, so one starts at every 00:00 UTC); slice s of length g holds the
+// event times [s·g, (s+1)·g) in Unix milliseconds. An event is added on
+// arrival to its slice's hash in every slice set a window still takes it
+// from, and to every window that still holds its slice ("real time, a
+// constant number of writes per event"). Store.Expire subtracts a slice
+// from a window once it has left it: when now ≥ (s + slices(window))·g +
+// grace. The last subtracted slice of each window is
 // recorded by the same script that subtracts, so expiry is atomic and
 // exactly once whoever calls it, however often, and it works while no event
 // arrives.
@@ -25,8 +28,8 @@
 // # Time: late events and grace
 //
 // Late is decided twice. Batch.Add compares the record's Kafka timestamp
-// with the event's period (end + grace) or slice (the time its largest
-// window drops it + grace): deterministic on replay. The Redis script checks
+// with the event's period (end + grace) or slice (the time the last
+// window to hold it drops it + grace): deterministic on replay. The Redis script checks
 // again atomically: an event for a slice at or below a window's last
 // subtracted slice is not added to that window, and when no window takes it
 // the event is late (Result.Late, and a per-board counter in Redis). Late
@@ -54,7 +57,11 @@
 //	reachedRel = floor((reached_at − origin) / tie-resolution)
 //
 // where rb = 53 − bits(max-total), so every score is an integer below 2^53,
-// exact in a double (codec.NewFirstReached is the layout). The origin is the
+// exact in a double (codec.NewFirstReached is the layout). A periodic
+// first-reached board at 1 ms (Board.ScoreHoldsState) reads a member's
+// total and reached time back from its score, so its member hash keeps
+// only the members the score cannot give back (a total beyond max-total, a
+// sum below the floor). The origin is the
 // period's start for periodic boards (rb covers the longest period of the
 // unit, DST included) and the board's epoch for rolling and windows boards
 // (which work until epoch + 2^rb·tie-resolution; Compile refuses a board
@@ -114,15 +121,16 @@
 //	rostrum:{env}:board:{name}:n              hash  counters: late, saturated, gaps_closed
 //	periodic, per period (label):
 //	rostrum:{env}:board:{name}:p:<label>:z    zset  member → score
-//	rostrum:{env}:board:{name}:p:<label>:m    hash  member → "total reached_at"
+//	rostrum:{env}:board:{name}:p:<label>:m    hash  member → "total reached_at" (ScoreHoldsState: only saturated or floored members)
 //	rostrum:{env}:board:{name}:p:<label>:i    set   event ids counted
 //	rolling and windows:
 //	rostrum:{env}:board:{name}:z:<j>          zset  window j: member → score
 //	rostrum:{env}:board:{name}:m              hash  member → "reached_at total_0 … total_k"
-//	rostrum:{env}:board:{name}:x              hash  window j → last subtracted slice
+//	rostrum:{env}:board:{name}:x              hash  window j → last subtracted slice (in its own slices)
 //	rostrum:{env}:board:{name}:s              zset  slices held (score = slice index)
 //	rostrum:{env}:board:{name}:s:<slice>      hash  member → sum of the slice
 //	rostrum:{env}:board:{name}:s:<slice>:i    set   event ids counted in the slice
+//	rostrum:{env}:board:{name}:q<q>:s…        the same, for windows whose slice is q board slices
 //	rostrum:{env}:board:{name}:b              hash  rolling decay boards: k the base, rebases: moves made
 //	total boards (decay.go):
 //	rostrum:{env}:board:{name}:T:z            zset  member → score (decay: the sum S)

@@ -12,7 +12,8 @@ import (
 
 // ExampleCompile compiles examples/boards.yaml, a board for every seed
 // scenario, as `rostrum run --config` does with the boards: key of its file,
-// and prints what each board became: its kind, its period or windows, and
+// and prints what each board became: its kind, its period or windows (and
+// each window's slice), and
 // with first-reached ties the split of the 53-bit score between the total
 // and the reached time (seed 001's weekly board: 23 bits of total above 30
 // bits of milliseconds), its scale and whether it takes refunds.
@@ -42,7 +43,7 @@ func ExampleCompile() {
 				line += fmt.Sprintf(", decay half-life %s, max total %d", b.HalfLife(), b.MaxTotal())
 			}
 		case board.Windows:
-			line += fmt.Sprintf(" %v of %s slices, grace %s", b.Windows(), b.Slice(), b.Grace())
+			line += fmt.Sprintf(" %v of %v slices, grace %s", b.Windows(), b.WindowSliceLengths(), b.Grace())
 		case board.Total:
 			if b.HalfLife() > 0 {
 				line += fmt.Sprintf(", decay half-life %s, max total %d", b.HalfLife(), b.MaxTotal())
@@ -65,7 +66,7 @@ func ExampleCompile() {
 	// weekly-received: periodic by week, 8 kept
 	// weekly-read: periodic by week, 8 kept
 	// weekly-passed: periodic by week, 8 kept
-	// item-trades: windows [3m 10m 1h 6h 24h] of 1m0s slices, grace 10s
+	// item-trades: windows [3m 10m 1h 6h 24h] of [1m0s 1m0s 5m0s 30m0s 1h0m0s] slices, grace 10s
 	// gifts-hour: periodic by hour, 24 kept; refunds; first-reached: max total 1073741823, reached bits 23
 	// gifts-day: periodic by day, 7 kept; refunds; first-reached: max total 67108863, reached bits 27
 	// gifts-week: periodic by week, 8 kept; refunds; first-reached: max total 8388607, reached bits 30

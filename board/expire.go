@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -72,9 +73,12 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 			if b.firstReached {
 				tie = "1"
 			}
-			keys := []string{P + "x", P + "s", P + "m", P + "n"}
+			keys := []string{P + "x", P + "m", P + "n"}
+			for _, q := range b.sliceSets() {
+				keys = append(keys, sliceSetKey(P, q))
+			}
 			for j := range b.windows {
-				keys = append(keys, P+"z:"+strconv.Itoa(j))
+				keys = append(keys, windowKey(P, j))
 			}
 			// A decay board ranks its sums as they are, below 2^53, and
 			// keeps a member's state while its newest slice is held, as
@@ -84,14 +88,14 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 			if b.halfLife > 0 {
 				maxt, keep = codec.MaxAmount, true
 			}
-			args := []any{P, tie, b.rb, b.res.Milliseconds(), maxt, b.epoch.UnixMilli(), len(b.windows), b.floorArg(), boolArg(keep), b.slice.Milliseconds()}
+			args := []any{P, tie, b.rb, b.res.Milliseconds(), maxt, b.epoch.UnixMilli(), b.windowsArg(), b.floorArg(), boolArg(keep), b.slice.Milliseconds()}
 			for j := range b.windows {
 				args = append(args, b.ExpiredThrough(j, now))
 			}
 			args = append(args, len(slices[k]))
-			for _, sl := range slices[k] {
-				keys = append(keys, P+"s:"+sl, P+"s:"+sl+":i")
-				args = append(args, sl)
+			for _, sk := range slices[k] {
+				keys = append(keys, sk, sk+":i")
+				args = append(args, strings.TrimPrefix(sk, P))
 			}
 			return keys, args
 		})
@@ -117,23 +121,30 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 	return res, nil
 }
 
-// expirePlan reads, for each board, the slices its expiry at now would
-// subtract from a window or delete: those above a window's last subtracted
-// slice and at or below the one it moves to, and those at or below the
-// lowest last subtracted slice after it.
+// expirePlan reads, for each board, the keys of the slices its expiry at
+// now would subtract from a window or delete: in each window's slice set,
+// those above the window's last subtracted slice and at or below the one it
+// moves to, and in each slice set those at or below the lowest last
+// subtracted slice of its windows after it.
 func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) ([][]string, error) {
 	p := s.rdb.Pipeline()
 	xs := make([]*redis.SliceCmd, len(boards))
-	ss := make([]*redis.ZSliceCmd, len(boards))
+	ss := make([][]*redis.ZSliceCmd, len(boards)) // per board, per slice set
 	for k, b := range boards {
 		fields := make([]string, len(b.windows))
-		var top int64
 		for j := range b.windows {
 			fields[j] = strconv.Itoa(j)
-			top = max(top, b.ExpiredThrough(j, now))
 		}
 		xs[k] = p.HMGet(ctx, s.prefix(b)+"x", fields...)
-		ss[k] = p.ZRangeByScoreWithScores(ctx, s.prefix(b)+"s", &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(top, 10)})
+		for _, q := range b.sliceSets() {
+			var top int64 = math.MinInt64
+			for j := range b.windows {
+				if b.wratio[j] == q {
+					top = max(top, b.ExpiredThrough(j, now))
+				}
+			}
+			ss[k] = append(ss[k], p.ZRangeByScoreWithScores(ctx, sliceSetKey(s.prefix(b), q), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(top, 10)}))
+		}
 	}
 	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
 		return nil, fmt.Errorf("board: expire: read slices: %w", err)
@@ -142,23 +153,29 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 	for k, b := range boards {
 		lo := make([]int64, len(b.windows)) // last subtracted slice before, per window
 		hi := make([]int64, len(b.windows)) // and after
-		var lmin int64 = math.MaxInt64
 		for j, v := range xs[k].Val() {
 			lo[j] = math.MinInt64
 			if sv, ok := v.(string); ok {
 				lo[j], _ = strconv.ParseInt(sv, 10, 64)
 			}
 			hi[j] = max(lo[j], b.ExpiredThrough(j, now))
-			lmin = min(lmin, hi[j])
 		}
-		for _, z := range ss[k].Val() {
-			sl := int64(z.Score)
-			need := sl <= lmin
-			for j := range lo {
-				need = need || sl > lo[j] && sl <= hi[j]
+		for g, q := range b.sliceSets() {
+			var lmin int64 = math.MaxInt64
+			for j := range b.windows {
+				if b.wratio[j] == q {
+					lmin = min(lmin, hi[j])
+				}
 			}
-			if need {
-				out[k] = append(out[k], z.Member.(string))
+			for _, z := range ss[k][g].Val() {
+				sl := int64(z.Score)
+				need := sl <= lmin
+				for j := range lo {
+					need = need || b.wratio[j] == q && sl > lo[j] && sl <= hi[j]
+				}
+				if need {
+					out[k] = append(out[k], sliceSetKey(s.prefix(b), q)+":"+z.Member.(string))
+				}
 			}
 		}
 	}

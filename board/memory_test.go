@@ -32,20 +32,20 @@ func usedMemory(t testing.TB, rdb *redis.Client) int64 {
 }
 
 // TestMemoryPerMember measures Redis memory per ranked member (README
-// "Leaderboards"): a weekly first-reached board with 100k users, and a
+// "Leaderboards"): a weekly first-reached board with 1M users, and a
 // windows board of 10k items over 60 one-minute slices and five windows.
-// It only reports; set ROSTRUM_MEASURE=1 to run it.
+// It only reports; set ROSTRUM_MEASURE=1 to run it (-run
+// TestMemoryPerMember/weekly-score for one board).
 func TestMemoryPerMember(t *testing.T) {
 	if os.Getenv("ROSTRUM_MEASURE") != "1" {
 		t.Skip("set ROSTRUM_MEASURE=1 to measure")
 	}
 	rdb := testenv.StartRedis(t).Client()
-	ctx := context.Background()
 	bs, err := board.Compile([]board.Config{
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached"},
 		{Name: "item-trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: []time.Duration{3 * time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour}},
+			Windows: board.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -53,34 +53,99 @@ func TestMemoryPerMember(t *testing.T) {
 	st := board.NewStore(rdb, "prod", bs)
 	now := time.Now()
 	measure := func(name string, members, perMember int, ev func(m, k int) codec.Event) {
-		before := usedMemory(t, rdb)
-		b := st.NewBatch()
-		off := int64(0)
-		for m := range members {
-			for k := range perMember {
-				if err := b.Add("t", 0, off, now, []codec.Event{ev(m, k)}); err != nil {
-					t.Fatal(err)
-				}
-				off++
-			}
-			if b.Len() >= 5000 {
-				if _, err := st.Apply(ctx, b); err != nil {
-					t.Fatal(err)
-				}
-				b.Reset()
-			}
-		}
-		if _, err := st.Apply(ctx, b); err != nil {
-			t.Fatal(err)
-		}
-		used := usedMemory(t, rdb) - before
-		t.Logf("%s: %d members, %d bytes, %d B per member", name, members, used, used/int64(members))
+		t.Run(name, func(t *testing.T) { measureOne(t, rdb, st, name, members, perMember, now, ev) })
 	}
 	ts := now.Add(-time.Second).UnixMilli()
-	measure("weekly-score", 100000, 3, func(m, k int) codec.Event {
+	measure("weekly-score", 1000000, 3, func(m, k int) codec.Event {
 		return codec.Event{RoomID: "r", UserID: fmt.Sprintf("u-%07d", m), Type: codec.TypeScore, Value: int64(1 + k), TS: ts - int64(k)}
 	})
 	measure("item-trades", 10000, 60, func(m, k int) codec.Event {
 		return codec.Event{RoomID: fmt.Sprintf("item-%06d", m), UserID: "u", Type: codec.TypeTrade, Value: 100, TS: now.Add(-time.Duration(k) * time.Minute).UnixMilli()}
 	})
+}
+
+// measureOne applies members × perMember events to a board of st and logs
+// the memory Redis grew by, per member.
+func measureOne(t *testing.T, rdb *redis.Client, st *board.Store, name string, members, perMember int, now time.Time, ev func(m, k int) codec.Event) {
+	ctx := context.Background()
+	before := usedMemory(t, rdb)
+	b := st.NewBatch()
+	off := int64(0)
+	for m := range members {
+		for k := range perMember {
+			if err := b.Add("t", 0, off, now, []codec.Event{ev(m, k)}); err != nil {
+				t.Fatal(err)
+			}
+			off++
+		}
+		if b.Len() >= 5000 {
+			if _, err := st.Apply(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+		}
+	}
+	if _, err := st.Apply(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	used := usedMemory(t, rdb) - before
+	t.Logf("%s: %d members, %d bytes, %d B per member", name, members, used, used/int64(members))
+}
+
+// TestMemoryWindows24h measures Redis memory per active item of seed 002's
+// board (windows 3m, 10m, 1h, 6h, 24h) after 24 hours of traffic, every
+// item trading in every minute, with expiry every minute: with every window
+// on 1-minute slices (the 24h window keeps 1,440 of them), and with each
+// window on a slice of its own (examples/boards.yaml). It only reports;
+// set ROSTRUM_MEASURE=1 to run it.
+func TestMemoryWindows24h(t *testing.T) {
+	if os.Getenv("ROSTRUM_MEASURE") != "1" {
+		t.Skip("set ROSTRUM_MEASURE=1 to measure")
+	}
+	const items = 1000 // more than 512: slice hashes are hash tables, as with many items
+	rdb := testenv.StartRedis(t).Client()
+	ctx := context.Background()
+	seed002 := board.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour)
+	own := []board.Window{{Length: 3 * time.Minute}, {Length: 10 * time.Minute},
+		{Length: time.Hour, Slice: 5 * time.Minute}, {Length: 6 * time.Hour, Slice: 30 * time.Minute}, {Length: 24 * time.Hour, Slice: time.Hour}}
+	for _, tc := range []struct {
+		name    string
+		windows []board.Window
+	}{{"1m slices", seed002}, {"per-window slices", own}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := rdb.FlushAll(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			bs, err := board.Compile([]board.Config{{Name: "item-trades", Events: []string{"trade"}, Member: "room_id",
+				Kind: "windows", Slice: time.Minute, Windows: tc.windows, Grace: dur(10 * time.Second)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := board.NewStore(rdb, "prod", bs)
+			before := usedMemory(t, rdb)
+			start := time.Date(2027, 5, 3, 0, 0, 0, 0, time.UTC)
+			off := int64(0)
+			b := st.NewBatch()
+			for m := range 24*60 + 30 {
+				at := start.Add(time.Duration(m) * time.Minute)
+				b.Reset()
+				for i := range items {
+					ev := codec.Event{RoomID: fmt.Sprintf("item-%06d", i), UserID: "u", Type: codec.TypeTrade, Value: 100, TS: at.Add(time.Second).UnixMilli()}
+					if err := b.Add("t", 0, off, at.Add(2*time.Second), []codec.Event{ev}); err != nil {
+						t.Fatal(err)
+					}
+					off++
+				}
+				if _, err := st.Apply(ctx, b); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.Expire(ctx, at.Add(30*time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			used := usedMemory(t, rdb) - before
+			keys := rdb.DBSize(ctx).Val()
+			t.Logf("%s: %d items after 24h30m, %d keys, %d bytes, %d B per item", tc.name, items, keys, used, used/items)
+		})
+	}
 }

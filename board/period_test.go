@@ -146,12 +146,33 @@ func TestCompileErrors(t *testing.T) {
 			c.Tie = "first-reached"
 			c.MaxTotal = 1 << 25
 		}, "boards[0].max-total: 33554432 needs 26 bits"},
-		{func(c *Config) { c.Kind = "windows"; c.Slices = 0; c.Windows = []time.Duration{90 * time.Minute} }, "boards[0].windows:"},
+		{func(c *Config) { c.Kind = "windows"; c.Slices = 0; c.Windows = Lengths(90 * time.Minute) }, "boards[0].windows:"},
+		// windows with slices of their own
+		{func(c *Config) {
+			c.Kind, c.Slices, c.Slice = "windows", 0, 10*time.Minute
+			c.Windows = []Window{{Length: time.Hour, Slice: 15 * time.Minute}}
+		}, "boards[0].windows[0].slice: 15m is not a multiple of the board's slice 10m"},
+		{func(c *Config) {
+			c.Kind, c.Slices, c.Slice = "windows", 0, time.Minute
+			c.Windows = []Window{{Length: 3 * time.Minute}, {Length: 14 * time.Hour, Slice: 7 * time.Hour}}
+		}, "boards[0].windows[1].slice: 7h does not divide a day"},
+		{func(c *Config) {
+			c.Kind, c.Slices, c.Slice = "windows", 0, time.Minute
+			c.Windows = []Window{{Length: 90 * time.Minute, Slice: time.Hour}}
+		}, "boards[0].windows: 1h30m is not a multiple of the slice 1h"},
+		{func(c *Config) {
+			c.Kind, c.Slices, c.Slice = "windows", 0, 0
+			c.Windows = []Window{{Length: 3 * time.Minute}, {Length: 24 * time.Hour, Slice: time.Hour}}
+		}, "boards[0].slice: is required unless every window names its own slice"},
+		{func(c *Config) {
+			c.Kind, c.Slices, c.Slice = "windows", 0, time.Minute
+			c.Windows = []Window{{Length: time.Hour, Slice: 5 * time.Minute}, {Length: time.Hour, Slice: 10 * time.Minute}}
+		}, "boards[0].windows: 1h must be longer than the window before it"},
 		// total boards and decay
 		{func(c *Config) { c.Kind = "total" }, "boards[0].slice: only rolling and windows boards have slices"},
 		{func(c *Config) { c.Kind, c.Slice, c.Slices, c.Settle = "total", 0, 0, "true" }, "boards[0].settle:"},
 		{func(c *Config) {
-			c.Kind, c.Slices, c.Windows, c.Decay = "windows", 0, []time.Duration{time.Hour, 24 * time.Hour}, &Decay{HalfLife: "7d"}
+			c.Kind, c.Slices, c.Windows, c.Decay = "windows", 0, Lengths(time.Hour, 24*time.Hour), &Decay{HalfLife: "7d"}
 		}, "boards[0].decay: windows boards do not decay"},
 		{func(c *Config) { c.Slice, c.Decay = 5*time.Minute, &Decay{HalfLife: "90s"} }, "boards[0].decay.half-life:"},
 		{func(c *Config) { c.Decay = &Decay{HalfLife: "90m"} }, "boards[0].decay.half-life: 90m is not a whole number of slices (1h)"},

@@ -121,6 +121,7 @@ type target struct {
 	zset   string
 	state  string
 	base   string // decay boards: the base hash
+	origin int64  // periodic: the period start, origin of the reached time in the score
 }
 
 func (s *Store) target(board, period, window string) (target, error) {
@@ -157,8 +158,8 @@ func (s *Store) target(board, period, window string) (target, error) {
 					ErrUnknownPeriod, period, board, cur.Label, b.retention)
 			}
 		}
-		t.period = p.Label
-		t.zset, t.state = P+"p:"+p.Label+":z", P+"p:"+p.Label+":m"
+		t.period, t.origin = p.Label, p.Start.UnixMilli()
+		t.zset, t.state = periodKey(P, p.Label, "z"), periodKey(P, p.Label, "m")
 		return t, nil
 	}
 	if period != "" {
@@ -169,7 +170,7 @@ func (s *Store) target(board, period, window string) (target, error) {
 		return target{}, fmt.Errorf("%w: board %s has windows %s, not %q", ErrUnknownWindow, board, strings.Join(b.windowNames, ", "), window)
 	}
 	t.window = j
-	t.zset, t.state = P+"z:"+strconv.Itoa(j), P+"m"
+	t.zset, t.state = windowKey(P, j), P+"m"
 	if b.halfLife > 0 {
 		t.base = P + "b"
 	}
@@ -219,7 +220,11 @@ func (s *Store) read(ctx context.Context, t target, mode string, a any, n int) (
 			x, _ := strconv.ParseFloat(f[i], 64)
 			return int64(x)
 		}
-		if t.b.kind == Periodic || t.b.kind == Total {
+		if st == "" && t.b.compact {
+			sc, _ := vals[k+2].(string)
+			x, _ := strconv.ParseFloat(sc, 64)
+			e.Total, e.ReachedAt = t.b.unscore(x, t.origin)
+		} else if t.b.kind == Periodic || t.b.kind == Total {
 			e.Total, e.ReachedAt = num(0), num(1)
 		} else {
 			e.ReachedAt, e.Total = num(0), num(1+t.window)

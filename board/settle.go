@@ -117,15 +117,14 @@ func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *S
 // processor's state, read again by the caller).
 func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *SettleResult) (bool, error) {
 	P := s.prefix(b)
-	base := P + "p:" + p.Label + ":"
 	snap := P + "S:" + p.Label
-	keys := []string{P + "w", P + "st", base + "z", base + "m", snap, snap + ":j", snap + ":i", P + "o", P + "SL", P + "d"}
+	keys := []string{P + "w", P + "st", periodKey(P, p.Label, "z"), periodKey(P, p.Label, "m"), snap, snap + ":j", snap + ":i", P + "o", P + "SL", P + "d"}
 	head, _ := json.Marshal(b.name)
 	per, _ := json.Marshal(p.Label)
 	closedAt := p.End.Add(b.grace).UnixMilli()
 	expireAt := p.End.Add(time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).UnixMilli()
 	args := []any{s.gen, p.Label, closedAt, b.settleTop, s.page, expireAt, p.Start.UnixMilli(), b.settleRetention,
-		`{"board":` + string(head) + `,"period":` + string(per), b.scale, b.floorArg()}
+		`{"board":` + string(head) + `,"period":` + string(per), b.scale, b.floorArg(), b.compactArg()}
 	for {
 		cmds, err := s.eval(ctx, settleLua, 1, func(int) ([]string, []any) { return keys, args })
 		if err != nil {

@@ -33,12 +33,23 @@ func testBoards(t testing.TB) []*board.Board {
 			Period: "week", WeekStart: "sunday", TZ: "Asia/Shanghai", Tie: "first-reached"},
 		{Name: "month-set", Events: []string{"score"}, Member: "user_id", Op: "set", Kind: "periodic",
 			Period: "month", TZ: "Europe/Berlin"},
+		{Name: "hour-capped", Events: []string{"gift", "trade"}, Member: "user_id", Kind: "periodic", Period: "hour",
+			Tie: "first-reached", MaxTotal: 120, Retention: 2},
 		{Name: "rolling-5m", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Minute,
 			Slices: 5, Tie: "first-reached", Grace: dur(20 * time.Second)},
 		{Name: "trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: []time.Duration{3 * time.Minute, 10 * time.Minute, time.Hour}, Grace: dur(10 * time.Second)},
+			Windows: board.Lengths(3*time.Minute, 10*time.Minute, time.Hour), Grace: dur(10 * time.Second)},
+		// Windows with slices of their own: two share the 2m slices, and a
+		// short window with a coarse slice keeps an event longer than the
+		// longest one.
+		{Name: "trades-own", Events: []string{"trade", "gift"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
+			Windows: []board.Window{{Length: 3 * time.Minute}, {Length: 8 * time.Minute, Slice: 2 * time.Minute},
+				{Length: 20 * time.Minute, Slice: 2 * time.Minute}, {Length: time.Hour, Slice: 10 * time.Minute}},
+			Tie: "first-reached", Grace: dur(10 * time.Second)},
+		{Name: "coarse-first", Events: []string{"trade"}, Member: "user_id", Kind: "windows",
+			Windows: []board.Window{{Length: 10 * time.Minute, Slice: 10 * time.Minute}, {Length: 12 * time.Minute, Slice: 2 * time.Minute}}},
 		{Name: "trades-tie", Events: []string{"trade", "gift"}, Member: "user_id", Kind: "windows", Slice: 2 * time.Minute,
-			Windows: []time.Duration{4 * time.Minute, 20 * time.Minute}, Tie: "first-reached", MaxTotal: 150},
+			Windows: board.Lengths(4*time.Minute, 20*time.Minute), Tie: "first-reached", MaxTotal: 150},
 	})
 	if err != nil {
 		t.Fatal(err)

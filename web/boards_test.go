@@ -30,7 +30,7 @@ func boardStore(t *testing.T) (*board.Store, time.Time) {
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached"},
 		{Name: "item-trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: []time.Duration{3 * time.Minute, time.Hour}},
+			Windows: board.Lengths(3*time.Minute, time.Hour)},
 	})
 	if err != nil {
 		t.Fatal(err)

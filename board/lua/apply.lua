@@ -4,8 +4,9 @@
 -- KEYS: 1 the board's watermark hash (P .. 'w'); every other key is built
 --       from the prefix P and carries the same hash tag; every key the
 --       script may touch is declared (see applyKeys in store.go)
--- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'r'
---       rolling and windows, 't' total), 4 op, 5 tie (1/0), 6 rb, 7 res
+-- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'c'
+--       periodic whose score holds the state, 'r' rolling and windows,
+--       't' total), 4 op, 5 tie (1/0), 6 rb, 7 res
 --       ms, 8 max total (decay: max sum), 9 origin (rolling and total:
 --       epoch ms), 10 windows, 11 parts, 12 removal check ('R': the
 --       call removes from a rolling board's slices, 'S': from a periodic
@@ -38,12 +39,17 @@
 -- other entries) takes the member out of the periods it lists (a period
 -- being copied by settle.lua: deferred into P .. 'd', which settle.lua
 -- applies when the copy ends), of every window, of the member hash and of
--- every slice; with settled, out of every settled snapshot kept (the one
+-- every slice of every slice set; with settled, out of every settled snapshot kept (the one
 -- being copied: deferred as 'S <member>'). The slices and snapshots are
 -- read by the caller to declare their keys: when the script finds one it
 -- was not given it answers {'replan'} before writing anything.
 --
 -- Totals are sums kept exactly; the score ranks max(sum, floor) (score.lua).
+-- On a periodic board of kind 'c' (first-reached at 1 ms) the score holds
+-- the total and the reached time: the member hash keeps only the members
+-- whose score does not (a sum below the floor or beyond max total), and a
+-- member found there in the older "always" layout leaves it at its next
+-- change.
 -- On a rolling board a member whose window sum is 0 is not ranked there.
 --
 -- A total board keeps one ranking (P .. 'T:z', states P .. 'T:m') and its
@@ -52,9 +58,15 @@
 -- already multiplied by its weight's mantissa) times 2^(bucket − base);
 -- a sum is clamped at the max sum (counted as saturated).
 --
+-- A rolling or windows event goes into the slice of each window's slice
+-- set (slices.lua) that holds it, and into each window that has not
+-- subtracted that slice yet. An event with an id is counted in a slice set
+-- only if it is new to its slice's id set there.
+--
 -- A rolling decay board (decay.lua rebaseRolling) first moves its base
 -- (P .. 'b'), rewriting every slice, which must all be declared; then adds
--- each value times 2^(h − base) to its slice and its window sum.
+-- each value times 2^(h − base) to its slice and its window sum (a decay
+-- board has one window, so one slice set).
 --
 -- An event of a period that settlement froze (P .. 'st' field 'frozen', see
 -- settle.lua), of a slice every window has subtracted, or of a half-life
@@ -71,12 +83,15 @@
 --! include score.lua
 --! include ranges.lua
 --! include decay.lua
+--! include slices.lua
 
 local P = ARGV[1]
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return {'reset'} end
-local periodic, istotal, op = ARGV[3] == 'p', ARGV[3] == 't', ARGV[4]
+local periodic, istotal, op = ARGV[3] == 'p' or ARGV[3] == 'c', ARGV[3] == 't', ARGV[4]
+local compact = ARGV[3] == 'c'
 setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[13])
-local origin0, nwin, nparts = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local origin0, nparts = tonumber(ARGV[9]), tonumber(ARGV[11])
+local nwin, wq, gq = windows(ARGV[10])
 local halfLife, base = tonumber(ARGV[15]), nil
 if istotal and halfLife then base = rebase(P, tonumber(ARGV[16])) end
 local rdecay = halfLife ~= nil and not istotal and not periodic
@@ -89,11 +104,15 @@ if ARGV[12] ~= '' or rdecay then
 end
 -- Removals: every slice or snapshot they touch must be declared.
 if ARGV[12] ~= '' then
-  local set, pre = P .. 'SL', P .. 'S:'
-  if ARGV[12] == 'R' then set, pre = P .. 's', P .. 's:' end
-  local list = redis.call('ZRANGE', set, 0, -1)
-  for _, x in ipairs(list) do
-    if not declared[pre .. x] then return {'replan'} end
+  local sets = {{P .. 'SL', P .. 'S:'}}
+  if ARGV[12] == 'R' then
+    sets = {}
+    for _, q in ipairs(gq) do sets[#sets+1] = {sliceset(P, q), sliceset(P, q) .. ':'} end
+  end
+  for _, sp in ipairs(sets) do
+    for _, x in ipairs(redis.call('ZRANGE', sp[1], 0, -1)) do
+      if not declared[sp[2] .. x] then return {'replan'} end
+    end
   end
 end
 -- A rolling decay board moves its base first, rewriting every slice
@@ -141,8 +160,11 @@ local function removeMember(member, settled, labels)
   end
   for j = 1, nwin do redis.call('ZREM', P .. 'z:' .. (j-1), member) end
   redis.call('HDEL', P .. 'm', member)
-  for _, sl in ipairs(redis.call('ZRANGE', P .. 's', 0, -1)) do
-    redis.call('HDEL', P .. 's:' .. sl, member)
+  for _, q in ipairs(gq) do
+    local set = sliceset(P, q)
+    for _, sl in ipairs(redis.call('ZRANGE', set, 0, -1)) do
+      redis.call('HDEL', set .. ':' .. sl, member)
+    end
   end
 end
 local applied, skipped, dup, late, closed = 0, 0, 0, 0, 0
@@ -195,6 +217,9 @@ local function addEntries(zk, mk, ik, org, ne, mult)
       if st then
         local sp = string.find(st, ' ', 1, true)
         total, reached = tonumber(string.sub(st, 1, sp - 1)), tonumber(string.sub(st, sp + 1))
+      elseif compact then
+        local sc = redis.call('ZSCORE', zk, member)
+        if sc then total, reached = unscore(tonumber(sc), org) end
       end
       local changed = true
       if not total then
@@ -211,7 +236,11 @@ local function addEntries(zk, mk, ik, org, ne, mult)
         total = clampsum(total)
       end
       if changed then
-        redis.call('HSET', mk, member, fmt(total) .. ' ' .. fmt(reached))
+        if not compact or not exact(total) then
+          redis.call('HSET', mk, member, fmt(total) .. ' ' .. fmt(reached))
+        elseif st then
+          redis.call('HDEL', mk, member)
+        end
         redis.call('ZADD', zk, score(total, reached, org), member)
       end
     end
@@ -246,6 +275,10 @@ local function totalBucket(pi, bucket, org, exp, ne)
   redis.call('PEXPIREAT', ik, exp)
 end
 
+-- rollingBucket counts a board slice's entries: into the slice of each
+-- slice set some window still takes it from (gs: per window, its slice)
+-- and into those windows.
+--
 -- A rolling decay board (rdecay) adds each value (sent multiplied by its
 -- weight's mantissa) times 2^(h − base), h the slice's half-life (sent as
 -- its origin); a slice below the base is late. An entry that would take
@@ -255,9 +288,10 @@ end
 local rsat = 0
 local function rollingBucket(pi, bucket, h, ne)
   local s = tonumber(bucket)
-  local take, any = {}, false
+  local take, any, gs = {}, false, {}
   for j = 1, nwin do
-    if L[j] == nil or s > L[j] then take[j] = true; any = true end
+    gs[j] = math.floor(s / wq[j])
+    if L[j] == nil or gs[j] > L[j] then take[j] = true; any = true end
   end
   if not any then
     lateBucket(pi, bucket, ne)
@@ -271,17 +305,34 @@ local function rollingBucket(pi, bucket, h, ne)
     end
     mult = 2 ^ (h - base)
   end
-  local sk, mk = P .. 's:' .. bucket, P .. 'm'
-  redis.call('ZADD', P .. 's', s, bucket)
+  local gkey = {} -- per slice set some window takes the slice from: the slice's key
+  for j = 1, nwin do
+    if take[j] and not gkey[wq[j]] then
+      local set = sliceset(P, wq[j])
+      gkey[wq[j]] = set .. ':' .. fmt(gs[j])
+      redis.call('ZADD', set, gs[j], fmt(gs[j]))
+    end
+  end
+  local mk = P .. 'm'
   for e = 0, ne - 1 do
     local k = i + 5 * e
     local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]) * mult, tonumber(ARGV[k+2]), ARGV[k+3]
+    local new = gkey -- the slice sets that count the entry
+    if covered(k) then
+      new = nil -- applied before
+    elseif id ~= '' then
+      new = nil
+      for _, q in ipairs(gq) do
+        if gkey[q] and redis.call('SADD', gkey[q] .. ':i', id) == 1 then
+          new = new or {}
+          new[q] = gkey[q]
+        end
+      end
+      if not new then dup = dup + 1 end
+    end
     local st = nil
-    if covered(k) then -- luacheck: ignore 542
-      -- applied before
-    elseif id ~= '' and redis.call('SADD', sk .. ':i', id) == 0 then
-      dup = dup + 1
-    elseif rdecay then
+    if new and rdecay then -- one window: one slice set
+      local sk = new[wq[1]]
       st = rparse(redis.call('HGET', mk, member), nwin)
       local cell = tonumber(redis.call('HGET', sk, member) or '0') + v
       if math.abs(cell) > 9007199254740991 or math.abs(st[2] + v) > 9007199254740991 then
@@ -290,8 +341,10 @@ local function rollingBucket(pi, bucket, h, ne)
       else
         redis.call('HSET', sk, member, fmt(cell))
       end
-    else
-      redis.call('HINCRBY', sk, member, v)
+    elseif new then
+      for _, q in ipairs(gq) do
+        if new[q] then redis.call('HINCRBY', new[q], member, v) end
+      end
       st = rparse(redis.call('HGET', mk, member), nwin)
     end
     if st then
@@ -299,10 +352,11 @@ local function rollingBucket(pi, bucket, h, ne)
       local moved = ts > st[1]
       if moved then st[1] = ts end
       for j = 1, nwin do
-        if take[j] then st[j+1] = st[j+1] + v end
+        local tj = take[j] and new[wq[j]] ~= nil
+        if tj then st[j+1] = st[j+1] + v end
         if st[j+1] == 0 then
-          if take[j] then redis.call('ZREM', P .. 'z:' .. (j-1), member) end
-        elseif take[j] or moved then
+          if tj then redis.call('ZREM', P .. 'z:' .. (j-1), member) end
+        elseif tj or moved then
           redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
         end
       end

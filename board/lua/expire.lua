@@ -3,13 +3,18 @@
 -- slice per window in the same step, removes members whose total reaches 0,
 -- and deletes the slices no window needs any more.
 --
--- KEYS: 1 the board's last-subtracted hash (P .. 'x'), 2 P .. 's',
---       3 P .. 'm', 4 P .. 'n', then P .. 'z:<j>' per window, then
---       P .. 's:<slice>' and P .. 's:<slice>:i' per slice given
--- ARGV: 1 P, 2 tie, 3 rb, 4 res ms, 5 max total, 6 origin ms, 7 windows,
---       8 floor ('' = none), 9 negative values allowed (1/0), 10 slice ms,
---       then per window the last slice that has left it at now, then the
---       number of slices given and the slices (Store.expirePlan)
+-- KEYS: 1 the board's last-subtracted hash (P .. 'x'), 2 P .. 'm',
+--       3 P .. 'n', then each slice set (slices.lua), then P .. 'z:<j>'
+--       per window, then each slice given and its ids' set
+-- ARGV: 1 P, 2 tie, 3 rb, 4 res ms, 5 max total, 6 origin ms, 7 windows
+--       ("k" or "k:q1,…,qk", slices.lua), 8 floor ('' = none), 9 negative
+--       values allowed (1/0), 10 the board's slice ms, then per window the
+--       last of its slices that has left it at now, then the number of
+--       slices given and the slices' keys without the prefix P
+--       (Store.expirePlan)
+--
+-- Each window subtracts the slices of its own slice set; a slice set
+-- deletes the slices that every window keeping it has subtracted.
 --
 -- Every key it touches is declared (see applyKeys in store.go), so it first
 -- works out which slices it needs and answers {-1, 0, 0} without writing
@@ -21,17 +26,20 @@
 -- Reply: {subtractions, members removed, slices deleted}.
 --
 --! include score.lua
+--! include slices.lua
 
 local P = ARGV[1]
 setlayout(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[8])
-local origin0, nwin, neg, slicems = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[9] == '1', tonumber(ARGV[10])
+local origin0, neg, slicems = tonumber(ARGV[6]), ARGV[9] == '1', tonumber(ARGV[10])
+local nwin, wq, gq = windows(ARGV[7])
 local given = {}
-for k = 1, tonumber(ARGV[11+nwin]) do given[ARGV[11+nwin+k]] = true end
+for k = 1, tonumber(ARGV[11+nwin]) do given[P .. ARGV[11+nwin+k]] = true end
 local mk = P .. 'm'
 
--- The plan: the slices each window subtracts, and those no window needs.
+-- The plan: the slices each window subtracts, and those no window of
+-- their slice set needs.
 local plan, T, Lw = {}, {}, {}
-local lmin
+local lmin = {} -- per slice set: the lowest last subtracted slice
 for j = 1, nwin do
   T[j] = tonumber(ARGV[10+j])
   local Lr, L = redis.call('HGET', KEYS[1], j-1), nil
@@ -39,17 +47,20 @@ for j = 1, nwin do
   if L == nil or T[j] > L then
     local lo = '-inf'
     if L then lo = '(' .. fmt(L) end
-    plan[j] = redis.call('ZRANGEBYSCORE', P .. 's', lo, fmt(T[j]))
+    plan[j] = redis.call('ZRANGEBYSCORE', sliceset(P, wq[j]), lo, fmt(T[j]))
     L = T[j]
   end
-  if lmin == nil or L < lmin then lmin = L end
+  if lmin[wq[j]] == nil or L < lmin[wq[j]] then lmin[wq[j]] = L end
   Lw[j] = L
 end
-local drop = redis.call('ZRANGEBYSCORE', P .. 's', '-inf', fmt(lmin))
-for _, sls in pairs(plan) do
-  for _, sl in ipairs(sls) do if not given[sl] then return {-1, 0, 0} end end
+local drop = {}
+for _, q in ipairs(gq) do
+  drop[q] = redis.call('ZRANGEBYSCORE', sliceset(P, q), '-inf', fmt(lmin[q]))
+  for _, sl in ipairs(drop[q]) do if not given[sliceset(P, q) .. ':' .. sl] then return {-1, 0, 0} end end
 end
-for _, sl in ipairs(drop) do if not given[sl] then return {-1, 0, 0} end end
+for j, sls in pairs(plan) do
+  for _, sl in ipairs(sls) do if not given[sliceset(P, wq[j]) .. ':' .. sl] then return {-1, 0, 0} end end
+end
 
 -- Member states are read once and written back at the end.
 local states = {}
@@ -76,7 +87,7 @@ for j = 1, nwin do
   if plan[j] then
     local ranked = {} -- member → still ranked in window j
     for _, sl in ipairs(plan[j]) do
-      local h = redis.call('HGETALL', P .. 's:' .. sl)
+      local h = redis.call('HGETALL', sliceset(P, wq[j]) .. ':' .. sl)
       for k = 1, #h, 2 do
         local st = state(h[k])
         if st then
@@ -108,18 +119,25 @@ for member, st in pairs(states) do
     local any = false
     for jj = 2, nwin + 1 do if st[jj] ~= 0 then any = true end end
     -- With negative values a window sum of 0 may still hold slices (+5
-    -- and -5): the state stays while the newest slice the member counted
-    -- in is held by the largest window.
-    if neg and not any and math.floor(st[1] / slicems) > Lw[nwin] then any = true end
+    -- and -5): the state stays while a window still holds the slice of
+    -- the newest event the member counted.
+    if neg and not any then
+      for j = 1, nwin do
+        if math.floor(st[1] / (slicems * wq[j])) > Lw[j] then any = true end
+      end
+    end
     if any then set[#set+1] = member; set[#set+1] = rformat(st, nwin) else del[#del+1] = member end
   end
 end
 if #set > 0 then chunked('HSET', mk, set, 1000) end
 if #del > 0 then chunked('HDEL', mk, del, 1000) end
 if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
-for _, sl in ipairs(drop) do
-  redis.call('DEL', P .. 's:' .. sl, P .. 's:' .. sl .. ':i')
-  deleted = deleted + 1
+for _, q in ipairs(gq) do
+  local ss = sliceset(P, q)
+  for _, sl in ipairs(drop[q]) do
+    redis.call('DEL', ss .. ':' .. sl, ss .. ':' .. sl .. ':i')
+    deleted = deleted + 1
+  end
+  if #drop[q] > 0 then redis.call('ZREMRANGEBYSCORE', ss, '-inf', fmt(lmin[q])) end
 end
-if #drop > 0 then redis.call('ZREMRANGEBYSCORE', P .. 's', '-inf', fmt(lmin)) end
 return {subtracted, removed, deleted}

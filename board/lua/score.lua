@@ -13,7 +13,8 @@
 -- score(total, reached, origin) returns the score as a string and counts in
 -- sat the totals it saturated at maxt; clampsum keeps a decay board's sum
 -- exact; rparse and rformat read and write a rolling member state,
--- "reached t1 ... tk".
+-- "reached t1 ... tk"; unscore and exact serve boards whose score holds
+-- the member state (a periodic first-reached board at 1 ms, apply.lua).
 
 local function fmt(x) return string.format('%.0f', x) end
 local tie, rb, res, maxt = false, 0, 1, 0
@@ -32,6 +33,19 @@ local function score(total, reached, origin)
   local rel = math.floor((reached - origin) / res)
   if rel < 0 then rel = 0 elseif rel > R - 1 then rel = R - 1 end
   return fmt(t * R + (R - 1 - rel))
+end
+-- unscore(s, origin): the total and reached time a first-reached score
+-- encodes (origin: the period start), exact when the total was in range
+-- and the resolution 1 ms.
+local function unscore(s, origin)
+  local t = math.floor(s / R)
+  return t, origin + (R - 1 - (s - t * R)) * res
+end
+-- exact(total): whether the score holds this total as it is (not raised
+-- to the floor, not saturated at maxt).
+local function exact(total)
+  if tfloor ~= nil and total < tfloor then return false end
+  return total <= maxt and total >= -maxt
 end
 -- clampsum(x): a decay board's sum kept within ±(2^53 − 1), the exact
 -- range, counting in sat a sum it clamped

@@ -12,7 +12,9 @@
 --       + grace), 4 settle-top, 5 page size, 6 expire-at ms of the
 --       snapshot keys, 7 period start ms, 8 settle-retention, 9 the JSON
 --       head of the record ('{"board":"…","period":"…"'), 10 scale,
---       11 floor ('' = none: the total is the sum)
+--       11 floor ('' = none: the total is the sum), 12 the reached bits
+--       when the score holds the state of members missing from the
+--       member hash (apply.lua kind 'c'), else ''
 --
 -- The settle state hash holds 'frozen' (the label of the newest frozen
 -- period: labels of one board sort in time order, and apply.lua refuses
@@ -78,12 +80,20 @@ end
 local last = math.min(top, members) - 1
 if cursor <= last then
   local from, hi = cursor, math.min(cursor + pagesz - 1, last)
-  local zs = redis.call('ZREVRANGE', KEYS[3], from, hi)
+  local zs, scs = redis.call('ZREVRANGE', KEYS[3], from, hi, 'WITHSCORES'), {}
+  for k = 1, #zs / 2 do scs[k] = zs[2*k]; zs[k] = zs[2*k-1] end
+  for k = #zs, #scs + 1, -1 do zs[k] = nil end
   if #zs > 0 then
     local sts = redis.call('HMGET', KEYS[4], unpack(zs))
     local entries, frags = {}, {}
+    if ARGV[12] ~= nil and ARGV[12] ~= '' then setlayout('1', ARGV[12], 1, 0, '') end
     for k = 1, #zs do
-      local s = sts[k] or '0 0'
+      local s = sts[k]
+      if not s and ARGV[12] ~= nil and ARGV[12] ~= '' then
+        local t, r = unscore(tonumber(scs[k]), tonumber(ARGV[7]))
+        s = fmt(t) .. ' ' .. fmt(r)
+      end
+      s = s or '0 0'
       local sp = string.find(s, ' ', 1, true)
       local total, reached = string.sub(s, 1, sp - 1), string.sub(s, sp + 1)
       if tfloor ~= nil and tonumber(total) < tfloor then total = fmt(tfloor) end

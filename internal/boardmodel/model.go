@@ -12,22 +12,26 @@
 // its type, unless:
 //
 //   - it is late by record time: the record's timestamp is at or after its
-//     period's end + grace (periodic), or after its slice has left the
-//     largest window + grace (rolling, windows);
+//     period's end + grace (periodic), or after the last window to hold it
+//     has let it go + grace (rolling, windows);
 //   - it is late in Redis (rolling, windows): every window had already
 //     subtracted its slice when it arrived;
-//   - it has an id already counted in the same period or slice.
+//   - it has an id already counted in the same period or slice (rolling,
+//     windows: a window counts it unless its id was counted in the same
+//     slice of the window's slice length).
 //
 // Totals: incr sums values; best keeps the largest value and the earliest
 // time it was seen; set keeps the value of the newest event (equal times:
 // the larger value). reached_at: for incr the newest counted event's time,
 // for best and set the time of the event that gave the value.
 //
-// A rolling or windows board's window j holds the events it accepted on
-// arrival (their slice was above its last subtracted slice) whose slice is
-// still above its last subtracted slice. Expire(now) sets the last
-// subtracted slice of window j to floor((now − grace)/slice) − slices(j)
-// when that is higher.
+// A rolling or windows board's window j counts time in slices of its own
+// length g(j) (the board's slice unless the window names one): an event's
+// slice in window j is floor(ts/g(j)). Window j holds the events it
+// accepted on arrival (their slice was above its last subtracted slice)
+// whose slice is still above its last subtracted slice. Expire(now) sets
+// the last subtracted slice of window j to floor((now − grace)/g(j)) −
+// slices(j) when that is higher.
 //
 // Rankings order by min(total, max_total) descending, then (first-reached
 // boards) by floor((reached_at − origin)/tie_resolution) ascending, then by
@@ -35,6 +39,7 @@
 package boardmodel
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,7 +94,8 @@ type boardState struct {
 type acc struct{ total, reached int64 }
 
 type ev struct {
-	slice     int64
+	slice     int64   // the board's slice (rolling decay boards: their one window's)
+	slices    []int64 // per window: the event's slice in the window's slice length
 	member    string
 	value, ts int64
 	accepted  []bool
@@ -189,14 +195,19 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 				}
 				continue
 			}
-			sliceMs := b.Slice().Milliseconds()
-			s := floorDiv(e.TS, sliceMs)
-			ws := b.WindowSlices()
+			ws, wl := b.WindowSlices(), b.WindowSliceLengths()
 			if b.FirstReached() && (e.TS < b.Epoch().UnixMilli() || e.TS >= b.Horizon().UnixMilli()) {
 				late = append(late, LateEvent{Board: b.Name(), Event: i}) // rejected, class ts
 				continue
 			}
-			if rt >= (s+ws[len(ws)-1])*sliceMs+grace {
+			sl := make([]int64, len(ws))
+			gone := int64(math.MinInt64) // when the last window lets the event go
+			for j, n := range ws {
+				g := wl[j].Milliseconds()
+				sl[j] = floorDiv(e.TS, g)
+				gone = max(gone, (sl[j]+n)*g)
+			}
+			if rt >= gone+grace {
 				late = append(late, LateEvent{Board: b.Name(), Event: i})
 				continue
 			}
@@ -213,7 +224,7 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 			acc := make([]bool, len(ws))
 			any := false
 			for j := range ws {
-				acc[j] = !st.set[j] || s > st.last[j]
+				acc[j] = !st.set[j] || sl[j] > st.last[j]
 				any = any || acc[j]
 			}
 			if !any || belowBase {
@@ -221,16 +232,28 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 				continue
 			}
 			if e.ID != "" {
-				k := strconv.FormatInt(s, 10) + "/" + e.ID
-				if st.ids[k] {
-					continue
+				// Per slice length: the id counts once in each slice.
+				fresh := map[time.Duration]bool{}
+				for j := range ws {
+					if !acc[j] {
+						continue
+					}
+					if _, seen := fresh[wl[j]]; !seen {
+						k := wl[j].String() + "/" + strconv.FormatInt(sl[j], 10) + "/" + e.ID
+						fresh[wl[j]] = !st.ids[k]
+						st.ids[k] = true
+					}
+					acc[j] = fresh[wl[j]]
 				}
-				st.ids[k] = true
+				if !slices.Contains(acc, true) {
+					continue // a duplicate
+				}
 			}
+			s := floorDiv(e.TS, b.Slice().Milliseconds()) // the board's slice (a decay board's one window)
 			if decay && !m.addDecay(bi, s, member, value, e.TS) {
 				continue // saturated
 			}
-			st.events = append(st.events, ev{slice: s, member: member, value: value, ts: e.TS, accepted: acc})
+			st.events = append(st.events, ev{slice: s, slices: sl, member: member, value: value, ts: e.TS, accepted: acc})
 		}
 		if counted {
 			st.wm[tp] = offset
@@ -253,9 +276,9 @@ func (m *Model) Expire(now time.Time) {
 			continue
 		}
 		st := m.st[bi]
-		sliceMs := b.Slice().Milliseconds()
+		wl := b.WindowSliceLengths()
 		for j, n := range b.WindowSlices() {
-			t := floorDiv(now.UnixMilli()-b.Grace().Milliseconds(), sliceMs) - n
+			t := floorDiv(now.UnixMilli()-b.Grace().Milliseconds(), wl[j].Milliseconds()) - n
 			if !st.set[j] || t > st.last[j] {
 				st.last[j], st.set[j] = t, true
 			}
@@ -289,7 +312,7 @@ func (m *Model) Ranking(boardIdx int, period string, window int) []Entry {
 		origin = b.Epoch().UnixMilli()
 		tot := map[string]*acc{}
 		for _, e := range st.events {
-			if !e.accepted[window] || (st.set[window] && e.slice <= st.last[window]) {
+			if !e.accepted[window] || (st.set[window] && e.slices[window] <= st.last[window]) {
 				continue
 			}
 			a := tot[e.member]

@@ -1,0 +1,77 @@
+package board
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Key building for the board keys listed in doc.go ("Redis keys"), for the
+// keys whose names carry a period, window or slice; the board's own keys are
+// Store.prefix + a fixed suffix. The scripts build the same names from P.
+//
+// The slice sets of rolling and windows boards (lua/slices.lua). Each
+// window keeps slices of its own length, q times the board's slice; the
+// windows of one q share one slice set:
+//
+//	q = 1 (the board's slice)   P+"s"               zset  slices held (score = slice index)
+//	                            P+"s:<slice>"       hash  member → sum of the slice
+//	                            P+"s:<slice>:i"     set   event ids counted in the slice
+//	q > 1 (a window's own)      P+"q<q>:s", P+"q<q>:s:<slice>", P+"q<q>:s:<slice>:i"
+//
+// where P is Store.prefix and <slice> counts slices of that set's length.
+// A board without per-window slices has only the q = 1 set: the layout of
+// earlier versions.
+
+// periodKey returns the key of a periodic board's period label: part
+// "z" (the ranking), "m" (member states) or "i" (event ids). P is
+// Store.prefix.
+func periodKey(P, label, part string) string { return P + "p:" + label + ":" + part }
+
+// windowKey returns the key of a rolling or windows board's window j
+// ranking; the member states of every window are in P+"m".
+func windowKey(P string, j int) string { return P + "z:" + strconv.Itoa(j) }
+
+// sliceSetKey returns the key of the zset of slices kept q board slices
+// long.
+func sliceSetKey(P string, q int64) string {
+	if q == 1 {
+		return P + "s"
+	}
+	return P + "q" + strconv.FormatInt(q, 10) + ":s"
+}
+
+// sliceKey returns the key of slice s (in units of q board slices): the
+// hash member → sum; its event ids' set is sliceKey + ":i".
+func sliceKey(P string, q, s int64) string {
+	return sliceSetKey(P, q) + ":" + strconv.FormatInt(s, 10)
+}
+
+// sliceSets returns the distinct slice ratios of the board's windows, in
+// window order: one slice set each.
+func (b *Board) sliceSets() []int64 {
+	var out []int64
+	for _, q := range b.wratio {
+		seen := false
+		for _, x := range out {
+			seen = seen || x == q
+		}
+		if !seen {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// windowsArg is the scripts' windows argument: "k" when every window keeps
+// the board's slices, else "k:q1,…,qk".
+func (b *Board) windowsArg() string {
+	n := strconv.Itoa(len(b.windows))
+	if own := b.sliceSets(); len(own) == 0 || len(own) == 1 && own[0] == 1 {
+		return n // the layout of boards without per-window slices
+	}
+	qs := make([]string, len(b.wratio))
+	for j, q := range b.wratio {
+		qs[j] = strconv.FormatInt(q, 10)
+	}
+	return n + ":" + strings.Join(qs, ",")
+}
