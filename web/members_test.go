@@ -23,6 +23,7 @@ import (
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/hints"
 	"github.com/rostrumhq/rostrum/internal/boardmodel"
+	"github.com/rostrumhq/rostrum/internal/browser"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/web"
 )
@@ -412,4 +413,51 @@ func TestMemberRouteErrors(t *testing.T) {
 			t.Errorf("%s without boards: %d", p, resp.StatusCode)
 		}
 	}
+}
+
+// TestBrowserMemberLookup opens the boards page at #member=alice in
+// headless chromium: it must show alice's hints and one row per board (a
+// row per window of a windows board) with the numbers of the API; a
+// lookup typed in the form shows another member.
+func TestBrowserMemberLookup(t *testing.T) {
+	browser.ChromiumPath(t)
+	f := newMemberFixture(t, testenv.StartRedis(t).Client())
+	ts := httptest.NewServer(f.h)
+	t.Cleanup(ts.Close)
+	b := browser.Start(t, ts.URL+"/static/boards.html#member=alice", 1280, 900)
+	b.WaitFor("alice's hints", `document.querySelectorAll('#member-hints li[data-hint]').length === 2 && document.querySelector('#member-table tbody').dataset.member === 'alice'`)
+	var got struct {
+		Hints []string
+		Rows  []string
+	}
+	const read = `({hints: [...document.querySelectorAll('#member-hints li')].map(l => l.textContent),
+		rows: [...document.querySelectorAll('#member-table tbody tr')].map(r => [...r.cells].map(c => c.textContent).join('|'))})`
+	b.Eval(read, &got)
+	want := []string{"You have 12 new requests and read 5.", "You are #1 this week with 10000.5 points."}
+	if !slices.Equal(got.Hints, want) {
+		t.Fatalf("hints %q, want %q", got.Hints, want)
+	}
+	// 4 weekly boards, 5 windows of user-trades, hot-week.
+	week := f.bs[0].Period(f.now).Label
+	// In the order of the board list, windows shortest first.
+	if len(got.Rows) != 10 || got.Rows[0] != "weekly-score|"+week+"|1|10000.5" || !strings.HasPrefix(got.Rows[4], "user-trades|window 3m|") ||
+		!strings.HasPrefix(got.Rows[8], "user-trades|window 24h|") ||
+		!slices.Contains(got.Rows, "weekly-read|"+week+"|"+fmt.Sprint(mustStanding(f, "weekly-read", "alice").Rank)+"|5") ||
+		!slices.Contains(got.Rows, "user-trades|window 3m|—|0") {
+		t.Fatalf("rows %q", got.Rows)
+	}
+	b.Eval(`document.getElementById('member-id').value = 'u3', document.getElementById('lookup').requestSubmit(), true`, new(bool))
+	b.WaitFor("u3", `document.querySelector('#member-table tbody').dataset.member === 'u3'`)
+	e := mustStanding(f, "weekly-received", "u3")
+	var rows []string
+	b.Eval(`[...document.querySelectorAll('#member-table tbody tr')].map(r => [...r.cells].map(c => c.textContent).join('|'))`, &rows)
+	if wantRow := fmt.Sprintf("weekly-received|%s|%d|%d", week, e.Rank, e.Total); e.Rank == 0 || !slices.Contains(rows, wantRow) {
+		t.Fatalf("u3 rows %q, want %s", rows, wantRow)
+	}
+}
+
+// mustStanding is the model's standing of member on a periodic board.
+func mustStanding(f *memberFixture, board, member string) boardmodel.Entry {
+	e, _ := f.standing(f.index(board), 0, member)
+	return e
 }
