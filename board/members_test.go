@@ -358,3 +358,45 @@ func TestStandingsErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStandings reads 1 and 100 members on the seven user boards of
+// memberBoards (11 rankings) in one call, against a local redis-server
+// holding 1000 ranked users.
+func BenchmarkStandings(b *testing.B) {
+	bs := memberBoards(b)
+	st := board.NewStore(testenv.StartRedis(b).Client(), "test", bs)
+	now := time.Date(2027, 3, 10, 12, 0, 0, 0, time.UTC)
+	st.SetClock(func() time.Time { return now })
+	ctx := context.Background()
+	for off := range int64(10) {
+		batch := st.NewBatch()
+		var evs []codec.Event
+		for u := range 100 {
+			user := fmt.Sprintf("u%d", int(off)*100+u)
+			ts := now.Add(-time.Duration(u) * time.Second).UnixMilli()
+			for _, ty := range []codec.Type{codec.TypeScore, codec.TypeReceived, codec.TypeRead, codec.TypeTrade, codec.TypeGift} {
+				evs = append(evs, codec.Event{RoomID: "i1", UserID: user, Type: ty, Value: int64(1 + u), TS: ts})
+			}
+		}
+		if err := batch.Add("t", 0, off, now, evs); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Apply(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, n := range []int{1, 100} {
+		members := make([]string, n)
+		for i := range members {
+			members[i] = fmt.Sprintf("u%d", i*7)
+		}
+		b.Run(fmt.Sprintf("members=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := st.Standings(ctx, st.UserBoards(), members); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -12,8 +12,14 @@
 -- before the first rebase), rank_1, state_1, ..., rank_m, state_m}, where
 -- rank is 0-based or -1 when the member is not ranked, and state is the
 -- member's field of the state hash ('' when it has none).
+--
+-- The windows of a board share one state hash: each state hash is read
+-- once, with one HMGET of every member.
 
 local m = tonumber(ARGV[1])
+local members = {}
+for i = 1, m do members[i] = ARGV[i + 1] end
+local states = {} -- state hash → its fields of the members, in order
 local out = {}
 local k = 1
 for t = m + 2, #ARGV do
@@ -22,12 +28,17 @@ for t = m + 2, #ARGV do
   local base = ''
   if nk == 3 then base = redis.call('HGET', KEYS[k + 2], 'k') or '' end
   k = k + nk
+  local st = states[h]
+  if not st then
+    st = redis.call('HMGET', h, unpack(members))
+    states[h] = st
+  end
   local r = {base}
-  for i = 2, m + 1 do
-    local rank = redis.call('ZREVRANK', z, ARGV[i])
+  for i = 1, m do
+    local rank = redis.call('ZREVRANK', z, members[i])
     if rank then
       r[#r + 1] = rank
-      r[#r + 1] = redis.call('HGET', h, ARGV[i]) or ''
+      r[#r + 1] = st[i] or ''
     else
       r[#r + 1] = -1
       r[#r + 1] = ''
