@@ -156,7 +156,7 @@ async function refreshMember() {
     const rows = [];
     for (const name of names) {
       const b = m.boards[name];
-      const cells = (label, s) => el("tr", { "data-board": name, "data-rank": String(s.rank) },
+      const cells = (label, s) => el("tr", { "data-member-board": name, "data-rank": String(s.rank) },
         el("td", {}, name), el("td", { class: "muted" }, label),
         el("td", {}, s.rank ? String(s.rank) : "—"), el("td", { class: "num" }, String(s.total)));
       if (b.windows) {
