@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -460,4 +461,36 @@ func TestBrowserMemberLookup(t *testing.T) {
 func mustStanding(f *memberFixture, board, member string) boardmodel.Entry {
 	e, _ := f.standing(f.index(board), 0, member)
 	return e
+}
+
+// FuzzBoardMembersIDs sends any ids= to GET /v1/boards/{name}/members: the
+// answer is 200 with one entry per id exactly when ids holds 1 to 100
+// distinct valid ids, else a 400 problem; never another status.
+func FuzzBoardMembersIDs(f *testing.F) {
+	for _, s := range []string{"u-1", "u-1,u-2,nobody", "", ",", "u-1,", "u-1,u-1", "a b", "{x}", strings.Repeat("u,", 100) + "u",
+		strings.Repeat("x", 129), "é", "u-1%2Cu-2"} {
+		f.Add(s)
+	}
+	h, _ := boardServer(f)
+	f.Fuzz(func(t *testing.T, ids string) {
+		resp, body := get(t, h, "/v1/boards/weekly-score/members?ids="+url.QueryEscape(ids))
+		items := strings.Split(ids, ",")
+		valid := ids != "" && len(items) <= board.MaxMembers && len(ids) <= web.MaxListBytes
+		seen := map[string]bool{}
+		for _, id := range items {
+			valid = valid && codec.CheckID(id) == nil && !seen[id]
+			seen[id] = true
+		}
+		switch {
+		case valid && resp.StatusCode == 200:
+			var page struct{ Members []struct{ Member string } }
+			decode(t, body, &page)
+			if len(page.Members) != len(items) {
+				t.Fatalf("%q: %d members answered", ids, len(page.Members))
+			}
+		case !valid && resp.StatusCode == 400 && resp.Header.Get("Content-Type") == "application/problem+json":
+		default:
+			t.Fatalf("%q (valid %v): %d %s", ids, valid, resp.StatusCode, body)
+		}
+	})
 }
