@@ -191,6 +191,10 @@ func (s *Server) boardMembers(w http.ResponseWriter, r *http.Request) {
 		s.boardFail(w, r, fmt.Errorf("%w: %q", board.ErrUnknownBoard, name))
 		return
 	}
+	if len(def.Windows()) == 0 && q.Get("window") != "" {
+		s.boardFail(w, r, fmt.Errorf("%w: board %s is %s and has no windows", board.ErrBadParam, name, def.Kind()))
+		return
+	}
 	j, found := def.Window(q.Get("window"))
 	if !found {
 		s.boardFail(w, r, fmt.Errorf("%w: board %s has windows %s, not %q", board.ErrUnknownWindow, name, strings.Join(def.Windows(), ", "), q.Get("window")))

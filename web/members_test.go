@@ -389,7 +389,7 @@ func TestMemberRouteErrors(t *testing.T) {
 		{"/v1/boards/weekly-score/members?ids=a%20b", 400, `member \"a b\"`},
 		{"/v1/boards/nope/members?ids=u-1", 404, "unknown board"},
 		{"/v1/boards/item-trades/members?ids=item-1&window=5m", 404, "unknown window"},
-		{"/v1/boards/weekly-score/members?ids=u-1&window=3m", 404, "unknown window"},
+		{"/v1/boards/weekly-score/members?ids=u-1&window=3m", 400, "board weekly-score is periodic and has no windows"},
 		{"/v1/members/u-1?boards=nope", 404, "unknown board"},
 		{"/v1/members/u-1?boards=", 400, "boards: at least one is required"},
 		{"/v1/members/u-1?boards=weekly-score,weekly-score", 400, "is listed twice"},
