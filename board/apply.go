@@ -45,12 +45,18 @@ type Late struct {
 // the slices of a rolling board and snaps the settled periods of a
 // periodic board, read just before (removalPlan); a script that finds
 // more refuses the call ("replan") and it is read and sent again.
+//
+// A rolling decay board's call is first sent without its slices; when its
+// script is to move the base it answers "replan" (once per half-life), and
+// the call is sent again with rebase set and the slices read and
+// declared: the rebase rewrites every one (decay.go).
 type call struct {
 	board  int
 	parts  []*part
 	done   []ranges
 	slices []string
 	snaps  []string
+	rebase bool
 }
 
 // removals reports whether c holds remove events, and whether one of them
@@ -119,7 +125,9 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 				continue
 			}
 			if len(vals) == 1 && vals[0] == "replan" {
-				next = append(next, calls[k]) // its removals met keys it had not declared
+				// Its removals or its rebase met keys it had not declared.
+				calls[k].rebase = bd.kind == Rolling && bd.halfLife > 0
+				next = append(next, calls[k])
 				continue
 			}
 			again, err := parseApply(vals, &calls[k], bd, b.periods[calls[k].board], &res)
@@ -156,7 +164,7 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 		return 0
 	}
 	if len(vals) < 7 {
-		return nil, fmt.Errorf("unexpected reply of %d values", len(vals))
+		return nil, fmt.Errorf("unexpected reply of %d values %v", len(vals), vals)
 	}
 	res.Applied += int(n(0))
 	res.Skipped += int(n(1))
@@ -188,7 +196,12 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 	nl := int(n(i))
 	i++
 	for range nl {
-		pi, bucket := int(n(i))-1, n(i+1)
+		// A rolling decay board's slice below the base comes with its
+		// part index negated.
+		pi, bucket, base := int(n(i))-1, n(i+1), false
+		if pi < -1 {
+			pi, base = -pi-2, true
+		}
 		label, _ := vals[i+1].(string) // periodic: the period's label
 		i += 2
 		p := c.parts[pi]
@@ -199,7 +212,7 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 			}
 			if c.sent(pi, &e) && same {
 				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.name, Event: e.event,
-					Settled: bd.kind == Periodic, Base: bd.kind == Total})
+					Settled: bd.kind == Periodic, Base: bd.kind == Total || base})
 			}
 		}
 	}
@@ -287,6 +300,9 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 				args = append(args, pi.label, pi.start, pi.expireAt, len(list))
 			} else if bd.kind == Total {
 				args = append(args, bk, bd.epoch.UnixMilli(), bd.totalIDsExpireAt(bk), len(list))
+			} else if bd.halfLife > 0 {
+				// A rolling decay board's slice lies in one half-life.
+				args = append(args, bk, bd.halfLifeOf(bd.SliceStart(bk)), 0, len(list))
 			} else {
 				args = append(args, bk, 0, 0, len(list))
 			}
@@ -315,6 +331,9 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 		keys = append(keys, P+"x", P+"s", P+"m")
 		for j := range bd.windows {
 			keys = append(keys, P+"z:"+strconv.Itoa(j))
+		}
+		if bd.halfLife > 0 {
+			keys = append(keys, P+"b")
 		}
 	}
 	seen := map[int64]bool{}
@@ -345,7 +364,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 			}
 		}
 	}
-	if any, _ := c.removals(); any {
+	if any, _ := c.removals(); any || c.rebase {
 		if bd.kind == Periodic {
 			keys = append(keys, P+"d", P+"SL")
 		}
@@ -362,6 +381,8 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 // removalPlan reads, for every call with remove events, the keys they
 // touch beyond those the events name: a rolling board's slices, and a
 // periodic board's settled periods when a removal reaches the snapshots.
+// It reads a rolling decay board's slices too when its call is to move
+// the base (rebase).
 func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 	type read struct {
 		k   int
@@ -373,7 +394,7 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 		any, settled := calls[k].removals()
 		bd := b.boards[calls[k].board]
 		switch {
-		case any && (bd.kind == Rolling || bd.kind == Windows):
+		case (any || calls[k].rebase) && (bd.kind == Rolling || bd.kind == Windows):
 			reads = append(reads, read{k, pp.ZRange(ctx, s.prefix(bd)+"s", 0, -1)})
 		case settled && bd.kind == Periodic:
 			reads = append(reads, read{k, pp.ZRange(ctx, s.prefix(bd)+"SL", 0, -1)})

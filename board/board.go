@@ -194,7 +194,8 @@ func (b *Board) ExpiredThrough(w int, now time.Time) int64 {
 // LateAt returns when an event of Unix millisecond ms becomes late: for a
 // periodic board its period's end + grace; for a rolling or windows board
 // when its slice leaves the largest window + grace; for a decay board when
-// the base passes its half-life (decay.go). A total board without decay
+// the base passes its half-life (decay.go; a rolling decay board: whichever
+// comes first). A total board without decay
 // never finds an event late: the zero time.
 func (b *Board) LateAt(ms int64) time.Time {
 	switch {
@@ -206,7 +207,11 @@ func (b *Board) LateAt(ms int64) time.Time {
 		return time.Time{}
 	}
 	s := b.SliceOf(ms)
-	return time.UnixMilli(b.SliceStart(s + b.windows[len(b.windows)-1])).Add(b.grace)
+	at := b.SliceStart(s+b.windows[len(b.windows)-1]) + b.grace.Milliseconds()
+	if b.halfLife > 0 { // a rolling decay board: also when the base passes its half-life
+		at = min(at, b.decayLateAt(b.halfLifeOf(ms)))
+	}
+	return time.UnixMilli(at)
 }
 
 // NextReset returns when the board next changes by time alone: the end of

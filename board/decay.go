@@ -10,7 +10,8 @@ import (
 	"github.com/rostrumhq/rostrum/codec"
 )
 
-// All-time boards and decay (docs/DESIGN.md §8 "Total boards and decay").
+// All-time boards and decay (docs/DESIGN.md §8 "Total boards and decay"),
+// and decay on rolling boards (below).
 //
 // A total board keeps one ranking that never resets. Its event ids are
 // kept per UTC day of the event time (a producer's retry repeats the
@@ -49,6 +50,40 @@ import (
 // unit, once per rebase). With n at most 3 (one half-life of lag, one of
 // the current half-life, future skew), |S| < max-total·2^24, so a decay
 // board's max-total is at most 2^29 − 1 units (the default).
+//
+// Rolling boards (docs/DESIGN.md §8 "Rolling boards with decay"). A rolling
+// decay board keeps its slices and its window sums as a rolling board
+// does, in the same base k (hash P .. 'b'): a slice's hash holds each
+// member's Σ value·W(ts) over the slice, and the member's window sum is the
+// sum of its slices still in the window, which the expiry subtracts as
+// they leave. The half-life is a whole number of slices, so a slice lies
+// in one half-life and its events share n = h − k (Batch.Add folds a
+// slice's entries, and the script takes h with the slice).
+//
+// A rebase floors, and floor(Σ S) ≠ Σ floor(S): dividing the window sum
+// alone would leave it off the sum of its slices by up to the number of
+// slices, and expiring them would leave that residue behind for good. So
+// the rebase (decay.lua rebaseRolling, in apply.lua before it adds and in
+// rebase.lua on the tick) divides every slice's sums, floor, and sets every
+// window sum to the sum of its divided slices, in one script: the window
+// sum stays, exactly, the sum of the slices in the window. Its work is the
+// board's state (every slice sum), once per half-life; a slice sum that
+// floors to 0 stays (the expiry of its slice must still meet the member),
+// and the expiry keeps a member's state while its newest slice is in the
+// window, as with negative values, since a sum may floor to 0 with events
+// still in the window. Every slice key is declared: a script that is to
+// move the base and finds a slice it was not given answers "replan" (the
+// tick's rebase.lua: a third value) before writing anything, and Apply
+// (Expire) sends it again with the slices read just before; so a batch pays
+// the read only when the base moves, once per half-life.
+//
+// An entry that would take a slice sum or a window sum beyond ±(2^53 − 1)
+// is not added (counted as saturated): sums stay exact, never clamped, so
+// the window sum stays the sum of its slices. An event is late when its
+// slice has left the window plus grace or its half-life is below the base,
+// whichever comes first. Windows boards do not decay: each window
+// subtracts its own slices, and a rebase would rebuild every window. Nor
+// do decay boards settle daily: their values change with the clock.
 
 const (
 	// decayBits is F: the weight mantissa's fractional bits.
@@ -87,17 +122,24 @@ func (b *Board) compileTotal(c *Config) error {
 	return nil
 }
 
-// compileDecay validates decay: total boards only, incr, no first-reached
-// ties, floor 0 or none, max-total within maxDecayTotal.
+// compileDecay validates decay: total and rolling boards only, incr, no
+// first-reached ties, floor 0 or none, max-total within maxDecayTotal; on
+// a rolling board a half-life of whole slices, and no daily settlement.
 func (b *Board) compileDecay(c *Config) error {
 	if c.Decay == nil {
 		return nil
 	}
 	switch {
-	case b.kind == Rolling || b.kind == Windows:
-		return fieldErr("decay", "decay on rolling and windows boards is not built yet (kind: total)")
-	case b.kind != Total:
-		return fieldErr("decay", "only total boards decay (a periodic board resets instead)")
+	case b.kind == Windows:
+		// Each window subtracts its own slices, so a rebase would have to
+		// rebuild every window's sums from the slices it still holds.
+		return fieldErr("decay", "windows boards do not decay: a rebase would rebuild every window from its slices; use one rolling board per window (kind: rolling) or kind: total")
+	case b.kind != Total && b.kind != Rolling:
+		return fieldErr("decay", "only total and rolling boards decay (a periodic board resets instead)")
+	case c.Settle == "daily":
+		// A decay board's values change with the clock: a day's snapshot
+		// would freeze a value that is only true at one instant.
+		return fieldErr("settle", "a decay board does not settle: its values change with the clock")
 	case b.op != Incr:
 		return fieldErr("decay", "only incr boards decay (op is %s)", b.op)
 	case b.firstReached:
@@ -108,6 +150,11 @@ func (b *Board) compileDecay(c *Config) error {
 	h, err := parseHalfLife(c.Decay.HalfLife)
 	if err != nil {
 		return fieldErr("decay.half-life", "%v", err)
+	}
+	if b.kind == Rolling && h%b.slice != 0 {
+		// Each slice then lies in one half-life, so its events share
+		// the power of two of their weights (h − k).
+		return fieldErr("decay.half-life", "%s is not a whole number of slices (%s): each slice must lie within one half-life", c.Decay.HalfLife, fmtDur(b.slice))
 	}
 	b.halfLife = h
 	if c.MaxTotal > maxDecayTotal {
@@ -149,9 +196,15 @@ func (b *Board) HalfLife() time.Duration { return b.halfLife }
 // its half-life index h with decay, else its UTC day (the id set).
 func (b *Board) totalBucket(ts int64) int64 {
 	if b.halfLife > 0 {
-		return floorDiv(ts-b.epoch.UnixMilli(), b.halfLife.Milliseconds())
+		return b.halfLifeOf(ts)
 	}
 	return floorDiv(ts, idDay.Milliseconds())
+}
+
+// halfLifeOf returns the half-life index h of a decay board's Unix ms ts:
+// floor((ts − epoch)/H).
+func (b *Board) halfLifeOf(ts int64) int64 {
+	return floorDiv(ts-b.epoch.UnixMilli(), b.halfLife.Milliseconds())
 }
 
 // totalIDsExpireAt returns when the id set of bucket bk may go: two days
@@ -167,7 +220,7 @@ func (b *Board) totalIDsExpireAt(bk int64) int64 {
 // decayWeight returns M(r) for Unix ms ts: round(2^20·2^(r/H)).
 func (b *Board) decayWeight(ts int64) int64 {
 	H := b.halfLife.Milliseconds()
-	r := ts - b.epoch.UnixMilli() - b.totalBucket(ts)*H
+	r := ts - b.epoch.UnixMilli() - b.halfLifeOf(ts)*H
 	return int64(math.Round(math.Ldexp(math.Exp2(float64(r)/float64(H)), decayBits)))
 }
 

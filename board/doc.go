@@ -123,6 +123,7 @@
 //	rostrum:{env}:board:{name}:s              zset  slices held (score = slice index)
 //	rostrum:{env}:board:{name}:s:<slice>      hash  member → sum of the slice
 //	rostrum:{env}:board:{name}:s:<slice>:i    set   event ids counted in the slice
+//	rostrum:{env}:board:{name}:b              hash  rolling decay boards: k the base, rebases: moves made
 //	total boards (decay.go):
 //	rostrum:{env}:board:{name}:T:z            zset  member → score (decay: the sum S)
 //	rostrum:{env}:board:{name}:T:m            hash  member → "total reached_at" (decay: "S reached_at")

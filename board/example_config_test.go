@@ -39,6 +39,9 @@ func ExampleCompile() {
 			line += fmt.Sprintf(" by %s, %d kept", b.Unit(), b.Retention())
 		case board.Rolling:
 			line += fmt.Sprintf(", %d slices of %s", b.WindowSlices()[0], b.Slice())
+			if b.HalfLife() > 0 {
+				line += fmt.Sprintf(", decay half-life %s, max total %d", b.HalfLife(), b.MaxTotal())
+			}
 		case board.Windows:
 			line += fmt.Sprintf(" %v of %s slices, grace %s", b.Windows(), b.Slice(), b.Grace())
 		case board.Total:
@@ -69,4 +72,5 @@ func ExampleCompile() {
 	// gifts-week: periodic by week, 8 kept; refunds; first-reached: max total 8388607, reached bits 30
 	// gifts-month: periodic by month, 12 kept; refunds; first-reached: max total 2097151, reached bits 32
 	// hot-rooms: total, decay half-life 168h0m0s, max total 536870911; refunds
+	// trending-rooms: rolling, 96 slices of 15m0s, decay half-life 6h0m0s, max total 536870911; refunds
 }

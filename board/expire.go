@@ -17,7 +17,7 @@ type ExpireResult struct {
 	Subtracted int // (slice, window) subtractions
 	Removed    int // members removed from a window whose total reached 0
 	Deleted    int // slices deleted (no window needs them any more)
-	Rebased    int // members rewritten by decay boards' rebases (decay.go)
+	Rebased    int // sums rewritten by decay boards' rebases: members, and a rolling board's slice sums (decay.go)
 }
 
 // Expire subtracts, for every rolling and windows board, each slice that has
@@ -28,16 +28,18 @@ type ExpireResult struct {
 // ticker. All boards go in one pipelined round trip.
 //
 // It also moves each decay board's base to its target at now (rebase.lua),
-// so that it follows the clock while no event arrives.
+// so that it follows the clock while no event arrives; a rolling decay
+// board's first, then its expiry (each keeps its window sums the sums of
+// its slices, so either order is exact).
 func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error) {
 	var res ExpireResult
 	var rolling, decay []*Board
 	for _, b := range s.boards {
-		switch {
-		case b.kind == Rolling || b.kind == Windows:
-			rolling = append(rolling, b)
-		case b.halfLife > 0:
+		if b.halfLife > 0 {
 			decay = append(decay, b)
+		}
+		if b.kind == Rolling || b.kind == Windows {
+			rolling = append(rolling, b)
 		}
 	}
 	if len(decay) > 0 {
@@ -74,7 +76,15 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 			for j := range b.windows {
 				keys = append(keys, P+"z:"+strconv.Itoa(j))
 			}
-			args := []any{P, tie, b.rb, b.res.Milliseconds(), b.maxTotal, b.epoch.UnixMilli(), len(b.windows), b.floorArg(), boolArg(b.allowNeg), b.slice.Milliseconds()}
+			// A decay board ranks its sums as they are, below 2^53, and
+			// keeps a member's state while its newest slice is held, as
+			// with negative values: a rebase may floor a sum to 0 while
+			// the member's events are still in the window.
+			maxt, keep := b.maxTotal, b.allowNeg
+			if b.halfLife > 0 {
+				maxt, keep = codec.MaxAmount, true
+			}
+			args := []any{P, tie, b.rb, b.res.Milliseconds(), maxt, b.epoch.UnixMilli(), len(b.windows), b.floorArg(), boolArg(keep), b.slice.Milliseconds()}
 			for j := range b.windows {
 				args = append(args, b.ExpiredThrough(j, now))
 			}
@@ -156,23 +166,69 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 }
 
 // rebase moves the base of each decay board to its target at now, in one
-// pipelined round trip, and returns the members rewritten.
+// pipelined round trip, and returns the sums rewritten. A rolling board's
+// rebase rewrites its slices, whose keys it declares (see applyKeys): it is
+// first sent without them, and one that is to move its base says so
+// without writing; it is sent again with the slices read just before (and
+// again if a slice came meanwhile).
 func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int, error) {
-	cmds, err := s.eval(ctx, rebaseLua, len(boards), func(k int) ([]string, []any) {
-		b := boards[k]
-		P := s.prefix(b)
-		return []string{P + "T:b", P + "T:m", P + "T:z"}, []any{P, b.decayTarget(now), b.floorArg(), codec.MaxAmount}
-	})
-	if err != nil {
-		return 0, err
-	}
 	n := 0
-	for k, c := range cmds {
-		v, err := c.Int64Slice()
-		if err != nil || len(v) != 2 {
-			return n, fmt.Errorf("board %s: rebase: %v %w", boards[k].name, v, err)
+	slices := make([][]string, len(boards))
+	for attempt := 0; len(boards) > 0; attempt++ {
+		if attempt == 5 {
+			return n, fmt.Errorf("board %s: rebase: the slices kept changing", boards[0].name)
 		}
-		n += int(v[1])
+		cmds, err := s.eval(ctx, rebaseLua, len(boards), func(k int) ([]string, []any) {
+			b := boards[k]
+			P := s.prefix(b)
+			if b.kind == Total {
+				return []string{P + "T:b", P + "T:m", P + "T:z"}, []any{P, b.decayTarget(now), b.floorArg(), codec.MaxAmount, "t", 0}
+			}
+			keys := []string{P + "b", P + "m", P + "z:0", P + "s"}
+			for _, sl := range slices[k] {
+				keys = append(keys, P+"s:"+sl)
+			}
+			return keys, []any{P, b.decayTarget(now), b.floorArg(), codec.MaxAmount, "r", b.epoch.UnixMilli()}
+		})
+		if err != nil {
+			return n, err
+		}
+		var again []*Board
+		for k, c := range cmds {
+			v, err := c.Int64Slice()
+			if err != nil || len(v) < 2 {
+				return n, fmt.Errorf("board %s: rebase: %v %w", boards[k].name, v, err)
+			}
+			if len(v) == 3 { // a slice to rewrite was not declared
+				again = append(again, boards[k])
+				continue
+			}
+			n += int(v[1])
+		}
+		boards = again
+		if slices, err = s.heldSlices(ctx, boards); err != nil {
+			return n, err
+		}
 	}
 	return n, nil
+}
+
+// heldSlices reads the slices each board holds.
+func (s *Store) heldSlices(ctx context.Context, boards []*Board) ([][]string, error) {
+	out := make([][]string, len(boards))
+	if len(boards) == 0 {
+		return out, nil
+	}
+	p := s.rdb.Pipeline()
+	cmds := make([]*redis.StringSliceCmd, len(boards))
+	for k, b := range boards {
+		cmds[k] = p.ZRange(ctx, s.prefix(b)+"s", 0, -1)
+	}
+	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("board: rebase: read slices: %w", err)
+	}
+	for k, c := range cmds {
+		out[k] = c.Val()
+	}
+	return out, nil
 }

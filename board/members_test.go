@@ -21,7 +21,7 @@ import (
 // memberBoards are the boards of a member read: seed 001's weekly score (in
 // tenths, first-reached) and its received/read counts, seed 002's five
 // windows (one board of items, ranked by room id, and one of users), a
-// rolling board, an all-time board and a decay board.
+// rolling board, an all-time board, a decay board and a rolling decay board.
 func memberBoards(t testing.TB) []*board.Board {
 	t.Helper()
 	week := func(name, ev string) board.Config {
@@ -41,6 +41,8 @@ func memberBoards(t testing.TB) []*board.Board {
 			Tie: "first-reached"},
 		{Name: "all-time", Events: []string{"gift"}, Member: "user_id", Kind: "total", Tie: "first-reached"},
 		{Name: "hot-week", Events: []string{"gift", "score"}, Member: "user_id", Kind: "total", Decay: &board.Decay{HalfLife: "7d"}},
+		{Name: "trending", Events: []string{"gift"}, Member: "user_id", Kind: "rolling", Slice: 15 * time.Minute, Slices: 12,
+			Decay: &board.Decay{HalfLife: "1h"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +162,12 @@ func modelStandings(m *boardmodel.Model, bs []*board.Board, boards []string, mem
 				ranking = m.Ranking(bi, got.Period, 0)
 			case board.Total:
 				ranking = m.TotalRanking(bi, now)
+			case board.Rolling:
+				if b.HalfLife() > 0 {
+					ranking = m.RollingDecayRanking(bi, now)
+				} else {
+					ranking = m.Ranking(bi, "", j)
+				}
 			default:
 				ranking = m.Ranking(bi, "", j)
 			}
@@ -311,7 +319,7 @@ func TestStandingsItems(t *testing.T) {
 			}
 		}
 	})
-	if us := st.UserBoards(); strings.Contains(strings.Join(us, ","), "item-trades") || len(us) != 7 {
+	if us := st.UserBoards(); strings.Contains(strings.Join(us, ","), "item-trades") || len(us) != 8 {
 		t.Fatalf("user boards %v: want every board but item-trades", us)
 	}
 }

@@ -150,7 +150,14 @@ func TestCompileErrors(t *testing.T) {
 		// total boards and decay
 		{func(c *Config) { c.Kind = "total" }, "boards[0].slice: only rolling and windows boards have slices"},
 		{func(c *Config) { c.Kind, c.Slice, c.Slices, c.Settle = "total", 0, 0, "true" }, "boards[0].settle:"},
-		{func(c *Config) { c.Decay = &Decay{HalfLife: "7d"} }, "boards[0].decay: decay on rolling and windows boards is not built yet"},
+		{func(c *Config) {
+			c.Kind, c.Slices, c.Windows, c.Decay = "windows", 0, []time.Duration{time.Hour, 24 * time.Hour}, &Decay{HalfLife: "7d"}
+		}, "boards[0].decay: windows boards do not decay"},
+		{func(c *Config) { c.Slice, c.Decay = 5*time.Minute, &Decay{HalfLife: "90s"} }, "boards[0].decay.half-life:"},
+		{func(c *Config) { c.Decay = &Decay{HalfLife: "90m"} }, "boards[0].decay.half-life: 90m is not a whole number of slices (1h)"},
+		{func(c *Config) { c.Decay, c.MaxTotal = &Decay{HalfLife: "7d"}, 1<<30 }, "boards[0].max-total:"},
+		{func(c *Config) { c.Decay, c.Settle = &Decay{HalfLife: "7d"}, "daily" }, "boards[0].settle:"},
+		{func(c *Config) { c.Decay, c.Tie = &Decay{HalfLife: "7d"}, "first-reached" }, "boards[0].tie:"},
 		{func(c *Config) { c.Kind, c.Slice, c.Slices, c.Decay = "total", 0, 0, &Decay{HalfLife: "30m"} }, "boards[0].decay.half-life:"},
 		{func(c *Config) { c.Kind, c.Slice, c.Slices, c.Decay = "total", 0, 0, &Decay{HalfLife: "a week"} }, "boards[0].decay.half-life:"},
 		{func(c *Config) {

@@ -170,6 +170,9 @@ func (s *Store) target(board, period, window string) (target, error) {
 	}
 	t.window = j
 	t.zset, t.state = P+"z:"+strconv.Itoa(j), P+"m"
+	if b.halfLife > 0 {
+		t.base = P + "b"
+	}
 	return t, nil
 }
 

@@ -29,7 +29,11 @@ type BoardFeedConfig struct {
 // then the refund of a recent gift (a negative gift, which the example
 // boards take: allow-negative), points in tenths (2.5: seed 001's scale-10
 // board) and received/read/passed actions of users (seed 001), and item
-// trades (seed 002); the gifts also feed the all-time decay board. A few
+// trades (seed 002); the gifts also feed the decay boards, all time
+// (hot-rooms) and over a day (trending-rooms), and every 10 minutes one of
+// the quieter rooms is rising: it gets a quarter of the gifts, so that
+// the trending board, which counts recent gifts more, shows it climbing
+// while the 7-day board hardly moves. A few
 // events carry an id and are sent twice, as a producer that retries would,
 // so the boards' id check has work to do.
 func FeedBoards(ctx context.Context, cfg BoardFeedConfig) error {
@@ -99,6 +103,17 @@ func (g *boardGen) skewed(n int) int {
 	return int(x * x * float64(n))
 }
 
+// risingEvery is how long one room is the rising room.
+const risingEvery = 10 * time.Minute
+
+// rising returns the rising room at Unix ms ts: one of the quieter half of
+// the rooms, a new one every risingEvery.
+func (g *boardGen) rising(ts int64) string {
+	n := g.cfg.Rooms - g.cfg.Rooms/2
+	k := int(ts/risingEvery.Milliseconds()) % n
+	return "r-" + strconv.Itoa(1001+g.cfg.Rooms/2+k)
+}
+
 // next returns the key and value of one board event at ts, and whether to
 // send it twice (a producer's retry of an event with an id).
 func (g *boardGen) next(ts int64) (key string, value []byte, retry bool) {
@@ -114,6 +129,9 @@ func (g *boardGen) next(ts int64) (key string, value []byte, retry bool) {
 		room, user, typ, amount = r.room, r.user, "gift", -r.amount
 	case x < 40:
 		room, typ = "r-"+strconv.Itoa(1001+g.skewed(g.cfg.Rooms)), "gift"
+		if g.rnd.IntN(4) == 0 {
+			room = g.rising(ts)
+		}
 		amount = []int64{1, 1, 5, 10, 52, 99, 520}[g.rnd.IntN(7)]
 		if len(g.gifts) == 32 {
 			g.gifts = g.gifts[1:]

@@ -58,3 +58,32 @@ func TestBoardGen(t *testing.T) {
 		}
 	}
 }
+
+// TestBoardGenRising: the rising room is one of the quieter half, it gets
+// a share of the gifts well above a quiet room's, and the next period has
+// another.
+func TestBoardGenRising(t *testing.T) {
+	g := newBoardGen(BoardFeedConfig{Rooms: 12, Users: 200, Items: 20, Seed: 7})
+	t0 := time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)
+	first, next := g.rising(t0.UnixMilli()), g.rising(t0.Add(risingEvery).UnixMilli())
+	if first == next || first < "r-1007" || next < "r-1007" {
+		t.Fatalf("rising rooms %s then %s: want two of r-1007 … r-1012", first, next)
+	}
+	dec := codec.NewDecoder(codec.DecodeConfig{})
+	gifts := map[string]int{}
+	total := 0
+	for i := range 4000 {
+		_, value, _ := g.next(t0.UnixMilli() + int64(i))
+		evs, err := dec.Decode(nil, value, codec.SourceClient, t0.Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if evs[0].Type == codec.TypeGift && evs[0].Value > 0 {
+			gifts[evs[0].RoomID]++
+			total++
+		}
+	}
+	if gifts[first] < total/5 {
+		t.Fatalf("the rising room %s got %d of %d gifts, want at least a fifth", first, gifts[first], total)
+	}
+}

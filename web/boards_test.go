@@ -225,3 +225,34 @@ func TestBoardListTotal(t *testing.T) {
 		t.Fatalf("top of a period of a total board: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestBoardListRollingDecay: a rolling decay board names its window and
+// its half-life; its top reads the decayed value at the store's clock.
+func TestBoardListRollingDecay(t *testing.T) {
+	bs, err := board.Compile([]board.Config{
+		{Name: "trend", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: 15 * time.Minute, Slices: 96,
+			Decay: &board.Decay{HalfLife: "6h"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := board.NewStore(testenv.StartRedis(t).Client(), "test", bs)
+	now := time.Now()
+	st.SetClock(func() time.Time { return now })
+	b := st.NewBatch()
+	if err := b.Add("t", 0, 0, now, []codec.Event{{RoomID: "r", UserID: "u", Type: codec.TypeGift, Value: 520, TS: now.Add(-6 * time.Hour).UnixMilli()}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	h := web.New(web.Options{Source: meetingSource(), Boards: st})
+	resp, body := get(t, h, "/v1/boards")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"kind":"rolling"`) || !strings.Contains(body, `"half_life":"6h"`) {
+		t.Fatalf("list: %d %s", resp.StatusCode, body)
+	}
+	resp, body = get(t, h, "/v1/boards/trend/top")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"window":"24h"`) || !strings.Contains(body, `"members":[{"member":"r","rank":1,"total":260,`) {
+		t.Fatalf("top: %d %s (a gift of 520 six hours ago is worth 260)", resp.StatusCode, body)
+	}
+}

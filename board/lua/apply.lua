@@ -17,7 +17,8 @@
 --       offset, n labels, labels (periodic: the periods it clears),
 --       then buckets, then per bucket: bucket (period label, slice
 --       index, or a total board's bucket: its half-life index with decay,
---       else its UTC day), origin ms (period start), expire-at ms (period
+--       else its UTC day), origin ms (period start; a rolling decay
+--       board's slice: its half-life index), expire-at ms (period
 --       keys; a total board's id set),
 --       entries, then per entry: member, value, ts ms, id ('' = none),
 --       offset
@@ -51,13 +52,19 @@
 -- already multiplied by its weight's mantissa) times 2^(bucket − base);
 -- a sum is clamped at the max sum (counted as saturated).
 --
+-- A rolling decay board (decay.lua rebaseRolling) first moves its base
+-- (P .. 'b'), rewriting every slice, which must all be declared; then adds
+-- each value times 2^(h − base) to its slice and its window sum.
+--
 -- An event of a period that settlement froze (P .. 'st' field 'frozen', see
 -- settle.lua), of a slice every window has subtracted, or of a half-life
 -- below a decay board's base is late: not counted, and reported with its
--- part and bucket.
+-- part and bucket (a rolling decay board's below the base: with the part
+-- index negated).
 --
 -- Reply: {'reset'} when the generation differs, {'replan'} (nothing
--- written) when a removal meets an undeclared slice or snapshot, else {applied, skipped,
+-- written) when a removal or a rebase meets an undeclared slice or
+-- snapshot, else {applied, skipped,
 -- duplicates, saturated, gaps closed, n splits, (part index, ranges)...,
 -- n late, (part index, bucket)...}.
 --
@@ -72,18 +79,28 @@ setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[13])
 local origin0, nwin, nparts = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local halfLife, base = tonumber(ARGV[15]), nil
 if istotal and halfLife then base = rebase(P, tonumber(ARGV[16])) end
+local rdecay = halfLife ~= nil and not istotal and not periodic
 local i = 17
 
+local declared = nil
+if ARGV[12] ~= '' or rdecay then
+  declared = {}
+  for _, k in ipairs(KEYS) do declared[k] = true end
+end
 -- Removals: every slice or snapshot they touch must be declared.
 if ARGV[12] ~= '' then
-  local declared = {}
-  for _, k in ipairs(KEYS) do declared[k] = true end
   local set, pre = P .. 'SL', P .. 'S:'
   if ARGV[12] == 'R' then set, pre = P .. 's', P .. 's:' end
   local list = redis.call('ZRANGE', set, 0, -1)
   for _, x in ipairs(list) do
     if not declared[pre .. x] then return {'replan'} end
   end
+end
+-- A rolling decay board moves its base first, rewriting every slice
+-- (decay.lua): they must be declared too.
+if rdecay then
+  base = rebaseRolling(P, tonumber(ARGV[16]), declared, origin0)
+  if base == nil then return {'replan'} end
 end
 
 local function snapRemove(key, member)
@@ -150,7 +167,8 @@ end
 local frozen = nil
 if periodic then frozen = redis.call('HGET', P .. 'st', 'frozen') end
 
--- lateBucket reports the entries of a bucket found late.
+-- lateBucket reports the entries of a bucket found late (a rolling decay
+-- board's slice below the base: with -pi).
 local function lateBucket(pi, bucket, ne)
   local n = 0
   for e = 0, ne - 1 do if not covered(i + 5 * e) then n = n + 1 end end
@@ -228,7 +246,14 @@ local function totalBucket(pi, bucket, org, exp, ne)
   redis.call('PEXPIREAT', ik, exp)
 end
 
-local function rollingBucket(pi, bucket, ne)
+-- A rolling decay board (rdecay) adds each value (sent multiplied by its
+-- weight's mantissa) times 2^(h − base), h the slice's half-life (sent as
+-- its origin); a slice below the base is late. An entry that would take
+-- its slice's sum or its window sum beyond ±(2^53 − 1) is not added
+-- (counted as saturated): the sums stay exact, and the window sum the sum
+-- of the slices.
+local rsat = 0
+local function rollingBucket(pi, bucket, h, ne)
   local s = tonumber(bucket)
   local take, any = {}, false
   for j = 1, nwin do
@@ -238,19 +263,39 @@ local function rollingBucket(pi, bucket, ne)
     lateBucket(pi, bucket, ne)
     return
   end
+  local mult = 1
+  if rdecay then
+    if h < base then
+      lateBucket(-pi, bucket, ne)
+      return
+    end
+    mult = 2 ^ (h - base)
+  end
   local sk, mk = P .. 's:' .. bucket, P .. 'm'
   redis.call('ZADD', P .. 's', s, bucket)
   for e = 0, ne - 1 do
     local k = i + 5 * e
-    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
+    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]) * mult, tonumber(ARGV[k+2]), ARGV[k+3]
+    local st = nil
     if covered(k) then -- luacheck: ignore 542
       -- applied before
     elseif id ~= '' and redis.call('SADD', sk .. ':i', id) == 0 then
       dup = dup + 1
+    elseif rdecay then
+      st = rparse(redis.call('HGET', mk, member), nwin)
+      local cell = tonumber(redis.call('HGET', sk, member) or '0') + v
+      if math.abs(cell) > 9007199254740991 or math.abs(st[2] + v) > 9007199254740991 then
+        rsat = rsat + 1
+        st = nil
+      else
+        redis.call('HSET', sk, member, fmt(cell))
+      end
     else
-      applied = applied + 1
       redis.call('HINCRBY', sk, member, v)
-      local st = rparse(redis.call('HGET', mk, member), nwin)
+      st = rparse(redis.call('HGET', mk, member), nwin)
+    end
+    if st then
+      applied = applied + 1
       local moved = ts > st[1]
       if moved then st[1] = ts end
       for j = 1, nwin do
@@ -308,7 +353,7 @@ for pi = 1, nparts do
       elseif istotal then
         totalBucket(pi, bucket, org, exp, ne)
       else
-        rollingBucket(pi, bucket, ne)
+        rollingBucket(pi, bucket, org, ne)
       end
     end
     i = i + 5 * ne
@@ -320,9 +365,10 @@ for pi = 1, nparts do
   end
 end
 if late > 0 then redis.call('HINCRBY', P .. 'n', 'late', late) end
-if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
+local saturated = sat + rsat
+if saturated > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', saturated) end
 if closed > 0 then redis.call('HINCRBY', P .. 'n', 'gaps_closed', closed) end
-local reply = {applied + removed, skipped, dup, sat, closed, #splits / 2}
+local reply = {applied + removed, skipped, dup, saturated, closed, #splits / 2}
 for _, v in ipairs(splits) do reply[#reply+1] = v end
 reply[#reply+1] = #lates / 2
 for _, v in ipairs(lates) do reply[#reply+1] = v end

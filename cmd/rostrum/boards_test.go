@@ -21,7 +21,7 @@ func TestParseBoards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bs) != 11 || bs[0].Name() != "room-gifts-7d" {
+	if len(bs) != 12 || bs[0].Name() != "room-gifts-7d" {
 		t.Fatalf("compiled %d boards, first %q", len(bs), bs[0].Name())
 	}
 

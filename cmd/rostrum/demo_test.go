@@ -85,8 +85,8 @@ func TestDemoInBrowser(t *testing.T) {
 	bb.WaitFor("ranked rooms on the gift board", gifts+` > 0`)
 	var boards int
 	bb.Eval(`document.querySelectorAll('section.board').length`, &boards)
-	if boards != 11 {
-		t.Errorf("boards page shows %d boards, want the 11 of examples/boards.yaml", boards)
+	if boards != 12 {
+		t.Errorf("boards page shows %d boards, want the 12 of examples/boards.yaml", boards)
 	}
 }
 

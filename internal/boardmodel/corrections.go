@@ -71,6 +71,11 @@ func (st *boardState) remove(b *board.Board, e *codec.Event) {
 		return
 	}
 	if st.cal == nil {
+		if st.rd != nil {
+			for _, c := range st.rd.cells {
+				delete(c, member)
+			}
+		}
 		st.events = slices.DeleteFunc(st.events, func(x ev) bool { return x.member == member })
 		return
 	}

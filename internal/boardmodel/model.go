@@ -78,7 +78,8 @@ type boardState struct {
 	last    []int64          // rolling: last subtracted slice per window
 	set     []bool
 
-	tot *totalState // total boards (total.go)
+	tot *totalState   // total boards (total.go)
+	rd  *rollingDecay // rolling decay boards (rolling_decay.go)
 
 	// settlement (periodic boards that settle)
 	frozen  Period // the newest settled period; zero before the first
@@ -199,13 +200,23 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 				late = append(late, LateEvent{Board: b.Name(), Event: i})
 				continue
 			}
+			decay := b.HalfLife() > 0
+			var belowBase bool
+			if decay {
+				l, inRedis := m.decayLate(bi, e.TS, rt)
+				if l && !inRedis {
+					late = append(late, LateEvent{Board: b.Name(), Event: i})
+					continue
+				}
+				belowBase = l
+			}
 			acc := make([]bool, len(ws))
 			any := false
 			for j := range ws {
 				acc[j] = !st.set[j] || s > st.last[j]
 				any = any || acc[j]
 			}
-			if !any {
+			if !any || belowBase {
 				late = append(late, LateEvent{Board: b.Name(), Event: i, InRedis: true})
 				continue
 			}
@@ -215,6 +226,9 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 					continue
 				}
 				st.ids[k] = true
+			}
+			if decay && !m.addDecay(bi, s, member, value, e.TS) {
+				continue // saturated
 			}
 			st.events = append(st.events, ev{slice: s, member: member, value: value, ts: e.TS, accepted: acc})
 		}
@@ -260,7 +274,8 @@ func (m *Model) Periods(boardIdx int) []string {
 	return out
 }
 
-// Ranking returns a board's ranking: of period label (periodic) or window j.
+// Ranking returns a board's ranking: of period label (periodic) or window j
+// (not of decay boards: TotalRanking, RollingDecayRanking).
 func (m *Model) Ranking(boardIdx int, period string, window int) []Entry {
 	b, st := m.boards[boardIdx], m.st[boardIdx]
 	var out []Entry

@@ -62,8 +62,7 @@ func (m *Model) recordTotal(bi int, e *codec.Event, i int, value, rt int64) *Lat
 		if hi < ts.base {
 			return &LateEvent{Board: b.Name(), Event: i, InRedis: true}
 		}
-		r := e.TS - epoch - hi*h
-		mant := int64(math.Floor(math.Pow(2, 20+float64(r)/float64(h)) + 0.5))
+		_, mant := mantissa(b, e.TS)
 		value = value * mant << (hi - ts.base)
 		bucket = "h" + strconv.FormatInt(hi, 10)
 	} else {
@@ -110,8 +109,12 @@ func (m *Model) Rebase(now time.Time) {
 		if h == 0 {
 			continue
 		}
-		ts := m.total(bi)
 		target := floorDiv(now.UnixMilli()-b.Grace().Milliseconds()-b.Epoch().UnixMilli(), h) - 1
+		if b.Kind() == board.Rolling {
+			m.rebaseRolling(bi, target)
+			continue
+		}
+		ts := m.total(bi)
 		if !ts.hasBase {
 			ts.base, ts.hasBase = target, true
 			continue
