@@ -395,6 +395,25 @@ func BenchmarkStandings(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// The same single member read the way a client had to before: one
+	// Member call (one round trip) per ranking.
+	b.Run("members=1/member-per-ranking", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, name := range st.UserBoards() {
+				bd, _ := st.Board(name)
+				windows := bd.Windows()
+				if bd.Kind() != board.Windows {
+					windows = []string{""}
+				}
+				for _, w := range windows {
+					if _, err := st.Member(ctx, name, "u7", "", w); err != nil && !errors.Is(err, board.ErrUnknownMember) {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
+	})
 	for _, n := range []int{1, 100} {
 		members := make([]string, n)
 		for i := range members {
