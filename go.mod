@@ -3,6 +3,7 @@ module github.com/rostrumhq/rostrum
 go 1.26.8
 
 require (
+	github.com/expr-lang/expr v1.17.8
 	github.com/getkin/kin-openapi v0.133.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

@@ -188,6 +188,15 @@
 // it applies new batches. What no log holds any more (and no Kafka rewind
 // re-reads) is lost for the boards.
 //
+// # Member reads
+//
+// Store.Standings reads members on many boards at once (members.go): it
+// plans each ranking's keys with the same key builder as Top, groups the
+// rankings by the Redis Cluster hash slot of their keys (slot.go computes
+// it as Redis does), and runs one members.lua call per slot, all in one
+// pipeline. No key layout is assumed: a ranking whose keys span two slots
+// is refused, and rankings that share a slot share a call.
+//
 // # Scripts
 //
 // Each Lua script is a file in lua/, embedded and listed in scripts.go; its

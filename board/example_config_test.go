@@ -20,6 +20,7 @@ import (
 func ExampleCompile() {
 	var file struct {
 		Boards []board.Config `yaml:"boards"`
+		Hints  any            `yaml:"hints"` // seed 001's hints: package hints
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(examples.BoardsYAML))
 	dec.KnownFields(true)

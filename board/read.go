@@ -212,28 +212,38 @@ func (s *Store) read(ctx context.Context, t target, mode string, a any, n int) (
 		st, _ := vals[k+1].(string)
 		e := Entry{Member: member, Rank: rank + 1}
 		rank++
-		f := strings.Fields(st)
-		num := func(i int) int64 {
-			if i >= len(f) {
-				return 0
-			}
-			x, _ := strconv.ParseFloat(f[i], 64)
-			return int64(x)
-		}
-		if st == "" && t.b.compact {
-			sc, _ := vals[k+2].(string)
-			x, _ := strconv.ParseFloat(sc, 64)
-			e.Total, e.ReachedAt = t.b.unscore(x, t.origin)
-		} else if t.b.kind == Periodic || t.b.kind == Total {
-			e.Total, e.ReachedAt = num(0), num(1)
-		} else {
-			e.ReachedAt, e.Total = num(0), num(1+t.window)
-		}
-		if t.b.halfLife > 0 {
-			e.Total = t.b.Decayed(e.Total, base, now)
-		}
-		e.Total = t.b.shown(e.Total)
+		sc, _ := vals[k+2].(string)
+		e.Total, e.ReachedAt = t.standing(st, sc, base, now)
 		page.Members = append(page.Members, e)
 	}
 	return page, nil
+}
+
+// standing returns the total shown and the reached time of a ranked member
+// from its field of the state hash st and its score sc: "total reached_at"
+// (periodic and total boards) or "reached_at total_0 … total_k" (rolling
+// and windows boards); a compact board's member without a field is decoded
+// from its score; a decay board's sum is decayed from base to now.
+func (t target) standing(st, sc string, base int64, now time.Time) (total, reached int64) {
+	f := strings.Fields(st)
+	num := func(i int) int64 {
+		if i >= len(f) {
+			return 0
+		}
+		x, _ := strconv.ParseFloat(f[i], 64)
+		return int64(x)
+	}
+	switch {
+	case st == "" && t.b.compact:
+		x, _ := strconv.ParseFloat(sc, 64)
+		total, reached = t.b.unscore(x, t.origin)
+	case t.b.kind == Periodic || t.b.kind == Total:
+		total, reached = num(0), num(1)
+	default:
+		reached, total = num(0), num(1+t.window)
+	}
+	if t.b.halfLife > 0 {
+		total = t.b.Decayed(total, base, now)
+	}
+	return t.b.shown(total), reached
 }

@@ -46,5 +46,5 @@ var (
 	rebaseLua = redisscript.MustParse(luaFiles, "lua/rebase.lua")
 
 	// scripts is every script the store runs, loaded on NOSCRIPT.
-	scripts = []*redisscript.Script{applyLua, expireLua, readLua, settleLua, outboxLua, restoreLua, rebaseLua}
+	scripts = []*redisscript.Script{applyLua, expireLua, readLua, settleLua, outboxLua, restoreLua, rebaseLua, membersLua}
 )

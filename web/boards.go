@@ -21,6 +21,9 @@ type Boards interface {
 	SettledPeriods(ctx context.Context, board string) ([]string, error)
 	// Board returns a board's definition (its scale formats totals).
 	Board(name string) (*board.Board, bool)
+	// Standings and UserBoards serve the member routes (members.go).
+	Standings(ctx context.Context, boards, members []string) ([]board.MemberStandings, error)
+	UserBoards() []string
 }
 
 var _ Boards = (*board.Store)(nil)

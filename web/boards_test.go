@@ -17,14 +17,14 @@ import (
 
 // boardServer serves a weekly first-reached board and a windows board from
 // a real Store on a real redis-server, with a few events applied.
-func boardServer(t *testing.T) (http.Handler, time.Time) {
+func boardServer(t testing.TB) (http.Handler, time.Time) {
 	t.Helper()
 	st, now := boardStore(t)
 	return web.New(web.Options{Source: meetingSource(), Boards: st}), now
 }
 
 // boardStore is boardServer's Store.
-func boardStore(t *testing.T) (*board.Store, time.Time) {
+func boardStore(t testing.TB) (*board.Store, time.Time) {
 	t.Helper()
 	bs, err := board.Compile([]board.Config{
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",

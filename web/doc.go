@@ -20,6 +20,9 @@
 //	GET /v1/boards/{name}/members/{member}[?period=P][&window=W]
 //	GET /v1/boards/{name}/members/{member}/around?n=5[&period=P][&window=W]
 //	GET /v1/boards/{name}/settled?n=10&offset=0[&period=P]
+//	GET /v1/boards/{name}/members?ids=a,b[&window=W]  a page of chosen members (members.go)
+//	GET /v1/members/{id}[?boards=a,b]                 one member on many boards (members.go)
+//	GET /v1/members/{id}/hints                        the member's hints (Options.Hints)
 //	POST /v1/boards/{name}/members/{member}/remove[?settled=true]   bearer token (Options.AdminTokens)
 //	    /v1/rooms/{room}/recording…, /v1/rooms/{room}/layout…   Options.Control, when set
 //
@@ -27,6 +30,10 @@
 // {"board","period","window","total_members","members":[{"member","rank",
 // "total","reached_at"}…]}, ranks 1-based and unique. They answer 400 for a
 // malformed parameter and 404 for an unknown board, period, window or member.
+// The member routes (members.go) read many rankings through
+// Boards.Standings, one Redis round trip whatever the number of boards, and
+// evaluate Options.Hints on the same numbers; ids= takes at most
+// board.MaxMembers ids (400 beyond).
 //
 // Errors of the JSON routes are RFC 9457 problem details
 // (internal/problem): 400 for a malformed room id, 404 for a room with no

@@ -54,6 +54,10 @@ func TestOpenAPIResponses(t *testing.T) {
 		"/v1/boards/item-trades/top?window=3m", "/v1/boards/nope/top",
 		"/v1/boards/weekly-score/members/u-1", "/v1/boards/weekly-score/members/nobody",
 		"/v1/boards/weekly-score/members/u-2/around?n=1", "/v1/boards/weekly-score/settled",
+		"/v1/members/u-1", "/v1/members/u-1?boards=weekly-score,item-trades", "/v1/members/u-1?boards=nope",
+		"/v1/members/u-1/hints", "/v1/members/a%7Bb%7D",
+		"/v1/boards/weekly-score/members?ids=u-2,nobody,u-3", "/v1/boards/item-trades/members?ids=item-1&window=1h",
+		"/v1/boards/weekly-score/members?ids=",
 		"/v1/openapi.yaml",
 	} {
 		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8080"+p, nil)
@@ -90,7 +94,7 @@ func TestOpenAPIResponses(t *testing.T) {
 func TestOpenAPIEveryRoute(t *testing.T) {
 	doc := loadOpenAPI(t)
 	route := regexp.MustCompile(`"(?:GET|POST|PUT) (/[^" ]*)"|"(/v1/[^" ]*)"`)
-	for _, file := range []string{"server.go", "boards.go", "../control/http.go", "../gateway/server.go"} {
+	for _, file := range []string{"server.go", "boards.go", "members.go", "../control/http.go", "../gateway/server.go"} {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

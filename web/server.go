@@ -14,6 +14,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/docs"
+	"github.com/rostrumhq/rostrum/hints"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
@@ -54,6 +55,9 @@ type PartitionLag struct {
 type Options struct {
 	Source Source // required
 	Boards Boards // leaderboards (/v1/boards…); nil: none configured
+	// Hints answers GET /v1/members/{id}/hints (with Boards); nil: none
+	// configured, 404.
+	Hints *hints.Chain
 	// AdminTokens guard the board administration route (POST
 	// /v1/boards/{name}/members/{member}/remove); nil: it answers 403.
 	AdminTokens *auth.Tokens
@@ -152,6 +156,7 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("GET /api/rooms", s.legacyRooms) // deprecated: /v1/rooms
 	s.mux.HandleFunc("GET /v1/rooms/{room}/top", s.roomTop)
 	s.registerBoards()
+	s.registerMembers() // members.go
 	if opts.Control != nil {
 		for _, p := range ControlRoutes {
 			s.mux.Handle(p, opts.Control)

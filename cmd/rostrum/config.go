@@ -34,8 +34,8 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if k == boardsKey && fs.Lookup("http") != nil {
-				continue // read by readBoards (run and demo)
+			if (k == boardsKey || k == hintsKey) && fs.Lookup("http") != nil {
+				continue // read by readBoards and readHints (run and demo)
 			}
 			if k == routesKey && fs.Lookup("route") != nil {
 				continue // read by routeFlags.read (run, demo and gateway)

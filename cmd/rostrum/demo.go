@@ -54,6 +54,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("examples/boards.yaml: %w", err)
 		}
 		f.boardsSource = "examples/boards.yaml"
+		if len(f.hints) == 0 { // and its hints, which read those boards
+			if f.hints, err = parseHints(examples.BoardsYAML); err != nil {
+				return fmt.Errorf("examples/boards.yaml: %w", err)
+			}
+		}
 	}
 	// The embedded servers take no credentials: security settings only make
 	// sense for servers given with --brokers and --redis.

@@ -18,6 +18,7 @@ import (
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/control"
+	"github.com/rostrumhq/rostrum/hints"
 	"github.com/rostrumhq/rostrum/internal/config"
 	"github.com/rostrumhq/rostrum/metrics"
 	"github.com/rostrumhq/rostrum/processor"
@@ -56,6 +57,8 @@ type runFlags struct {
 	sec                                     securityFlags
 	boards                                  []board.Config  // the config file's boards: list
 	boardsSource                            string          // where boards came from, for errors
+	hints                                   []hints.Rule    // the config file's hints: list (hints.go)
+	hintChain                               *hints.Chain    // hints compiled by pipelineConfig; nil: none
 	limits                                  limitFlags      // limits.go
 	control                                 controlFlags    // control.go
 	ops                                     opsFlags        // ops.go
@@ -119,6 +122,9 @@ func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
 	}
 	warnings = append(warnings, deprecated...)
 	f.boardsSource = "--config " + cfg
+	if f.hints, err = readHints(cfg); err != nil {
+		return err
+	}
 	if err := f.routes.read(cfg); err != nil {
 		return err
 	}
@@ -233,6 +239,9 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	// Set after Validate: the board store needs the Redis client that
 	// runPipeline opens.
 	if pc.Boards, err = compileBoards(f.boards, f.boardsSource); err != nil {
+		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	}
+	if f.hintChain, err = compileHints(f.hints, pc.Boards, f.boardsSource); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
 	pc.MoreTopics = control.TopicsFor(f.topicPrefix, f.env).Configs()
@@ -378,7 +387,7 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 		}
 		opts.ReadTokens, opts.CORSOrigins, opts.RateLimit, opts.RateBurst = guard.ReadTokens, guard.CORSOrigins, guard.RateLimit, guard.RateBurst
 		if boards != nil {
-			opts.Boards = boards
+			opts.Boards, opts.Hints = boards, f.hintChain
 		}
 		if adminTokens != nil {
 			opts.AdminTokens = adminTokens

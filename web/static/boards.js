@@ -3,6 +3,10 @@
 // every two seconds. A windows board has a window selector; a board that
 // settles its periods shows its newest settled period (GET
 // /v1/boards/{name}/settled) with a selector of the settled periods kept.
+// The member lookup shows one member on every board that ranks users, each
+// window of a windows board on its own row (GET /v1/members/{id}), and the
+// member's hints (GET /v1/members/{id}/hints); the member stays in the
+// URL (#member=ID) and is refreshed with the boards.
 "use strict";
 
 const boardsEl = document.getElementById("boards");
@@ -120,15 +124,82 @@ function api(url) {
   return fetch(url, readToken ? { headers: { Authorization: "Bearer " + readToken } } : {});
 }
 
+const lookupEl = document.getElementById("lookup");
+const memberInput = document.getElementById("member-id");
+const memberEl = document.getElementById("member");
+let lastBoards = []; // GET /v1/boards, as last read
+
+// memberFromHash returns the member named by #member=ID, or "".
+function memberFromHash() {
+  const m = /^#member=(.+)$/.exec(location.hash);
+  return m ? decodeURIComponent(m[1]) : "";
+}
+
+async function refreshMember() {
+  const id = memberFromHash();
+  memberEl.hidden = !id;
+  if (!id) return;
+  const title = document.getElementById("member-title");
+  const hintsEl = document.getElementById("member-hints");
+  const tbody = document.getElementById("member-table").tBodies[0];
+  title.textContent = id;
+  const path = "/v1/members/" + encodeURIComponent(id);
+  try {
+    const [r, rh] = await Promise.all([api(path), api(path + "/hints")]);
+    const m = await r.json();
+    if (!r.ok) throw new Error(m.detail || m.error || r.statusText);
+    if (memberFromHash() !== id) return; // another lookup started meanwhile
+    // In the order of the board list and of each board's windows, shortest first.
+    const order = new Map(lastBoards.map((b, i) => [b.name, i]));
+    const windowsOf = new Map(lastBoards.map(b => [b.name, b.windows || []]));
+    const names = Object.keys(m.boards).sort((a, b) => (order.get(a) ?? 1e9) - (order.get(b) ?? 1e9) || a.localeCompare(b));
+    const rows = [];
+    for (const name of names) {
+      const b = m.boards[name];
+      const cells = (label, s) => el("tr", { "data-member-board": name, "data-rank": String(s.rank) },
+        el("td", {}, name), el("td", { class: "muted" }, label),
+        el("td", {}, s.rank ? String(s.rank) : "—"), el("td", { class: "num" }, String(s.total)));
+      if (b.windows) {
+        const known = windowsOf.get(name) || [];
+        const ws = Object.keys(b.windows).sort((x, y) => known.indexOf(x) - known.indexOf(y));
+        for (const w of ws) rows.push(cells("window " + w, b.windows[w]));
+      } else {
+        rows.push(cells(b.period || "all time", b));
+      }
+    }
+    tbody.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { colspan: "4", class: "muted" }, "no board ranks users"))]));
+    tbody.dataset.member = id;
+    const h = await rh.json();
+    if (rh.ok) {
+      hintsEl.replaceChildren(...h.hints.map(x => el("li", { "data-hint": x.name }, x.text)));
+      if (h.hints.length === 0) hintsEl.replaceChildren(el("li", { class: "muted" }, "no hint holds"));
+    } else {
+      hintsEl.replaceChildren(el("li", { class: "muted" }, rh.status === 404 ? "no hints configured" : (h.detail || rh.statusText)));
+    }
+  } catch (e) {
+    hintsEl.replaceChildren();
+    tbody.replaceChildren(el("tr", {}, el("td", { colspan: "4", class: "err" }, String(e.message || e))));
+  }
+}
+
+lookupEl.addEventListener("submit", ev => {
+  ev.preventDefault();
+  const id = memberInput.value.trim();
+  location.hash = id ? "member=" + encodeURIComponent(id) : "";
+});
+window.addEventListener("hashchange", refreshMember);
+memberInput.value = memberFromHash();
+
 async function refresh() {
   try {
     const r = await api("/v1/boards");
     if (!r.ok) throw new Error(r.statusText);
     const boards = await r.json();
+    lastBoards = boards;
     connEl.textContent = "live";
     connEl.className = "conn ok";
     emptyEl.hidden = boards.length > 0;
-    await Promise.all(boards.map(refreshBoard));
+    await Promise.all([refreshMember(), ...boards.map(refreshBoard)]);
   } catch (e) {
     connEl.textContent = "offline";
     connEl.className = "conn bad";
