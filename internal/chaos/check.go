@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -29,6 +30,8 @@ type Report struct {
 	DLQ, DLQDistinct       int // DLQ records read, distinct values
 	Lost, AppliedTwice     int
 	Moved                  int // members that changed slot between consecutive lists
+	Shown                  int // members shown, over every published list, each checked against its events
+	DLQRepeats             int // DLQ records repeating one of the same origin (a redelivered batch)
 
 	// Leaderboards (checkboards.go).
 	BoardRecords, BoardLate int // input records with board events, those with a late one (model)
@@ -62,6 +65,7 @@ type Input struct {
 	Model  *model.Model
 	Boards []*board.Board
 	users  map[string][]string // room → users with a good event, sorted
+	facts  map[[2]string]*memberFacts
 
 	// RemovalOrderLost says Redis lost its data during the run (the
 	// schedule's RedisWipe). The processors then replay their WALs in any
@@ -95,24 +99,109 @@ func flagsChanged(a, b []codec.OutputMember) bool {
 	return false
 }
 
+// memberFacts is what a room member's good events allow a published list
+// to show of it, whatever the order they were applied in.
+type memberFacts struct {
+	// rankable is the earliest time of an event that ranks the member
+	// when it is the newest one applied (any meeting event but a leave or a
+	// role that does not rank); 0: none.
+	rankable int64
+	times    []int64 // every event's time
+	// values are, per field, each value an event set and the earliest
+	// time one did.
+	values map[codec.Type]map[int64]int64
+}
+
+// scoreUnit is the time unit of the score under the default rules
+// (docs/DESIGN.md §4: 17 bits of fields leave 36 for the time, in 4 ms).
+const scoreUnit = 4
+
 // NewInput builds the model of tr's good events.
 func NewInput(env string, topN int, tr []trace.Record, m *model.Model) *Input {
-	seen := map[[2]string]bool{}
 	users := map[string][]string{}
+	facts := map[[2]string]*memberFacts{}
 	for _, r := range tr {
 		for _, ev := range r.Events {
 			m.Apply(ev)
-			if k := [2]string{ev.RoomID, ev.UserID}; ev.Type.Meeting() && !seen[k] {
-				seen[k] = true
+			if !ev.Type.Meeting() {
+				continue
+			}
+			k := [2]string{ev.RoomID, ev.UserID}
+			f := facts[k]
+			if f == nil {
+				f = &memberFacts{values: map[codec.Type]map[int64]int64{}}
+				facts[k] = f
 				users[ev.RoomID] = append(users[ev.RoomID], ev.UserID)
+			}
+			f.times = append(f.times, ev.TS)
+			if ev.Type != codec.TypeLeave && (ev.Type != codec.TypeRole || codec.Role(ev.Value).Ranked()) &&
+				(f.rankable == 0 || ev.TS < f.rankable) {
+				f.rankable = ev.TS
+			}
+			vs := f.values[ev.Type]
+			if vs == nil {
+				vs = map[int64]int64{}
+				f.values[ev.Type] = vs
+			}
+			if t, ok := vs[ev.Value]; !ok || ev.TS < t {
+				vs[ev.Value] = ev.TS
 			}
 		}
 	}
 	for _, u := range users {
 		slices.Sort(u)
 	}
-	return &Input{Env: env, TopN: topN, Trace: tr, Model: m, users: users}
+	return &Input{Env: env, TopN: topN, Trace: tr, Model: m, users: users, facts: facts}
 }
+
+// shownProblem says why member om, shown at slot i of room's list o, is
+// not explained by the input ("" when it is): the room never had it; no
+// event of it at or before the list's time could rank it; its score's time
+// is not one of its events' times; or a field shows a value no event of it
+// set (at or before its time) and that is not the field's initial one.
+//
+// The bound is the later of the list's ts (the newest event time of the
+// batch for the room, or the timer's deadline: docs/DESIGN.md §2) and the
+// member's own time: a member ranked by an earlier batch's newer events may
+// enter a list on a later batch of older ones (a free slot fills at once).
+// Every other bound follows from last-writer-wins: whatever subset of its
+// events a processor had applied, the member's time is the newest of them
+// and every field's value was set by one of them.
+func (in *Input) shownProblem(room string, o *codec.Output, om *codec.OutputMember) string {
+	f := in.facts[[2]string{room, om.UserID}]
+	if f == nil {
+		return "the room never had this member"
+	}
+	d, err := meetingCodec.Decode(om.Score)
+	if err != nil {
+		return fmt.Sprintf("score %v does not decode: %v", om.Score, err)
+	}
+	at := d.TS + scoreUnit - 1 // the member's time, rounded down in the score
+	if !slices.ContainsFunc(f.times, func(t int64) bool { return t >= d.TS && t <= at }) {
+		return fmt.Sprintf("score time %d is none of its events' times", d.TS)
+	}
+	if f.rankable == 0 || f.rankable > max(o.TS, at) {
+		return fmt.Sprintf("no event of it at or before %d ranks it (first at %d)", max(o.TS, at), f.rankable)
+	}
+	role, _ := codec.ParseRole(om.Role)
+	for _, fv := range []struct {
+		typ     codec.Type
+		v, zero int64
+	}{
+		{codec.TypeAudio, int64(om.Audio), 0}, {codec.TypeVideo, int64(om.Video), 0},
+		{codec.TypeVolume, int64(om.Volume), 0}, {codec.TypeRole, int64(role), int64(codec.RoleStudent)},
+		{codec.TypeScreenShare, int64(om.ScreenShare), 0}, {codec.TypeSpotlight, int64(om.Spotlight), 0},
+	} {
+		if t, ok := f.values[fv.typ][fv.v]; fv.v != fv.zero && (!ok || t > at) {
+			return fmt.Sprintf("field %v = %d, which no event of it at or before %d set", fv.typ, fv.v, at)
+		}
+	}
+	return ""
+}
+
+// meetingCodec decodes published scores: the children run the default rules
+// and epoch.
+var meetingCodec = codec.NewMeeting(codec.DefaultEpoch)
 
 // Check compares Redis (through rc, a single node or a cluster client), the
 // output records and the DLQ records with in; inputs are the records of the
@@ -128,7 +217,7 @@ func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, inputs [
 	if err != nil {
 		return nil, err
 	}
-	checkDLQ(dlq, in, late, rep)
+	checkDLQ(dlq, inputs, in, late, rep)
 	return rep, nil
 }
 
@@ -239,6 +328,7 @@ func checkRedis(ctx context.Context, rc redis.UniversalClient, in *Input, rep *R
 		if len(got) == len(want) {
 			for i := range want {
 				if got[i].Member.(string) != want[i].UserID {
+					rep.Mismatch++
 					rep.problem("room %s: rank %d is %v in Redis, %s in the model (order only)", room, i+1, got[i].Member, want[i].UserID)
 					break
 				}
@@ -328,6 +418,10 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 	rep.OutputRooms = len(byRoom)
 	last := map[string][]string{}
 	for room, seqs := range byRoom {
+		if _, ok := in.users[room]; !ok {
+			rep.AppliedTwice++
+			rep.problem("room %s: %d outputs, the model never saw the room", room, len(seqs))
+		}
 		top := int64(0)
 		for s := range seqs {
 			top = max(top, s)
@@ -347,6 +441,15 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 			cur := make([]string, len(o.Top))
 			for i, m := range o.Top {
 				cur[i] = m.UserID
+				rep.Shown++
+				if why := in.shownProblem(room, &o, &o.Top[i]); why != "" {
+					rep.AppliedTwice++
+					rep.problem("room %s seq %d: %s at slot %d: %s", room, s, m.UserID, i, why)
+				}
+			}
+			if len(cur) > in.TopN || len(cur) != len(slices.Compact(slices.Sorted(slices.Values(cur)))) {
+				rep.AppliedTwice++
+				rep.problem("room %s seq %d: %d members, a member twice or more than %d: %v", room, s, len(cur), in.TopN, cur)
 			}
 			// The same list again is a republish for a listed member's
 			// changed flags (docs/DESIGN.md §10); with no flag changed it
@@ -383,53 +486,83 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 	}
 }
 
-// checkDLQ compares the distinct DLQ records with the bad input records and
-// the records with a late board event (late, by value).
-func checkDLQ(recs []*kgo.Record, in *Input, late map[string]bool, rep *Report) {
+// origin names an input record: topic, partition, offset.
+type origin struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
+func originOf(r *kgo.Record) origin { return origin{r.Topic, r.Partition, r.Offset} }
+
+func (o origin) String() string { return fmt.Sprintf("%s/%d@%d", o.topic, o.partition, o.offset) }
+
+// checkDLQ compares the DLQ with the input records, by origin: every bad
+// input record and every record with a late board event (late, by origin)
+// must be there, each with the origin headers of its input record and its
+// bytes, and nothing else. Two identical bad records are two records, each
+// with its own origin: both must be there. A record that appears more than
+// once under one origin (a batch redelivered after a fault, which sends its
+// DLQ records again) is counted (Report.DLQRepeats), not failed: the DLQ is
+// at least once.
+func checkDLQ(recs, inputs []*kgo.Record, in *Input, late map[origin]bool, rep *Report) {
 	rep.DLQ = len(recs)
-	want := map[string]bool{}
-	good := map[string]bool{}
+	bad := map[string]bool{}
 	for _, r := range in.Trace {
-		if r.Good() {
-			good[string(r.Value)] = true
-		} else {
-			want[string(r.Value)] = true
+		if !r.Good() {
+			bad[string(r.Value)] = true
 		}
 	}
-	for v := range late {
-		want[v] = true
+	byOrigin := map[origin]*kgo.Record{}
+	want := map[origin]bool{}
+	for _, r := range inputs {
+		o := originOf(r)
+		byOrigin[o] = r
+		if bad[string(r.Value)] || late[o] {
+			want[o] = true
+		}
 	}
-	got := map[string]bool{}
+	got := map[origin][2]string{} // origin → value, reason
 	for _, r := range recs {
 		h := map[string]string{}
 		for _, kv := range r.Headers {
 			h[kv.Key] = string(kv.Value)
 		}
-		if h["rostrum-error"] == "" || h["rostrum-topic"] == "" || h["rostrum-partition"] == "" || h["rostrum-offset"] == "" {
+		part, perr := strconv.ParseInt(h["rostrum-partition"], 10, 32)
+		off, oerr := strconv.ParseInt(h["rostrum-offset"], 10, 64)
+		if h["rostrum-error"] == "" || h["rostrum-topic"] == "" || perr != nil || oerr != nil {
 			rep.problem("DLQ record without reason or origin: headers %v", h)
 			rep.Lost++
+			continue
 		}
-		if late[string(r.Value)] && good[string(r.Value)] && !strings.Contains(h["rostrum-error"], "late") {
+		o := origin{h["rostrum-topic"], int32(part), off}
+		src, ok := byOrigin[o]
+		switch {
+		case !ok || string(src.Value) != string(r.Value):
+			rep.Lost++
+			rep.problem("DLQ record from %s is not the input record there: %.80q", o, r.Value)
+			continue
+		case late[o] && !bad[string(r.Value)] && !strings.Contains(h["rostrum-error"], "late"):
 			rep.Mismatch++
-			rep.problem("record with a late board event in the DLQ for another reason %q: %.80q", h["rostrum-error"], r.Value)
+			rep.problem("record %s with a late board event in the DLQ for another reason %q", o, h["rostrum-error"])
 		}
-		got[string(r.Value)] = true
+		if _, dup := got[o]; dup {
+			rep.DLQRepeats++
+			continue
+		}
+		got[o] = [2]string{string(r.Value), h["rostrum-error"]}
 	}
 	rep.DLQDistinct = len(got)
-	for v := range want {
-		if !got[v] {
+	for o := range want {
+		if _, ok := got[o]; !ok {
 			rep.Lost++
-			rep.problem("bad record missing from the DLQ: %.80q", v)
+			rep.problem("bad record %s missing from the DLQ: %.80q", o, byOrigin[o].Value)
 		}
 	}
-	for v := range got {
-		if !want[v] {
+	for o, v := range got {
+		if !want[o] {
 			rep.Lost++
-			if good[v] {
-				rep.problem("good record sent to the DLQ: %.80q", v)
-			} else {
-				rep.problem("DLQ record that was never produced: %.80q", v)
-			}
+			rep.problem("good record %s sent to the DLQ (%s): %.80q", o, v[1], v[0])
 		}
 	}
 }

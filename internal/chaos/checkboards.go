@@ -19,9 +19,10 @@ import (
 // checkBoards feeds the boards' model with the input records that carry
 // board events (remove events and values in tenths among them),
 // partition by partition in offset order with their Kafka timestamps,
-// exactly as a processor meets them, and compares every board with it. It returns the values of the records with a late board event:
-// they belong in the DLQ.
-func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Record, in *Input, rep *Report) (map[string]bool, error) {
+// exactly as a processor meets them, and compares every board with it. It
+// returns the origins of the records with a late board event: they belong
+// in the DLQ.
+func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Record, in *Input, rep *Report) (map[origin]bool, error) {
 	if len(in.Boards) == 0 {
 		return nil, nil
 	}
@@ -40,7 +41,7 @@ func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Re
 	for bi := range in.removed {
 		in.removed[bi] = map[string]bool{}
 	}
-	late := map[string]bool{}
+	late := map[origin]bool{}
 	for _, r := range recs {
 		evs, ok := events[string(r.Value)]
 		if !ok {
@@ -65,7 +66,7 @@ func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Re
 		}
 		free.Record(r.Topic, r.Partition, r.Offset, r.Timestamp, kept)
 		if len(m.Record(r.Topic, r.Partition, r.Offset, r.Timestamp, evs)) > 0 {
-			late[string(r.Value)] = true
+			late[originOf(r)] = true
 			rep.BoardLate++
 		}
 	}

@@ -42,12 +42,12 @@ func TestClusterSlotMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(t, cluster.Addrs, tr, boards)
+	h := New(t, cluster.Addrs, tr, boards, processor.StabilityHysteresis)
 	rc := cluster.Client()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store, err := sink.New(rc, sink.Options{Env: EnvName, CacheMembers: sink.DefaultCacheMembers})
+	store, err := sink.New(rc, SinkOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestClusterSlotMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	pcfg := ProcessorConfig(h.Kafka.Seeds, walDir, zaptest.NewLogger(t))
+	pcfg := ProcessorConfig(h.Kafka.Seeds, walDir, zaptest.NewLogger(t), processor.StabilityHysteresis)
 	pcfg.RetryBackoff = 20 * time.Millisecond
 	pcfg.Boards, pcfg.BoardStore = boards, board.NewStore(rc, EnvName, boards)
 	p, err := processor.New(ctx, pcfg, store, log)

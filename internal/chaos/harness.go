@@ -39,6 +39,8 @@ type Harness struct {
 	RedisAddrs []string
 	Topics     processor.Topics
 	In         *Input
+	// Stability is the processors' stable strategy (ProcessorConfig).
+	Stability string
 
 	walDirs [Slots]string
 	logDir  string
@@ -51,13 +53,13 @@ type Harness struct {
 // New starts kfake with the topics (3 partitions each) for the input tr
 // (see Trace), which the processors' boards count; Redis is the caller's
 // (its addresses in redisAddrs).
-func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*board.Board) *Harness {
+func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*board.Board, stable string) *Harness {
 	t.Helper()
 	topics := processor.TopicsFor("", EnvName)
 	k := testenv.StartKafka(t, testenv.WithTopics(3, topics.All()...))
 	in := NewInput(EnvName, 7, tr, model.New(codec.NewMeeting(codec.DefaultEpoch)))
 	in.Boards = boards
-	h := &Harness{T: t, Kafka: k, RedisAddrs: redisAddrs, Topics: topics, In: in, logDir: t.TempDir()}
+	h := &Harness{T: t, Kafka: k, RedisAddrs: redisAddrs, Topics: topics, In: in, Stability: stable, logDir: t.TempDir()}
 	for i := range h.walDirs {
 		h.walDirs[i] = t.TempDir()
 	}
@@ -97,7 +99,7 @@ func (h *Harness) Start(slot int) {
 	h.T.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		p, err := startProc(slot, h.Kafka.Seeds, h.RedisAddrs, h.walDirs[slot], filepath.Join(h.logDir, fmt.Sprintf("slot-%d.log", slot)))
+		p, err := startProc(slot, h.Kafka.Seeds, h.RedisAddrs, h.walDirs[slot], filepath.Join(h.logDir, fmt.Sprintf("slot-%d.log", slot)), h.Stability)
 		if err == nil {
 			h.procs[slot] = p
 			h.starts++
@@ -110,10 +112,13 @@ func (h *Harness) Start(slot int) {
 	}
 }
 
+// State reads what the process of slot has in flight (see Inflight): exact
+// while the process is paused.
+func (h *Harness) State(slot int) Inflight { return ReadInflight(h.walDirs[slot]) }
+
 // Kill SIGKILLs the process of slot.
 func (h *Harness) Kill(slot int) {
-	h.procs[slot].Resume()
-	h.procs[slot].Kill()
+	h.procs[slot].Kill() // also a paused one: SIGKILL needs no SIGCONT
 	h.procs[slot] = nil
 }
 
