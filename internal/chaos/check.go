@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -40,7 +41,9 @@ type Report struct {
 	BoardBounded            int // ranked removed members checked against bounds (Input.RemovalOrderLost)
 	BoardRankings           int // rankings compared (a period of a periodic board, a window)
 	BoardEntries            int // ranked members compared, over every ranking
-	Mismatch                int // board entries at another rank with equal total and reached_at, DLQ records with another reason than late
+	Mismatch                int // board entries at another rank with equal total and reached_at, DLQ records with another reason than late, settled snapshots unlike the model's
+	SettledPeriods          int // settled periods the model has, each looked for on the topic and in Redis
+	SettledRepeats          int // settled records repeating one (same bytes)
 
 	Problems []string
 }
@@ -76,6 +79,19 @@ type Input struct {
 	// bounds that hold in every order: absent, or at most the total and
 	// reached time it has with no removal at all.
 	RemovalOrderLost bool
+
+	// Settlement (settle.go). SettleFirst is when the first processor
+	// started (its first settle); SettleClock the Kafka timestamp of the
+	// clock record, zero when there was none; SettleAt, per input
+	// topic-partition ({topic, partition}), the end offset before the clock
+	// record: the board model settles at SettleClock after the records
+	// before it. SettleWall is the wall-clock time of the clock record: a
+	// period that closed by then closed by the wall clock during the
+	// trace, settled at a moment the model cannot know, and only its
+	// records' uniqueness is checked (SettleSkip, by "board/period").
+	SettleFirst, SettleClock, SettleWall time.Time
+	SettleAt                             map[[2]string]int64
+	SettleSkip                           map[string]bool
 
 	// boards is the model of the boards, fed by Check with the input
 	// records as Kafka holds them (partition, offset, record time); free
@@ -204,10 +220,11 @@ func (in *Input) shownProblem(room string, o *codec.Output, om *codec.OutputMemb
 var meetingCodec = codec.NewMeeting(codec.DefaultEpoch)
 
 // Check compares Redis (through rc, a single node or a cluster client), the
-// output records and the DLQ records with in; inputs are the records of the
+// output records, the DLQ records and the settled records (settle.go) with
+// in; inputs are the records of the
 // input topics as Kafka holds them, which the boards' model needs (a board
 // finds an event late by its record's Kafka timestamp).
-func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, inputs []*kgo.Record, in *Input) (*Report, error) {
+func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, settled, inputs []*kgo.Record, in *Input) (*Report, error) {
 	rep := &Report{}
 	if err := checkRedis(ctx, rc, in, rep); err != nil {
 		return nil, err
@@ -218,6 +235,9 @@ func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, inputs [
 		return nil, err
 	}
 	checkDLQ(dlq, inputs, in, late, rep)
+	if err := checkSettled(ctx, rc, settled, in, rep); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
 
@@ -407,7 +427,7 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 		if prev, dup := seqs[o.Seq]; dup {
 			if prev != string(r.Value) {
 				rep.AppliedTwice++
-				rep.problem("room %s seq %d published with different contents:\n  %s\n  %s", o.RoomID, o.Seq, prev, r.Value)
+				rep.problem("room %s seq %d published with different contents (the second at partition %d offset %d):\n  %s\n  %s", o.RoomID, o.Seq, r.Partition, r.Offset, prev, r.Value)
 			} else {
 				rep.Repeats++
 			}

@@ -102,7 +102,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Check(context.Background(), rc, h.Kafka.ReadAll(h.Topics.TopN), h.Kafka.ReadAll(h.Topics.DLQ), h.Inputs(), h.In)
+	rep, err := Check(context.Background(), rc, h.Kafka.ReadAll(h.Topics.TopN), h.Kafka.ReadAll(h.Topics.DLQ), nil, h.Inputs(), h.In)
 	if err != nil {
 		t.Fatal(err)
 	}

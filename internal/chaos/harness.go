@@ -59,7 +59,12 @@ func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*board.B
 	k := testenv.StartKafka(t, testenv.WithTopics(3, topics.All()...))
 	in := NewInput(EnvName, 7, tr, model.New(codec.NewMeeting(codec.DefaultEpoch)))
 	in.Boards = boards
-	h := &Harness{T: t, Kafka: k, RedisAddrs: redisAddrs, Topics: topics, In: in, Stability: stable, logDir: t.TempDir()}
+	// The processors' logs outlive a failed test, for its diagnosis.
+	logDir, err := os.MkdirTemp("", "rostrum-chaos-logs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Harness{T: t, Kafka: k, RedisAddrs: redisAddrs, Topics: topics, In: in, Stability: stable, logDir: logDir}
 	for i := range h.walDirs {
 		h.walDirs[i] = t.TempDir()
 	}
@@ -71,6 +76,9 @@ func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*board.B
 				p.Resume()
 				p.Kill()
 			}
+		}
+		if !t.Failed() {
+			_ = os.RemoveAll(logDir)
 		}
 	})
 	return h

@@ -132,6 +132,7 @@ func (s *Schedule) inject(k Kind) {
 		f.Detail = fmt.Sprintf("slot %d", slot)
 	case Join:
 		slot := s.pick(s.free())
+		s.awaitBatch(run)
 		f.Begin = time.Now()
 		h.Start(slot)
 		// From the new process's start to its first assignment, its join
@@ -198,6 +199,16 @@ func (s *Schedule) stopped(slot int) bool {
 	}
 	s.h.Proc(slot).Pause()
 	return s.h.State(slot).Batch != 0
+}
+
+// awaitBatch waits (up to awaitWait) until a process of run has a batch in
+// flight.
+func (s *Schedule) awaitBatch(run []int) {
+	for deadline := time.Now().Add(awaitWait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if slices.ContainsFunc(run, func(o int) bool { return s.h.State(o).Batch != 0 }) {
+			return
+		}
+	}
 }
 
 // awaitRedis waits (up to awaitWait) until a process of run has a Redis
