@@ -143,6 +143,7 @@ func (p *Processor) finishRebuild(ctx context.Context, b *batch) error {
 	if !p.gen.rebuild {
 		return nil
 	}
+	b.forgetStored()
 	rewound, err := p.recoverRedis(ctx)
 	b.rewound = b.rewound || rewound
 	return err
