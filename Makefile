@@ -43,11 +43,12 @@ screenshot: deps-browser
 test: deps vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
-## chaos: the full fault schedule (about 100 faults over a 300,000-record trace and
-## 60,000 board records; a short one runs in `make test`). CHAOS_SEED picks another schedule.
+## chaos: the full fault schedules, with rostrum run's defaults (about 100 faults over a
+## 300,000-record trace and 60,000 board records) and with --stability seed (half that); short
+## ones run in `make test`. CHAOS_SEED picks another schedule.
 CHAOS_SEED ?= 6
 chaos: deps
-	ROSTRUM_CHAOS=full ROSTRUM_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 15m -run '^TestChaos$$' -v ./internal/chaos
+	ROSTRUM_CHAOS=full ROSTRUM_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 25m -run '^TestChaos$$' -v ./internal/chaos
 
 ## test-race: the short suites of the packages with concurrency, under the race detector.
 RACE_PKGS ?= ./processor ./sink ./web ./board ./stability ./wal ./metrics ./codec ./ranking ./auth ./route ./gateway ./control ./internal/redisscript

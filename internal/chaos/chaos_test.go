@@ -233,7 +233,7 @@ func printFigures(t *testing.T, h *Harness, s *Schedule, rep *Report, seed uint6
 		}
 		t.Log(line)
 	}
-	t.Logf("broker requests failed %d, delayed %d", s.BrokerFailed, s.BrokerDelayed)
+	t.Logf("broker requests failed %d, delayed %d; stalled partitions nudged %d", s.BrokerFailed, s.BrokerDelayed, h.Nudges)
 	t.Logf("processor logs: batch retries %d, Redis rebuilds %d, offset commits refused %d",
 		h.CountLog("batch failed, retrying"), h.CountLog("redis rebuilt"), h.CountLog("offset commit failed"))
 	t.Logf("outputs %d (%d rooms, %d identical repeats; %d shown members checked), DLQ %d (%d origins, %d repeats)",
