@@ -221,7 +221,7 @@ func printFigures(t *testing.T, h *Harness, s *Schedule, rep *Report, seed uint6
 		seed, h.Stability, len(h.In.Trace), events, bad, rep.Rooms, rep.Members, rep.Ranked, took.Round(time.Second))
 	counts, hits := s.Counts(), s.Hits()
 	rec, idle := s.Recovery()
-	t.Logf("faults: %d in all; processes started %d", len(s.Faults), h.starts)
+	t.Logf("faults: %d in all; processes started %d, stopped with a failing batch abandoned %d", len(s.Faults), h.starts, h.Abandoned)
 	for _, k := range Kinds {
 		line := fmt.Sprintf("  %-55s %3d, %3d hit work in flight", k, counts[k], hits[k])
 		if ds := rec[k]; len(ds) > 0 {

@@ -412,7 +412,11 @@ func scanKeys(ctx context.Context, rc redis.UniversalClient, pattern string) ([]
 func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 	rep.Outputs = len(recs)
 	byRoom := map[string]map[int64]string{}
+	produced := map[string]time.Time{} // output value → when it was first produced
 	for _, r := range recs {
+		if _, ok := produced[string(r.Value)]; !ok {
+			produced[string(r.Value)] = r.Timestamp
+		}
 		var o codec.Output
 		if err := json.Unmarshal(r.Value, &o); err != nil || string(r.Key) != o.RoomID {
 			rep.AppliedTwice++
@@ -427,7 +431,8 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 		if prev, dup := seqs[o.Seq]; dup {
 			if prev != string(r.Value) {
 				rep.AppliedTwice++
-				rep.problem("room %s seq %d published with different contents (the second at partition %d offset %d):\n  %s\n  %s", o.RoomID, o.Seq, r.Partition, r.Offset, prev, r.Value)
+				rep.problem("room %s seq %d published with different contents (produced at %s and at %s, the second at partition %d offset %d):\n  %s\n  %s",
+					o.RoomID, o.Seq, produced[prev].UTC().Format("15:04:05.000"), r.Timestamp.UTC().Format("15:04:05.000"), r.Partition, r.Offset, prev, r.Value)
 			} else {
 				rep.Repeats++
 			}

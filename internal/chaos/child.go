@@ -3,6 +3,7 @@ package chaos
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,10 @@ const (
 	walEnv     = "ROSTRUM_CHAOS_WAL"
 	stableEnv  = "ROSTRUM_CHAOS_STABILITY"
 )
+
+// exitAbandoned is a child's exit status when it was stopped (SIGTERM)
+// while its batch was failing.
+const exitAbandoned = 3
 
 // GenerationFile is the name of the file, in a WAL directory, where a child
 // processor keeps the Redis generation its WAL was applied to.
@@ -123,6 +128,13 @@ func runChild() int {
 	}
 	fmt.Println("ready") // the signal handler is installed
 	if err := p.Run(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while its batch was failing (Redis wiped again and
+			// again, say): Run abandons the batch, uncommitted, and says
+			// so (processor.Run); the harness counts it (Harness.Abandoned).
+			fmt.Fprintln(os.Stderr, "child: stopped:", err)
+			return exitAbandoned
+		}
 		return fail(err)
 	}
 	s := p.Stats()
@@ -183,7 +195,8 @@ func (p *Proc) Kill() {
 }
 
 // Stop sends SIGTERM (a clean leave) and waits up to 30 s; it reports
-// whether the process exited cleanly, killing it otherwise.
+// whether the process exited cleanly (errAbandoned: it abandoned a failing
+// batch, uncommitted, as processor.Run documents), killing it otherwise.
 func (p *Proc) Stop() error {
 	// SIGTERM first: a paused process (Schedule reads its state while it is
 	// stopped) handles it as soon as it continues, in the state just read.
@@ -195,11 +208,19 @@ func (p *Proc) Stop() error {
 		p.Kill()
 		return fmt.Errorf("processor in slot %d did not stop within 30s", p.Slot)
 	}
-	if !p.cmd.ProcessState.Success() {
+	switch code := p.cmd.ProcessState.ExitCode(); code {
+	case 0:
+	case exitAbandoned:
+		return errAbandoned
+	default:
 		return fmt.Errorf("processor in slot %d exited with %v", p.Slot, p.cmd.ProcessState)
 	}
 	return nil
 }
+
+// errAbandoned says a stopped processor abandoned a failing batch, as
+// processor.Run documents.
+var errAbandoned = errors.New("stopped with a failing batch")
 
 // Pause stops the process with SIGSTOP: it keeps its connections but does
 // nothing, as a processor stalled by a long GC pause or a frozen VM would.

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,6 +44,10 @@ type Harness struct {
 	Stability string
 	// Nudges counts the records WaitCaughtUp produced to stalled partitions.
 	Nudges int
+	// Abandoned counts the processors stopped (SIGTERM) while their batch
+	// was failing: Run abandons the batch uncommitted and returns an error
+	// (processor.Run); the group redelivers it.
+	Abandoned int
 
 	walDirs [Slots]string
 	logDir  string
@@ -133,11 +138,16 @@ func (h *Harness) Kill(slot int) {
 }
 
 // Stop stops the process of slot cleanly (SIGTERM), failing the test if it
-// does not exit cleanly.
+// does not exit cleanly or with a failing batch abandoned (counted in
+// Abandoned).
 func (h *Harness) Stop(slot int) {
 	h.T.Helper()
 	err := h.procs[slot].Stop()
 	h.procs[slot] = nil
+	if errors.Is(err, errAbandoned) {
+		h.Abandoned++
+		return
+	}
 	if err != nil {
 		h.T.Fatalf("%v; see %s", err, h.logDir)
 	}
