@@ -189,6 +189,11 @@ func runChaos(t *testing.T, stable string, share int) map[Kind]int {
 	outputs := h.Kafka.ReadAll(h.Topics.TopN)
 	dlq := h.Kafka.ReadAll(h.Topics.DLQ)
 	h.In.RemovalOrderLost = sched.Counts()[RedisWipe] > 0
+	for _, f := range sched.Faults {
+		if f.Kind == RedisWipe {
+			h.In.Losses = append(h.In.Losses, f.Begin)
+		}
+	}
 	rep, err := Check(context.Background(), rc, outputs, dlq, h.Kafka.ReadAll(h.Topics.Settled), h.Inputs(), h.In)
 	if err != nil {
 		t.Fatal(err)
@@ -252,6 +257,10 @@ func printFigures(t *testing.T, h *Harness, s *Schedule, rep *Report, seed uint6
 		rep.SettledPeriods, len(h.In.SettleSkip), rep.SettledRepeats)
 	for i, e := range expired {
 		t.Logf("  expiry check %d: %d slice subtractions, %d members removed, %d slices deleted", i+1, e.Subtracted, e.Removed, e.Deleted)
+	}
+	t.Logf("seqs published twice with different contents in flight across a Redis data loss (known limit): %d", rep.InFlightRepeats)
+	for _, l := range rep.InFlight {
+		t.Logf("  %s", l)
 	}
 	t.Logf("lost %d", rep.Lost)
 	t.Logf("applied twice %d", rep.AppliedTwice)

@@ -33,6 +33,11 @@ type Report struct {
 	Moved                  int // members that changed slot between consecutive lists
 	Shown                  int // members shown, over every published list, each checked against its events
 	DLQRepeats             int // DLQ records repeating one of the same origin (a redelivered batch)
+	// InFlightRepeats are seqs published twice with different contents by
+	// two processors, the first copy in flight across a Redis data loss
+	// (inFlightAcrossLoss): the documented known limit, listed in InFlight.
+	InFlightRepeats int
+	InFlight        []string
 
 	// Leaderboards (checkboards.go).
 	BoardRecords, BoardLate int // input records with board events, those with a late one (model)
@@ -69,6 +74,10 @@ type Input struct {
 	Boards []*board.Board
 	users  map[string][]string // room → users with a good event, sorted
 	facts  map[[2]string]*memberFacts
+
+	// Losses are the moments Redis began to lose its data (the schedule's
+	// RedisWipe faults), for inFlightAcrossLoss.
+	Losses []time.Time
 
 	// RemovalOrderLost says Redis lost its data during the run (the
 	// schedule's RedisWipe). The processors then replay their WALs in any
@@ -412,10 +421,11 @@ func scanKeys(ctx context.Context, rc redis.UniversalClient, pattern string) ([]
 func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 	rep.Outputs = len(recs)
 	byRoom := map[string]map[int64]string{}
-	produced := map[string]time.Time{} // output value → when it was first produced
+	alts := map[string]map[int64][]string{} // other contents of a seq, in flight across a data loss
+	first := map[string]*kgo.Record{}       // output value → its first record
 	for _, r := range recs {
-		if _, ok := produced[string(r.Value)]; !ok {
-			produced[string(r.Value)] = r.Timestamp
+		if _, ok := first[string(r.Value)]; !ok {
+			first[string(r.Value)] = r
 		}
 		var o codec.Output
 		if err := json.Unmarshal(r.Value, &o); err != nil || string(r.Key) != o.RoomID {
@@ -428,20 +438,29 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 			seqs = map[int64]string{}
 			byRoom[o.RoomID] = seqs
 		}
-		if prev, dup := seqs[o.Seq]; dup {
-			if prev != string(r.Value) {
-				rep.AppliedTwice++
-				rep.problem("room %s seq %d published with different contents (produced at %s and at %s, the second at partition %d offset %d):\n  %s\n  %s",
-					o.RoomID, o.Seq, produced[prev].UTC().Format("15:04:05.000"), r.Timestamp.UTC().Format("15:04:05.000"), r.Partition, r.Offset, prev, r.Value)
-			} else {
-				rep.Repeats++
+		prev, dup := seqs[o.Seq]
+		switch {
+		case !dup:
+			seqs[o.Seq] = string(r.Value)
+		case prev == string(r.Value) || slices.Contains(alts[o.RoomID][o.Seq], string(r.Value)):
+			rep.Repeats++
+		case in.inFlightAcrossLoss(first[prev], r):
+			rep.InFlightRepeats++
+			if alts[o.RoomID] == nil {
+				alts[o.RoomID] = map[int64][]string{}
 			}
-			continue
+			alts[o.RoomID][o.Seq] = append(alts[o.RoomID][o.Seq], string(r.Value))
+			rep.InFlight = append(rep.InFlight, fmt.Sprintf("room %s seq %d (produced at %s and at %s by two processors, Redis lost its data at %s)",
+				o.RoomID, o.Seq, first[prev].Timestamp.UTC().Format("15:04:05.000"), r.Timestamp.UTC().Format("15:04:05.000"),
+				in.lossBefore(first[prev].Timestamp).UTC().Format("15:04:05.000")))
+		default:
+			rep.AppliedTwice++
+			rep.problem("room %s seq %d published with different contents (produced at %s and at %s, the second at partition %d offset %d):\n  %s\n  %s",
+				o.RoomID, o.Seq, first[prev].Timestamp.UTC().Format("15:04:05.000"), r.Timestamp.UTC().Format("15:04:05.000"), r.Partition, r.Offset, prev, r.Value)
 		}
-		seqs[o.Seq] = string(r.Value)
 	}
 	rep.OutputRooms = len(byRoom)
-	last := map[string][]string{}
+	last := map[string][][]string{}
 	for room, seqs := range byRoom {
 		if _, ok := in.users[room]; !ok {
 			rep.AppliedTwice++
@@ -451,64 +470,130 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 		for s := range seqs {
 			top = max(top, s)
 		}
-		var prev []string
-		var prevTop []codec.OutputMember
+		type list struct {
+			ids []string
+			top []codec.OutputMember
+		}
+		var prev []list
 		for s := int64(1); s <= top; s++ {
 			raw, ok := seqs[s]
 			if !ok {
 				rep.Lost++
 				rep.problem("room %s: seq %d missing (highest %d)", room, s, top)
-				prev, prevTop = nil, nil
+				prev = nil
 				continue
 			}
-			var o codec.Output
-			_ = json.Unmarshal([]byte(raw), &o)
-			cur := make([]string, len(o.Top))
-			for i, m := range o.Top {
-				cur[i] = m.UserID
-				rep.Shown++
-				if why := in.shownProblem(room, &o, &o.Top[i]); why != "" {
+			var curs []list
+			for _, v := range append([]string{raw}, alts[room][s]...) {
+				var o codec.Output
+				_ = json.Unmarshal([]byte(v), &o)
+				cur := make([]string, len(o.Top))
+				for i, m := range o.Top {
+					cur[i] = m.UserID
+					rep.Shown++
+					if why := in.shownProblem(room, &o, &o.Top[i]); why != "" {
+						rep.AppliedTwice++
+						rep.problem("room %s seq %d: %s at slot %d: %s", room, s, m.UserID, i, why)
+					}
+				}
+				if len(cur) > in.TopN || len(cur) != len(slices.Compact(slices.Sorted(slices.Values(cur)))) {
 					rep.AppliedTwice++
-					rep.problem("room %s seq %d: %s at slot %d: %s", room, s, m.UserID, i, why)
+					rep.problem("room %s seq %d: %d members, a member twice or more than %d: %v", room, s, len(cur), in.TopN, cur)
+				}
+				curs = append(curs, list{cur, o.Top})
+			}
+			// Against the list before (each of its contents, when it went
+			// out twice across a data loss: any one must fit).
+			fits := func(p, c list, count bool) bool {
+				ok := true
+				// The same list again is a republish for a listed member's
+				// changed flags (docs/DESIGN.md §10); with no flag changed
+				// it is an output applied twice.
+				if slices.Equal(p.ids, c.ids) && !flagsChanged(p.top, c.top) {
+					ok = false
+					if count {
+						rep.AppliedTwice++
+						rep.problem("room %s: seq %d repeats the list of seq %d with the same flags: %v", room, s, s-1, c.ids)
+					}
+				}
+				// A member in both lists keeps its slot while the slot
+				// exists; when the list shrinks, members past its end move
+				// down (stability.Merge).
+				for i, m := range p.ids {
+					if j := slices.Index(c.ids, m); j >= 0 && j != i && i < len(c.ids) {
+						ok = false
+						if count {
+							rep.Moved++
+							rep.problem("room %s seq %d: %s moved from slot %d to %d (%v → %v)", room, s, m, i, j, p.ids, c.ids)
+						}
+					}
+				}
+				return ok
+			}
+			for _, c := range curs {
+				if len(prev) > 0 && !slices.ContainsFunc(prev, func(p list) bool { return fits(p, c, false) }) {
+					fits(prev[0], c, true)
 				}
 			}
-			if len(cur) > in.TopN || len(cur) != len(slices.Compact(slices.Sorted(slices.Values(cur)))) {
-				rep.AppliedTwice++
-				rep.problem("room %s seq %d: %d members, a member twice or more than %d: %v", room, s, len(cur), in.TopN, cur)
-			}
-			// The same list again is a republish for a listed member's
-			// changed flags (docs/DESIGN.md §10); with no flag changed it
-			// is an output applied twice.
-			if prev != nil && slices.Equal(prev, cur) && !flagsChanged(prevTop, o.Top) {
-				rep.AppliedTwice++
-				rep.problem("room %s: seq %d repeats the list of seq %d with the same flags: %v", room, s, s-1, cur)
-			}
-			prevTop = o.Top
-			// A member in both lists keeps its slot while the slot exists;
-			// when the list shrinks, members past its end move down
-			// (stability.Merge).
-			for i, m := range prev {
-				if j := slices.Index(cur, m); j >= 0 && j != i && i < len(cur) {
-					rep.Moved++
-					rep.problem("room %s seq %d: %s moved from slot %d to %d (%v → %v)", room, s, m, i, j, prev, cur)
-				}
-			}
-			prev = cur
+			prev = curs
 		}
-		last[room] = prev
+		for _, p := range prev {
+			last[room] = append(last[room], p.ids)
+		}
 	}
 	for _, room := range in.Model.Rooms() {
-		for _, m := range in.Model.Top(room, in.TopN) {
-			if !slices.Contains(last[room], m.UserID) {
+		want := in.Model.Top(room, in.TopN)
+		// The last list (any of its contents, see above) holds the
+		// model's top-N set.
+		fits := func(l []string) bool {
+			return len(l) <= len(want) && !slices.ContainsFunc(want, func(m model.Member) bool { return !slices.Contains(l, m.UserID) })
+		}
+		if slices.ContainsFunc(last[room], fits) {
+			continue
+		}
+		var l []string
+		if len(last[room]) > 0 {
+			l = last[room][0]
+		}
+		for _, m := range want {
+			if !slices.Contains(l, m.UserID) {
 				rep.Lost++
-				rep.problem("room %s: model top member %s missing from the last output %v", room, m.UserID, last[room])
+				rep.problem("room %s: model top member %s missing from the last output %v", room, m.UserID, l)
 			}
 		}
-		if n := len(in.Model.Top(room, in.TopN)); len(last[room]) > n {
+		if len(l) > len(want) {
 			rep.AppliedTwice++
-			rep.problem("room %s: last output has %d members, the model's top has %d", room, len(last[room]), n)
+			rep.problem("room %s: last output has %d members, the model's top has %d", room, len(l), len(want))
 		}
 	}
+}
+
+// inFlightAcrossLoss reports whether two outputs of one seq with different
+// contents are the known limit "Rebuild while an output is in flight"
+// (docs/RELIABILITY.md): two processors (the records' producer ids differ)
+// and the earlier copy produced after Redis began to lose its data
+// (Input.Losses), within lossWindow: stored before the loss and published
+// after another processor's rebuild had read the output topic. A repeat by
+// one processor, or one whose earlier copy was out before any loss, is
+// applied twice.
+func (in *Input) inFlightAcrossLoss(a, b *kgo.Record) bool {
+	return a != nil && a.ProducerID != b.ProducerID && !in.lossBefore(a.Timestamp).IsZero()
+}
+
+// lossWindow bounds how long after a data loss an output stored before it
+// can still be published: a batch paused (a zombie) or retrying meanwhile.
+const lossWindow = 30 * time.Second
+
+// lossBefore returns the latest data loss that began before t, within
+// lossWindow, or the zero time.
+func (in *Input) lossBefore(t time.Time) time.Time {
+	var at time.Time
+	for _, l := range in.Losses {
+		if !l.After(t) && t.Sub(l) <= lossWindow && l.After(at) {
+			at = l
+		}
+	}
+	return at
 }
 
 // origin names an input record: topic, partition, offset.
