@@ -38,7 +38,9 @@
 //   - Output topic, per room: a room the model never saw is applied
 //     twice; seqs 1..n without gaps (each missing seq is lost); a repeated
 //     seq must repeat identical content (a different one is applied twice:
-//     one change counted twice); two consecutive seqs with the same list
+//     one change counted twice), but for the documented known limit of an
+//     output in flight across a Redis data loss (Input.inFlightAcrossLoss),
+//     counted apart; two consecutive seqs with the same list
 //     are applied twice (a change published twice under two seqs); a
 //     member present in two consecutive lists keeps its slot; every member
 //     of every list must be explained by its own events, whatever subset
