@@ -43,11 +43,12 @@ screenshot: deps-browser
 test: deps vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
-## chaos: the full fault schedule (about 100 faults over a 300,000-record trace and
-## 60,000 board records; a short one runs in `make test`). CHAOS_SEED picks another schedule.
+## chaos: the full fault schedules, with rostrum run's defaults (about 100 faults over a
+## 300,000-record trace and 60,000 board records) and with --stability seed (half that); short
+## ones run in `make test`. CHAOS_SEED picks another schedule.
 CHAOS_SEED ?= 6
 chaos: deps
-	ROSTRUM_CHAOS=full ROSTRUM_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 15m -run '^TestChaos$$' -v ./internal/chaos
+	ROSTRUM_CHAOS=full ROSTRUM_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 25m -run '^TestChaos$$' -v ./internal/chaos
 
 ## soak: the gateway, three processors and the leaderboards for SOAK_MINUTES at half the flat-out
 ## rate through the gateway, a fault every few minutes; prints lost / applied twice and the slope of

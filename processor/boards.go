@@ -155,6 +155,7 @@ func (b *batch) boardsStep(ctx context.Context) error {
 	if !b.boardsDone {
 		err := b.applyBoards(ctx)
 		if errors.Is(err, ranking.ErrRedisReset) {
+			b.forgetStored() // the rebuild below republishes their rooms
 			rewound, rerr := p.recoverRedis(ctx)
 			if rerr != nil {
 				return rerr

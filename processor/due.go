@@ -17,8 +17,15 @@ const dueBatch = 512
 // It runs between poll batches on the Run goroutine, so it never overlaps a
 // batch. A failed pass is logged and left for the next: the due set still
 // holds its rooms.
+//
+// It does not run while a rebuild after a Redis data loss is unfinished
+// (recover.go): the store has adopted the new generation by then, so an
+// apply would pass, but the rooms' seqs are not seeded from the output
+// topic yet, and a due room stepped over its emptied stable hash would
+// store and publish seq 1 again, with other content. The next batch or
+// idle check finishes the rebuild first.
 func (p *Processor) maybeStepDue(ctx context.Context) {
-	if p.hyst == nil || time.Since(p.lastDue) < p.cfg.DueInterval {
+	if p.hyst == nil || p.gen.rebuild || time.Since(p.lastDue) < p.cfg.DueInterval {
 		return
 	}
 	now := time.Now()

@@ -110,21 +110,26 @@ func (p *Processor) rebuildAtStart(ctx context.Context) error {
 
 // checkIdle runs when a poll returned nothing: at most every
 // GenerationCheckEvery it compares Redis's generation marker with the
-// adopted one and rebuilds when they differ. A failure is logged and tried
-// again at the next check.
+// adopted one and rebuilds when they differ, or when an earlier rebuild is
+// unfinished. A failure is logged and tried again at the next check.
 func (p *Processor) checkIdle(ctx context.Context) {
 	now := time.Now()
 	if now.Sub(p.gen.lastCheck) < p.cfg.GenerationCheckEvery {
 		return
 	}
 	p.gen.lastCheck = now
-	gen, err := p.store.EnsureGeneration(ctx)
-	if err != nil {
-		p.lg.Warn("idle generation check failed", zap.Error(err))
-		return
-	}
-	if gen == p.gen.adopted {
-		return
+	// A rebuild that failed half-way adopted the new generation already:
+	// only gen.rebuild remembers that it must be finished, so it is not
+	// compared again.
+	if !p.gen.rebuild {
+		gen, err := p.store.EnsureGeneration(ctx)
+		if err != nil {
+			p.lg.Warn("idle generation check failed", zap.Error(err))
+			return
+		}
+		if gen == p.gen.adopted {
+			return
+		}
 	}
 	if _, err := p.recoverRedis(ctx); err != nil {
 		p.lg.Warn("rebuild after an idle generation check failed; trying again later", zap.Error(err))
@@ -138,6 +143,7 @@ func (p *Processor) finishRebuild(ctx context.Context, b *batch) error {
 	if !p.gen.rebuild {
 		return nil
 	}
+	b.forgetStored()
 	rewound, err := p.recoverRedis(ctx)
 	b.rewound = b.rewound || rewound
 	return err

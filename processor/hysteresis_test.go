@@ -44,6 +44,11 @@ func newHystWorld(t *testing.T) *hystWorld {
 // start runs a processor with the hysteresis on a top-3 until the test ends
 // or the returned stop is called.
 func (w *hystWorld) start(dueInterval time.Duration) (p *processor.Processor, stop func()) {
+	return w.startWith(dueInterval, nil)
+}
+
+// startWith is start with edit applied to the processor's configuration.
+func (w *hystWorld) startWith(dueInterval time.Duration, edit func(*processor.Config)) (p *processor.Processor, stop func()) {
 	t := w.t
 	rc := w.rc
 	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers, TopN: 3})
@@ -55,9 +60,13 @@ func (w *hystWorld) start(dueInterval time.Duration) (p *processor.Processor, st
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err = processor.New(ctx, processor.Config{Brokers: w.kafka.Seeds, Env: env, TopN: 3,
+	cfg := processor.Config{Brokers: w.kafka.Seeds, Env: env, TopN: 3,
 		Dwell: time.Second, Grace: 3 * time.Second, Margin: 200, DueInterval: dueInterval,
-		KafkaOpts: testenv.FastGroupOpts()}, store, log)
+		KafkaOpts: testenv.FastGroupOpts()}
+	if edit != nil {
+		edit(&cfg)
+	}
+	p, err = processor.New(ctx, cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,6 +107,19 @@ func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) 
 	return !covered, nil
 }
 
+// forgetStored drops the outputs (and their acks) that the batch's resolve
+// stored in Redis and has not published yet, before a rebuild after Redis
+// lost its data. Their pending marks went with the data, so the rebuild
+// cannot see them: it seeds the rooms' seqs from the output topic, replays
+// the WAL (this batch included: it was appended before the resolve), and
+// stores and publishes the rooms' lists under the same seqs. Publishing the
+// dropped outputs afterwards would repeat those seqs with other content.
+func (b *batch) forgetStored() {
+	if b.resolved {
+		b.outputs, b.acks, b.stored = nil, nil, 0
+	}
+}
+
 // walCovers reports whether the WAL holds everything this processor applied
 // in the last window: nothing was ever pruned, or its oldest batch is older.
 func (p *Processor) walCovers(window time.Duration) bool {

@@ -34,16 +34,25 @@ func (p *Processor) restoreSettled(ctx context.Context) error {
 }
 
 // readTopic calls fn with every record of topic from its start to the end
-// offsets listed when it begins.
+// offsets listed when it begins. A partition whose offsets cannot be listed
+// fails the read: recovery must see every partition, or the rooms (and
+// settled periods) of the one it skipped would be seeded from nothing and
+// publish their seq 1 again.
 func (p *Processor) readTopic(ctx context.Context, topic string, fn func(*kgo.Record)) error {
 	adm := kadm.NewClient(p.cl)
 	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("list end offsets: %w", err)
 	}
 	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("list start offsets: %w", err)
 	}
 	want := map[int32]int64{}
 	parts := map[int32]kgo.Offset{}

@@ -11,6 +11,7 @@ import (
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/processor"
 )
 
 // TestMain lets the test binary double as a processor process (Harness.Start).
@@ -19,10 +20,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// chaosSize returns the number of meeting records and of faults: a short
-// schedule by default (inside go test ./...), the full one with
-// ROSTRUM_CHAOS=full (make chaos). ROSTRUM_CHAOS_SEED picks another seed.
-func chaosSize(t *testing.T) (records, steps int, seed uint64, spread time.Duration) {
+// chaosSize returns the size of one schedule: the number of meeting
+// records and of faults, the seed and how long the trace is produced over
+// (about as long as the faults take, so that they meet batches in flight).
+// A short schedule by default (inside go test ./...), the full one with
+// ROSTRUM_CHAOS=full (make chaos); ROSTRUM_CHAOS_SEED picks another seed.
+// The schedule with the seed merge (share 1) is half the size of the one
+// with the defaults (share 2).
+func chaosSize(t *testing.T, share int) (records, steps int, seed uint64, spread time.Duration) {
 	seed = 6
 	if s := os.Getenv("ROSTRUM_CHAOS_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
@@ -32,10 +37,10 @@ func chaosSize(t *testing.T) (records, steps int, seed uint64, spread time.Durat
 		seed = v
 	}
 	if os.Getenv("ROSTRUM_CHAOS") == "full" {
-		return 300000, 100, seed, 4 * time.Minute
+		return 150000 * share, 50 * share, seed, time.Duration(share) * 2 * time.Minute
 	}
-	// 16 = every kind once in each half.
-	return 30000, 16, seed, 20 * time.Second
+	// 8 = every kind once; with share 2, once in each half.
+	return 10000 * share, 8 * share, seed, time.Duration(share) * 16 * time.Second
 }
 
 // TestChaos streams a generated trace through processors running as child
@@ -43,9 +48,15 @@ func chaosSize(t *testing.T) (records, steps int, seed uint64, spread time.Durat
 // members, pauses one until its partitions move and resumes it (a zombie),
 // SIGKILLs redis-server and restarts it with and without its data, and
 // fails and delays broker requests. At the end Redis, the output topic, the
-// leaderboards and the DLQ must match the reference models: nothing lost,
-// nothing applied twice (see the package documentation for how both are
-// counted).
+// leaderboards, the settled periods and the DLQ must match the reference
+// models: nothing lost, nothing applied twice (see the package
+// documentation for how both are counted); and, in the full run, every kind
+// of fault must have struck work in flight at least once in each schedule
+// (Schedule.Hits).
+//
+// It runs two schedules: the processors as `rostrum run` runs them by
+// default (the hysteresis with its dwell, grace, margin and timer; the
+// state cache; the boards), then with --stability seed.
 //
 // The trace runs in two halves, and each meets every kind of fault, Redis
 // data loss included. The first holds meeting records only; the second
@@ -58,7 +69,50 @@ func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos skipped in -short mode")
 	}
-	records, steps, seed, spread := chaosSize(t)
+	full := os.Getenv("ROSTRUM_CHAOS") == "full"
+	hits := map[Kind]int{}
+	for _, sc := range []struct {
+		name, stable string
+		share        int
+	}{{"defaults", processor.StabilityHysteresis, 2}, {"seed", processor.StabilitySeed, 1}} {
+		t.Run(sc.name, func(t *testing.T) {
+			got := runChaos(t, sc.stable, sc.share)
+			for k, n := range got {
+				hits[k] += n
+			}
+			if full {
+				requireHits(t, got)
+			}
+		})
+	}
+	if !full {
+		// The short schedules meet each kind only two or three times in
+		// all: a kind may miss work in flight each time (a join while the
+		// others are idle), so the short run reports what never hit and
+		// the full run requires every kind to hit.
+		for _, k := range Kinds {
+			if hits[k] == 0 {
+				t.Logf("no %q fault struck work in flight in the short schedules (the full run requires one)", k)
+			}
+		}
+	}
+}
+
+// requireHits fails the test when a kind of fault never struck work in
+// flight (Schedule.Hits).
+func requireHits(t *testing.T, hits map[Kind]int) {
+	t.Helper()
+	for _, k := range Kinds {
+		if hits[k] == 0 {
+			t.Errorf("no %q fault struck work in flight", k)
+		}
+	}
+}
+
+// runChaos runs one schedule with the processors' stable strategy stable
+// and returns how many faults of each kind struck work in flight.
+func runChaos(t *testing.T, stable string, share int) map[Kind]int {
+	records, steps, seed, spread := chaosSize(t, share)
 	// Append-only file with fsync always: a SIGKILLed server comes back with
 	// every write it acknowledged (RedisKeep); Restart(false) deletes it
 	// (RedisWipe).
@@ -78,10 +132,11 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(t, []string{r.Addr}, tr, boards)
+	h := New(t, []string{r.Addr}, tr, boards, stable)
 	rc := r.Client()
 
 	start := time.Now()
+	h.In.SettleFirst = start
 	h.Start(0)
 	sched := NewSchedule(h, r, seed)
 	produced := h.Produce(0, split, spread/2)
@@ -107,6 +162,25 @@ func TestChaos(t *testing.T) {
 		return rc.Get(context.Background(), "rostrum:"+EnvName+":generation").Result()
 	}, 2*time.Minute)
 	h.WaitSettled(rc, time.Minute)
+
+	// Settlement under faults (settle.go): the clock record closes every
+	// period the trace counted; a processor is killed while they settle,
+	// then Redis loses its data, then events for the settled periods
+	// arrive.
+	rebuilt := func() {
+		h.WaitRebuilt(func() (string, error) {
+			return rc.Get(context.Background(), "rostrum:"+EnvName+":generation").Result()
+		}, 2*time.Minute)
+	}
+	h.ProduceClock(time.Now().Add(SettleAhead))
+	sched.inject(ProcKill)
+	h.WaitSettledRecords(time.Minute)
+	sched.inject(RedisWipe)
+	rebuilt()
+	h.ProduceLate(LateAfterSettle(now))
+	h.WaitCaughtUp(5 * time.Minute)
+	rebuilt()
+	h.WaitSettled(rc, time.Minute)
 	for slot := range Slots {
 		h.Stop(slot)
 	}
@@ -115,7 +189,12 @@ func TestChaos(t *testing.T) {
 	outputs := h.Kafka.ReadAll(h.Topics.TopN)
 	dlq := h.Kafka.ReadAll(h.Topics.DLQ)
 	h.In.RemovalOrderLost = sched.Counts()[RedisWipe] > 0
-	rep, err := Check(context.Background(), rc, outputs, dlq, h.Inputs(), h.In)
+	for _, f := range sched.Faults {
+		if f.Kind == RedisWipe {
+			h.In.Losses = append(h.In.Losses, f.Begin)
+		}
+	}
+	rep, err := Check(context.Background(), rc, outputs, dlq, h.Kafka.ReadAll(h.Topics.Settled), h.Inputs(), h.In)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +219,7 @@ func TestChaos(t *testing.T) {
 	if rep.BoardRemoves == 0 || rep.BoardDecimals == 0 {
 		t.Fatalf("the trace had %d removes and %d values in tenths: the final check covered neither", rep.BoardRemoves, rep.BoardDecimals)
 	}
+	return sched.Hits()
 }
 
 func printFigures(t *testing.T, h *Harness, s *Schedule, rep *Report, seed uint64, took time.Duration, expired []board.ExpireResult) {
@@ -150,13 +230,13 @@ func printFigures(t *testing.T, h *Harness, s *Schedule, rep *Report, seed uint6
 			bad++
 		}
 	}
-	t.Logf("chaos seed %d: %d records (%d events, %d bad), %d rooms, %d members (%d ranked at the end), %s",
-		seed, len(h.In.Trace), events, bad, rep.Rooms, rep.Members, rep.Ranked, took.Round(time.Second))
-	counts := s.Counts()
+	t.Logf("chaos seed %d, --stability %s: %d records (%d events, %d bad), %d rooms, %d members (%d ranked at the end), %s",
+		seed, h.Stability, len(h.In.Trace), events, bad, rep.Rooms, rep.Members, rep.Ranked, took.Round(time.Second))
+	counts, hits := s.Counts(), s.Hits()
 	rec, idle := s.Recovery()
-	t.Logf("faults: %d in all; processes started %d", len(s.Faults), h.starts)
+	t.Logf("faults: %d in all; processes started %d, stopped with a failing batch abandoned %d", len(s.Faults), h.starts, h.Abandoned)
 	for _, k := range Kinds {
-		line := fmt.Sprintf("  %-55s %3d", k, counts[k])
+		line := fmt.Sprintf("  %-55s %3d, %3d hit work in flight", k, counts[k], hits[k])
 		if ds := rec[k]; len(ds) > 0 {
 			line += fmt.Sprintf("   recovery min %v, median %v, max %v", ds[0].Round(time.Millisecond),
 				ds[len(ds)/2].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond))
@@ -166,15 +246,21 @@ func printFigures(t *testing.T, h *Harness, s *Schedule, rep *Report, seed uint6
 		}
 		t.Log(line)
 	}
-	t.Logf("broker requests failed %d, delayed %d", s.BrokerFailed, s.BrokerDelayed)
+	t.Logf("broker requests failed %d, delayed %d; stalled partitions nudged %d", s.BrokerFailed, s.BrokerDelayed, h.Nudges)
 	t.Logf("processor logs: batch retries %d, Redis rebuilds %d, offset commits refused %d",
 		h.CountLog("batch failed, retrying"), h.CountLog("redis rebuilt"), h.CountLog("offset commit failed"))
-	t.Logf("outputs %d (%d rooms, %d identical repeats), DLQ %d (%d distinct)",
-		rep.Outputs, rep.OutputRooms, rep.Repeats, rep.DLQ, rep.DLQDistinct)
+	t.Logf("outputs %d (%d rooms, %d identical repeats; %d shown members checked), DLQ %d (%d origins, %d repeats)",
+		rep.Outputs, rep.OutputRooms, rep.Repeats, rep.Shown, rep.DLQ, rep.DLQDistinct, rep.DLQRepeats)
 	t.Logf("boards: %d boards, %d records with board events (%d with a late one, %d removes, %d values in tenths), %d rankings, %d ranked members compared (%d removed members within bounds: Redis lost its data)",
 		len(h.In.Boards), rep.BoardRecords, rep.BoardLate, rep.BoardRemoves, rep.BoardDecimals, rep.BoardRankings, rep.BoardEntries, rep.BoardBounded)
+	t.Logf("settled: %d periods compared on the topic and in Redis (%d closed during the trace: uniqueness only), %d repeats on the topic",
+		rep.SettledPeriods, len(h.In.SettleSkip), rep.SettledRepeats)
 	for i, e := range expired {
 		t.Logf("  expiry check %d: %d slice subtractions, %d members removed, %d slices deleted", i+1, e.Subtracted, e.Removed, e.Deleted)
+	}
+	t.Logf("seqs published twice with different contents in flight across a Redis data loss (known limit): %d", rep.InFlightRepeats)
+	for _, l := range rep.InFlight {
+		t.Logf("  %s", l)
 	}
 	t.Logf("lost %d", rep.Lost)
 	t.Logf("applied twice %d", rep.AppliedTwice)

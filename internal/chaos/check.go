@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -29,6 +31,13 @@ type Report struct {
 	DLQ, DLQDistinct       int // DLQ records read, distinct values
 	Lost, AppliedTwice     int
 	Moved                  int // members that changed slot between consecutive lists
+	Shown                  int // members shown, over every published list, each checked against its events
+	DLQRepeats             int // DLQ records repeating one of the same origin (a redelivered batch)
+	// InFlightRepeats are seqs published twice with different contents by
+	// two processors, the first copy in flight across a Redis data loss
+	// (inFlightAcrossLoss): the documented known limit, listed in InFlight.
+	InFlightRepeats int
+	InFlight        []string
 
 	// Leaderboards (checkboards.go).
 	BoardRecords, BoardLate int // input records with board events, those with a late one (model)
@@ -37,7 +46,9 @@ type Report struct {
 	BoardBounded            int // ranked removed members checked against bounds (Input.RemovalOrderLost)
 	BoardRankings           int // rankings compared (a period of a periodic board, a window)
 	BoardEntries            int // ranked members compared, over every ranking
-	Mismatch                int // board entries at another rank with equal total and reached_at, DLQ records with another reason than late
+	Mismatch                int // board entries at another rank with equal total and reached_at, DLQ records with another reason than late, settled snapshots unlike the model's
+	SettledPeriods          int // settled periods the model has, each looked for on the topic and in Redis
+	SettledRepeats          int // settled records repeating one (same bytes)
 
 	Problems []string
 }
@@ -62,6 +73,11 @@ type Input struct {
 	Model  *model.Model
 	Boards []*board.Board
 	users  map[string][]string // room → users with a good event, sorted
+	facts  map[[2]string]*memberFacts
+
+	// Losses are the moments Redis began to lose its data (the schedule's
+	// RedisWipe faults), for inFlightAcrossLoss.
+	Losses []time.Time
 
 	// RemovalOrderLost says Redis lost its data during the run (the
 	// schedule's RedisWipe). The processors then replay their WALs in any
@@ -72,6 +88,19 @@ type Input struct {
 	// bounds that hold in every order: absent, or at most the total and
 	// reached time it has with no removal at all.
 	RemovalOrderLost bool
+
+	// Settlement (settle.go). SettleFirst is when the first processor
+	// started (its first settle); SettleClock the Kafka timestamp of the
+	// clock record, zero when there was none; SettleAt, per input
+	// topic-partition ({topic, partition}), the end offset before the clock
+	// record: the board model settles at SettleClock after the records
+	// before it. SettleWall is the wall-clock time of the clock record: a
+	// period that closed by then closed by the wall clock during the
+	// trace, settled at a moment the model cannot know, and only its
+	// records' uniqueness is checked (SettleSkip, by "board/period").
+	SettleFirst, SettleClock, SettleWall time.Time
+	SettleAt                             map[[2]string]int64
+	SettleSkip                           map[string]bool
 
 	// boards is the model of the boards, fed by Check with the input
 	// records as Kafka holds them (partition, offset, record time); free
@@ -95,30 +124,116 @@ func flagsChanged(a, b []codec.OutputMember) bool {
 	return false
 }
 
+// memberFacts is what a room member's good events allow a published list
+// to show of it, whatever the order they were applied in.
+type memberFacts struct {
+	// rankable is the earliest time of an event that ranks the member
+	// when it is the newest one applied (any meeting event but a leave or a
+	// role that does not rank); 0: none.
+	rankable int64
+	times    []int64 // every event's time
+	// values are, per field, each value an event set and the earliest
+	// time one did.
+	values map[codec.Type]map[int64]int64
+}
+
+// scoreUnit is the time unit of the score under the default rules
+// (docs/DESIGN.md §4: 17 bits of fields leave 36 for the time, in 4 ms).
+const scoreUnit = 4
+
 // NewInput builds the model of tr's good events.
 func NewInput(env string, topN int, tr []trace.Record, m *model.Model) *Input {
-	seen := map[[2]string]bool{}
 	users := map[string][]string{}
+	facts := map[[2]string]*memberFacts{}
 	for _, r := range tr {
 		for _, ev := range r.Events {
 			m.Apply(ev)
-			if k := [2]string{ev.RoomID, ev.UserID}; ev.Type.Meeting() && !seen[k] {
-				seen[k] = true
+			if !ev.Type.Meeting() {
+				continue
+			}
+			k := [2]string{ev.RoomID, ev.UserID}
+			f := facts[k]
+			if f == nil {
+				f = &memberFacts{values: map[codec.Type]map[int64]int64{}}
+				facts[k] = f
 				users[ev.RoomID] = append(users[ev.RoomID], ev.UserID)
+			}
+			f.times = append(f.times, ev.TS)
+			if ev.Type != codec.TypeLeave && (ev.Type != codec.TypeRole || codec.Role(ev.Value).Ranked()) &&
+				(f.rankable == 0 || ev.TS < f.rankable) {
+				f.rankable = ev.TS
+			}
+			vs := f.values[ev.Type]
+			if vs == nil {
+				vs = map[int64]int64{}
+				f.values[ev.Type] = vs
+			}
+			if t, ok := vs[ev.Value]; !ok || ev.TS < t {
+				vs[ev.Value] = ev.TS
 			}
 		}
 	}
 	for _, u := range users {
 		slices.Sort(u)
 	}
-	return &Input{Env: env, TopN: topN, Trace: tr, Model: m, users: users}
+	return &Input{Env: env, TopN: topN, Trace: tr, Model: m, users: users, facts: facts}
 }
 
+// shownProblem says why member om, shown at slot i of room's list o, is
+// not explained by the input ("" when it is): the room never had it; no
+// event of it at or before the list's time could rank it; its score's time
+// is not one of its events' times; or a field shows a value no event of it
+// set (at or before its time) and that is not the field's initial one.
+//
+// The bound is the later of the list's ts (the newest event time of the
+// batch for the room, or the timer's deadline: docs/DESIGN.md §2) and the
+// member's own time: a member ranked by an earlier batch's newer events may
+// enter a list on a later batch of older ones (a free slot fills at once).
+// Every other bound follows from last-writer-wins: whatever subset of its
+// events a processor had applied, the member's time is the newest of them
+// and every field's value was set by one of them.
+func (in *Input) shownProblem(room string, o *codec.Output, om *codec.OutputMember) string {
+	f := in.facts[[2]string{room, om.UserID}]
+	if f == nil {
+		return "the room never had this member"
+	}
+	d, err := meetingCodec.Decode(om.Score)
+	if err != nil {
+		return fmt.Sprintf("score %v does not decode: %v", om.Score, err)
+	}
+	at := d.TS + scoreUnit - 1 // the member's time, rounded down in the score
+	if !slices.ContainsFunc(f.times, func(t int64) bool { return t >= d.TS && t <= at }) {
+		return fmt.Sprintf("score time %d is none of its events' times", d.TS)
+	}
+	if f.rankable == 0 || f.rankable > max(o.TS, at) {
+		return fmt.Sprintf("no event of it at or before %d ranks it (first at %d)", max(o.TS, at), f.rankable)
+	}
+	role, _ := codec.ParseRole(om.Role)
+	for _, fv := range []struct {
+		typ     codec.Type
+		v, zero int64
+	}{
+		{codec.TypeAudio, int64(om.Audio), 0}, {codec.TypeVideo, int64(om.Video), 0},
+		{codec.TypeVolume, int64(om.Volume), 0}, {codec.TypeRole, int64(role), int64(codec.RoleStudent)},
+		{codec.TypeScreenShare, int64(om.ScreenShare), 0}, {codec.TypeSpotlight, int64(om.Spotlight), 0},
+	} {
+		if t, ok := f.values[fv.typ][fv.v]; fv.v != fv.zero && (!ok || t > at) {
+			return fmt.Sprintf("field %v = %d, which no event of it at or before %d set", fv.typ, fv.v, at)
+		}
+	}
+	return ""
+}
+
+// meetingCodec decodes published scores: the children run the default rules
+// and epoch.
+var meetingCodec = codec.NewMeeting(codec.DefaultEpoch)
+
 // Check compares Redis (through rc, a single node or a cluster client), the
-// output records and the DLQ records with in; inputs are the records of the
+// output records, the DLQ records and the settled records (settle.go) with
+// in; inputs are the records of the
 // input topics as Kafka holds them, which the boards' model needs (a board
 // finds an event late by its record's Kafka timestamp).
-func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, inputs []*kgo.Record, in *Input) (*Report, error) {
+func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, settled, inputs []*kgo.Record, in *Input) (*Report, error) {
 	rep := &Report{}
 	if err := checkRedis(ctx, rc, in, rep); err != nil {
 		return nil, err
@@ -128,7 +243,10 @@ func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, inputs [
 	if err != nil {
 		return nil, err
 	}
-	checkDLQ(dlq, in, late, rep)
+	checkDLQ(dlq, inputs, in, late, rep)
+	if err := checkSettled(ctx, rc, settled, in, rep); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
 
@@ -239,6 +357,7 @@ func checkRedis(ctx context.Context, rc redis.UniversalClient, in *Input, rep *R
 		if len(got) == len(want) {
 			for i := range want {
 				if got[i].Member.(string) != want[i].UserID {
+					rep.Mismatch++
 					rep.problem("room %s: rank %d is %v in Redis, %s in the model (order only)", room, i+1, got[i].Member, want[i].UserID)
 					break
 				}
@@ -302,7 +421,12 @@ func scanKeys(ctx context.Context, rc redis.UniversalClient, pattern string) ([]
 func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 	rep.Outputs = len(recs)
 	byRoom := map[string]map[int64]string{}
+	alts := map[string]map[int64][]string{} // other contents of a seq, in flight across a data loss
+	first := map[string]*kgo.Record{}       // output value → its first record
 	for _, r := range recs {
+		if _, ok := first[string(r.Value)]; !ok {
+			first[string(r.Value)] = r
+		}
 		var o codec.Output
 		if err := json.Unmarshal(r.Value, &o); err != nil || string(r.Key) != o.RoomID {
 			rep.AppliedTwice++
@@ -314,122 +438,241 @@ func checkOutputs(recs []*kgo.Record, in *Input, rep *Report) {
 			seqs = map[int64]string{}
 			byRoom[o.RoomID] = seqs
 		}
-		if prev, dup := seqs[o.Seq]; dup {
-			if prev != string(r.Value) {
-				rep.AppliedTwice++
-				rep.problem("room %s seq %d published with different contents:\n  %s\n  %s", o.RoomID, o.Seq, prev, r.Value)
-			} else {
-				rep.Repeats++
+		prev, dup := seqs[o.Seq]
+		switch {
+		case !dup:
+			seqs[o.Seq] = string(r.Value)
+		case prev == string(r.Value) || slices.Contains(alts[o.RoomID][o.Seq], string(r.Value)):
+			rep.Repeats++
+		case in.inFlightAcrossLoss(first[prev], r):
+			rep.InFlightRepeats++
+			if alts[o.RoomID] == nil {
+				alts[o.RoomID] = map[int64][]string{}
 			}
-			continue
+			alts[o.RoomID][o.Seq] = append(alts[o.RoomID][o.Seq], string(r.Value))
+			rep.InFlight = append(rep.InFlight, fmt.Sprintf("room %s seq %d (produced at %s and at %s by two processors, Redis lost its data at %s)",
+				o.RoomID, o.Seq, first[prev].Timestamp.UTC().Format("15:04:05.000"), r.Timestamp.UTC().Format("15:04:05.000"),
+				in.lossBefore(first[prev].Timestamp).UTC().Format("15:04:05.000")))
+		default:
+			rep.AppliedTwice++
+			rep.problem("room %s seq %d published with different contents (produced at %s and at %s, the second at partition %d offset %d):\n  %s\n  %s",
+				o.RoomID, o.Seq, first[prev].Timestamp.UTC().Format("15:04:05.000"), r.Timestamp.UTC().Format("15:04:05.000"), r.Partition, r.Offset, prev, r.Value)
 		}
-		seqs[o.Seq] = string(r.Value)
 	}
 	rep.OutputRooms = len(byRoom)
-	last := map[string][]string{}
+	last := map[string][][]string{}
 	for room, seqs := range byRoom {
+		if _, ok := in.users[room]; !ok {
+			rep.AppliedTwice++
+			rep.problem("room %s: %d outputs, the model never saw the room", room, len(seqs))
+		}
 		top := int64(0)
 		for s := range seqs {
 			top = max(top, s)
 		}
-		var prev []string
-		var prevTop []codec.OutputMember
+		type list struct {
+			ids []string
+			top []codec.OutputMember
+		}
+		var prev []list
 		for s := int64(1); s <= top; s++ {
 			raw, ok := seqs[s]
 			if !ok {
 				rep.Lost++
 				rep.problem("room %s: seq %d missing (highest %d)", room, s, top)
-				prev, prevTop = nil, nil
+				prev = nil
 				continue
 			}
-			var o codec.Output
-			_ = json.Unmarshal([]byte(raw), &o)
-			cur := make([]string, len(o.Top))
-			for i, m := range o.Top {
-				cur[i] = m.UserID
+			var curs []list
+			for _, v := range append([]string{raw}, alts[room][s]...) {
+				var o codec.Output
+				_ = json.Unmarshal([]byte(v), &o)
+				cur := make([]string, len(o.Top))
+				for i, m := range o.Top {
+					cur[i] = m.UserID
+					rep.Shown++
+					if why := in.shownProblem(room, &o, &o.Top[i]); why != "" {
+						rep.AppliedTwice++
+						rep.problem("room %s seq %d: %s at slot %d: %s", room, s, m.UserID, i, why)
+					}
+				}
+				if len(cur) > in.TopN || len(cur) != len(slices.Compact(slices.Sorted(slices.Values(cur)))) {
+					rep.AppliedTwice++
+					rep.problem("room %s seq %d: %d members, a member twice or more than %d: %v", room, s, len(cur), in.TopN, cur)
+				}
+				curs = append(curs, list{cur, o.Top})
 			}
-			// The same list again is a republish for a listed member's
-			// changed flags (docs/DESIGN.md §10); with no flag changed it
-			// is an output applied twice.
-			if prev != nil && slices.Equal(prev, cur) && !flagsChanged(prevTop, o.Top) {
-				rep.AppliedTwice++
-				rep.problem("room %s: seq %d repeats the list of seq %d with the same flags: %v", room, s, s-1, cur)
+			// Against the list before (each of its contents, when it went
+			// out twice across a data loss: any one must fit).
+			fits := func(p, c list, count bool) bool {
+				ok := true
+				// The same list again is a republish for a listed member's
+				// changed flags (docs/DESIGN.md §10); with no flag changed
+				// it is an output applied twice.
+				if slices.Equal(p.ids, c.ids) && !flagsChanged(p.top, c.top) {
+					ok = false
+					if count {
+						rep.AppliedTwice++
+						rep.problem("room %s: seq %d repeats the list of seq %d with the same flags: %v", room, s, s-1, c.ids)
+					}
+				}
+				// A member in both lists keeps its slot while the slot
+				// exists; when the list shrinks, members past its end move
+				// down (stability.Merge).
+				for i, m := range p.ids {
+					if j := slices.Index(c.ids, m); j >= 0 && j != i && i < len(c.ids) {
+						ok = false
+						if count {
+							rep.Moved++
+							rep.problem("room %s seq %d: %s moved from slot %d to %d (%v → %v)", room, s, m, i, j, p.ids, c.ids)
+						}
+					}
+				}
+				return ok
 			}
-			prevTop = o.Top
-			// A member in both lists keeps its slot while the slot exists;
-			// when the list shrinks, members past its end move down
-			// (stability.Merge).
-			for i, m := range prev {
-				if j := slices.Index(cur, m); j >= 0 && j != i && i < len(cur) {
-					rep.Moved++
-					rep.problem("room %s seq %d: %s moved from slot %d to %d (%v → %v)", room, s, m, i, j, prev, cur)
+			for _, c := range curs {
+				if len(prev) > 0 && !slices.ContainsFunc(prev, func(p list) bool { return fits(p, c, false) }) {
+					fits(prev[0], c, true)
 				}
 			}
-			prev = cur
+			prev = curs
 		}
-		last[room] = prev
+		for _, p := range prev {
+			last[room] = append(last[room], p.ids)
+		}
 	}
 	for _, room := range in.Model.Rooms() {
-		for _, m := range in.Model.Top(room, in.TopN) {
-			if !slices.Contains(last[room], m.UserID) {
+		want := in.Model.Top(room, in.TopN)
+		// The last list (any of its contents, see above) holds the
+		// model's top-N set.
+		fits := func(l []string) bool {
+			return len(l) <= len(want) && !slices.ContainsFunc(want, func(m model.Member) bool { return !slices.Contains(l, m.UserID) })
+		}
+		if slices.ContainsFunc(last[room], fits) {
+			continue
+		}
+		var l []string
+		if len(last[room]) > 0 {
+			l = last[room][0]
+		}
+		for _, m := range want {
+			if !slices.Contains(l, m.UserID) {
 				rep.Lost++
-				rep.problem("room %s: model top member %s missing from the last output %v", room, m.UserID, last[room])
+				rep.problem("room %s: model top member %s missing from the last output %v", room, m.UserID, l)
 			}
 		}
-		if n := len(in.Model.Top(room, in.TopN)); len(last[room]) > n {
+		if len(l) > len(want) {
 			rep.AppliedTwice++
-			rep.problem("room %s: last output has %d members, the model's top has %d", room, len(last[room]), n)
+			rep.problem("room %s: last output has %d members, the model's top has %d", room, len(l), len(want))
 		}
 	}
 }
 
-// checkDLQ compares the distinct DLQ records with the bad input records and
-// the records with a late board event (late, by value).
-func checkDLQ(recs []*kgo.Record, in *Input, late map[string]bool, rep *Report) {
-	rep.DLQ = len(recs)
-	want := map[string]bool{}
-	good := map[string]bool{}
-	for _, r := range in.Trace {
-		if r.Good() {
-			good[string(r.Value)] = true
-		} else {
-			want[string(r.Value)] = true
+// inFlightAcrossLoss reports whether two outputs of one seq with different
+// contents are the known limit "Rebuild while an output is in flight"
+// (docs/RELIABILITY.md): two processors (the records' producer ids differ)
+// and the earlier copy produced after Redis began to lose its data
+// (Input.Losses), within lossWindow: stored before the loss and published
+// after another processor's rebuild had read the output topic. A repeat by
+// one processor, or one whose earlier copy was out before any loss, is
+// applied twice.
+func (in *Input) inFlightAcrossLoss(a, b *kgo.Record) bool {
+	return a != nil && a.ProducerID != b.ProducerID && !in.lossBefore(a.Timestamp).IsZero()
+}
+
+// lossWindow bounds how long after a data loss an output stored before it
+// can still be published: a batch paused (a zombie) or retrying meanwhile.
+const lossWindow = 30 * time.Second
+
+// lossBefore returns the latest data loss that began before t, within
+// lossWindow, or the zero time.
+func (in *Input) lossBefore(t time.Time) time.Time {
+	var at time.Time
+	for _, l := range in.Losses {
+		if !l.After(t) && t.Sub(l) <= lossWindow && l.After(at) {
+			at = l
 		}
 	}
-	for v := range late {
-		want[v] = true
+	return at
+}
+
+// origin names an input record: topic, partition, offset.
+type origin struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
+func originOf(r *kgo.Record) origin { return origin{r.Topic, r.Partition, r.Offset} }
+
+func (o origin) String() string { return fmt.Sprintf("%s/%d@%d", o.topic, o.partition, o.offset) }
+
+// checkDLQ compares the DLQ with the input records, by origin: every bad
+// input record and every record with a late board event (late, by origin)
+// must be there, each with the origin headers of its input record and its
+// bytes, and nothing else. Two identical bad records are two records, each
+// with its own origin: both must be there. A record that appears more than
+// once under one origin (a batch redelivered after a fault, which sends its
+// DLQ records again) is counted (Report.DLQRepeats), not failed: the DLQ is
+// at least once.
+func checkDLQ(recs, inputs []*kgo.Record, in *Input, late map[origin]bool, rep *Report) {
+	rep.DLQ = len(recs)
+	bad := map[string]bool{}
+	for _, r := range in.Trace {
+		if !r.Good() {
+			bad[string(r.Value)] = true
+		}
 	}
-	got := map[string]bool{}
+	byOrigin := map[origin]*kgo.Record{}
+	want := map[origin]bool{}
+	for _, r := range inputs {
+		o := originOf(r)
+		byOrigin[o] = r
+		if bad[string(r.Value)] || late[o] {
+			want[o] = true
+		}
+	}
+	got := map[origin][2]string{} // origin → value, reason
 	for _, r := range recs {
 		h := map[string]string{}
 		for _, kv := range r.Headers {
 			h[kv.Key] = string(kv.Value)
 		}
-		if h["rostrum-error"] == "" || h["rostrum-topic"] == "" || h["rostrum-partition"] == "" || h["rostrum-offset"] == "" {
+		part, perr := strconv.ParseInt(h["rostrum-partition"], 10, 32)
+		off, oerr := strconv.ParseInt(h["rostrum-offset"], 10, 64)
+		if h["rostrum-error"] == "" || h["rostrum-topic"] == "" || perr != nil || oerr != nil {
 			rep.problem("DLQ record without reason or origin: headers %v", h)
 			rep.Lost++
+			continue
 		}
-		if late[string(r.Value)] && good[string(r.Value)] && !strings.Contains(h["rostrum-error"], "late") {
+		o := origin{h["rostrum-topic"], int32(part), off}
+		src, ok := byOrigin[o]
+		switch {
+		case !ok || string(src.Value) != string(r.Value):
+			rep.Lost++
+			rep.problem("DLQ record from %s is not the input record there: %.80q", o, r.Value)
+			continue
+		case late[o] && !bad[string(r.Value)] && !strings.Contains(h["rostrum-error"], "late"):
 			rep.Mismatch++
-			rep.problem("record with a late board event in the DLQ for another reason %q: %.80q", h["rostrum-error"], r.Value)
+			rep.problem("record %s with a late board event in the DLQ for another reason %q", o, h["rostrum-error"])
 		}
-		got[string(r.Value)] = true
+		if _, dup := got[o]; dup {
+			rep.DLQRepeats++
+			continue
+		}
+		got[o] = [2]string{string(r.Value), h["rostrum-error"]}
 	}
 	rep.DLQDistinct = len(got)
-	for v := range want {
-		if !got[v] {
+	for o := range want {
+		if _, ok := got[o]; !ok {
 			rep.Lost++
-			rep.problem("bad record missing from the DLQ: %.80q", v)
+			rep.problem("bad record %s missing from the DLQ: %.80q", o, byOrigin[o].Value)
 		}
 	}
-	for v := range got {
-		if !want[v] {
+	for o, v := range got {
+		if !want[o] {
 			rep.Lost++
-			if good[v] {
-				rep.problem("good record sent to the DLQ: %.80q", v)
-			} else {
-				rep.problem("DLQ record that was never produced: %.80q", v)
-			}
+			rep.problem("good record %s sent to the DLQ (%s): %.80q", o, v[1], v[0])
 		}
 	}
 }

@@ -3,6 +3,7 @@ package chaos
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
@@ -30,7 +32,12 @@ const (
 	brokersEnv = "ROSTRUM_CHAOS_BROKERS"
 	redisEnv   = "ROSTRUM_CHAOS_REDIS"
 	walEnv     = "ROSTRUM_CHAOS_WAL"
+	stableEnv  = "ROSTRUM_CHAOS_STABILITY"
 )
+
+// exitAbandoned is a child's exit status when it was stopped (SIGTERM)
+// while its batch was failing.
+const exitAbandoned = 3
 
 // GenerationFile is the name of the file, in a WAL directory, where a child
 // processor keeps the Redis generation its WAL was applied to.
@@ -45,20 +52,34 @@ func MaybeRunChild() {
 }
 
 // ProcessorConfig is the configuration every chaos processor runs with,
-// except its boards (Boards), which need a Redis client for their store.
-func ProcessorConfig(brokers []string, walDir string, lg *zap.Logger) processor.Config {
-	return processor.Config{
+// except its boards (Boards), which need a Redis client for their store:
+// `rostrum run`'s defaults with the stable strategy stable
+// (processor.StabilityHysteresis, with run's dwell, grace, margin and due
+// interval, or processor.StabilitySeed). What differs is test tuning: 500
+// records per poll (so that a short trace makes many batches), the
+// generation check every second instead of 5 s, a minute of future skew,
+// and the group's fast session timeouts (testenv.FastGroupOpts).
+func ProcessorConfig(brokers []string, walDir string, lg *zap.Logger, stable string) processor.Config {
+	cfg := processor.Config{
 		Brokers: brokers, Env: EnvName, MaxPollRecords: 500,
 		Decode:               codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		GenerationFile:       filepath.Join(walDir, GenerationFile),
 		GenerationCheckEvery: time.Second,
-		// The hysteresis without dwell, grace or margin (their zero values),
-		// so that the last list of every room can be compared with the
-		// model's top-N as soon as the run ends; its waits under restarts are
-		// tested in processor (TestHysteresisSurvivesRestart).
-		Logger:    lg,
-		KafkaOpts: testenv.FastGroupOpts(),
+		Stability:            stable,
+		Logger:               lg,
+		KafkaOpts:            testenv.FastGroupOpts(),
 	}
+	if stable == processor.StabilityHysteresis {
+		cfg.Dwell, cfg.Grace, cfg.Margin = stability.DefaultDwell, stability.DefaultGrace, stability.DefaultMargin
+		cfg.DueInterval = 100 * time.Millisecond
+	}
+	return cfg
+}
+
+// SinkOptions are the sink's options of every chaos processor: `rostrum
+// run`'s state cache and members cap.
+func SinkOptions() sink.Options {
+	return sink.Options{Env: EnvName, CacheMembers: sink.DefaultCacheMembers, MaxMembers: 100000}
 }
 
 // RedisClient returns a client for addrs: one address is a single node,
@@ -75,38 +96,50 @@ func runChild() int {
 	defer stop()
 	lg, _ := zap.NewProduction()
 	walDir := os.Getenv(walEnv)
-	rc := RedisClient(strings.Split(os.Getenv(redisEnv), ","))
-	defer rc.Close()
-	store, err := sink.New(rc, sink.Options{Env: EnvName, CacheMembers: sink.DefaultCacheMembers})
-	if err != nil {
+	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
+	}
+	track, err := newInflight(walDir)
+	if err != nil {
+		return fail(err)
+	}
+	rc := RedisClient(strings.Split(os.Getenv(redisEnv), ","))
+	defer rc.Close()
+	rc.AddHook(redisHook{track})
+	store, err := sink.New(rc, SinkOptions())
+	if err != nil {
+		return fail(err)
 	}
 	log, err := wal.Open(walDir, wal.Options{Logger: lg})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 1
+		return fail(err)
 	}
 	defer log.Close()
-	cfg := ProcessorConfig(strings.Split(os.Getenv(brokersEnv), ","), walDir, lg)
+	cfg := ProcessorConfig(strings.Split(os.Getenv(brokersEnv), ","), walDir, lg, os.Getenv(stableEnv))
+	cfg.Observer = batchObserver{nopObserver{}, track}
 	if cfg.Boards, err = Boards(); err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 1
+		return fail(err)
 	}
 	cfg.BoardStore = board.NewStore(rc, EnvName, cfg.Boards)
-	p, err := processor.New(ctx, cfg, store, log)
+	p, err := processor.New(ctx, cfg, store, trackedLog{log, track})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 1
+		return fail(err)
 	}
 	fmt.Println("ready") // the signal handler is installed
 	if err := p.Run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 1
+		if ctx.Err() != nil {
+			// Stopped while its batch was failing (Redis wiped again and
+			// again, say): Run abandons the batch, uncommitted, and says
+			// so (processor.Run); the harness counts it (Harness.Abandoned).
+			fmt.Fprintln(os.Stderr, "child: stopped:", err)
+			return exitAbandoned
+		}
+		return fail(err)
 	}
 	s := p.Stats()
 	lg.Info("child stopped", zap.Int64("records", s.Records.Load()), zap.Int64("retries", s.Retries.Load()),
-		zap.Int64("redis_resets", s.RedisResets.Load()))
+		zap.Int64("redis_resets", s.RedisResets.Load()), zap.Int64("due_steps", s.DueSteps.Load()))
 	return 0
 }
 
@@ -120,7 +153,7 @@ type Proc struct {
 
 // startProc starts the test binary as a processor on walDir, its stderr
 // appended to logPath, and waits until it is ready.
-func startProc(slot int, brokers, redisAddrs []string, walDir, logPath string) (*Proc, error) {
+func startProc(slot int, brokers, redisAddrs []string, walDir, logPath, stable string) (*Proc, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -130,7 +163,8 @@ func startProc(slot int, brokers, redisAddrs []string, walDir, logPath string) (
 	cmd.Env = append(os.Environ(), childEnv+"=1",
 		brokersEnv+"="+strings.Join(brokers, ","),
 		redisEnv+"="+strings.Join(redisAddrs, ","),
-		walEnv+"="+walDir)
+		walEnv+"="+walDir,
+		stableEnv+"="+stable)
 	cmd.Stderr = logf
 	dieWithParent(cmd)
 	stdout, err := cmd.StdoutPipe()
@@ -161,21 +195,32 @@ func (p *Proc) Kill() {
 }
 
 // Stop sends SIGTERM (a clean leave) and waits up to 30 s; it reports
-// whether the process exited cleanly, killing it otherwise.
+// whether the process exited cleanly (errAbandoned: it abandoned a failing
+// batch, uncommitted, as processor.Run documents), killing it otherwise.
 func (p *Proc) Stop() error {
-	p.Resume()
+	// SIGTERM first: a paused process (Schedule reads its state while it is
+	// stopped) handles it as soon as it continues, in the state just read.
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	p.Resume()
 	select {
 	case <-p.exited:
 	case <-time.After(30 * time.Second):
 		p.Kill()
 		return fmt.Errorf("processor in slot %d did not stop within 30s", p.Slot)
 	}
-	if !p.cmd.ProcessState.Success() {
+	switch code := p.cmd.ProcessState.ExitCode(); code {
+	case 0:
+	case exitAbandoned:
+		return errAbandoned
+	default:
 		return fmt.Errorf("processor in slot %d exited with %v", p.Slot, p.cmd.ProcessState)
 	}
 	return nil
 }
+
+// errAbandoned says a stopped processor abandoned a failing batch, as
+// processor.Run documents.
+var errAbandoned = errors.New("stopped with a failing batch")
 
 // Pause stops the process with SIGSTOP: it keeps its connections but does
 // nothing, as a processor stalled by a long GC pause or a frozen VM would.

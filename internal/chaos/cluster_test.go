@@ -42,12 +42,12 @@ func TestClusterSlotMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(t, cluster.Addrs, tr, boards)
+	h := New(t, cluster.Addrs, tr, boards, processor.StabilityHysteresis)
 	rc := cluster.Client()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store, err := sink.New(rc, sink.Options{Env: EnvName, CacheMembers: sink.DefaultCacheMembers})
+	store, err := sink.New(rc, SinkOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestClusterSlotMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	pcfg := ProcessorConfig(h.Kafka.Seeds, walDir, zaptest.NewLogger(t))
+	pcfg := ProcessorConfig(h.Kafka.Seeds, walDir, zaptest.NewLogger(t), processor.StabilityHysteresis)
 	pcfg.RetryBackoff = 20 * time.Millisecond
 	pcfg.Boards, pcfg.BoardStore = boards, board.NewStore(rc, EnvName, boards)
 	p, err := processor.New(ctx, pcfg, store, log)
@@ -102,7 +102,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Check(context.Background(), rc, h.Kafka.ReadAll(h.Topics.TopN), h.Kafka.ReadAll(h.Topics.DLQ), h.Inputs(), h.In)
+	rep, err := Check(context.Background(), rc, h.Kafka.ReadAll(h.Topics.TopN), h.Kafka.ReadAll(h.Topics.DLQ), nil, h.Inputs(), h.In)
 	if err != nil {
 		t.Fatal(err)
 	}

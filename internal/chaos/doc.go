@@ -1,8 +1,10 @@
 // Package chaos is the fault-injection harness of rostrum's reliability
-// tests: it runs processors as child processes against a real redis-server
-// (or Redis Cluster) and the in-process kfake broker, injects faults from a
-// seeded schedule while a generated trace streams in, and then compares
-// everything rostrum produced with the reference model (internal/model).
+// tests: it runs processors as child processes, configured as `rostrum run`
+// configures them by default (ProcessorConfig), against a real
+// redis-server (or Redis Cluster) and the in-process kfake broker, injects
+// faults from a seeded schedule while a generated trace streams in, and
+// then compares everything rostrum produced with the reference models
+// (internal/model, internal/boardmodel).
 //
 // What it checks (Check), and how it counts:
 //
@@ -33,17 +35,36 @@
 //     removal or no decimal value. CheckExpiry
 //     then expires the rolling and windows boards at chosen times, in Redis
 //     and in the model, and compares again.
-//   - Output topic, per room: seqs 1..n without gaps (each missing seq is
-//     lost); a repeated seq must repeat identical content (a different one
-//     is applied twice: one change counted twice); two consecutive seqs
-//     with the same list are applied twice (a change published twice under
-//     two seqs); a member present in two consecutive lists keeps its slot;
-//     the last list holds exactly the model's top-N set (each model member
-//     missing from it is lost).
-//   - DLQ: the distinct DLQ records equal the distinct bad input records
-//     and the records with a late board event (whose reason must say
-//     late); a record missing is lost, a good record in the DLQ is lost
-//     too (its events were not applied).
+//   - Output topic, per room: a room the model never saw is applied
+//     twice; seqs 1..n without gaps (each missing seq is lost); a repeated
+//     seq must repeat identical content (a different one is applied twice:
+//     one change counted twice), but for the documented known limit of an
+//     output in flight across a Redis data loss (Input.inFlightAcrossLoss),
+//     counted apart; two consecutive seqs with the same list
+//     are applied twice (a change published twice under two seqs); a
+//     member present in two consecutive lists keeps its slot; every member
+//     of every list must be explained by its own events, whatever subset
+//     of them a processor had applied (Input.shownProblem: an event of it
+//     at or before the list's time that ranks it, a score time that is one
+//     of its events' times, field values its events set); the last list
+//     holds exactly the model's top-N set (each model member missing from
+//     it is lost).
+//   - Ranking order: a ranking whose members and scores all agree with the
+//     model but whose order does not is a mismatch.
+//   - DLQ, by origin (topic, partition, offset headers): every bad input
+//     record and every record with a late board event (whose reason must
+//     say late) must be there with its bytes, two identical bad records as
+//     two; a record missing is lost, a good record in the DLQ is lost too
+//     (its events were not applied). Repeats of one origin (a redelivered
+//     batch) are counted, not failed.
+//   - Settled periods (settle.go): every period the board model settles is
+//     on {env}.boards.settled once (a repeat must carry the same bytes),
+//     and its record and its snapshot in Redis hold the model's frozen
+//     ranking; no other period is there.
+//
+// Every fault is also counted as having struck work in flight or not
+// (Schedule.Hits; the children's state files, inflight.go), and the full
+// run fails when a kind never did.
 //
 // Because member registers are last-writer-wins and idempotent, a batch
 // that reaches Redis twice cannot change state twice; "applied twice"

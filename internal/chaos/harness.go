@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,14 @@ type Harness struct {
 	RedisAddrs []string
 	Topics     processor.Topics
 	In         *Input
+	// Stability is the processors' stable strategy (ProcessorConfig).
+	Stability string
+	// Nudges counts the records WaitCaughtUp produced to stalled partitions.
+	Nudges int
+	// Abandoned counts the processors stopped (SIGTERM) while their batch
+	// was failing: Run abandons the batch uncommitted and returns an error
+	// (processor.Run); the group redelivers it.
+	Abandoned int
 
 	walDirs [Slots]string
 	logDir  string
@@ -51,13 +60,18 @@ type Harness struct {
 // New starts kfake with the topics (3 partitions each) for the input tr
 // (see Trace), which the processors' boards count; Redis is the caller's
 // (its addresses in redisAddrs).
-func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*board.Board) *Harness {
+func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*board.Board, stable string) *Harness {
 	t.Helper()
 	topics := processor.TopicsFor("", EnvName)
 	k := testenv.StartKafka(t, testenv.WithTopics(3, topics.All()...))
 	in := NewInput(EnvName, 7, tr, model.New(codec.NewMeeting(codec.DefaultEpoch)))
 	in.Boards = boards
-	h := &Harness{T: t, Kafka: k, RedisAddrs: redisAddrs, Topics: topics, In: in, logDir: t.TempDir()}
+	// The processors' logs outlive a failed test, for its diagnosis.
+	logDir, err := os.MkdirTemp("", "rostrum-chaos-logs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Harness{T: t, Kafka: k, RedisAddrs: redisAddrs, Topics: topics, In: in, Stability: stable, logDir: logDir}
 	for i := range h.walDirs {
 		h.walDirs[i] = t.TempDir()
 	}
@@ -69,6 +83,9 @@ func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*board.B
 				p.Resume()
 				p.Kill()
 			}
+		}
+		if !t.Failed() {
+			_ = os.RemoveAll(logDir)
 		}
 	})
 	return h
@@ -97,7 +114,7 @@ func (h *Harness) Start(slot int) {
 	h.T.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		p, err := startProc(slot, h.Kafka.Seeds, h.RedisAddrs, h.walDirs[slot], filepath.Join(h.logDir, fmt.Sprintf("slot-%d.log", slot)))
+		p, err := startProc(slot, h.Kafka.Seeds, h.RedisAddrs, h.walDirs[slot], filepath.Join(h.logDir, fmt.Sprintf("slot-%d.log", slot)), h.Stability)
 		if err == nil {
 			h.procs[slot] = p
 			h.starts++
@@ -110,19 +127,27 @@ func (h *Harness) Start(slot int) {
 	}
 }
 
+// State reads what the process of slot has in flight (see Inflight): exact
+// while the process is paused.
+func (h *Harness) State(slot int) Inflight { return ReadInflight(h.walDirs[slot]) }
+
 // Kill SIGKILLs the process of slot.
 func (h *Harness) Kill(slot int) {
-	h.procs[slot].Resume()
-	h.procs[slot].Kill()
+	h.procs[slot].Kill() // also a paused one: SIGKILL needs no SIGCONT
 	h.procs[slot] = nil
 }
 
 // Stop stops the process of slot cleanly (SIGTERM), failing the test if it
-// does not exit cleanly.
+// does not exit cleanly or with a failing batch abandoned (counted in
+// Abandoned).
 func (h *Harness) Stop(slot int) {
 	h.T.Helper()
 	err := h.procs[slot].Stop()
 	h.procs[slot] = nil
+	if errors.Is(err, errAbandoned) {
+		h.Abandoned++
+		return
+	}
 	if err != nil {
 		h.T.Fatalf("%v; see %s", err, h.logDir)
 	}
@@ -169,9 +194,75 @@ func (h *Harness) Inputs() []*kgo.Record {
 }
 
 // WaitCaughtUp waits until the group has committed every input record.
+//
+// A failed offset commit is not retried by rostrum (docs/RELIABILITY.md
+// "Known limits"): the next batch's commit covers it. A partition whose
+// last batch's commit failed, with no record after it, stays behind until
+// one arrives; when the lag has not moved for 10 s, WaitCaughtUp produces
+// such a record (of a type rostrum skips) to each partition still behind,
+// and counts it (Nudges).
 func (h *Harness) WaitCaughtUp(timeout time.Duration) {
 	h.T.Helper()
-	h.Kafka.WaitCaughtUp(h.T, "rostrum-"+EnvName, 9, timeout, "logs in "+h.logDir)
+	adm := h.Kafka.Admin()
+	group := "rostrum-" + EnvName
+	deadline := time.Now().Add(timeout)
+	var last int64 = -1
+	moved := time.Now()
+	for {
+		lag, err := adm.Lag(context.Background(), group)
+		var total int64
+		seen := 0
+		behind := map[string][]int32{}
+		if err == nil {
+			lag.Each(func(l kadm.DescribedGroupLag) {
+				for t, ps := range l.Lag {
+					for p, pl := range ps {
+						if pl.Commit.At >= 0 {
+							seen++
+						}
+						total += pl.Lag
+						if pl.Lag > 0 {
+							behind[t] = append(behind[t], p)
+						}
+					}
+				}
+			})
+			if seen == 9 && total == 0 {
+				return
+			}
+		}
+		if total != last {
+			last, moved = total, time.Now()
+		}
+		if time.Now().After(deadline) {
+			h.T.Fatalf("group %s did not catch up within %s (lag %d, %v); logs in %s", group, timeout, total, err, h.logDir)
+		}
+		if err == nil && total > 0 && time.Since(moved) > 10*time.Second {
+			h.nudge(behind)
+			moved = time.Now()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// nudge produces a record of a type rostrum skips to each partition of
+// behind (see WaitCaughtUp).
+func (h *Harness) nudge(behind map[string][]int32) {
+	h.T.Helper()
+	cl := h.Kafka.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for t, ps := range behind {
+		for _, p := range ps {
+			v := fmt.Sprintf(`{"room_id":"nudge","user_id":"nudge","type":"tick","ts":%d}`, time.Now().UnixMilli())
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err := cl.ProduceSync(ctx, &kgo.Record{Topic: t, Partition: p, Value: []byte(v)}).FirstErr()
+			cancel()
+			if err != nil {
+				h.T.Fatalf("nudge %s/%d: %v", t, p, err)
+			}
+			h.Nudges++
+			h.T.Logf("group stalled behind on %s/%d: nudged", t, p)
+		}
+	}
 }
 
 // WaitSettled waits until no room's stable list waits for its hysteresis
