@@ -34,10 +34,16 @@ type Options struct {
 	Tokens   *auth.Tokens
 	Insecure bool // serve without tokens (the demo); New logs a warning
 
+	// Lookup tells a recovery whether a record left in the outbox is
+	// already on its topic. nil: a KafkaLookup of the Producer, which must
+	// then be a *kgo.Client.
+	Lookup Lookup
+
 	// Fault, when set, is called at the named points of a write: "step"
-	// after the Redis step and before the Kafka produce. A non-nil error
-	// abandons the request there, as a crash would (tests); a hook may also
-	// end the process.
+	// after the Redis step and before the Kafka produce; "published" after
+	// Kafka acknowledged the record and before its outbox entry is deleted.
+	// A non-nil error abandons the request there, as a crash would (tests);
+	// a hook may also end the process.
 	Fault func(point string) error
 
 	Logger *zap.Logger // nil: no logs

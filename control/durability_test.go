@@ -58,7 +58,7 @@ func TestNoRegressionAfterRedisRestart(t *testing.T) {
 func TestOutboxSweep(t *testing.T) {
 	crash := true
 	r := newRig(t, nil, func(o *Options) {
-		o.Lease, o.ProduceTimeout = 1100*time.Millisecond, time.Second
+		o.Lease, o.ProduceTimeout = 1500*time.Millisecond, time.Second
 		o.Fault = func(string) error {
 			if crash {
 				return errCrash
