@@ -60,7 +60,7 @@ func (s *Service) PutLayout(ctx context.Context, room string, body []byte, ifMat
 	}
 	s.disarm(ctx, room, member, field)
 	if expired > 0 {
-		s.recover(ctx, room)
+		s.recoverFor(ctx, room)
 	}
 	return version, nil
 }
@@ -76,7 +76,7 @@ func (s *Service) Layout(ctx context.Context, room string) (int64, []byte, error
 		return 0, nil, fmt.Errorf("control: read layout of %s: reply %v", room, v)
 	}
 	if num(v[4]) > 0 {
-		s.recover(ctx, room)
+		s.recoverFor(ctx, room)
 	}
 	return num(v[1]), []byte(str(v[2])), nil
 }

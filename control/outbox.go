@@ -47,10 +47,10 @@ import (
 // Options.Lookup whether the topic already holds the record (same key, same
 // bytes, so same token or version) among the records stamped at or after
 // the record's "at" less lookBack, and deletes the entry without publishing
-// it if so. Every record is produced with its "at" as its timestamp
-// (publish), so the lookup compares the Redis clock with itself on a topic
-// with CreateTime; lookBack covers a broker clock behind Redis's on a
-// topic with LogAppendTime.
+// it if so. The record's timestamp is its publisher's clock when it
+// produced it (or, on a topic with LogAppendTime, the broker's), which is
+// after the step's "at" on the Redis primary's clock: lookBack is how far
+// those clocks may be behind Redis's.
 //
 // That leaves one race: the writer's own produce landing after the
 // recovery's lookup. A publisher (writer or recovery) begins a produce only
@@ -111,6 +111,15 @@ func (s *Service) recover(ctx context.Context, room string) (published, left int
 		s.lg.Warn("control: published a record left in the outbox", zap.String("room", room), zap.String("entry", field))
 	}
 	return published, left, nil
+}
+
+// recoverFor runs recover for a request whose script reported entries of
+// room with an ended lease. A failure is logged, not answered: the request
+// itself succeeded, and a later request or sweep tries again.
+func (s *Service) recoverFor(ctx context.Context, room string) {
+	if _, _, err := s.recover(ctx, room); err != nil && ctx.Err() == nil {
+		s.lg.Warn("control: outbox recovery", zap.String("room", room), zap.Error(err))
+	}
 }
 
 // Run sweeps the outbox every Options.SweepInterval until ctx ends, and

@@ -94,7 +94,7 @@ func (s *Service) change(ctx context.Context, room string, op int, action, by, i
 	}
 	s.disarm(ctx, room, member, field)
 	if expired > 0 {
-		s.recover(ctx, room)
+		s.recoverFor(ctx, room)
 	}
 	return a, nil
 }
@@ -113,7 +113,7 @@ func (s *Service) Recording(ctx context.Context, room string) ([]byte, error) {
 		return nil, fmt.Errorf("control: read recording of %s: reply %v", room, v)
 	}
 	if num(v[4]) > 0 {
-		s.recover(ctx, room)
+		s.recoverFor(ctx, room)
 	}
 	state := str(v[1])
 	var b strings.Builder

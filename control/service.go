@@ -149,9 +149,11 @@ var errLeaseEnding = errors.New("control: too little of the outbox lease left to
 
 // publish produces records (key: room) to topic and waits for Kafka's
 // acknowledgement, at most ProduceTimeout, if the caller's lease, taken no
-// earlier than leased, lasts that long. Each record is stamped with its
-// "at" (stampOf), the time its step wrote it, so that a recovery can look
-// it up on the topic by that time.
+// earlier than leased, lasts that long. The records keep the client's
+// timestamp, the publisher's clock when it produces them, after their
+// step's "at": franz-go counts kgo.RecordDeliveryTimeout from a record's
+// timestamp, so a recovered record stamped with its old "at" would time
+// out before it is sent.
 func (s *Service) publish(ctx context.Context, leased time.Time, topic, room string, values ...string) error {
 	if time.Since(leased)+s.opt.ProduceTimeout >= s.opt.Lease {
 		return fmt.Errorf("control: publish to %s: %w", topic, errLeaseEnding)
@@ -160,7 +162,7 @@ func (s *Service) publish(ctx context.Context, leased time.Time, topic, room str
 	defer cancel()
 	rs := make([]*kgo.Record, len(values))
 	for i, v := range values {
-		rs[i] = &kgo.Record{Topic: topic, Key: []byte(room), Value: []byte(v), Timestamp: stampOf(v)}
+		rs[i] = &kgo.Record{Topic: topic, Key: []byte(room), Value: []byte(v)}
 	}
 	if err := s.pr.ProduceSync(ctx, rs...).FirstErr(); err != nil {
 		return fmt.Errorf("control: publish to %s: %w", topic, err)

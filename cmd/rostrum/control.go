@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,9 @@ import (
 
 // faultEnv, when set to "control-step", makes the process exit right after
 // a control write's Redis step, before its Kafka produce: the crash the
-// outbox exists for, injected by tests.
+// outbox exists for; "control-published", right after Kafka acknowledged
+// the record, before its outbox entry is deleted: the crash the recovery's
+// lookup exists for. Injected by tests.
 const faultEnv = "ROSTRUM_FAULT"
 
 // controlFlags are the settings of the recording control and layout API.
@@ -60,18 +63,22 @@ func (c *controlFlags) service(rc redis.UniversalClient, brokers []string, kopts
 		}
 		o.Tokens = t
 	}
-	if os.Getenv(faultEnv) == "control-step" {
+	if f := os.Getenv(faultEnv); f == "control-step" || f == "control-published" {
+		at := strings.TrimPrefix(f, "control-")
 		o.Fault = func(point string) error {
-			if point == "step" {
+			if point == at {
 				os.Exit(86)
 			}
 			return nil
 		}
 	}
 	// A record is never failed by the client once sent, but one not yet
-	// sent when the request gives up is dropped, so that it cannot reach
-	// Kafka after another instance has published it from the outbox.
-	pr, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.RecordDeliveryTimeout(c.produceTimeout)}, kopts...)...)
+	// sent when the request gives up is dropped, and the broker answers a
+	// sent one within the same time: so a record whose publisher gave up or
+	// died is on the topic, or never will be, when its lease ends and a
+	// recovery looks for it (control/outbox.go).
+	pr, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...),
+		kgo.RecordDeliveryTimeout(c.produceTimeout), kgo.ProduceRequestTimeout(c.produceTimeout)}, kopts...)...)
 	if err != nil {
 		return nil, nil, err
 	}
