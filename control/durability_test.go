@@ -241,3 +241,20 @@ func (r *rig) sweepUntilEmpty(rooms ...string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestPublishNeedsLeaseLeft checks that a publisher with less than
+// ProduceTimeout left of its lease produces nothing: its record could land
+// after a recovery looked for it and published it.
+func TestPublishNeedsLeaseLeft(t *testing.T) {
+	r := newRig(t, nil, func(o *Options) { o.Lease, o.ProduceTimeout = 3*time.Second, time.Second })
+	err := r.svc.publish(t.Context(), time.Now().Add(-2*time.Second), commandTopic, "r-l", `{"room_id":"r-l"}`)
+	if !errors.Is(err, errLeaseEnding) {
+		t.Fatalf("publish with 1s of a 3s lease left: %v, want errLeaseEnding", err)
+	}
+	if err := r.svc.publish(t.Context(), time.Now(), commandTopic, "r-l", `{"room_id":"r-l"}`); err != nil {
+		t.Fatalf("publish with the whole lease left: %v", err)
+	}
+	if n := len(r.kafka.ReadAll(commandTopic)); n != 1 {
+		t.Fatalf("%d records on the topic, want only the one published within its lease", n)
+	}
+}
