@@ -60,7 +60,7 @@ func TestNoRegressionAfterRedisRestart(t *testing.T) {
 func TestOutboxSweep(t *testing.T) {
 	crash := true
 	r := newRig(t, nil, func(o *Options) {
-		o.Lease, o.ProduceTimeout = 1500*time.Millisecond, time.Second
+		o.Lease, o.ProduceTimeout = 2*time.Second, time.Second
 		o.Fault = func(string) error {
 			if crash {
 				return errCrash
@@ -160,7 +160,7 @@ func TestReplicasConfirm(t *testing.T) {
 func TestOutboxPublishedOnce(t *testing.T) {
 	crash := true
 	r := newRig(t, nil, func(o *Options) {
-		o.Lease, o.ProduceTimeout = 1500*time.Millisecond, time.Second
+		o.Lease, o.ProduceTimeout = 2*time.Second, time.Second
 		o.Fault = func(point string) error {
 			if crash && point == "published" {
 				return errCrash
@@ -243,13 +243,15 @@ func (r *rig) sweepUntilEmpty(rooms ...string) {
 }
 
 // TestPublishNeedsLeaseLeft checks that a publisher with less than
-// ProduceTimeout left of its lease produces nothing: its record could land
-// after a recovery looked for it and published it.
+// ProduceTimeout and the landing time left of its lease produces nothing:
+// its record could land after a recovery looked for it and published it.
 func TestPublishNeedsLeaseLeft(t *testing.T) {
 	r := newRig(t, nil, func(o *Options) { o.Lease, o.ProduceTimeout = 3*time.Second, time.Second })
-	err := r.svc.publish(t.Context(), time.Now().Add(-2*time.Second), commandTopic, "r-l", `{"room_id":"r-l"}`)
+	// 1.5s left: more than the produce timeout, less than it plus the
+	// landing time (1s).
+	err := r.svc.publish(t.Context(), time.Now().Add(-1500*time.Millisecond), commandTopic, "r-l", `{"room_id":"r-l"}`)
 	if !errors.Is(err, errLeaseEnding) {
-		t.Fatalf("publish with 1s of a 3s lease left: %v, want errLeaseEnding", err)
+		t.Fatalf("publish with 1.5s of a 3s lease left: %v, want errLeaseEnding", err)
 	}
 	if err := r.svc.publish(t.Context(), time.Now(), commandTopic, "r-l", `{"room_id":"r-l"}`); err != nil {
 		t.Fatalf("publish with the whole lease left: %v", err)

@@ -54,20 +54,23 @@ import (
 //
 // That leaves one race: the writer's own produce landing after the
 // recovery's lookup. A publisher (writer or recovery) begins a produce only
-// while more than ProduceTimeout of its lease is left (publish), its client
-// fails a record not yet sent when ProduceTimeout ends
+// while ProduceTimeout and landing() are left of its lease (publish), its
+// client fails a record not yet sent when ProduceTimeout ends
 // (kgo.RecordDeliveryTimeout), and a request already sent is answered
-// within the broker's produce timeout; a recovery claims an entry only
-// after the lease. So a record sent by a publisher that died or gave up is
-// on the topic, or never will be, before anyone looks, provided the broker
-// appends it within the lease's slack (Lease − ProduceTimeout, default
-// 20s). What the lease cannot bound is a live publisher whose request was
-// sent and whose answer was lost: franz-go's idempotent producer retries it
-// (it never fails a record whose fate it does not know, to keep sequence
-// numbers valid) for as long as the process lives; if such a retry lands
-// after the lease has ended and a recovery has looked, the record is on the
-// topic twice. Consumers keep dropping tokens they have acted on
-// (docs/DESIGN.md §12).
+// within the same time (kgo.ProduceRequestTimeout); a recovery claims an
+// entry only after the lease. So a record sent by a publisher that died or
+// gave up is on the topic, or never will be, before anyone looks, provided
+// the broker appends it, and makes it visible, within landing() of the
+// send (half of Lease − ProduceTimeout, 10s by default).
+//
+// What the lease cannot bound is a live publisher whose request got no
+// answer in time: franz-go's idempotent producer never fails a record whose
+// fate it does not know (to keep sequence numbers valid) and retries it,
+// after the connection's deadline (ProduceTimeout plus franz-go's request
+// overhead), for as long as the process lives. If such a retry lands after
+// the lease has ended and a recovery has looked, the record is on the topic
+// twice. Consumers keep dropping tokens they have acted on (docs/DESIGN.md
+// §12).
 
 // lookBack is how far before a record's "at" a recovery's lookup starts.
 const lookBack = time.Minute

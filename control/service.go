@@ -141,10 +141,10 @@ func (s *Service) disarm(ctx context.Context, room, member, field string) {
 	}
 }
 
-// errLeaseEnding is returned by publish when less than ProduceTimeout is
-// left of the caller's lease: a produce begun then could still land after
-// the lease has ended, when a recovery may already have looked for the
-// record and published it. The entry stays for that recovery.
+// errLeaseEnding is returned by publish when less than ProduceTimeout plus
+// landing() is left of the caller's lease: a produce begun then could still
+// land after the lease has ended, when a recovery may already have looked
+// for the record and published it. The entry stays for that recovery.
 var errLeaseEnding = errors.New("control: too little of the outbox lease left to publish")
 
 // publish produces records (key: room) to topic and waits for Kafka's
@@ -155,7 +155,7 @@ var errLeaseEnding = errors.New("control: too little of the outbox lease left to
 // timestamp, so a recovered record stamped with its old "at" would time
 // out before it is sent.
 func (s *Service) publish(ctx context.Context, leased time.Time, topic, room string, values ...string) error {
-	if time.Since(leased)+s.opt.ProduceTimeout >= s.opt.Lease {
+	if time.Since(leased)+s.opt.ProduceTimeout+s.landing() >= s.opt.Lease {
 		return fmt.Errorf("control: publish to %s: %w", topic, errLeaseEnding)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.ProduceTimeout)
@@ -169,6 +169,14 @@ func (s *Service) publish(ctx context.Context, leased time.Time, topic, room str
 	}
 	return nil
 }
+
+// landing is the time a publisher leaves, after its last possible send,
+// for a record to be appended and visible on the topic before its lease
+// ends: half of what the lease leaves beyond ProduceTimeout (10s by
+// default). The other half is what a publisher may spend before it begins
+// to produce (the step and WAIT of a writer; the claim and lookup of a
+// recovery).
+func (s *Service) landing() time.Duration { return (s.opt.Lease - s.opt.ProduceTimeout) / 2 }
 
 // fault calls the test hook at point.
 func (s *Service) fault(point string) error {
