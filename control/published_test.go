@@ -1,6 +1,8 @@
 package control
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +66,19 @@ func TestStampOf(t *testing.T) {
 		if got := stampOf(rec).UnixMilli(); got != want {
 			t.Errorf("stampOf(%s) = %d, want %d", rec, got, want)
 		}
+	}
+}
+
+// producerOnly is a Producer that is not a *kgo.Client.
+type producerOnly struct{}
+
+func (producerOnly) ProduceSync(context.Context, ...*kgo.Record) kgo.ProduceResults { return nil }
+
+// TestNewNeedsLookup checks that a Service without a way to look records up
+// is refused: its recoveries could publish a record twice.
+func TestNewNeedsLookup(t *testing.T) {
+	_, err := New(nil, producerOnly{}, Options{Env: testEnv, CommandsTopic: commandTopic, LayoutTopic: layoutTopic, Insecure: true})
+	if err == nil || !strings.Contains(err.Error(), "Lookup") {
+		t.Fatalf("New with a producer that cannot read and no Lookup: %v, want an error naming Lookup", err)
 	}
 }
