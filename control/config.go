@@ -21,9 +21,12 @@ type Options struct {
 	Replicas       int           // replicas that must confirm a change (WAIT) before it is answered; default 0
 	ReplicaTimeout time.Duration // how long WAIT waits for them; default 1s
 	// Lease is how long an outbox entry belongs to the request that wrote
-	// it; after that a sweep or another request publishes it. It must exceed
-	// ProduceTimeout, so that a live writer has given up before anyone
-	// else publishes. Default 30s.
+	// it (or the recovery that claimed it); after that a sweep or another
+	// request looks it up on its topic and publishes it if it is not there.
+	// It must exceed ProduceTimeout: a publisher begins a produce only
+	// within the first half of what the lease leaves beyond ProduceTimeout,
+	// and the second half is the time its last send has to land on the
+	// topic before anyone looks. Default 30s.
 	Lease          time.Duration
 	ProduceTimeout time.Duration // how long a request waits for Kafka's acknowledgement; default 10s
 	SweepInterval  time.Duration // how often Run looks for outbox entries left behind; default 5s
@@ -34,10 +37,16 @@ type Options struct {
 	Tokens   *auth.Tokens
 	Insecure bool // serve without tokens (the demo); New logs a warning
 
+	// Lookup tells a recovery whether a record left in the outbox is
+	// already on its topic. nil: a KafkaLookup of the Producer, which must
+	// then be a *kgo.Client.
+	Lookup Lookup
+
 	// Fault, when set, is called at the named points of a write: "step"
-	// after the Redis step and before the Kafka produce. A non-nil error
-	// abandons the request there, as a crash would (tests); a hook may also
-	// end the process.
+	// after the Redis step and before the Kafka produce; "published" after
+	// Kafka acknowledged the record and before its outbox entry is deleted.
+	// A non-nil error abandons the request there, as a crash would (tests);
+	// a hook may also end the process.
 	Fault func(point string) error
 
 	Logger *zap.Logger // nil: no logs

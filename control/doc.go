@@ -16,7 +16,9 @@
 //   - Outbox. The change and its outbox entry are one atomic step; the
 //     record is produced (and acknowledged) before the HTTP answer; an
 //     entry left by a crash is published later by any instance, with the
-//     bytes the step wrote (same token); without a crash never twice.
+//     bytes the step wrote (same token), unless a lookup finds the record
+//     already on its topic: once, also across a crash (outbox.go says
+//     under which assumptions).
 //   - Idempotent retries. The answer to a request with an Idempotency-Key
 //     is stored in the same step as the change it reports.
 //   - Layout versions only grow (a counter without TTL): an ETag never

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/rostrumhq/rostrum/internal/testenv"
 )
 
@@ -58,7 +60,7 @@ func TestNoRegressionAfterRedisRestart(t *testing.T) {
 func TestOutboxSweep(t *testing.T) {
 	crash := true
 	r := newRig(t, nil, func(o *Options) {
-		o.Lease, o.ProduceTimeout = 1100*time.Millisecond, time.Second
+		o.Lease, o.ProduceTimeout = 2*time.Second, time.Second
 		o.Fault = func(string) error {
 			if crash {
 				return errCrash
@@ -146,5 +148,115 @@ func TestReplicasConfirm(t *testing.T) {
 	}
 	if n := len(r.commands()); n != 1 {
 		t.Fatalf("%d commands published, want only the confirmed start", n)
+	}
+}
+
+// TestOutboxPublishedOnce abandons writes at the step between Kafka's
+// acknowledgement and the deletion of their outbox entry, as a writer dying
+// there would, and puts back an entry whose deletion a Redis restart lost.
+// Once the leases end the recovery finds each record on its topic and
+// deletes the entry without publishing it again: every record is on its
+// topic exactly once, and the outbox and its index end empty.
+func TestOutboxPublishedOnce(t *testing.T) {
+	crash := true
+	r := newRig(t, nil, func(o *Options) {
+		o.Lease, o.ProduceTimeout = 2*time.Second, time.Second
+		o.Fault = func(point string) error {
+			if crash && point == "published" {
+				return errCrash
+			}
+			return nil
+		}
+	})
+	if p := r.do("POST", "/v1/rooms/r-a/recording/start", `{"by":"u-1"}`); p.Status != 503 {
+		t.Fatalf("start abandoned after its produce answered %d %s", p.Status, p.Body)
+	}
+	if p := r.do("PUT", "/v1/rooms/r-b/layout", `{"tiles":4}`); p.Status != 503 {
+		t.Fatalf("layout put abandoned after its produce answered %d %s", p.Status, p.Body)
+	}
+	crash = false
+	if n := len(r.kafka.ReadAll(commandTopic)) + len(r.kafka.ReadAll(layoutTopic)); n != 2 {
+		t.Fatalf("%d records on the topics after two acknowledged produces, want 2", n)
+	}
+	for _, room := range []string{"r-a", "r-b"} {
+		if n := r.rc.HLen(t.Context(), roomKeys(testEnv, room).Out).Val(); n != 2 {
+			t.Fatalf("outbox of %s holds %d fields after an abandoned write, want its entry and lease", room, n)
+		}
+	}
+	r.sweepUntilEmpty("r-a", "r-b")
+
+	// A stop whose entry a Redis restart brought back (its deletion was
+	// not yet in the append-only file): same field, an ended lease.
+	stop := r.do("POST", "/v1/rooms/r-a/recording/stop", `{"by":"u-2"}`)
+	if stop.Status != 200 {
+		t.Fatalf("stop: %d %s", stop.Status, stop.Body)
+	}
+	recs := r.kafka.ReadAll(commandTopic)
+	last := recs[len(recs)-1]
+	field := fmt.Sprintf("c:%.0f", stop.json(t)["token"].(float64))
+	ctx := t.Context()
+	r.rc.HSet(ctx, roomKeys(testEnv, "r-a").Out, field, string(last.Value), "l:"+field, "0")
+	r.rc.ZAdd(ctx, outboxIndex(testEnv), redis.Z{Score: 0, Member: "r-a\nrestored"})
+	r.sweepUntilEmpty("r-a")
+
+	st := r.do("GET", "/v1/rooms/r-a/recording", "").json(t)
+	cmds := r.commands()
+	if len(cmds) != 2 || cmds[0].Action != "start" || cmds[1].Action != "stop" ||
+		float64(cmds[1].Token) != st["token"] || cmds[0].RecordingID != st["recording_id"] {
+		t.Fatalf("commands %+v, want the start and the stop once each; state %v", cmds, st)
+	}
+	if l := r.kafka.ReadAll(layoutTopic); len(l) != 1 {
+		t.Fatalf("%d layout records, want 1", len(l))
+	}
+	if n, _ := r.svc.Sweep(ctx); n != 0 {
+		t.Errorf("a last sweep published %d records", n)
+	}
+}
+
+// sweepUntilEmpty sweeps until the rooms' outboxes and the outbox index are
+// empty, and fails the test if a sweep publishes anything: every entry left
+// is one whose record is already on its topic.
+func (r *rig) sweepUntilEmpty(rooms ...string) {
+	r.t.Helper()
+	ctx := r.t.Context()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, err := r.svc.Sweep(ctx)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if n != 0 {
+			r.t.Fatalf("a sweep published %d records already on their topic", n)
+		}
+		left := r.rc.ZCard(ctx, outboxIndex(testEnv)).Val()
+		for _, room := range rooms {
+			left += r.rc.Exists(ctx, roomKeys(testEnv, room).Out).Val()
+		}
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("outbox not empty 30s after the writes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestPublishNeedsLeaseLeft checks that a publisher with less than
+// ProduceTimeout and the landing time left of its lease produces nothing:
+// its record could land after a recovery looked for it and published it.
+func TestPublishNeedsLeaseLeft(t *testing.T) {
+	r := newRig(t, nil, func(o *Options) { o.Lease, o.ProduceTimeout = 3*time.Second, time.Second })
+	// 1.5s left: more than the produce timeout, less than it plus the
+	// landing time (1s).
+	err := r.svc.publish(t.Context(), time.Now().Add(-1500*time.Millisecond), commandTopic, "r-l", `{"room_id":"r-l"}`)
+	if !errors.Is(err, errLeaseEnding) {
+		t.Fatalf("publish with 1.5s of a 3s lease left: %v, want errLeaseEnding", err)
+	}
+	if err := r.svc.publish(t.Context(), time.Now(), commandTopic, "r-l", `{"room_id":"r-l"}`); err != nil {
+		t.Fatalf("publish with the whole lease left: %v", err)
+	}
+	if n := len(r.kafka.ReadAll(commandTopic)); n != 1 {
+		t.Fatalf("%d records on the topic, want only the one published within its lease", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // ErrStale is returned by PutLayout when If-Match names another version
@@ -20,6 +21,7 @@ var ErrStale = errors.New("control: layout version does not match If-Match")
 func (s *Service) PutLayout(ctx context.Context, room string, body []byte, ifMatch string, persist bool) (int64, error) {
 	k := roomKeys(s.opt.Env, room)
 	member, err := s.arm(ctx, room)
+	leased := time.Now() // no later than the step that takes the lease
 	if err != nil {
 		return 0, err
 	}
@@ -44,7 +46,10 @@ func (s *Service) PutLayout(ctx context.Context, room string, body []byte, ifMat
 		if err := s.fault("step"); err != nil {
 			return 0, err
 		}
-		if err := s.publish(ctx, s.opt.LayoutTopic, room, record); err != nil {
+		if err := s.publish(ctx, leased, s.opt.LayoutTopic, room, record); err != nil {
+			return 0, err
+		}
+		if err := s.fault("published"); err != nil {
 			return 0, err
 		}
 	case layStale:
@@ -55,7 +60,7 @@ func (s *Service) PutLayout(ctx context.Context, room string, body []byte, ifMat
 	}
 	s.disarm(ctx, room, member, field)
 	if expired > 0 {
-		s.recover(ctx, room)
+		s.recoverFor(ctx, room)
 	}
 	return version, nil
 }
@@ -71,7 +76,7 @@ func (s *Service) Layout(ctx context.Context, room string) (int64, []byte, error
 		return 0, nil, fmt.Errorf("control: read layout of %s: reply %v", room, v)
 	}
 	if num(v[4]) > 0 {
-		s.recover(ctx, room)
+		s.recoverFor(ctx, room)
 	}
 	return num(v[1]), []byte(str(v[2])), nil
 }

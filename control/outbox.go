@@ -39,17 +39,48 @@ import (
 // behind, also across the slots of a Redis Cluster, without a transaction
 // across slots; a stale member costs one claim that finds nothing.
 //
-// Without a crash a record is produced once: its writer, alone within the
-// lease, produces it and deletes it. A writer that dies after Kafka
-// acknowledged the record but before the delete leaves it to be produced
-// again, with the same bytes (same token): consumers drop a token they
-// have already acted on.
+// A record is produced once, also across a crash. Its writer, alone within
+// the lease, produces it and deletes it. A writer can die (or lose Redis)
+// after Kafka acknowledged the record and before the delete, and a Redis
+// restart can lose a delete it did not fsync: the entry then outlives its
+// record's publication. So a recovery, before it publishes an entry, asks
+// Options.Lookup whether the topic already holds the record (same key, same
+// bytes, so same token or version) among the records stamped at or after
+// the record's "at" less lookBack, and deletes the entry without publishing
+// it if so. The record's timestamp is its publisher's clock when it
+// produced it (or, on a topic with LogAppendTime, the broker's), which is
+// after the step's "at" on the Redis primary's clock: lookBack is how far
+// those clocks may be behind Redis's.
+//
+// That leaves one race: the writer's own produce landing after the
+// recovery's lookup. A publisher (writer or recovery) begins a produce only
+// while ProduceTimeout and landing() are left of its lease (publish), its
+// client fails a record not yet sent when ProduceTimeout ends
+// (kgo.RecordDeliveryTimeout), and a request already sent is answered
+// within the same time (kgo.ProduceRequestTimeout); a recovery claims an
+// entry only after the lease. So a record sent by a publisher that died or
+// gave up is on the topic, or never will be, before anyone looks, provided
+// the broker appends it, and makes it visible, within landing() of the
+// send (half of Lease − ProduceTimeout, 10s by default).
+//
+// What the lease cannot bound is a live publisher whose request got no
+// answer in time: franz-go's idempotent producer never fails a record whose
+// fate it does not know (to keep sequence numbers valid) and retries it,
+// after the connection's deadline (ProduceTimeout plus franz-go's request
+// overhead), for as long as the process lives. If such a retry lands after
+// the lease has ended and a recovery has looked, the record is on the topic
+// twice. Consumers keep dropping tokens they have acted on (docs/DESIGN.md
+// §12).
+
+// lookBack is how far before a record's "at" a recovery's lookup starts.
+const lookBack = time.Minute
 
 // recover claims room's outbox entries whose lease has ended, publishes
-// them and deletes them. It returns how many it published and how many
-// entries are still leased to others.
+// those not yet on their topic, and deletes them. It returns how many it
+// published and how many entries are still leased to others.
 func (s *Service) recover(ctx context.Context, room string) (published, left int, err error) {
 	k := roomKeys(s.opt.Env, room)
+	leased := time.Now() // no later than the claim that takes the lease
 	v, err := s.lua.Run(ctx, claimScript, []string{k.Out}, ms(s.opt.Lease)).Slice()
 	if err != nil {
 		return 0, 0, fmt.Errorf("control: claim outbox of %s: %w", room, err)
@@ -60,16 +91,38 @@ func (s *Service) recover(ctx context.Context, room string) (published, left int
 	left = int(num(v[0]))
 	for i := 1; i+1 < len(v); i += 2 {
 		field, record := str(v[i]), str(v[i+1])
-		if err := s.publish(ctx, s.topicOf(field), room, record); err != nil {
-			return published, left, err
+		topic := s.topicOf(field)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.ProduceTimeout)
+		there, err := s.lk.Contains(lctx, topic, []byte(room), []byte(record), stampOf(record).Add(-lookBack))
+		cancel()
+		if err != nil {
+			return published, left, fmt.Errorf("control: look up outbox entry %s of %s: %w", field, room, err)
+		}
+		if !there {
+			if err := s.publish(ctx, leased, topic, room, record); err != nil {
+				return published, left, err
+			}
 		}
 		if err := s.rc.HDel(context.WithoutCancel(ctx), k.Out, field, "l:"+field).Err(); err != nil {
 			return published, left, fmt.Errorf("control: clear outbox entry of %s: %w", room, err)
+		}
+		if there {
+			s.lg.Warn("control: dropped an outbox entry already on its topic", zap.String("room", room), zap.String("entry", field))
+			continue
 		}
 		published++
 		s.lg.Warn("control: published a record left in the outbox", zap.String("room", room), zap.String("entry", field))
 	}
 	return published, left, nil
+}
+
+// recoverFor runs recover for a request whose script reported entries of
+// room with an ended lease. A failure is logged, not answered: the request
+// itself succeeded, and a later request or sweep tries again.
+func (s *Service) recoverFor(ctx context.Context, room string) {
+	if _, _, err := s.recover(ctx, room); err != nil && ctx.Err() == nil {
+		s.lg.Warn("control: outbox recovery", zap.String("room", room), zap.Error(err))
+	}
 }
 
 // Run sweeps the outbox every Options.SweepInterval until ctx ends, and

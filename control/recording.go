@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Answer is an HTTP answer decided in Redis: its status and JSON body.
@@ -43,6 +44,7 @@ func (s *Service) Stop(ctx context.Context, room, by, recordingID, idemKey strin
 func (s *Service) change(ctx context.Context, room string, op int, action, by, id, params, idemKey string) (Answer, error) {
 	k := roomKeys(s.opt.Env, room)
 	member, err := s.arm(ctx, room)
+	leased := time.Now() // no later than the step that takes the lease
 	if err != nil {
 		return Answer{}, err
 	}
@@ -69,8 +71,11 @@ func (s *Service) change(ctx context.Context, room string, op int, action, by, i
 		if err := s.fault("step"); err != nil {
 			return Answer{}, err
 		}
-		if err := s.publish(ctx, s.opt.CommandsTopic, room, record); err != nil {
+		if err := s.publish(ctx, leased, s.opt.CommandsTopic, room, record); err != nil {
 			return Answer{}, err // the entry stays; it is published after its lease
+		}
+		if err := s.fault("published"); err != nil {
+			return Answer{}, err
 		}
 		a = Answer{Status: http.StatusCreated, Body: []byte(body)}
 		if op == opStop {
@@ -89,7 +94,7 @@ func (s *Service) change(ctx context.Context, room string, op int, action, by, i
 	}
 	s.disarm(ctx, room, member, field)
 	if expired > 0 {
-		s.recover(ctx, room)
+		s.recoverFor(ctx, room)
 	}
 	return a, nil
 }
@@ -108,7 +113,7 @@ func (s *Service) Recording(ctx context.Context, room string) ([]byte, error) {
 		return nil, fmt.Errorf("control: read recording of %s: reply %v", room, v)
 	}
 	if num(v[4]) > 0 {
-		s.recover(ctx, room)
+		s.recoverFor(ctx, room)
 	}
 	state := str(v[1])
 	var b strings.Builder

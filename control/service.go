@@ -18,7 +18,8 @@ import (
 
 // Producer sends records to Kafka and waits for their acknowledgement.
 // *kgo.Client implements it; give it kgo.RecordDeliveryTimeout no longer
-// than Options.ProduceTimeout.
+// than Options.ProduceTimeout. New builds the Lookup the recovery needs
+// from a *kgo.Client; any other Producer needs Options.Lookup.
 type Producer interface {
 	ProduceSync(ctx context.Context, rs ...*kgo.Record) kgo.ProduceResults
 }
@@ -38,6 +39,7 @@ type Service struct {
 	rc  redis.UniversalClient
 	lua *redisscript.Runner // the control scripts, with the NOSCRIPT policy of sink and board
 	pr  Producer
+	lk  Lookup // what a recovery asks before it publishes (outbox.go)
 	opt Options
 	lg  *zap.Logger
 }
@@ -55,10 +57,18 @@ func New(rc redis.UniversalClient, pr Producer, opts Options) (*Service, error) 
 			return nil, fmt.Errorf("--control-replicas needs a single-node, Sentinel or Cluster client, got %T", rc)
 		}
 	}
+	lk := opts.Lookup
+	if lk == nil {
+		cl, ok := pr.(*kgo.Client)
+		if !ok {
+			return nil, fmt.Errorf("control: Lookup is required with a %T producer", pr)
+		}
+		lk = NewKafkaLookup(cl)
+	}
 	if opts.Tokens == nil && opts.Insecure {
 		opts.Logger.Warn("control API serving without authentication (--control-insecure): anyone who reaches the HTTP port can start and stop recordings")
 	}
-	return &Service{rc: rc, lua: redisscript.NewRunner(rc, scripts...), pr: pr, opt: opts, lg: opts.Logger}, nil
+	return &Service{rc: rc, lua: redisscript.NewRunner(rc, scripts...), pr: pr, lk: lk, opt: opts, lg: opts.Logger}, nil
 }
 
 // step runs a room script (keys[0] names the room's slot). With
@@ -131,9 +141,23 @@ func (s *Service) disarm(ctx context.Context, room, member, field string) {
 	}
 }
 
+// errLeaseEnding is returned by publish when less than ProduceTimeout plus
+// landing() is left of the caller's lease: a produce begun then could still
+// land after the lease has ended, when a recovery may already have looked
+// for the record and published it. The entry stays for that recovery.
+var errLeaseEnding = errors.New("control: too little of the outbox lease left to publish")
+
 // publish produces records (key: room) to topic and waits for Kafka's
-// acknowledgement, at most ProduceTimeout.
-func (s *Service) publish(ctx context.Context, topic, room string, values ...string) error {
+// acknowledgement, at most ProduceTimeout, if the caller's lease, taken no
+// earlier than leased, lasts that long. The records keep the client's
+// timestamp, the publisher's clock when it produces them, after their
+// step's "at": franz-go counts kgo.RecordDeliveryTimeout from a record's
+// timestamp, so a recovered record stamped with its old "at" would time
+// out before it is sent.
+func (s *Service) publish(ctx context.Context, leased time.Time, topic, room string, values ...string) error {
+	if time.Since(leased)+s.opt.ProduceTimeout+s.landing() >= s.opt.Lease {
+		return fmt.Errorf("control: publish to %s: %w", topic, errLeaseEnding)
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.ProduceTimeout)
 	defer cancel()
 	rs := make([]*kgo.Record, len(values))
@@ -145,6 +169,14 @@ func (s *Service) publish(ctx context.Context, topic, room string, values ...str
 	}
 	return nil
 }
+
+// landing is the time a publisher leaves, after its last possible send,
+// for a record to be appended and visible on the topic before its lease
+// ends: half of what the lease leaves beyond ProduceTimeout (10s by
+// default). The other half is what a publisher may spend before it begins
+// to produce (the step and WAIT of a writer; the claim and lookup of a
+// recovery).
+func (s *Service) landing() time.Duration { return (s.opt.Lease - s.opt.ProduceTimeout) / 2 }
 
 // fault calls the test hook at point.
 func (s *Service) fault(point string) error {

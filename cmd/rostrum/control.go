@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,9 @@ import (
 
 // faultEnv, when set to "control-step", makes the process exit right after
 // a control write's Redis step, before its Kafka produce: the crash the
-// outbox exists for, injected by tests.
+// outbox exists for; "control-published", right after Kafka acknowledged
+// the record, before its outbox entry is deleted: the crash the recovery's
+// lookup exists for. Injected by tests.
 const faultEnv = "ROSTRUM_FAULT"
 
 // controlFlags are the settings of the recording control and layout API.
@@ -37,7 +40,7 @@ func (c *controlFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.replicaTimeout, "control-replica-timeout", time.Second, "how long a control change waits for --control-replicas")
 	fs.IntVar(&c.history, "control-history", 10, "finished recordings kept per room")
 	fs.Int64Var(&c.maxBody, "control-max-body", 64<<10, "largest control request body, bytes (layout parameters, start parameters)")
-	fs.DurationVar(&c.lease, "control-lease", 30*time.Second, "how long an unpublished control change stays its writer's before another instance publishes it")
+	fs.DurationVar(&c.lease, "control-lease", 30*time.Second, "how long an unpublished control change stays its writer's before another instance looks it up on its topic and publishes it if missing; must exceed --control-produce-timeout")
 	fs.DurationVar(&c.produceTimeout, "control-produce-timeout", 10*time.Second, "how long a control request waits for Kafka to acknowledge its command")
 	fs.DurationVar(&c.sweepEvery, "control-sweep-interval", 5*time.Second, "how often to look for control changes left unpublished by a crash")
 	fs.DurationVar(&c.idempotencyTTL, "control-idempotency-ttl", 24*time.Hour, "how long the answer to an Idempotency-Key is kept")
@@ -60,18 +63,22 @@ func (c *controlFlags) service(rc redis.UniversalClient, brokers []string, kopts
 		}
 		o.Tokens = t
 	}
-	if os.Getenv(faultEnv) == "control-step" {
+	if f := os.Getenv(faultEnv); f == "control-step" || f == "control-published" {
+		at := strings.TrimPrefix(f, "control-")
 		o.Fault = func(point string) error {
-			if point == "step" {
+			if point == at {
 				os.Exit(86)
 			}
 			return nil
 		}
 	}
 	// A record is never failed by the client once sent, but one not yet
-	// sent when the request gives up is dropped, so that it cannot reach
-	// Kafka after another instance has published it from the outbox.
-	pr, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.RecordDeliveryTimeout(c.produceTimeout)}, kopts...)...)
+	// sent when the request gives up is dropped, and the broker answers a
+	// sent one within the same time: so a record whose publisher gave up or
+	// died is on the topic, or never will be, when its lease ends and a
+	// recovery looks for it (control/outbox.go).
+	pr, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...),
+		kgo.RecordDeliveryTimeout(c.produceTimeout), kgo.ProduceRequestTimeout(c.produceTimeout)}, kopts...)...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -297,10 +297,17 @@ func (e *ctlEnv) waitCommands(n int, poke func()) []ctlCommand {
 // die.
 func (e *ctlEnv) crashAfterStep(path, body string, headers ...string) {
 	e.t.Helper()
+	e.crashAt("control-step", path, body, headers...)
+}
+
+// crashAt sends a write through a process that exits at fault (a value of
+// faultEnv), and waits for it to die.
+func (e *ctlEnv) crashAt(fault, path, body string, headers ...string) {
+	e.t.Helper()
 	// A group of its own: a member killed inside the others' group would
 	// hold up their rebalances (and their clean stop) for a session timeout.
 	e.crashes++
-	p := e.start([]string{faultEnv + "=control-step"}, "--group", fmt.Sprintf("crash-%d", e.crashes), "--control-lease", "2s", "--control-produce-timeout", "1s", "--control-sweep-interval", "1h")
+	p := e.start([]string{faultEnv + "=" + fault}, "--group", fmt.Sprintf("crash-%d", e.crashes), "--control-lease", "2s", "--control-produce-timeout", "1s", "--control-sweep-interval", "1h")
 	if r := e.send(p.base, "POST", path, body, headers...); r.err == nil {
 		e.t.Fatalf("the faulty process answered %d %s", r.status, r.body)
 	}
@@ -368,6 +375,36 @@ func TestControlCrashBetweenRedisAndKafka(t *testing.T) {
 	}
 	if cmds := e.commands(); len(cmds) != 2 {
 		t.Fatalf("commands after recovery: %+v, want the two", cmds)
+	}
+}
+
+// TestControlCrashAfterPublish kills a `rostrum run` process after Kafka
+// acknowledged a start's command and before the process deleted its outbox
+// entry, then lets another instance sweep: the entry is dropped once its
+// lease has ended, and the command is on the topic exactly once.
+func TestControlCrashAfterPublish(t *testing.T) {
+	e := newCtlEnv(t)
+	e.crashAt("control-published", "/v1/rooms/r-8/recording/start", `{"by":"u-1"}`)
+	cmds := e.commands()
+	if len(cmds) != 1 || cmds[0].Action != "start" {
+		t.Fatalf("commands after a crash that followed the acknowledgement: %+v, want the start", cmds)
+	}
+	rc := e.redis.Client()
+	out := "rostrum:test:{r-8}:ctl:out"
+	if n := rc.HLen(t.Context(), out).Val(); n != 2 {
+		t.Fatalf("outbox of r-8 holds %d fields after the crash, want the entry and its lease", n)
+	}
+	b := e.start(nil, "--control-lease", "2s", "--control-produce-timeout", "1s", "--control-sweep-interval", "100ms")
+	deadline := time.Now().Add(time.Minute)
+	for rc.Exists(t.Context(), out, "rostrum:test:ctl:outbox").Val() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the outbox entry of the crashed start is still there after a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	st := e.must(b.base, "GET", "/v1/rooms/r-8/recording", "").state(t)
+	if cmds := e.commands(); len(cmds) != 1 || float64(cmds[0].Token) != st["token"] {
+		t.Fatalf("commands after the recovery: %+v, want the start once; state %v", cmds, st)
 	}
 }
 
