@@ -225,7 +225,7 @@ func (c *Config) withDefaults() {
 		c.Logger = zap.NewNop()
 	}
 	if c.Observer == nil {
-		c.Observer = nopObserver{}
+		c.Observer = NopObserver{}
 	}
 	c.Decode = c.Decode.WithDefaults()
 }

@@ -29,18 +29,20 @@ type Observer interface {
 	PublishLatency(took time.Duration)
 }
 
-type nopObserver struct{}
+// NopObserver drops every measurement: the default Observer, and a base
+// to embed for an observer that watches only some of them.
+type NopObserver struct{}
 
-func (nopObserver) Consumed(string, int)                 {}
-func (nopObserver) Applied(string, int)                  {}
-func (nopObserver) DLQ(string, string)                   {}
-func (nopObserver) Ignored(string, string, int)          {}
-func (nopObserver) Batch(int, time.Duration)             {}
-func (nopObserver) RedisRoundTrip(string, time.Duration) {}
-func (nopObserver) WALAppend(time.Duration)              {}
-func (nopObserver) Published(int)                        {}
-func (nopObserver) Conflicts(int)                        {}
-func (nopObserver) Retry()                               {}
-func (nopObserver) Rebalance(string, int)                {}
-func (nopObserver) RedisReset()                          {}
-func (nopObserver) PublishLatency(time.Duration)         {}
+func (NopObserver) Consumed(string, int)                 {}
+func (NopObserver) Applied(string, int)                  {}
+func (NopObserver) DLQ(string, string)                   {}
+func (NopObserver) Ignored(string, string, int)          {}
+func (NopObserver) Batch(int, time.Duration)             {}
+func (NopObserver) RedisRoundTrip(string, time.Duration) {}
+func (NopObserver) WALAppend(time.Duration)              {}
+func (NopObserver) Published(int)                        {}
+func (NopObserver) Conflicts(int)                        {}
+func (NopObserver) Retry()                               {}
+func (NopObserver) Rebalance(string, int)                {}
+func (NopObserver) RedisReset()                          {}
+func (NopObserver) PublishLatency(time.Duration)         {}

@@ -117,7 +117,7 @@ func runChild() int {
 	}
 	defer log.Close()
 	cfg := ProcessorConfig(strings.Split(os.Getenv(brokersEnv), ","), walDir, lg, os.Getenv(stableEnv))
-	cfg.Observer = batchObserver{nopObserver{}, track}
+	cfg.Observer = batchObserver{processor.NopObserver{}, track}
 	if cfg.Boards, err = Boards(); err != nil {
 		return fail(err)
 	}

@@ -201,22 +201,4 @@ func (o batchObserver) Rebalance(kind string, partitions int) {
 	}
 }
 
-// nopObserver is the processor's default observer, which Config does not
-// export: every measurement is dropped.
-type nopObserver struct{}
-
-func (nopObserver) Consumed(string, int)                 {}
-func (nopObserver) Applied(string, int)                  {}
-func (nopObserver) DLQ(string, string)                   {}
-func (nopObserver) Ignored(string, string, int)          {}
-func (nopObserver) Batch(int, time.Duration)             {}
-func (nopObserver) RedisRoundTrip(string, time.Duration) {}
-func (nopObserver) WALAppend(time.Duration)              {}
-func (nopObserver) Published(int)                        {}
-func (nopObserver) Conflicts(int)                        {}
-func (nopObserver) Retry()                               {}
-func (nopObserver) Rebalance(string, int)                {}
-func (nopObserver) RedisReset()                          {}
-func (nopObserver) PublishLatency(time.Duration)         {}
-
 var _ processor.Observer = batchObserver{}
