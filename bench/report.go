@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/rostrumhq/rostrum/sink"
@@ -48,6 +49,9 @@ type Machine struct {
 	Go         string `json:"go"`
 	OS         string `json:"os"`
 	Redis      string `json:"redis"`
+	// RedisMasters are the masters' addresses when the run used a Redis
+	// Cluster (--redis with several addresses); empty for a single node.
+	RedisMasters []string `json:"redis_masters,omitempty"`
 	// Embedded says the Kafka broker runs inside this process (kfake), so
 	// this process's CPU and allocations include the broker's.
 	EmbeddedKafka bool `json:"embedded_kafka"`
@@ -114,6 +118,10 @@ type Result struct {
 	// (INFO used_cpu_user + used_cpu_sys).
 	CPUSecondsPerMEvents      float64 `json:"cpu_seconds_per_m_events"`
 	RedisCPUSecondsPerMEvents float64 `json:"redis_cpu_seconds_per_m_events"`
+	// RedisNodes splits RedisCPUSecondsPerMEvents and the commands across
+	// the masters of a Redis Cluster, in Machine.RedisMasters order (runs
+	// against a cluster only).
+	RedisNodes []RedisNode `json:"redis_nodes,omitempty"`
 
 	// RedisBytesPerMember is Redis's used_memory after the mode minus
 	// before it (after FLUSHALL), divided by RankedMembers, the total ZCARD
@@ -208,6 +216,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if m.Revision != "" {
 		fmt.Fprintf(w, ", rostrum %s", m.Revision)
 	}
+	if len(m.RedisMasters) > 0 {
+		fmt.Fprintf(w, ", Redis Cluster of %d masters", len(m.RedisMasters))
+	}
 	if m.EmbeddedKafka {
 		fmt.Fprint(w, "; Kafka broker in process (its CPU and allocations count as rostrum's)")
 	}
@@ -252,6 +263,20 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "state cache, %s: room applies %d merged (one round trip), %d fast, %d full (%d of them stale plans); %d members held\n",
 				mode, c.Merged, c.Fast-c.Merged, c.Full, c.Stale, c.Members)
 		}
+	}
+	for _, res := range r.Results {
+		if len(res.RedisNodes) == 0 {
+			continue
+		}
+		mode := res.Mode
+		if res.Mode == modeRate {
+			mode = fmt.Sprintf("rostrum@%.0f/s", res.OfferedRate)
+		}
+		parts := make([]string, len(res.RedisNodes))
+		for i, n := range res.RedisNodes {
+			parts[i] = fmt.Sprintf("%s %.2f CPU-s/M events (%.0f%%), %.2f cmds/event", n.Addr, n.CPUSecondsPerMEvents, 100*n.CPUShare, n.CommandsPerEvent)
+		}
+		fmt.Fprintf(w, "redis masters, %s: %s\n", mode, strings.Join(parts, "; "))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -28,7 +28,7 @@ const modeRate = "rostrum@rate"
 type pipeline struct {
 	p      *processor.Processor
 	store  *sink.Redis
-	rc     *redis.Client
+	rc     redis.UniversalClient
 	hook   *roundTrips
 	stages *stages
 	log    *wal.Log
@@ -109,7 +109,7 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 	pl := &pipeline{hook: &roundTrips{}, topics: processor.TopicsFor(b.prefix, env), done: make(chan error, 1)}
 	m := metrics.New(env)
 	pl.stages = &stages{Observer: m}
-	pl.rc = redis.NewClient(b.redisOptions(0))
+	pl.rc = b.newClient(0)
 	pl.rc.AddHook(pl.hook)
 	store, err := sink.New(pl.rc, sink.Options{Env: env, TopN: cfg.TopN, CacheMembers: cfg.StateCache, Logger: cfg.Logger})
 	if err != nil {
@@ -294,6 +294,7 @@ func (b *runner) rostrum(ctx context.Context) (Result, error) {
 	r := Result{Mode: ModeRostrum, Events: int64(len(w.Events)), Seconds: elapsed.Seconds()}
 	r.EventsPerSec = float64(r.Events) / r.Seconds
 	fill(&r, before, after, pl.p.Stats().Batches.Load())
+	m.fillNodes(&r, before, after)
 	b.counters(&r, pl, r.Events)
 	if err := b.memory(ctx, &r, envFlat, before.redis.usedMemory); err != nil {
 		return Result{}, err
@@ -319,7 +320,7 @@ func (b *runner) rostrum(ctx context.Context) (Result, error) {
 
 // memory sets r's Redis memory per ranked member of env's rooms.
 func (b *runner) memory(ctx context.Context, r *Result, env string, usedBefore int64) error {
-	in, err := readInfo(ctx, b.admin)
+	in, _, err := b.admin.info(ctx)
 	if err != nil {
 		return err
 	}
@@ -327,7 +328,7 @@ func (b *runner) memory(ctx context.Context, r *Result, env string, usedBefore i
 	for i, id := range b.w.RoomIDs {
 		keys[i] = sink.RoomKeys(env, id).Ranking
 	}
-	if r.RankedMembers, err = rankedMembers(ctx, b.admin, keys); err != nil {
+	if r.RankedMembers, err = rankedMembers(ctx, b.admin.data, keys); err != nil {
 		return err
 	}
 	if r.RankedMembers > 0 {
@@ -419,6 +420,7 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 	r := Result{Mode: modeRate, Events: events, Seconds: elapsed.Seconds(), OfferedRate: rate, WarmupSeconds: b.cfg.RateWarmup.Seconds()}
 	r.EventsPerSec = float64(events) / r.Seconds
 	fill(&r, before, after, pl.p.Stats().Batches.Load()-batchesBefore)
+	m.fillNodes(&r, before, after)
 	b.counters(&r, pl, events)
 	lat, err := outputLatencies(ctx, b.kafka(), pl.topics.TopN, start.UnixMilli())
 	if err != nil {

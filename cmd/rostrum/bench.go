@@ -49,7 +49,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rateWarmup := fs.Float64("rate-warmup", 5, "seconds the fixed-rate run offers the rate before it measures (the processor's state cache fills); 0: measure from the start")
 	naiveSeconds := fs.Float64("naive-seconds", 10, "time cap of the naive mode")
 	brokers := fs.String("brokers", "", "Kafka seed brokers, comma-separated; empty: an in-process broker")
-	redisAddr := fs.String("redis", "", "address of an empty Redis node the benchmark may FLUSHALL; empty: a private redis-server")
+	redisAddr := fs.String("redis", "", "address of an empty Redis node the benchmark may FLUSHALL, or comma-separated seeds of an empty Redis Cluster (the report splits Redis's CPU across its masters); empty: a private redis-server")
 	partitions := fs.Int("partitions", 3, "partitions of each topic the benchmark creates")
 	topN := fs.Int("top-n", 7, "length of the stable top list, 1..100")
 	maxPoll := fs.Int("max-poll-records", 50000, "records per batch at most")

@@ -94,7 +94,7 @@ func TestBenchFlags(t *testing.T) {
 		{"--events", "0"},
 		{"--naive-seconds", "0"},
 		{"--wal-sync", "sometimes"},
-		{"--redis", "a:1,b:2"},
+		{"--redis-user", "bench"}, // credentials need --redis
 		{"extra"},
 	} {
 		var stdout, stderr bytes.Buffer
