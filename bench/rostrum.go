@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +62,9 @@ func (pl *pipeline) mark() {
 	pl.stages.wal.Store(0)
 	pl.stages.apply.Store(0)
 	pl.stages.store.Store(0)
+	pl.stages.mu.Lock()
+	pl.stages.acks = pl.stages.acks[:0]
+	pl.stages.mu.Unlock()
 }
 
 // stages wraps the processor's observer (the Prometheus metrics, as in
@@ -68,6 +72,26 @@ func (pl *pipeline) mark() {
 type stages struct {
 	processor.Observer
 	batches, batch, wal, apply, store atomic.Int64 // count; nanoseconds
+
+	mu   sync.Mutex
+	acks []int64 // PublishLatency samples since mark, µs
+}
+
+// PublishLatency keeps the processor's own latency samples: from the Kafka
+// timestamp of the room's oldest record in the batch to the broker's
+// acknowledgement of the room's output.
+func (s *stages) PublishLatency(took time.Duration) {
+	s.mu.Lock()
+	s.acks = append(s.acks, took.Microseconds())
+	s.mu.Unlock()
+	s.Observer.PublishLatency(took)
+}
+
+// ackLatency summarizes the PublishLatency samples since mark, in ms.
+func (s *stages) ackLatency() *Latency {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return latencyOfMicros(s.acks)
 }
 
 func (s *stages) Batch(records int, took time.Duration) {
@@ -219,6 +243,7 @@ func (b *runner) counters(r *Result, pl *pipeline, wantEvents int64) {
 	r.Records, r.Published = s.Records.Load()-base.records, s.Published.Load()-base.published
 	r.DLQ, r.Retries, r.Conflicts = s.DLQ.Load()-base.dlq, s.Retries.Load()-base.retries, s.Conflicts.Load()-base.conflicts
 	r.Stages = pl.stages.means()
+	r.AckLatency = pl.stages.ackLatency()
 	// The hysteresis timer's passes run between batches and belong to none:
 	// they are reported on their own, not in the per-batch figure.
 	r.TimerRoundTrips = s.DueRoundTrips.Load() - base.dueTrips

@@ -1,0 +1,162 @@
+package processor_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/ranking"
+	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/wal"
+)
+
+// heldStore holds the first meeting apply until release is closed, and
+// records whether two applies ever ran at once.
+type heldStore struct {
+	*sink.Redis
+	entered chan struct{} // closed when the first apply begins
+	release chan struct{} // the first apply waits for it
+	first   sync.Once
+
+	inFlight, overlapped atomic.Int32
+}
+
+func (s *heldStore) gate() func() {
+	if s.inFlight.Add(1) > 1 {
+		s.overlapped.Add(1)
+	}
+	s.first.Do(func() {
+		close(s.entered)
+		<-s.release
+	})
+	return func() { s.inFlight.Add(-1) }
+}
+
+func (s *heldStore) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
+	if len(rooms) > 0 {
+		defer s.gate()()
+	}
+	return s.Redis.Apply(ctx, rooms, acks)
+}
+
+func (s *heldStore) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) ([]ranking.RoomState, []ranking.Merged, error) {
+	if len(rooms) > 0 {
+		defer s.gate()()
+	}
+	return s.Redis.ApplyMerge(ctx, rooms, acks, merge)
+}
+
+// countingLog signals appended after every WAL append.
+type countingLog struct {
+	*wal.Log
+	appends  atomic.Int32
+	appended chan struct{}
+}
+
+func (l *countingLog) Append(recs []wal.Record) (uint64, error) {
+	seq, err := l.Log.Append(recs)
+	if err == nil {
+		l.appends.Add(1)
+		select {
+		case l.appended <- struct{}{}:
+		default:
+		}
+	}
+	return seq, err
+}
+
+// TestPipelineOverlapsBatches: while a batch waits on Redis, the next poll
+// batch is decoded and appended to the WAL (pipeline.go). The first batch's
+// apply is held until a second WAL append happened; a processor that ran
+// the stages one after the other would never append again and the test
+// would fail at its deadline. Redis still sees one batch at a time, and the
+// end state (Redis, outputs, DLQ, commits) equals the model's.
+func TestPipelineOverlapsBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	w := newWorld(t, e2eTrace(5, 2000))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	rc := redis.NewClient(&redis.Options{Addr: w.redis.Addr})
+	defer rc.Close()
+	rs, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &heldStore{Redis: rs, entered: make(chan struct{}), release: make(chan struct{})}
+	wl, err := wal.Open(t.TempDir(), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wl.Close()
+	log := &countingLog{Log: wl, appended: make(chan struct{}, 1)}
+	p, err := processor.New(ctx, processor.Config{Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 500,
+		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute}}, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+
+	cl := w.kafka.Client()
+	produce := func(trace []int) {
+		t.Helper()
+		recs := make([]*kgo.Record, 0, len(trace))
+		for _, i := range trace {
+			recs = append(recs, kafkaRecord(w.trace[i]))
+		}
+		if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	half := len(w.trace) / 2
+	idx := func(from, to int) []int {
+		out := make([]int, 0, to-from)
+		for i := from; i < to; i++ {
+			out = append(out, i)
+		}
+		return out
+	}
+	produce(idx(0, half))
+	select {
+	case <-store.entered:
+	case err := <-done:
+		t.Fatalf("Run returned before the first apply: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("the first batch never reached Redis")
+	}
+	before := log.appends.Load()
+	produce(idx(half, len(w.trace)))
+	deadline := time.After(time.Minute)
+	for log.appends.Load() == before {
+		select {
+		case <-log.appended:
+		case <-deadline:
+			close(store.release)
+			t.Fatal("no batch was appended to the WAL while the first one waited on Redis: the stages did not overlap")
+		}
+	}
+	close(store.release)
+	w.waitCaughtUp(2 * time.Minute)
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	if n := store.overlapped.Load(); n != 0 {
+		t.Errorf("%d meeting applies ran beside another: Redis must see the batches one at a time, in order", n)
+	}
+	if p.Stats().Batches.Load() < 2 {
+		t.Errorf("%d batches, want at least 2", p.Stats().Batches.Load())
+	}
+	w.check()
+}
