@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/sink"
@@ -157,6 +158,81 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 	}
 	if p.Stats().Batches.Load() < 2 {
 		t.Errorf("%d batches, want at least 2", p.Stats().Batches.Load())
+	}
+	w.check()
+}
+
+// TestPipelineAllowsRebalanceUnderLoad: records keep arriving, so every poll
+// brings some and the pipeline never runs empty by itself; a second
+// processor joins. The first must empty its pipeline and let the rebalance
+// through as soon as the client reports it waiting
+// (kgo.OnPartitionsCallbackBlocked). The group's rebalance timeout is a
+// minute, longer than the trace takes to send, so a processor that held the
+// rebalance back until its pipeline ran empty would let the trace run out
+// first. The end state equals the model's.
+func TestPipelineAllowsRebalanceUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("group test skipped in -short mode")
+	}
+	w := newWorld(t, e2eTrace(7, 20000))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	slowRebalance := func(c *processor.Config) {
+		c.KafkaOpts = append(testenv.FastGroupOpts(), kgo.RebalanceTimeout(time.Minute))
+	}
+	p1, close1, err := startProcessorWith(ctx, w.kafka.Seeds, w.redis.Addr, t.TempDir(), 200, slowRebalance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer close1()
+	done1 := make(chan error, 1)
+	go func() { done1 <- p1.Run(ctx) }()
+
+	// Records arrive in small chunks, one every 5 ms, until the second
+	// processor has partitions; the rest of the trace follows at once.
+	cl := w.kafka.Client()
+	next := 0
+	send := func(n int) {
+		t.Helper()
+		recs := make([]*kgo.Record, 0, n)
+		for ; n > 0 && next < len(w.trace); n-- {
+			recs = append(recs, kafkaRecord(w.trace[next]))
+			next++
+		}
+		if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p1.Stats().Records.Load() == 0 {
+		send(10)
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx2, cancel2 := context.WithCancel(ctx)
+	p2, close2, err := startProcessorWith(ctx2, w.kafka.Seeds, w.redis.Addr, t.TempDir(), 200, slowRebalance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer close2()
+	done2 := make(chan error, 1)
+	go func() { done2 <- p2.Run(ctx2) }()
+	startedAt := next
+	for p2.Assigned() == 0 {
+		if next == len(w.trace) {
+			t.Fatalf("the second processor got no partition while %d records kept arriving: the first held the rebalance back", next-startedAt)
+		}
+		send(10)
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("sent %d records when p2 got partitions; started at %d", next, startedAt)
+	send(len(w.trace))
+	w.waitCaughtUp(2 * time.Minute)
+	cancel2()
+	if err := <-done2; err != nil {
+		t.Fatalf("second processor: %v", err)
+	}
+	cancel()
+	if err := <-done1; err != nil {
+		t.Fatalf("first processor: %v", err)
 	}
 	w.check()
 }
