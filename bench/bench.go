@@ -33,6 +33,8 @@ type runner struct {
 	prefix  string        // topic prefix, unique per run on a given cluster
 	admin   *redisNodes   // INFO, FLUSHALL, ZCARD: never the measured client
 	rep     *Report
+
+	rateProfiled bool // the fixed-rate run's CPU profile was taken
 }
 
 func (b *runner) problem(format string, args ...any) {

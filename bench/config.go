@@ -103,6 +103,10 @@ type Config struct {
 	// rostrum flat-out run: from the processor's start until it consumed
 	// every record.
 	CPUProfile io.Writer
+	// RateCPUProfile, when set, receives a CPU profile (pprof format) of
+	// the measured window of the fixed-rate run (of the first one, with
+	// Rates), warm-up excluded.
+	RateCPUProfile io.Writer
 	// MemProfile, when set, receives the allocation profile (pprof "allocs")
 	// taken when the rostrum flat-out run ends. It counts every allocation
 	// since the process started, so the workload generation shows too.

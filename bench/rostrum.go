@@ -425,6 +425,18 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 		return Result{}, err
 	}
 	batchesBefore := pl.p.Stats().Batches.Load()
+	profiling := false
+	if prof := b.cfg.RateCPUProfile; prof != nil && !b.rateProfiled {
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			return Result{}, fmt.Errorf("bench: --rate-cpuprofile: %w", err)
+		}
+		profiling, b.rateProfiled = true, true
+		defer func() {
+			if profiling {
+				pprof.StopCPUProfile()
+			}
+		}()
+	}
 	pl.mark()
 	start := time.Now()
 	events, records := offer(b.cfg.RateDuration, len(w.Records))
@@ -435,6 +447,10 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 		return Result{}, err
 	}
 	elapsed := time.Since(start)
+	if profiling {
+		pprof.StopCPUProfile()
+		profiling = false
+	}
 	after, err := m.snap(ctx)
 	if err != nil {
 		return Result{}, err

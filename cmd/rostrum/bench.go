@@ -58,6 +58,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	walDir := fs.String("wal-dir", "", "parent directory of the runs' WAL directories (removed afterwards); empty: the system's temporary directory")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rostrum flat-out run to this file")
+	rateCPUProfile := fs.String("rate-cpuprofile", "", "write a CPU profile of the measured window of the (first) fixed-rate run to this file")
 	memProfile := fs.String("memprofile", "", "write the allocation profile at the end of the rostrum flat-out run to this file")
 	logLevel := fs.String("log-level", "warn", "processor log level: debug, info, warn, error")
 	var sec securityFlags
@@ -166,7 +167,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, p := range []struct {
 		path string
 		dst  *io.Writer
-	}{{*cpuProfile, &cfg.CPUProfile}, {*memProfile, &cfg.MemProfile}} {
+	}{{*cpuProfile, &cfg.CPUProfile}, {*rateCPUProfile, &cfg.RateCPUProfile}, {*memProfile, &cfg.MemProfile}} {
 		if p.path == "" {
 			continue
 		}
