@@ -50,7 +50,9 @@ import (
 //     Config.ShutdownTimeout still bounds a stop; a failing batch is left
 //     uncommitted and redelivered, as before.
 //
-// With boards configured the stages run one after the other: a batch's
+// With Config.SequentialBatches, and with boards configured, the stages run
+// one after the other (the batch is polled only after the one before it was
+// committed). With boards, because a batch's
 // decode resets the shared board batch that the batch before it applies
 // (boards.go), and the deferred board coverage depends on the previous
 // batch's outcome.
@@ -65,8 +67,9 @@ type flight struct {
 }
 
 // pipelined reports whether stage 1 of a batch may overlap stage 2 of the
-// one before it (see above: not with boards).
-func (p *Processor) pipelined() bool { return p.boardBatch == nil }
+// one before it (see above: not with boards, nor with
+// Config.SequentialBatches).
+func (p *Processor) pipelined() bool { return p.boardBatch == nil && !p.cfg.SequentialBatches }
 
 // nextBatch starts a batch of recs on the folder the batch in stage 2 does
 // not use.
