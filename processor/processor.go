@@ -247,12 +247,12 @@ func (p *Processor) Standby() bool { return p.joined.Load() && p.Assigned() == 0
 // Assigned returns how many input partitions this processor owns now.
 func (p *Processor) Assigned() int { return int(p.assigned.Load()) }
 
-// Run consumes until ctx is cancelled, then finishes the batch in flight,
-// commits it, and leaves the group, within Config.ShutdownTimeout of the
-// cancel: a batch that cannot finish by then is abandoned (uncommitted, so
-// the group redelivers it) and Run returns an error saying so; a group or
-// broker that does not answer the leave is not waited for. It returns nil
-// after a clean stop.
+// Run consumes until ctx is cancelled, then finishes the batches in hand (at
+// most two, pipeline.go), commits them, and leaves the group, within
+// Config.ShutdownTimeout of the cancel: a batch that cannot finish by then
+// is abandoned (uncommitted, so the group redelivers it) and Run returns an
+// error saying so; a group or broker that does not answer the leave is not
+// waited for. It returns nil after a clean stop.
 func (p *Processor) Run(ctx context.Context) error {
 	drain, stopDrain := drainContext(ctx, p.cfg.ShutdownTimeout)
 	defer stopDrain()
