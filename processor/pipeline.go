@@ -19,8 +19,12 @@ import (
 // while batch N waits on Redis and the broker, batch N+1 is polled,
 // decoded, folded and made durable in the WAL:
 //
-//	Run goroutine:  poll N+1 · prepare N+1 · wait N · poll N+2 · prepare N+2 · wait N+1 …
-//	stage 2:        finish N ·····················  finish N+1 ·······························
+//	Run goroutine:  pace · poll N+1 · prepare N+1 · wait N │ pace · poll N+2 · prepare N+2 · wait N+1 │
+//	stage 2:        finish N ····························│ finish N+1 ······························│
+//
+// The poll of N+1 is paced to the end of N's stage 2 (Processor.pace), so
+// that N+1 holds what arrived meanwhile, not just what arrived during N's
+// prepare.
 //
 // What it keeps:
 //
@@ -62,8 +66,11 @@ import (
 
 // flight is a batch in stage 2.
 type flight struct {
-	b    *batch
-	done chan error // receives stage 2's outcome once
+	b        *batch
+	started  time.Time
+	done     chan error    // receives stage 2's outcome once
+	finished chan struct{} // closed when stage 2 ends
+	took     time.Duration // stage 2's time, set before done is sent
 }
 
 // pipelined reports whether stage 1 of a batch may overlap stage 2 of the
@@ -86,15 +93,40 @@ func (p *Processor) nextBatch(recs []*kgo.Record) *batch {
 // sequential loop did between batches, so that the timer never overlaps a
 // batch's stage 2.
 func (p *Processor) launch(ctx, drain context.Context, b *batch) *flight {
-	f := &flight{b: b, done: make(chan error, 1)}
+	f := &flight{b: b, started: time.Now(), done: make(chan error, 1), finished: make(chan struct{})}
 	go func() {
+		defer close(f.finished)
 		err := p.processWithRetry(ctx, drain, b)
+		f.took = time.Since(f.started)
 		if err == nil && ctx.Err() == nil {
 			p.maybeStepDue(ctx)
 		}
 		f.done <- err
 	}()
 	return f
+}
+
+// pace waits, before the poll of the next batch, until the batch in stage 2
+// is about to finish: until it has run as long as the last stage 2 took
+// (the hysteresis timer's pass after it not counted),
+// less the last prepare, or until it finishes, whichever comes first. A
+// poll right after the launch would take only the records that arrived
+// during the prepare before it, and batches would alternate between large
+// and tiny ones, each tiny one paying a batch's fixed costs (an fsync, the
+// round trips, a produce, a commit). Paced, a batch holds what arrived
+// during the stage 2 before it, as without the pipeline, and its prepare
+// still overlaps that stage 2's end.
+func (p *Processor) pace(ctx context.Context, f *flight) {
+	if f == nil || p.lastStage2 <= p.lastPrepare {
+		return
+	}
+	t := time.NewTimer(time.Until(f.started.Add(p.lastStage2 - p.lastPrepare)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-f.finished:
+	case <-ctx.Done():
+	}
 }
 
 // land waits for the batch in stage 2, if any, then prunes the WAL (on
@@ -106,6 +138,7 @@ func (p *Processor) land(f **flight) (rewound bool, err error) {
 	}
 	err = <-(*f).done
 	rewound = (*f).b.rewound
+	p.lastStage2, p.lastPrepare = (*f).took, (*f).b.prepTook
 	*f = nil
 	if err == nil {
 		p.maybePrune()

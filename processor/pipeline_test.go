@@ -23,9 +23,11 @@ import (
 // records whether two applies ever ran at once.
 type heldStore struct {
 	*sink.Redis
+	log     *countingLog
 	entered chan struct{} // closed when the first apply begins
 	release chan struct{} // the first apply waits for it
 	first   sync.Once
+	atEntry int32 // WAL appends when the first apply began; read after entered
 
 	inFlight, overlapped atomic.Int32
 }
@@ -35,6 +37,7 @@ func (s *heldStore) gate() func() {
 		s.overlapped.Add(1)
 	}
 	s.first.Do(func() {
+		s.atEntry = s.log.appends.Load()
 		close(s.entered)
 		<-s.release
 	})
@@ -94,13 +97,13 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &heldStore{Redis: rs, entered: make(chan struct{}), release: make(chan struct{})}
 	wl, err := wal.Open(t.TempDir(), wal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer wl.Close()
 	log := &countingLog{Log: wl, appended: make(chan struct{}, 1)}
+	store := &heldStore{Redis: rs, log: log, entered: make(chan struct{}), release: make(chan struct{})}
 	p, err := processor.New(ctx, processor.Config{Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 500,
 		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute}}, store, log)
 	if err != nil {
@@ -120,6 +123,17 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Produce only once the group assigned every input partition: a
+	// rebalance while the first apply is held would rightly make the
+	// processor empty its pipeline first (it waits for the held batch) and
+	// poll nothing more.
+	for p.Assigned() < 9 {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned before the partitions were assigned: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	half := len(w.trace) / 2
 	idx := func(from, to int) []int {
 		out := make([]int, 0, to-from)
@@ -136,10 +150,12 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the first batch never reached Redis")
 	}
-	before := log.appends.Load()
+	// Whatever the first polls held, a WAL append after the first apply
+	// began (of the rest of the first half, or of the second half sent
+	// now) happened while that apply was held.
 	produce(idx(half, len(w.trace)))
 	deadline := time.After(time.Minute)
-	for log.appends.Load() == before {
+	for log.appends.Load() == store.atEntry {
 		select {
 		case <-log.appended:
 		case <-deadline:

@@ -33,18 +33,21 @@ type Processor struct {
 	dropMuted bool                  // audio leads the score (after spotlight, screen share): a muted member leaves the shown list at once
 	lastDue   time.Time             // last look for due rooms
 
-	acks      []ranking.Ack // outputs published by the last batch, acknowledged in the next
-	fold      folder        // reused by the timer's and recovery's batches
-	folds     [2]folder     // poll batches: one in stage 2, one prepared (pipeline.go)
-	nextFold  int           // index in folds of the next poll batch
-	lastPrune time.Time
-	walSeq    uint64 // last WAL sequence whose batch was committed
-	stats     Stats
-	assigned  atomic.Int64
-	joined    atomic.Bool      // a group generation was joined (with or without partitions) and not lost since
-	health    health           // back-pressure state (backpressure.go)
-	gen       generation       // Redis data-set tracking (generation.go)
-	refusals  *refusalRecorder // under p.store's chunking: the members the cap refused
+	acks     []ranking.Ack // outputs published by the last batch, acknowledged in the next
+	fold     folder        // reused by the timer's and recovery's batches
+	folds    [2]folder     // poll batches: one in stage 2, one prepared (pipeline.go)
+	nextFold int           // index in folds of the next poll batch
+	// The last batch's stage 2 (from its launch to its end) and prepare
+	// times, to pace the next poll (pipeline.go); Run goroutine only.
+	lastStage2, lastPrepare time.Duration
+	lastPrune               time.Time
+	walSeq                  uint64 // last WAL sequence whose batch was committed
+	stats                   Stats
+	assigned                atomic.Int64
+	joined                  atomic.Bool      // a group generation was joined (with or without partitions) and not lost since
+	health                  health           // back-pressure state (backpressure.go)
+	gen                     generation       // Redis data-set tracking (generation.go)
+	refusals                *refusalRecorder // under p.store's chunking: the members the cap refused
 	// rebalanceWaiting is set when the client holds a rebalance back for
 	// the batches in hand (kgo.OnPartitionsCallbackBlocked); Run then
 	// empties the pipeline and allows it.
@@ -274,6 +277,7 @@ func (p *Processor) Run(ctx context.Context) error {
 	// batch before on its own goroutine, at most one batch ahead.
 	var fl *flight
 	for {
+		p.pace(ctx, fl)
 		fetches := p.poll(ctx)
 		if fetches.IsClientClosed() {
 			_, err := p.land(&fl)
