@@ -38,10 +38,13 @@ type batch struct {
 	outputs    []*kgo.Record
 	acks       []ranking.Ack
 	resolved   bool
-	rewound    bool             // recovery rewound the partitions: do not commit
-	stored     int              // stable lists stored by resolve
-	due        map[string]int64 // when not nil, merge records each room's hysteresis deadline (0: none)
-	storeTrips int              // Redis round trips of merge (stores and re-reads)
+	rewound    bool // recovery rewound the partitions: do not commit
+	// afterRewind: polled while the batch before it rewound the partitions
+	// (pipeline.go); not committed either, but it does not pass the mark on
+	afterRewind bool
+	stored      int              // stable lists stored by resolve
+	due         map[string]int64 // when not nil, merge records each room's hysteresis deadline (0: none)
+	storeTrips  int              // Redis round trips of merge (stores and re-reads)
 
 	// leaderboards (boards.go); board is nil without boards
 	board      *board.Batch
@@ -131,7 +134,7 @@ func (b *batch) run(ctx context.Context) error {
 	// Commit after everything above. A failed commit (for example after the
 	// group moved on) is logged, not retried: the next owner redelivers the
 	// batch and the watermarks make that harmless.
-	if b.rewound {
+	if b.rewound || b.afterRewind {
 		// The partitions were moved back to re-consume what Redis lost;
 		// committing this batch's offsets would skip that on a crash.
 		p.lg.Info("batch not committed: its partitions were rewound")

@@ -130,8 +130,8 @@ func (p *Processor) pace(ctx context.Context, f *flight) {
 }
 
 // land waits for the batch in stage 2, if any, then prunes the WAL (on
-// this, the WAL's writer goroutine). It reports whether that batch's
-// partitions were rewound.
+// this, the WAL's writer goroutine). It reports whether that batch's own
+// stage 2 rewound the partitions (a batch marked afterRewind did not).
 func (p *Processor) land(f **flight) (rewound bool, err error) {
 	if *f == nil {
 		return false, nil

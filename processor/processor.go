@@ -317,7 +317,7 @@ func (p *Processor) Run(ctx context.Context) error {
 			}
 			// Polled while the batch before rebuilt Redis and rewound the
 			// partitions: applied, but not committed (pipeline.go).
-			b.rewound = rewound
+			b.afterRewind = rewound
 			fl = p.launch(ctx, drain, b)
 			rest = rest[n:]
 		}
