@@ -56,10 +56,9 @@ import (
 //
 // With Config.SequentialBatches, and with boards configured, the stages run
 // one after the other (the batch is polled only after the one before it was
-// committed). With boards, because a batch's
-// decode resets the shared board batch that the batch before it applies
-// (boards.go), and the deferred board coverage depends on the previous
-// batch's outcome.
+// committed). With boards, because a batch's decode resets the shared board
+// batch that the batch before it applies (boards.go), and the deferred board
+// coverage depends on the previous batch's outcome.
 //
 // Memory: at most two batches are held (the one in stage 2 and the one
 // prepared), each with its own folder (Processor.folds).
