@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,12 +27,14 @@ type runner struct {
 	cfg     Config
 	w       *Workload
 	brokers []string
-	redis   string
+	redis   []string      // one node, or the seeds of a Redis Cluster
 	kopts   []kgo.Opt     // TLS and SASL of an external cluster
 	ropts   redis.Options // connection settings of an external Redis, without Addr
 	prefix  string        // topic prefix, unique per run on a given cluster
-	admin   *redis.Client // INFO, FLUSHALL, ZCARD: never the measured client
+	admin   *redisNodes   // INFO, FLUSHALL, ZCARD: never the measured client
 	rep     *Report
+
+	rateProfiled bool // the fixed-rate run's CPU profile was taken
 }
 
 func (b *runner) problem(format string, args ...any) {
@@ -51,21 +54,19 @@ func (b *runner) kafka(opts ...kgo.Opt) []kgo.Opt {
 	return append(append([]kgo.Opt{kgo.SeedBrokers(b.brokers...)}, b.kopts...), opts...)
 }
 
-// redisOptions returns the options of a new client of the run's Redis;
-// poolSize 0 is go-redis's default.
-func (b *runner) redisOptions(poolSize int) *redis.Options {
+// newClient returns a new client of the run's Redis (a cluster client for
+// a cluster); poolSize 0 is go-redis's default (per node).
+func (b *runner) newClient(poolSize int) redis.UniversalClient {
+	if len(b.redis) > 1 {
+		return redis.NewClusterClient(clusterOptions(b.redis, b.ropts, poolSize))
+	}
 	o := b.ropts
-	o.Addr, o.PoolSize = b.redis, poolSize
-	return &o
+	o.Addr, o.PoolSize = b.redis[0], poolSize
+	return redis.NewClient(&o)
 }
 
 // flush deletes every key of Redis, so that each mode starts from nothing.
-func (b *runner) flush(ctx context.Context) error {
-	if err := b.admin.FlushAll(ctx).Err(); err != nil {
-		return fmt.Errorf("bench: FLUSHALL: %w", err)
-	}
-	return nil
-}
+func (b *runner) flush(ctx context.Context) error { return b.admin.flushAll(ctx) }
 
 // Run generates the workload, starts an in-process Kafka broker and a
 // private redis-server (unless cfg names others), runs the selected modes
@@ -80,7 +81,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if n := len(strconv.FormatInt(time.Now().UnixMilli(), 10)); n != tsDigits {
 		return nil, fmt.Errorf("bench: the clock's Unix milliseconds have %d digits, not %d", n, tsDigits)
 	}
-	b := &runner{cfg: cfg, brokers: cfg.Brokers, redis: cfg.Redis, rep: &Report{Problems: []string{}}}
+	b := &runner{cfg: cfg, brokers: cfg.Brokers, redis: splitAddrs(cfg.Redis), rep: &Report{Problems: []string{}}}
 
 	b.progress("generating %d events of workload %s", cfg.Events, cfg.Workload)
 	w, err := Generate(cfg)
@@ -101,20 +102,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		b.prefix = "rostrum-bench-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "."
 		b.kopts = cfg.KafkaOpts
 	}
-	if b.redis == "" {
+	if len(b.redis) == 0 {
 		r, err := demo.StartRedis()
 		if err != nil {
 			return nil, err
 		}
 		defer r.Close()
-		b.redis = r.Addr
+		b.redis = []string{r.Addr}
 	} else if cfg.RedisOptions != nil {
 		b.ropts = *cfg.RedisOptions
 	}
-	b.admin = redis.NewClient(b.redisOptions(0))
-	defer b.admin.Close()
+	if b.admin, err = connectRedis(ctx, b.redis, b.ropts); err != nil {
+		return nil, err
+	}
+	defer b.admin.close()
 	if cfg.Redis != "" {
-		n, err := b.admin.DBSize(ctx).Result()
+		n, err := b.admin.dbSize(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("bench: --redis %s: %w", cfg.Redis, err)
 		}
@@ -124,12 +127,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		// Leave it empty, as found.
 		defer func() { _ = b.flush(context.WithoutCancel(ctx)) }()
 	}
-	info, err := readInfo(ctx, b.admin)
+	info, _, err := b.admin.info(ctx)
 	if err != nil {
 		return nil, err
 	}
 	b.rep.Machine = machine(info.version)
 	b.rep.Machine.EmbeddedKafka = len(cfg.Brokers) == 0
+	if b.admin.cluster != nil {
+		b.rep.Machine.RedisMasters = b.admin.addrs()
+	}
 
 	var topics []string
 	for _, env := range []string{envFlat, envRate, envNaive} {
@@ -195,6 +201,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	b.rep.ratios()
 	return b.rep, nil
+}
+
+// splitAddrs splits a comma-separated address list, dropping empty items.
+func splitAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // done adds a mode's result to the report.

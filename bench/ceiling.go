@@ -52,7 +52,7 @@ func (b *runner) ceiling(ctx context.Context) (Result, error) {
 	}
 
 	hook := &roundTrips{}
-	rc := redis.NewClient(b.redisOptions(ceilingConns))
+	rc := b.newClient(ceilingConns)
 	defer rc.Close()
 	rc.AddHook(hook)
 	if err := rc.Ping(ctx).Err(); err != nil { // dial before the clock starts
@@ -94,5 +94,6 @@ func (b *runner) ceiling(ctx context.Context) (Result, error) {
 	r := Result{Mode: ModeCeiling, Events: int64(len(zs)), Seconds: elapsed.Seconds()}
 	r.EventsPerSec = float64(r.Events) / r.Seconds
 	fill(&r, before, after, int64((len(zs)+ceilingBatch-1)/ceilingBatch))
+	m.fillNodes(&r, before, after)
 	return r, b.memory(ctx, &r, envCeiling, before.redis.usedMemory)
 }

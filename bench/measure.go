@@ -111,7 +111,8 @@ func readInfo(ctx context.Context, c *redis.Client) (redisInfo, error) {
 type snapshot struct {
 	mallocs, allocBytes uint64
 	cpu                 time.Duration // this process: user + system
-	redis               redisInfo
+	redis               redisInfo     // summed over the masters
+	nodes               []redisInfo   // each master's (a cluster's split)
 	trips, cmds, dials  int64
 }
 
@@ -119,7 +120,7 @@ type snapshot struct {
 // Redis's commands, CPU and memory (through admin, a client the measured
 // code does not use), and the round trips of the measured client (hook).
 type meter struct {
-	admin *redis.Client
+	admin *redisNodes
 	hook  *roundTrips
 }
 
@@ -136,8 +137,22 @@ func (m meter) snap(ctx context.Context) (snapshot, error) {
 		s.trips, s.cmds, s.dials = m.hook.trips.Load(), m.hook.cmds.Load(), m.hook.dials.Load()
 	}
 	var err error
-	s.redis, err = readInfo(ctx, m.admin)
+	s.redis, s.nodes, err = m.admin.info(ctx)
 	return s, err
+}
+
+// fillNodes sets r's split of Redis's work across a cluster's masters.
+func (m meter) fillNodes(r *Result, a, b snapshot) {
+	if m.admin.cluster == nil || r.Events == 0 {
+		return
+	}
+	r.RedisNodes = nodeShares(m.admin.addrs(), a.nodes, b.nodes, float64(r.Events))
+	// Each master counts the INFO of snapshot a, not only one node.
+	cmds := b.redis.commands - a.redis.commands - int64(len(b.nodes))
+	r.RedisCommandsPerEvent = float64(cmds) / float64(r.Events)
+	if r.Batches > 0 {
+		r.RedisCommandsPerBatch = float64(cmds) / float64(r.Batches)
+	}
 }
 
 // fill sets r's per-event costs from the window [a, b] in which r.Events
@@ -172,7 +187,7 @@ func fill(r *Result, a, b snapshot, batches int64) {
 }
 
 // rankedMembers returns the total ZCARD of keys.
-func rankedMembers(ctx context.Context, c *redis.Client, keys []string) (int64, error) {
+func rankedMembers(ctx context.Context, c redis.UniversalClient, keys []string) (int64, error) {
 	var n int64
 	for len(keys) > 0 {
 		chunk := keys[:min(len(keys), 1000)]
@@ -192,38 +207,51 @@ func rankedMembers(ctx context.Context, c *redis.Client, keys []string) (int64, 
 	return n, nil
 }
 
-// keyKinds groups every key of Redis by what follows its last '}' (the
-// room hash tag: ":z", ":m", …) and estimates each group's memory from
-// MEMORY USAGE of up to 200 keys of the group.
-func keyKinds(ctx context.Context, c *redis.Client) (map[string]KeyKind, error) {
+// keyKinds groups every key of Redis (of every master) by what follows its
+// last '}' (the room hash tag: ":z", ":m", …) and estimates each group's
+// memory from MEMORY USAGE of up to 200 keys of the group.
+func keyKinds(ctx context.Context, rn *redisNodes) (map[string]KeyKind, error) {
 	const sample = 200
 	kinds := map[string]KeyKind{}
-	samples := map[string][]string{}
-	iter := c.Scan(ctx, 0, "*", 5000).Iterator()
-	for iter.Next(ctx) {
-		k := iter.Val()
-		kind := k
-		if i := strings.LastIndexByte(k, '}'); i >= 0 {
-			kind = k[i+1:]
-		}
-		kk := kinds[kind]
-		kk.Keys++
-		kinds[kind] = kk
-		if len(samples[kind]) < sample {
-			samples[kind] = append(samples[kind], k)
-		}
+	type key struct {
+		c    *redis.Client // the master that holds it
+		name string
 	}
-	if err := iter.Err(); err != nil {
-		return nil, fmt.Errorf("bench: SCAN: %w", err)
+	samples := map[string][]key{}
+	for _, c := range rn.nodes {
+		iter := c.Scan(ctx, 0, "*", 5000).Iterator()
+		for iter.Next(ctx) {
+			k := iter.Val()
+			kind := k
+			if i := strings.LastIndexByte(k, '}'); i >= 0 {
+				kind = k[i+1:]
+			}
+			kk := kinds[kind]
+			kk.Keys++
+			kinds[kind] = kk
+			if len(samples[kind]) < sample {
+				samples[kind] = append(samples[kind], key{c, k})
+			}
+		}
+		if err := iter.Err(); err != nil {
+			return nil, fmt.Errorf("bench: SCAN %s: %w", c.Options().Addr, err)
+		}
 	}
 	for kind, keys := range samples {
-		p := c.Pipeline()
 		cmds := make([]*redis.IntCmd, len(keys))
+		pipes := map[*redis.Client]redis.Pipeliner{}
 		for i, k := range keys {
-			cmds[i] = p.MemoryUsage(ctx, k, 0)
+			p := pipes[k.c]
+			if p == nil {
+				p = k.c.Pipeline()
+				pipes[k.c] = p
+			}
+			cmds[i] = p.MemoryUsage(ctx, k.name, 0)
 		}
-		if _, err := p.Exec(ctx); err != nil {
-			return nil, fmt.Errorf("bench: MEMORY USAGE: %w", err)
+		for _, p := range pipes {
+			if _, err := p.Exec(ctx); err != nil {
+				return nil, fmt.Errorf("bench: MEMORY USAGE: %w", err)
+			}
 		}
 		var sum int64
 		for _, c := range cmds {

@@ -51,7 +51,7 @@ func (b *runner) naive(ctx context.Context) (Result, error) {
 	in := processor.TopicsFor(b.prefix, envFlat)
 	out := processor.TopicsFor(b.prefix, envNaive).TopN
 	hook := &roundTrips{}
-	rc := redis.NewClient(b.redisOptions(0))
+	rc := b.newClient(0)
 	defer rc.Close()
 	rc.AddHook(hook)
 	cl, err := kgo.NewClient(b.kafka(kgo.ConsumerGroup(b.prefix+"rostrum-"+envNaive),
@@ -151,6 +151,7 @@ loop:
 	}
 	r.EventsPerSec = float64(events) / r.Seconds
 	fill(&r, before, after, events)
+	m.fillNodes(&r, before, after)
 	ms := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(events) }
 	r.Stages = map[string]float64{"redis_write": ms(write), "redis_read": ms(read), "produce": ms(produce),
 		"other": ms(elapsed - write - read - produce)}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/rostrumhq/rostrum/sink"
@@ -48,6 +49,9 @@ type Machine struct {
 	Go         string `json:"go"`
 	OS         string `json:"os"`
 	Redis      string `json:"redis"`
+	// RedisMasters are the masters' addresses when the run used a Redis
+	// Cluster (--redis with several addresses); empty for a single node.
+	RedisMasters []string `json:"redis_masters,omitempty"`
 	// Embedded says the Kafka broker runs inside this process (kfake), so
 	// this process's CPU and allocations include the broker's.
 	EmbeddedKafka bool `json:"embedded_kafka"`
@@ -76,8 +80,16 @@ type Result struct {
 	WarmupSeconds float64 `json:"warmup_seconds,omitempty"`
 	// RostrumOver is the rostrum flat-out events/s divided by this mode's.
 	RostrumOver float64 `json:"rostrum_over,omitempty"`
-	// Latency is from record timestamp to output publish (rostrum modes).
+	// Latency is from record timestamp to output publish (rostrum modes):
+	// the output record's broker timestamp minus its ts, the newest event
+	// of the room in the batch.
 	Latency *Latency `json:"latency_ms,omitempty"`
+	// AckLatency is the processor's own figure (its PublishLatency
+	// observations, rostrum_publish_latency_seconds): from the Kafka
+	// timestamp of the room's oldest record in the batch to the broker's
+	// acknowledgement of the room's output, to 1 µs. Outputs of the
+	// hysteresis timer are not in it (they answer no record).
+	AckLatency *Latency `json:"ack_latency_ms,omitempty"`
 
 	// Batches: poll batches (rostrum), events (naive: each is its own
 	// batch), pipelines of ZADDs (ceiling).
@@ -114,6 +126,10 @@ type Result struct {
 	// (INFO used_cpu_user + used_cpu_sys).
 	CPUSecondsPerMEvents      float64 `json:"cpu_seconds_per_m_events"`
 	RedisCPUSecondsPerMEvents float64 `json:"redis_cpu_seconds_per_m_events"`
+	// RedisNodes splits RedisCPUSecondsPerMEvents and the commands across
+	// the masters of a Redis Cluster, in Machine.RedisMasters order (runs
+	// against a cluster only).
+	RedisNodes []RedisNode `json:"redis_nodes,omitempty"`
 
 	// RedisBytesPerMember is Redis's used_memory after the mode minus
 	// before it (after FLUSHALL), divided by RankedMembers, the total ZCARD
@@ -165,6 +181,17 @@ func latencyOf(samples []int64) *Latency {
 	return &Latency{Samples: len(samples), P50: q(0.50), P99: q(0.99), P999: q(0.999), Max: float64(samples[len(samples)-1])}
 }
 
+// latencyOfMicros summarizes samples in µs (it sorts them) in ms; nil when
+// there are none.
+func latencyOfMicros(samples []int64) *Latency {
+	l := latencyOf(samples)
+	if l == nil {
+		return nil
+	}
+	l.P50, l.P99, l.P999, l.Max = l.P50/1000, l.P99/1000, l.P999/1000, l.Max/1000
+	return l
+}
+
 // result returns the Result of mode, or nil.
 func (r *Report) result(mode string) *Result {
 	for i := range r.Results {
@@ -208,16 +235,23 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if m.Revision != "" {
 		fmt.Fprintf(w, ", rostrum %s", m.Revision)
 	}
+	if len(m.RedisMasters) > 0 {
+		fmt.Fprintf(w, ", Redis Cluster of %d masters", len(m.RedisMasters))
+	}
 	if m.EmbeddedKafka {
 		fmt.Fprint(w, "; Kafka broker in process (its CPU and allocations count as rostrum's)")
 	}
 	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tevents\tevents/s\trostrum/mode\tp50 ms\tp99 ms\tp999 ms\tredis cmds/event\tround trips/batch\tallocs/event\tB/event\tCPU s/M events\tredis CPU s/M events\tredis B/member\tWAL B/event\t")
+	fmt.Fprintln(tw, "mode\tevents\tevents/s\trostrum/mode\tp50 ms\tp99 ms\tp999 ms\tack p50 ms\tack p99 ms\tredis cmds/event\tround trips/batch\tallocs/event\tB/event\tCPU s/M events\tredis CPU s/M events\tredis B/member\tWAL B/event\t")
 	for _, res := range r.Results {
 		p50, p99, p999 := "-", "-", "-"
 		if l := res.Latency; l != nil {
 			p50, p99, p999 = num(l.P50, 0), num(l.P99, 0), num(l.P999, 0)
+		}
+		ackP50, ackP99 := "-", "-"
+		if l := res.AckLatency; l != nil {
+			ackP50, ackP99 = num(l.P50, 0), num(l.P99, 0)
 		}
 		mode := res.Mode
 		if res.Mode == modeRate {
@@ -227,8 +261,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if res.RostrumOver > 0 {
 			ratio = num(res.RostrumOver, 2) + "×"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", mode, res.Events,
-			num(res.EventsPerSec, 0), ratio, p50, p99, p999, dash(res.RedisCommandsPerEvent, 2),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", mode, res.Events,
+			num(res.EventsPerSec, 0), ratio, p50, p99, p999, ackP50, ackP99, dash(res.RedisCommandsPerEvent, 2),
 			dash(res.RoundTripsPerBatch, 2), dash(res.AllocsPerEvent, 1), dash(res.BytesPerEvent, 0),
 			dash(res.CPUSecondsPerMEvents, 2), dash(res.RedisCPUSecondsPerMEvents, 2),
 			dash(res.RedisBytesPerMember, 0), dash(res.WALBytesPerEvent, 0))
@@ -252,6 +286,20 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "state cache, %s: room applies %d merged (one round trip), %d fast, %d full (%d of them stale plans); %d members held\n",
 				mode, c.Merged, c.Fast-c.Merged, c.Full, c.Stale, c.Members)
 		}
+	}
+	for _, res := range r.Results {
+		if len(res.RedisNodes) == 0 {
+			continue
+		}
+		mode := res.Mode
+		if res.Mode == modeRate {
+			mode = fmt.Sprintf("rostrum@%.0f/s", res.OfferedRate)
+		}
+		parts := make([]string, len(res.RedisNodes))
+		for i, n := range res.RedisNodes {
+			parts[i] = fmt.Sprintf("%s %.2f CPU-s/M events (%.0f%%), %.2f cmds/event", n.Addr, n.CPUSecondsPerMEvents, 100*n.CPUShare, n.CommandsPerEvent)
+		}
+		fmt.Fprintf(w, "redis masters, %s: %s\n", mode, strings.Join(parts, "; "))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,7 +29,7 @@ const modeRate = "rostrum@rate"
 type pipeline struct {
 	p      *processor.Processor
 	store  *sink.Redis
-	rc     *redis.Client
+	rc     redis.UniversalClient
 	hook   *roundTrips
 	stages *stages
 	log    *wal.Log
@@ -61,6 +62,9 @@ func (pl *pipeline) mark() {
 	pl.stages.wal.Store(0)
 	pl.stages.apply.Store(0)
 	pl.stages.store.Store(0)
+	pl.stages.mu.Lock()
+	pl.stages.acks = pl.stages.acks[:0]
+	pl.stages.mu.Unlock()
 }
 
 // stages wraps the processor's observer (the Prometheus metrics, as in
@@ -68,6 +72,26 @@ func (pl *pipeline) mark() {
 type stages struct {
 	processor.Observer
 	batches, batch, wal, apply, store atomic.Int64 // count; nanoseconds
+
+	mu   sync.Mutex
+	acks []int64 // PublishLatency samples since mark, µs
+}
+
+// PublishLatency keeps the processor's own latency samples: from the Kafka
+// timestamp of the room's oldest record in the batch to the broker's
+// acknowledgement of the room's output.
+func (s *stages) PublishLatency(took time.Duration) {
+	s.mu.Lock()
+	s.acks = append(s.acks, took.Microseconds())
+	s.mu.Unlock()
+	s.Observer.PublishLatency(took)
+}
+
+// ackLatency summarizes the PublishLatency samples since mark, in ms.
+func (s *stages) ackLatency() *Latency {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return latencyOfMicros(s.acks)
 }
 
 func (s *stages) Batch(records int, took time.Duration) {
@@ -109,7 +133,7 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 	pl := &pipeline{hook: &roundTrips{}, topics: processor.TopicsFor(b.prefix, env), done: make(chan error, 1)}
 	m := metrics.New(env)
 	pl.stages = &stages{Observer: m}
-	pl.rc = redis.NewClient(b.redisOptions(0))
+	pl.rc = b.newClient(0)
 	pl.rc.AddHook(pl.hook)
 	store, err := sink.New(pl.rc, sink.Options{Env: env, TopN: cfg.TopN, CacheMembers: cfg.StateCache, Logger: cfg.Logger})
 	if err != nil {
@@ -126,12 +150,13 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 		return nil, err
 	}
 	pc := processor.Config{
-		Brokers:        b.brokers,
-		Env:            env,
-		TopicPrefix:    b.prefix,
-		Group:          b.prefix + "rostrum-" + env,
-		TopN:           cfg.TopN,
-		MaxPollRecords: cfg.MaxPollRecords,
+		Brokers:           b.brokers,
+		Env:               env,
+		TopicPrefix:       b.prefix,
+		Group:             b.prefix + "rostrum-" + env,
+		TopN:              cfg.TopN,
+		MaxPollRecords:    cfg.MaxPollRecords,
+		SequentialBatches: cfg.SequentialBatches,
 		// The stable step as `rostrum run` takes it by default.
 		Dwell: stability.DefaultDwell, Grace: stability.DefaultGrace, Margin: stability.DefaultMargin,
 		Logger:    cfg.Logger,
@@ -219,6 +244,7 @@ func (b *runner) counters(r *Result, pl *pipeline, wantEvents int64) {
 	r.Records, r.Published = s.Records.Load()-base.records, s.Published.Load()-base.published
 	r.DLQ, r.Retries, r.Conflicts = s.DLQ.Load()-base.dlq, s.Retries.Load()-base.retries, s.Conflicts.Load()-base.conflicts
 	r.Stages = pl.stages.means()
+	r.AckLatency = pl.stages.ackLatency()
 	// The hysteresis timer's passes run between batches and belong to none:
 	// they are reported on their own, not in the per-batch figure.
 	r.TimerRoundTrips = s.DueRoundTrips.Load() - base.dueTrips
@@ -294,6 +320,7 @@ func (b *runner) rostrum(ctx context.Context) (Result, error) {
 	r := Result{Mode: ModeRostrum, Events: int64(len(w.Events)), Seconds: elapsed.Seconds()}
 	r.EventsPerSec = float64(r.Events) / r.Seconds
 	fill(&r, before, after, pl.p.Stats().Batches.Load())
+	m.fillNodes(&r, before, after)
 	b.counters(&r, pl, r.Events)
 	if err := b.memory(ctx, &r, envFlat, before.redis.usedMemory); err != nil {
 		return Result{}, err
@@ -319,7 +346,7 @@ func (b *runner) rostrum(ctx context.Context) (Result, error) {
 
 // memory sets r's Redis memory per ranked member of env's rooms.
 func (b *runner) memory(ctx context.Context, r *Result, env string, usedBefore int64) error {
-	in, err := readInfo(ctx, b.admin)
+	in, _, err := b.admin.info(ctx)
 	if err != nil {
 		return err
 	}
@@ -327,7 +354,7 @@ func (b *runner) memory(ctx context.Context, r *Result, env string, usedBefore i
 	for i, id := range b.w.RoomIDs {
 		keys[i] = sink.RoomKeys(env, id).Ranking
 	}
-	if r.RankedMembers, err = rankedMembers(ctx, b.admin, keys); err != nil {
+	if r.RankedMembers, err = rankedMembers(ctx, b.admin.data, keys); err != nil {
 		return err
 	}
 	if r.RankedMembers > 0 {
@@ -399,6 +426,18 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 		return Result{}, err
 	}
 	batchesBefore := pl.p.Stats().Batches.Load()
+	profiling := false
+	if prof := b.cfg.RateCPUProfile; prof != nil && !b.rateProfiled {
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			return Result{}, fmt.Errorf("bench: --rate-cpuprofile: %w", err)
+		}
+		profiling, b.rateProfiled = true, true
+		defer func() {
+			if profiling {
+				pprof.StopCPUProfile()
+			}
+		}()
+	}
 	pl.mark()
 	start := time.Now()
 	events, records := offer(b.cfg.RateDuration, len(w.Records))
@@ -409,6 +448,10 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 		return Result{}, err
 	}
 	elapsed := time.Since(start)
+	if profiling {
+		pprof.StopCPUProfile()
+		profiling = false
+	}
 	after, err := m.snap(ctx)
 	if err != nil {
 		return Result{}, err
@@ -419,6 +462,7 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 	r := Result{Mode: modeRate, Events: events, Seconds: elapsed.Seconds(), OfferedRate: rate, WarmupSeconds: b.cfg.RateWarmup.Seconds()}
 	r.EventsPerSec = float64(events) / r.Seconds
 	fill(&r, before, after, pl.p.Stats().Batches.Load()-batchesBefore)
+	m.fillNodes(&r, before, after)
 	b.counters(&r, pl, events)
 	lat, err := outputLatencies(ctx, b.kafka(), pl.topics.TopN, start.UnixMilli())
 	if err != nil {

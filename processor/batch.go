@@ -33,14 +33,18 @@ type batch struct {
 	dlqReasons []string           // reason class of each DLQ record, in order
 	ignored    map[ignoredKey]int // events skipped for their unknown type
 	walSeq     uint64
+	prepTook   time.Duration // time in prepare (stage 1), for Observer.Batch
 	dlqSent    bool
 	outputs    []*kgo.Record
 	acks       []ranking.Ack
 	resolved   bool
-	rewound    bool             // recovery rewound the partitions: do not commit
-	stored     int              // stable lists stored by resolve
-	due        map[string]int64 // when not nil, merge records each room's hysteresis deadline (0: none)
-	storeTrips int              // Redis round trips of merge (stores and re-reads)
+	rewound    bool // recovery rewound the partitions: do not commit
+	// afterRewind: polled while the batch before it rewound the partitions
+	// (pipeline.go); not committed either, but it does not pass the mark on
+	afterRewind bool
+	stored      int              // stable lists stored by resolve
+	due         map[string]int64 // when not nil, merge records each room's hysteresis deadline (0: none)
+	storeTrips  int              // Redis round trips of merge (stores and re-reads)
 
 	// leaderboards (boards.go); board is nil without boards
 	board      *board.Batch
@@ -51,15 +55,22 @@ type batch struct {
 }
 
 // newBatch starts a batch that folds into the processor's reusable folder;
-// the previous batch must be finished.
+// the previous batch must be finished. Poll batches take the folder of
+// Processor.nextBatch instead, so that two can be in hand.
 func newBatch(p *Processor, recs []*kgo.Record) *batch {
 	return &batch{p: p, recs: recs, fold: &p.fold, board: p.boardBatch}
 }
 
-func (b *batch) run(ctx context.Context) error {
+// prepare is stage 1 of the pipeline (pipeline.go): steps 1 and 2 of the
+// durability order, decode and fold, then the WAL append and its fsync. It
+// runs on the Run goroutine, the WAL's only writer; a retry repeats only
+// what is not done.
+func (b *batch) prepare(context.Context) error {
 	p := b.p
+	start := time.Now()
+	defer func() { b.prepTook += time.Since(start) }()
 	if !b.decoded {
-		b.decode(time.Now())
+		b.decode(start)
 		b.decoded = true
 	}
 	if b.walSeq == 0 && p.log != nil {
@@ -70,6 +81,17 @@ func (b *batch) run(ctx context.Context) error {
 		}
 		p.cfg.Observer.WALAppend(time.Since(start))
 		b.walSeq = seq
+	}
+	return nil
+}
+
+// run is stage 2 of the pipeline: steps 3 to 7 of the durability order,
+// for a batch that prepare made durable. The WAL prune (step 8) follows on
+// the Run goroutine (Processor.land).
+func (b *batch) run(ctx context.Context) error {
+	p := b.p
+	if !b.decoded || (b.walSeq == 0 && p.log != nil) {
+		return errors.New("batch: stage 2 before the batch was decoded and appended to the WAL")
 	}
 	if !b.dlqSent && len(b.dlq) > 0 {
 		if err := p.cl.ProduceSync(ctx, b.dlq...).FirstErr(); err != nil {
@@ -112,7 +134,7 @@ func (b *batch) run(ctx context.Context) error {
 	// Commit after everything above. A failed commit (for example after the
 	// group moved on) is logged, not retried: the next owner redelivers the
 	// batch and the watermarks make that harmless.
-	if b.rewound {
+	if b.rewound || b.afterRewind {
 		// The partitions were moved back to re-consume what Redis lost;
 		// committing this batch's offsets would skip that on a crash.
 		p.lg.Info("batch not committed: its partitions were rewound")
@@ -129,7 +151,6 @@ func (b *batch) run(ctx context.Context) error {
 		p.stats.Ignored.Add(int64(n))
 	}
 	b.observe()
-	p.maybePrune()
 	return nil
 }
 

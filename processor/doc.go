@@ -2,9 +2,9 @@
 // one environment as a Kafka consumer group and turns each poll batch into
 // Redis ranking state and stable top-N output records.
 //
-// Per poll batch, in this order (the durability order, batch.run; each step
-// starts only after the one before it succeeded, and a retry repeats only
-// the steps not yet done):
+// Per poll batch, in this order (the durability order, batch.prepare then
+// batch.run; each step starts only after the one before it succeeded, and a
+// retry repeats only the steps not yet done):
 //
 //  1. decode every record and fold its events per room, topic-partition and
 //     member (fold.go), and its board events into the batch's board batch;
@@ -38,14 +38,21 @@
 //  8. prune WAL segments that only hold committed batches (by age and size,
 //     at most once per WALPruneEvery).
 //
+// Steps 1 and 2 of a batch overlap steps 3 to 8 of the batch before it
+// (pipeline.go): the next poll batch is decoded, folded and made durable in
+// the WAL while the current one waits on Redis and the broker. Steps 3 to 8
+// of the batches still run one batch after the other, in poll order, so
+// Redis applies, outputs and commits keep that order.
+//
 // A crash anywhere before step 7 makes the group redeliver the batch; the
 // watermarks make the second apply a no-op and the pending output stored in
 // step 4 or 5 is published again, so Redis sees every event's effect exactly once
 // and no stable-list change is lost. Rebalances are blocked while a batch is
-// in flight (kgo.BlockRebalanceOnPoll), so offsets are never committed for a
-// partition this processor no longer owns.
+// in hand (kgo.BlockRebalanceOnPoll) and allowed only with the pipeline
+// empty, so offsets are never committed for a partition this processor no
+// longer owns.
 //
-// Between batches, on the same goroutine, a timer steps the rooms whose
+// Between batches, never beside a batch's steps 3 to 8, a timer steps the rooms whose
 // hysteresis dwell or grace ended without new events (due.go); it stores and
 // publishes like a batch and commits no offsets.
 //
@@ -64,7 +71,8 @@
 //
 //	processor.go     Processor, New (clients, topics, group), Run: the poll loop
 //	config.go        Config, its defaults and Validate; Topics
-//	batch.go         one poll batch through the durability order (run, resolve, Step, merge)
+//	batch.go         one poll batch through the durability order (prepare, run, resolve, Step, merge)
+//	pipeline.go      the two-stage batch pipeline: the next batch's decode and WAL append beside this one's Redis and broker waits
 //	fold.go          decode and fold records into per-room, per-partition member updates
 //	stable.go        the stable strategy: hysteresis or seed merge, its state, urgent
 //	                 presenters and spotlights, and the republish on a listed member's flags

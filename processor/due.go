@@ -14,8 +14,9 @@ import (
 const dueBatch = 512
 
 // maybeStepDue runs the timer when DueInterval has passed since it last did.
-// It runs between poll batches on the Run goroutine, so it never overlaps a
-// batch. A failed pass is logged and left for the next: the due set still
+// It runs between poll batches: right after a batch's stage 2, on that
+// batch's goroutine, or on the Run goroutine with the pipeline empty
+// (pipeline.go), so it never overlaps a batch's stage 2. A failed pass is logged and left for the next: the due set still
 // holds its rooms.
 //
 // It does not run while a rebuild after a Redis data loss is unfinished

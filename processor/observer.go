@@ -3,8 +3,11 @@ package processor
 import "time"
 
 // Observer receives the processor's measurements; the metrics package
-// implements it with Prometheus collectors. Calls come from the processor's
-// goroutine (and, for Rebalance, from the Kafka client's) and must not block.
+// implements it with Prometheus collectors. Calls come from several
+// goroutines at once (the Run goroutine, which decodes and appends to the
+// WAL; a batch's stage-2 goroutine, pipeline.go; the Kafka client's, for
+// Rebalance), so an implementation must be safe for concurrent use; calls
+// must not block.
 // Topic labels are input topic names; reason is a short class (the field a
 // record broke, e.g. "ts", "room_id", "json"), never free text.
 type Observer interface {
@@ -25,7 +28,7 @@ type Observer interface {
 	RedisReset()                           // Redis lost its data and state was rebuilt
 	// PublishLatency observes one output record: from the Kafka timestamp
 	// of its room's oldest record in the batch to the broker's
-	// acknowledgement of the output. Called from the processor's goroutine.
+	// acknowledgement of the output.
 	PublishLatency(took time.Duration)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,16 +33,25 @@ type Processor struct {
 	dropMuted bool                  // audio leads the score (after spotlight, screen share): a muted member leaves the shown list at once
 	lastDue   time.Time             // last look for due rooms
 
-	acks      []ranking.Ack // outputs published by the last batch, acknowledged in the next
-	fold      folder        // reused by every batch (one at a time)
-	lastPrune time.Time
-	walSeq    uint64 // last WAL sequence whose batch was committed
-	stats     Stats
-	assigned  atomic.Int64
-	joined    atomic.Bool      // a group generation was joined (with or without partitions) and not lost since
-	health    health           // back-pressure state (backpressure.go)
-	gen       generation       // Redis data-set tracking (generation.go)
-	refusals  *refusalRecorder // under p.store's chunking: the members the cap refused
+	acks     []ranking.Ack // outputs published by the last batch, acknowledged in the next
+	fold     folder        // reused by the timer's and recovery's batches
+	folds    [2]folder     // poll batches: one in stage 2, one prepared (pipeline.go)
+	nextFold int           // index in folds of the next poll batch
+	// The last batch's stage 2 (from its launch to its end) and prepare
+	// times, to pace the next poll (pipeline.go); Run goroutine only.
+	lastStage2, lastPrepare time.Duration
+	lastPrune               time.Time
+	walSeq                  uint64 // last WAL sequence whose batch was committed
+	stats                   Stats
+	assigned                atomic.Int64
+	joined                  atomic.Bool      // a group generation was joined (with or without partitions) and not lost since
+	health                  health           // back-pressure state (backpressure.go)
+	gen                     generation       // Redis data-set tracking (generation.go)
+	refusals                *refusalRecorder // under p.store's chunking: the members the cap refused
+	// rebalanceWaiting is set when the client holds a rebalance back for
+	// the batches in hand (kgo.OnPartitionsCallbackBlocked); Run then
+	// empties the pipeline and allows it.
+	rebalanceWaiting atomic.Bool
 
 	boardBatch *board.Batch  // reused like fold, for the boards; nil without boards
 	scratch    stableScratch // reused by stable (stable.go)
@@ -130,6 +138,7 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 			p.cfg.Observer.Rebalance("revoked", count(r))
 			p.lg.Info("partitions revoked", zap.Any("partitions", r))
 		}),
+		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { p.rebalanceWaiting.Store(true) }),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, l map[string][]int32) {
 			p.joined.Store(false)
 			p.assigned.Add(-int64(count(l)))
@@ -241,12 +250,12 @@ func (p *Processor) Standby() bool { return p.joined.Load() && p.Assigned() == 0
 // Assigned returns how many input partitions this processor owns now.
 func (p *Processor) Assigned() int { return int(p.assigned.Load()) }
 
-// Run consumes until ctx is cancelled, then finishes the batch in flight,
-// commits it, and leaves the group, within Config.ShutdownTimeout of the
-// cancel: a batch that cannot finish by then is abandoned (uncommitted, so
-// the group redelivers it) and Run returns an error saying so; a group or
-// broker that does not answer the leave is not waited for. It returns nil
-// after a clean stop.
+// Run consumes until ctx is cancelled, then finishes the batches in hand (at
+// most two, pipeline.go), commits them, and leaves the group, within
+// Config.ShutdownTimeout of the cancel: a batch that cannot finish by then
+// is abandoned (uncommitted, so the group redelivers it) and Run returns an
+// error saying so; a group or broker that does not answer the leave is not
+// waited for. It returns nil after a clean stop.
 func (p *Processor) Run(ctx context.Context) error {
 	drain, stopDrain := drainContext(ctx, p.cfg.ShutdownTimeout)
 	defer stopDrain()
@@ -264,10 +273,15 @@ func (p *Processor) Run(ctx context.Context) error {
 	}
 	p.lg.Info("consuming", zap.String("env", p.cfg.Env), zap.String("group", p.cfg.Group),
 		zap.Strings("topics", p.topics.Inputs()))
+	// The batch pipeline (pipeline.go): stage 1 here, stage 2 of the
+	// batch before on its own goroutine, at most one batch ahead.
+	var fl *flight
 	for {
+		p.pace(ctx, fl)
 		fetches := p.poll(ctx)
 		if fetches.IsClientClosed() {
-			return nil
+			_, err := p.land(&fl)
+			return err
 		}
 		fetches.EachError(func(t string, part int32, err error) {
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -281,12 +295,43 @@ func (p *Processor) Run(ctx context.Context) error {
 		// order, so that one WAL frame never outgrows the log's limit.
 		for rest := recs; len(rest) > 0; {
 			n := batchLen(rest, p.cfg.MaxBatchBytes)
-			if err := p.processWithRetry(ctx, drain, rest[:n]); err != nil {
+			b := p.nextBatch(rest[:n])
+			var rewound bool
+			var err error
+			if !p.pipelined() {
+				rewound, err = p.land(&fl)
+			}
+			if err == nil {
+				if err = p.prepareWithRetry(ctx, drain, b); err != nil {
+					_, _ = p.land(&fl)
+				}
+			}
+			if err == nil {
+				var r bool
+				r, err = p.land(&fl)
+				rewound = rewound || r
+			}
+			if err != nil {
 				p.cl.AllowRebalance()
 				return err
 			}
+			// Polled while the batch before rebuilt Redis and rewound the
+			// partitions: applied, but not committed (pipeline.go).
+			b.afterRewind = rewound
+			fl = p.launch(ctx, drain, b)
 			rest = rest[n:]
 		}
+		// Keep one batch in stage 2 while records flow; empty the pipeline
+		// when they stop, on shutdown, and when a rebalance waits: only an
+		// empty pipeline may allow it.
+		if len(recs) > 0 && ctx.Err() == nil && !p.rebalanceWaiting.Load() && p.pipelined() {
+			continue
+		}
+		if _, err := p.land(&fl); err != nil {
+			p.cl.AllowRebalance()
+			return err
+		}
+		p.rebalanceWaiting.Store(false)
 		p.cl.AllowRebalance()
 		if ctx.Err() != nil {
 			return nil
@@ -366,14 +411,14 @@ func (p *Processor) poll(ctx context.Context) kgo.Fetches {
 	return p.cl.PollRecords(pctx, p.cfg.MaxPollRecords)
 }
 
-// processWithRetry runs a batch until it succeeds. Every step is idempotent,
-// so a failed attempt is simply repeated, with exponential backoff and jitter,
-// without polling more (memory stays bounded). An attempt runs under drain,
-// so a shutdown (ctx cancelled) lets it finish; retries stop when ctx is
-// cancelled, and the attempt itself when drain ends. The batch's offsets
+// processWithRetry runs stage 2 of a prepared batch until it succeeds.
+// Every step is idempotent, so a failed attempt is simply repeated, with
+// exponential backoff and jitter, without polling more (memory stays
+// bounded: at most the one batch prepared behind it). An attempt runs under
+// drain, so a shutdown (ctx cancelled) lets it finish; retries stop when ctx
+// is cancelled, and the attempt itself when drain ends. The batch's offsets
 // are then left uncommitted and the group redelivers it.
-func (p *Processor) processWithRetry(ctx, drain context.Context, recs []*kgo.Record) error {
-	b := newBatch(p, recs)
+func (p *Processor) processWithRetry(ctx, drain context.Context, b *batch) error {
 	backoff := p.cfg.RetryBackoff
 	start := time.Now()
 	for {
@@ -385,21 +430,12 @@ func (p *Processor) processWithRetry(ctx, drain context.Context, recs []*kgo.Rec
 			p.health.recovered()
 			p.resumeFetching()
 			p.stats.Batches.Add(1)
-			p.cfg.Observer.Batch(len(recs), time.Since(start))
+			p.cfg.Observer.Batch(len(b.recs), b.prepTook+time.Since(start))
 			return nil
 		}
-		p.stats.Retries.Add(1)
-		p.cfg.Observer.Retry()
-		p.health.failed(err, time.Now())
-		p.pauseFetching()
-		p.lg.Warn("batch failed, retrying", zap.Int("records", len(recs)), zap.Duration("backoff", backoff), zap.Error(err))
-		jitter := time.Duration(rand.Int64N(int64(backoff)/2 + 1))
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("stopped with a failing batch (left uncommitted, it will be redelivered): %w", err)
-		case <-time.After(backoff + jitter):
+		if backoff, err = p.retryAfter(ctx, err, len(b.recs), backoff); err != nil {
+			return err
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

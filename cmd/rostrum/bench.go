@@ -49,15 +49,17 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rateWarmup := fs.Float64("rate-warmup", 5, "seconds the fixed-rate run offers the rate before it measures (the processor's state cache fills); 0: measure from the start")
 	naiveSeconds := fs.Float64("naive-seconds", 10, "time cap of the naive mode")
 	brokers := fs.String("brokers", "", "Kafka seed brokers, comma-separated; empty: an in-process broker")
-	redisAddr := fs.String("redis", "", "address of an empty Redis node the benchmark may FLUSHALL; empty: a private redis-server")
+	redisAddr := fs.String("redis", "", "address of an empty Redis node the benchmark may FLUSHALL, or comma-separated seeds of an empty Redis Cluster (the report splits Redis's CPU across its masters); empty: a private redis-server")
 	partitions := fs.Int("partitions", 3, "partitions of each topic the benchmark creates")
 	topN := fs.Int("top-n", 7, "length of the stable top list, 1..100")
 	maxPoll := fs.Int("max-poll-records", 50000, "records per batch at most")
 	stateCache := fs.Int("state-cache", sink.DefaultCacheMembers, "member states kept in memory by the sink, as in rostrum run (0: off)")
+	sequential := fs.Bool("sequential-batches", false, "run the processor with its batch pipeline off, as rostrum run --sequential-batches (for A/B comparisons)")
 	walSync := fs.String("wal-sync", "always", "WAL fsync policy: always or none")
 	walDir := fs.String("wal-dir", "", "parent directory of the runs' WAL directories (removed afterwards); empty: the system's temporary directory")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rostrum flat-out run to this file")
+	rateCPUProfile := fs.String("rate-cpuprofile", "", "write a CPU profile of the measured window of the (first) fixed-rate run to this file")
 	memProfile := fs.String("memprofile", "", "write the allocation profile at the end of the rostrum flat-out run to this file")
 	logLevel := fs.String("log-level", "warn", "processor log level: debug, info, warn, error")
 	var sec securityFlags
@@ -91,25 +93,26 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer func() { _ = lg.Sync() }()
 
 	cfg := bench.Config{
-		Workload:       *workload,
-		Seed:           *seed,
-		Events:         *events,
-		Rooms:          *rooms,
-		Members:        *members,
-		Modes:          splitList(*modes),
-		Rate:           *rate,
-		RateDuration:   seconds(*rateSeconds),
-		RateWarmup:     seconds(*rateWarmup),
-		NaiveDuration:  seconds(*naiveSeconds),
-		Brokers:        splitList(*brokers),
-		Redis:          *redisAddr,
-		Partitions:     int32(*partitions),
-		TopN:           *topN,
-		MaxPollRecords: *maxPoll,
-		StateCache:     *stateCache,
-		WALDir:         *walDir,
-		Logger:         lg,
-		Progress:       stderr,
+		Workload:          *workload,
+		Seed:              *seed,
+		Events:            *events,
+		Rooms:             *rooms,
+		Members:           *members,
+		Modes:             splitList(*modes),
+		Rate:              *rate,
+		RateDuration:      seconds(*rateSeconds),
+		RateWarmup:        seconds(*rateWarmup),
+		NaiveDuration:     seconds(*naiveSeconds),
+		Brokers:           splitList(*brokers),
+		Redis:             *redisAddr,
+		Partitions:        int32(*partitions),
+		TopN:              *topN,
+		MaxPollRecords:    *maxPoll,
+		StateCache:        *stateCache,
+		SequentialBatches: *sequential,
+		WALDir:            *walDir,
+		Logger:            lg,
+		Progress:          stderr,
 	}
 	if cfg.RateWarmup == 0 {
 		cfg.RateWarmup = -1 // 0 in Config is the default
@@ -166,7 +169,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, p := range []struct {
 		path string
 		dst  *io.Writer
-	}{{*cpuProfile, &cfg.CPUProfile}, {*memProfile, &cfg.MemProfile}} {
+	}{{*cpuProfile, &cfg.CPUProfile}, {*rateCPUProfile, &cfg.RateCPUProfile}, {*memProfile, &cfg.MemProfile}} {
 		if p.path == "" {
 			continue
 		}

@@ -67,6 +67,11 @@ func TestBench(t *testing.T) {
 		if r.Latency == nil || r.Latency.Samples == 0 || r.Latency.P50 < 0 || r.Latency.P99 < r.Latency.P50 || r.Latency.P999 < r.Latency.P99 {
 			t.Errorf("%s: latency %+v", m, r.Latency)
 		}
+		// The processor's own figure: from the room's oldest record in the
+		// batch to the broker's acknowledgement of its output.
+		if a := r.AckLatency; a == nil || a.Samples == 0 || a.P50 < 0 || a.P99 < a.P50 || a.Max < a.P99 {
+			t.Errorf("%s: ack latency %+v", m, a)
+		}
 		if r.Published == 0 || r.DLQ != 0 || r.Retries != 0 {
 			t.Errorf("%s: %d published, %d DLQ, %d retries", m, r.Published, r.DLQ, r.Retries)
 		}
@@ -94,7 +99,7 @@ func TestBenchFlags(t *testing.T) {
 		{"--events", "0"},
 		{"--naive-seconds", "0"},
 		{"--wal-sync", "sometimes"},
-		{"--redis", "a:1,b:2"},
+		{"--redis-user", "bench"}, // credentials need --redis
 		{"extra"},
 	} {
 		var stdout, stderr bytes.Buffer
