@@ -95,9 +95,9 @@ type Config struct {
 	// (sink.Options.CacheMembers): 0 none; `rostrum bench`'s default is
 	// sink.DefaultCacheMembers, as `rostrum run`'s.
 	StateCache int
-	// SequentialBatches runs the processor with its batch pipeline off
-	// (processor.Config.SequentialBatches), for A/B comparisons.
-	SequentialBatches bool
+	// PipelineBatches runs the processor with its batch pipeline on
+	// (processor.Config.PipelineBatches), for A/B comparisons.
+	PipelineBatches bool
 	// WALDir is the parent of the WAL directories the rostrum runs create
 	// (and remove). Default: the system's temporary directory.
 	WALDir string

@@ -150,13 +150,13 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 		return nil, err
 	}
 	pc := processor.Config{
-		Brokers:           b.brokers,
-		Env:               env,
-		TopicPrefix:       b.prefix,
-		Group:             b.prefix + "rostrum-" + env,
-		TopN:              cfg.TopN,
-		MaxPollRecords:    cfg.MaxPollRecords,
-		SequentialBatches: cfg.SequentialBatches,
+		Brokers:         b.brokers,
+		Env:             env,
+		TopicPrefix:     b.prefix,
+		Group:           b.prefix + "rostrum-" + env,
+		TopN:            cfg.TopN,
+		MaxPollRecords:  cfg.MaxPollRecords,
+		PipelineBatches: cfg.PipelineBatches,
 		// The stable step as `rostrum run` takes it by default.
 		Dwell: stability.DefaultDwell, Grace: stability.DefaultGrace, Margin: stability.DefaultMargin,
 		Logger:    cfg.Logger,

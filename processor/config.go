@@ -110,12 +110,12 @@ type Config struct {
 	// comes first. See backpressure.go.
 	UnreadyFailures int
 	UnreadyAfter    time.Duration
-	// SequentialBatches turns the batch pipeline off (pipeline.go): each
-	// batch is polled, decoded and appended to the WAL only after the one
-	// before it was committed, as before the pipeline. Default false: the
-	// next batch is prepared while the current one is in Redis. For
-	// comparisons (`rostrum bench --sequential-batches`) and as a way back.
-	SequentialBatches bool
+	// PipelineBatches turns the batch pipeline on (pipeline.go): the next
+	// batch is polled, decoded and appended to the WAL while the current
+	// one is in Redis. Default false: each batch is polled only after the
+	// one before it was committed. Off by default until it measures better
+	// (docs/PERFORMANCE.md); without effect when boards are configured.
+	PipelineBatches bool
 	// MaxRoomsPerApply is the most rooms written in one pipelined Redis
 	// round trip; a batch touching more rooms is applied in several round
 	// trips of at most this many (nothing is rejected). Default 50000, the

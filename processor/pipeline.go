@@ -54,7 +54,7 @@ import (
 //     Config.ShutdownTimeout still bounds a stop; a failing batch is left
 //     uncommitted and redelivered, as before.
 //
-// With Config.SequentialBatches, and with boards configured, the stages run
+// Without Config.PipelineBatches (the default), and with boards configured, the stages run
 // one after the other (the batch is polled only after the one before it was
 // committed). With boards, because a batch's decode resets the shared board
 // batch that the batch before it applies (boards.go), and the deferred board
@@ -73,9 +73,9 @@ type flight struct {
 }
 
 // pipelined reports whether stage 1 of a batch may overlap stage 2 of the
-// one before it (see above: not with boards, nor with
-// Config.SequentialBatches).
-func (p *Processor) pipelined() bool { return p.boardBatch == nil && !p.cfg.SequentialBatches }
+// one before it (see above: only with Config.PipelineBatches, and not with
+// boards).
+func (p *Processor) pipelined() bool { return p.boardBatch == nil && p.cfg.PipelineBatches }
 
 // nextBatch starts a batch of recs on the folder the batch in stage 2 does
 // not use.

@@ -104,7 +104,7 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 	defer wl.Close()
 	log := &countingLog{Log: wl, appended: make(chan struct{}, 1)}
 	store := &heldStore{Redis: rs, log: log, entered: make(chan struct{}), release: make(chan struct{})}
-	p, err := processor.New(ctx, processor.Config{Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 500,
+	p, err := processor.New(ctx, processor.Config{Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 500, PipelineBatches: true,
 		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute}}, store, log)
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +195,7 @@ func TestPipelineAllowsRebalanceUnderLoad(t *testing.T) {
 	defer cancel()
 	slowRebalance := func(c *processor.Config) {
 		c.KafkaOpts = append(testenv.FastGroupOpts(), kgo.RebalanceTimeout(time.Minute))
+		c.PipelineBatches = true
 	}
 	p1, close1, err := startProcessorWith(ctx, w.kafka.Seeds, w.redis.Addr, t.TempDir(), 200, slowRebalance)
 	if err != nil {

@@ -54,7 +54,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	topN := fs.Int("top-n", 7, "length of the stable top list, 1..100")
 	maxPoll := fs.Int("max-poll-records", 50000, "records per batch at most")
 	stateCache := fs.Int("state-cache", sink.DefaultCacheMembers, "member states kept in memory by the sink, as in rostrum run (0: off)")
-	sequential := fs.Bool("sequential-batches", false, "run the processor with its batch pipeline off, as rostrum run --sequential-batches (for A/B comparisons)")
+	pipeline := fs.Bool("pipeline-batches", false, "run the processor with its batch pipeline on, as rostrum run --pipeline-batches (for A/B comparisons)")
 	walSync := fs.String("wal-sync", "always", "WAL fsync policy: always or none")
 	walDir := fs.String("wal-dir", "", "parent directory of the runs' WAL directories (removed afterwards); empty: the system's temporary directory")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
@@ -93,26 +93,26 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer func() { _ = lg.Sync() }()
 
 	cfg := bench.Config{
-		Workload:          *workload,
-		Seed:              *seed,
-		Events:            *events,
-		Rooms:             *rooms,
-		Members:           *members,
-		Modes:             splitList(*modes),
-		Rate:              *rate,
-		RateDuration:      seconds(*rateSeconds),
-		RateWarmup:        seconds(*rateWarmup),
-		NaiveDuration:     seconds(*naiveSeconds),
-		Brokers:           splitList(*brokers),
-		Redis:             *redisAddr,
-		Partitions:        int32(*partitions),
-		TopN:              *topN,
-		MaxPollRecords:    *maxPoll,
-		StateCache:        *stateCache,
-		SequentialBatches: *sequential,
-		WALDir:            *walDir,
-		Logger:            lg,
-		Progress:          stderr,
+		Workload:        *workload,
+		Seed:            *seed,
+		Events:          *events,
+		Rooms:           *rooms,
+		Members:         *members,
+		Modes:           splitList(*modes),
+		Rate:            *rate,
+		RateDuration:    seconds(*rateSeconds),
+		RateWarmup:      seconds(*rateWarmup),
+		NaiveDuration:   seconds(*naiveSeconds),
+		Brokers:         splitList(*brokers),
+		Redis:           *redisAddr,
+		Partitions:      int32(*partitions),
+		TopN:            *topN,
+		MaxPollRecords:  *maxPoll,
+		StateCache:      *stateCache,
+		PipelineBatches: *pipeline,
+		WALDir:          *walDir,
+		Logger:          lg,
+		Progress:        stderr,
 	}
 	if cfg.RateWarmup == 0 {
 		cfg.RateWarmup = -1 // 0 in Config is the default

@@ -14,7 +14,7 @@ import (
 type limitFlags struct {
 	maxRoomMembers   int
 	maxRoomsPerApply int
-	sequential       bool
+	pipeline         bool
 	stateCache       int
 	unreadyFailures  int
 	unreadyAfter     time.Duration
@@ -24,7 +24,7 @@ func (f *limitFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxRoomMembers, "max-room-members", 100000, "members kept per room at most; a new member beyond it goes to the DLQ (0: no cap)")
 	fs.IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory (about 190 B each) so that an apply merges and scores in Go and Redis only stores the results (0: off)")
 	fs.IntVar(&f.maxRoomsPerApply, "max-rooms-per-apply", 50000, "rooms written per Redis round trip at most; a batch touching more is applied in several")
-	fs.BoolVar(&f.sequential, "sequential-batches", false, "turn the batch pipeline off: poll, decode and WAL-append a batch only after the one before it was committed")
+	fs.BoolVar(&f.pipeline, "pipeline-batches", false, "turn the batch pipeline on: poll, decode and WAL-append the next batch while the current one is in Redis (off by default until it measures better; no effect with boards)")
 	fs.IntVar(&f.unreadyFailures, "unready-failures", 3, "/readyz reports not ready after this many failed attempts of a batch in a row")
 	fs.DurationVar(&f.unreadyAfter, "unready-after", 10*time.Second, "or after a batch has been failing this long")
 }
@@ -36,7 +36,7 @@ func (f *limitFlags) apply(pc *processor.Config, so *sink.Options, walDir string
 	so.MaxMembers = f.maxRoomMembers
 	so.CacheMembers = f.stateCache
 	pc.MaxRoomsPerApply = f.maxRoomsPerApply
-	pc.SequentialBatches = f.sequential
+	pc.PipelineBatches = f.pipeline
 	pc.UnreadyFailures = f.unreadyFailures
 	pc.UnreadyAfter = f.unreadyAfter
 	// Beside the WAL: it says which Redis data set the WAL was applied to.
