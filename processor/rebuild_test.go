@@ -25,6 +25,7 @@ import (
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/wal"
 )
 
 // TestTimerWaitsForRebuild: after Redis lost its data, no list is stored
@@ -204,5 +205,150 @@ func TestStoredOutputsDroppedByRebuild(t *testing.T) {
 	}
 	if last := seen[int64(len(seen))]; len(seen) != 2 || len(last.Top) != 3 || last.Top[2].UserID != "d" {
 		t.Fatalf("outputs %+v, want seq 1 [a b c] and seq 2 [a b d]", seen)
+	}
+}
+
+// flushBetweenTrips is a go-redis hook that, once armed, empties Redis
+// (FLUSHALL through rc, another client) right after the next apply round
+// trip (the pipeline that peeks at the due set): Redis loses its data
+// between the two round trips of one Apply.
+type flushBetweenTrips struct {
+	rc    *redis.Client
+	armed atomic.Bool
+	err   atomic.Value
+}
+
+func (h *flushBetweenTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *flushBetweenTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *flushBetweenTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Name() == "zrange" }) && h.armed.CompareAndSwap(true, false) {
+			if ferr := h.rc.FlushAll(ctx).Err(); ferr != nil {
+				h.err.Store(ferr)
+			}
+		}
+		return err
+	}
+}
+
+// TestNoSeqFromAnEmptiedRedis: Redis loses its data between the two round
+// trips of one apply. The room's plan from the state cache is refused in
+// the first (another writer changed the room), which also finds the
+// generation marker in place; the full script then runs on the emptied
+// Redis in the second and finds a room without a stable list, seq 0. The
+// batch must not store and publish that room's next list as seq 1 (seq 1
+// went out before, with other content): the apply reports the loss, and
+// the rebuild seeds the seq from the output topic and publishes seq 2.
+func TestNoSeqFromAnEmptiedRedis(t *testing.T) {
+	topics := processor.TopicsFor("", env)
+	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
+	rdb := testenv.StartRedis(t)
+	rc := rdb.Client()
+	hook := &flushBetweenTrips{rc: rdb.Client()}
+	rc.AddHook(hook)
+	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := wal.Open(t.TempDir(), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := processor.New(ctx, processor.Config{
+		Brokers: k.Seeds, Env: env, Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute},
+		KafkaOpts: testenv.FastGroupOpts(), Logger: zaptest.NewLogger(t),
+		Stability: processor.StabilitySeed, RetryBackoff: 20 * time.Millisecond,
+	}, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		log.Close()
+	})
+
+	const room = "r-gap"
+	t0 := time.Now().Add(-time.Minute).UnixMilli()
+	send := func(evs ...string) {
+		k.Produce(topics.RTC, []byte(room), []byte("["+strings.Join(evs, ",")+"]"))
+	}
+	ev := func(user string, value, at int64) string {
+		return fmt.Sprintf(`{"room_id":%q,"user_id":%q,"type":"volume","value":%d,"ts":%d}`, room, user, value, t0+at)
+	}
+	outputs := func(n int) []codec.Output {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var out []codec.Output
+			for _, r := range k.ReadAll(topics.TopN) {
+				var o codec.Output
+				if err := json.Unmarshal(r.Value, &o); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, o)
+			}
+			if len(out) >= n {
+				return out
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d outputs, want %d: %+v", len(out), n, out)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	send(ev("a", 500, 0), ev("b", 400, 0), ev("c", 300, 0))
+	outputs(1)
+	waitRecords(t, p, 1) // its acknowledgement is queued for the next apply
+
+	// Another writer changes the room: the cached plan of the next batch is
+	// refused and the room goes to the second round trip.
+	other, err := sink.New(rdb.Client(), sink.Options{Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z ranking.MemberState
+	zev := codec.Event{Type: codec.TypeVolume, Value: 100, RoomID: room, UserID: "z", TS: t0 + 50}
+	z.Apply(&zev)
+	if _, err := other.Apply(context.Background(), []ranking.RoomUpdate{{Room: room, Parts: []ranking.Part{{Topic: "elsewhere", Last: 1,
+		Members: []ranking.MemberUpdate{{UserID: "z", State: z}}}}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	hook.armed.Store(true)
+	send(ev("d", 450, 100))
+	out := outputs(2)
+	if hook.armed.Load() {
+		t.Fatal("Redis was not emptied between the round trips")
+	}
+	if err, _ := hook.err.Load().(error); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]codec.Output{}
+	for _, o := range out {
+		if prev, ok := seen[o.Seq]; ok && fmt.Sprint(prev) != fmt.Sprint(o) {
+			t.Fatalf("seq %d published with different contents:\n  %+v\n  %+v", o.Seq, prev, o)
+		}
+		seen[o.Seq] = o
+	}
+	if p.Stats().RedisResets.Load() == 0 {
+		t.Fatal("the apply did not report the data loss")
+	}
+	ids := func(o codec.Output) (l []string) {
+		for _, m := range o.Top {
+			l = append(l, m.UserID)
+		}
+		return l
+	}
+	if l := ids(seen[2]); !slices.Equal(l, []string{"a", "b", "c", "d"}) {
+		t.Fatalf("seq 2 after the rebuild: %v, want [a b c d]", l)
 	}
 }

@@ -22,8 +22,15 @@ import (
 // that another writer changed since, take applyLua, whose reply refills the
 // cache. Only a room another writer changed costs a second round trip.
 //
-// The same round trip reads the generation marker: when it differs from the
-// adopted one, Apply returns ranking.ErrRedisReset (see there).
+// The same round trip reads the generation marker after the room scripts
+// (and again after any of them that ran again, see generationLua), and so
+// does the second round trip: when a marker read differs from the adopted
+// one, Apply returns ranking.ErrRedisReset (see there) and no state. A
+// marker read before the scripts would vouch only for the data set as it
+// was then: a script run after Redis came back empty (the second round trip,
+// or a call run again after NOSCRIPT) would return a room with no stable
+// list and seq 0, whose next list would be stored and published as seq 1
+// again before the rebuild seeded the seqs from the output topic.
 func (r *Redis) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
 	states, _, err := r.ApplyMerge(ctx, rooms, acks, nil)
 	return states, err
@@ -42,10 +49,9 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 			return nil, nil, err
 		}
 	}
-	var gen *redis.StringCmd
+	var gen *redis.Cmd
 	var due *redis.ZSliceCmd
 	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
-		gen = p.Get(ctx, generationKey(r.opt.Env))
 		due = p.ZRangeWithScores(ctx, dueKey(r.opt.Env), 0, 0)
 		for _, a := range acks {
 			p.Run(ctx, ackLua, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
@@ -63,6 +69,7 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 				p.Do(ctx, "ZADD", dueKey(r.opt.Env), "LT", pl.update.Due, pl.update.Room)
 			}
 		}
+		gen = r.readGeneration(ctx, p) // last: after every room script
 		return out
 	})
 	if err != nil {
@@ -108,6 +115,12 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 		}
 	}
 	if len(again) > 0 {
+		// Redis may have lost its data since the first round trip: this
+		// one reads the marker again, after its scripts, and both reads
+		// must pass.
+		if err := r.checkGeneration(gen); err != nil {
+			return nil, nil, r.resetFailed(rooms, err)
+		}
 		cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 			out := make([]*redis.Cmd, len(again))
 			for j, i := range again {
@@ -116,6 +129,7 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 				}
 				out[j] = r.applyRoom(ctx, p, &rooms[i], false)
 			}
+			gen = r.readGeneration(ctx, p)
 			return out
 		})
 		if err != nil {
@@ -130,10 +144,7 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 		}
 	}
 	if err := r.checkGeneration(gen); err != nil {
-		if r.cache != nil && errors.Is(err, ranking.ErrRedisReset) {
-			r.cache.clear()
-		}
-		return nil, nil, err
+		return nil, nil, r.resetFailed(rooms, err)
 	}
 	if rolledBack != nil {
 		// The apply ran fully (the rooms concerned took the full script);
@@ -142,6 +153,24 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 		return nil, nil, rolledBack
 	}
 	return states, merged, nil
+}
+
+// resetFailed handles a failed generation check: after a data loss the
+// whole cache is stale; after another failure the rooms' entries are.
+func (r *Redis) resetFailed(rooms []ranking.RoomUpdate, err error) error {
+	if r.cache != nil && errors.Is(err, ranking.ErrRedisReset) {
+		r.cache.clear()
+	} else {
+		r.forget(rooms)
+	}
+	return err
+}
+
+// readGeneration queues the read of the generation marker in p. Queued
+// after the room scripts of a round trip, it reads the data set they ran on,
+// or a later one; redisscript runs it again after any call it runs again.
+func (r *Redis) readGeneration(ctx context.Context, p *redisscript.Pipe) *redis.Cmd {
+	return p.RunCheck(ctx, generationLua, []string{generationKey(r.opt.Env)})
 }
 
 // forget drops rooms from the state cache after a failed apply: what Redis

@@ -48,19 +48,20 @@ func (r *Redis) AdoptGeneration(g string) {
 	r.gen.Store(&g)
 }
 
-// checkGeneration compares the marker read in a pipeline with the adopted
-// one. Nothing adopted yet means nothing to compare.
-func (r *Redis) checkGeneration(c *redis.StringCmd) error {
+// checkGeneration compares the marker read in a pipeline (generationLua:
+// "" when missing) with the adopted one. Nothing adopted yet means nothing
+// to compare.
+func (r *Redis) checkGeneration(c *redis.Cmd) error {
 	want := r.gen.Load()
 	if want == nil {
 		return nil
 	}
-	got, err := c.Result()
-	if err == redis.Nil || (err == nil && got != *want) {
-		return ranking.ErrRedisReset
-	}
+	got, err := c.Text()
 	if err != nil {
 		return fmt.Errorf("sink: generation marker: %w", err)
+	}
+	if got != *want {
+		return ranking.ErrRedisReset
 	}
 	return nil
 }

@@ -33,9 +33,12 @@ var (
 	// restoreLua seeds a room's stable hash after Redis lost or rolled
 	// back its data; lua/restore.lua.
 	restoreLua = redisscript.MustParse(luaFiles, "lua/restore.lua")
+	// generationLua reads the generation marker after a round trip's room
+	// scripts; lua/generation.lua.
+	generationLua = redisscript.MustParse(luaFiles, "lua/generation.lua")
 
 	// scripts is every script the sink runs, loaded on NOSCRIPT.
-	scripts = []*redisscript.Script{applyLua, fastLua, commitLua, ackLua, settleLua, restoreLua}
+	scripts = []*redisscript.Script{applyLua, fastLua, commitLua, ackLua, settleLua, restoreLua, generationLua}
 )
 
 // fastLua's merge modes, ARGV[7].

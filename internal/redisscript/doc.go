@@ -21,7 +21,10 @@
 // SHA-1 and changed nothing. Runner.Pipelined therefore loads the scripts
 // and runs again, in a second round trip, only the calls that failed so; the
 // others' results stand, so no call takes effect twice. A retried call runs
-// after every other command of its pipeline.
+// after every other command of its pipeline. A call queued with
+// Pipe.RunCheck only reads (a marker vouching for the data set, such as the
+// sink's generation marker); it is run again, last, whenever another call
+// is, so that what it read is never older than what the retried calls did.
 //
 // The package imports go-redis and the standard library only.
 package redisscript

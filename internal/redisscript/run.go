@@ -37,6 +37,9 @@ type call struct {
 	keys []string
 	args []any
 	cmd  *redis.Cmd
+	// check: a call that only reads (Pipe.RunCheck), run again whenever
+	// another call of its pipeline is
+	check bool
 }
 
 // Run queues a call of s (EVALSHA) and returns its command, which holds the
@@ -47,12 +50,25 @@ func (p *Pipe) Run(ctx context.Context, s *Script, keys []string, args ...any) *
 	return cmd
 }
 
+// RunCheck queues a call of s, as Run, that only reads (a marker that
+// vouches for the data set the other calls wrote to): whenever Pipelined
+// runs other calls of the pipeline again after NOSCRIPT, it runs this one
+// again too, after them, so that its reply is never older than theirs.
+// Queued after the calls it vouches for, its reply describes the data set
+// they all ran on, or a later one.
+func (p *Pipe) RunCheck(ctx context.Context, s *Script, keys []string, args ...any) *redis.Cmd {
+	cmd := p.Run(ctx, s, keys, args...)
+	p.calls[len(p.calls)-1].check = true
+	return cmd
+}
+
 // Pipelined runs the commands fill queues on p in one round trip. The
 // script calls that fail with NOSCRIPT did not run; Pipelined then loads the
 // runner's scripts and runs those calls again, in their order, in a second
 // round trip, and their commands hold the second replies. Calls that failed
 // otherwise, or succeeded, are not run again, so every call takes effect at
-// most once. A call that meets NOSCRIPT twice keeps that error.
+// most once. A call that meets NOSCRIPT twice keeps that error. A call
+// queued with RunCheck is run again whenever another call is, after them.
 //
 // Pipelined returns an error only when the scripts could not be loaded; each
 // command's own error tells how it went.
@@ -69,6 +85,13 @@ func (r *Runner) Pipelined(ctx context.Context, fill func(p *Pipe)) error {
 	}
 	if len(failed) == 0 {
 		return nil
+	}
+	// The checks that did run in the first round trip read the data set as
+	// it was before the calls run again: read it once more, after them.
+	for _, c := range p.calls {
+		if c.check && !isNoScript(c.cmd.Err()) {
+			failed = append(failed, c)
+		}
 	}
 	if err := r.Load(ctx); err != nil {
 		return err

@@ -133,3 +133,47 @@ func TestLoadAllSyntaxError(t *testing.T) {
 		t.Fatalf("LoadAll = %v, want an error naming bad.lua", err)
 	}
 }
+
+// TestRunCheckReadsAfterRetried: a check (Pipe.RunCheck) that ran in the
+// first round trip while other calls met NOSCRIPT is run again after them,
+// so that its reply describes the data they wrote, not the data before.
+// Without that, a marker read before the retried calls would vouch for a
+// data set they did not run on. When no call is retried, the check's first
+// reply stands.
+func TestRunCheckReadsAfterRetried(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	length := redisscript.New("length.lua", "return redis.call('LLEN', KEYS[1])\n")
+	run := redisscript.NewRunner(c, push, length)
+	// Only the check is loaded: the push meets NOSCRIPT, the check does not.
+	if err := redisscript.LoadAll(ctx, c, length); err != nil {
+		t.Fatal(err)
+	}
+	pipeline := func() (pushed, checked int64) {
+		var p1, chk *redis.Cmd
+		err := run.Pipelined(ctx, func(p *redisscript.Pipe) {
+			p1 = p.Run(ctx, push, []string{"l"}, "x")
+			chk = p.RunCheck(ctx, length, []string{"l"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pushed, err = p1.Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if checked, err = chk.Int64(); err != nil {
+			t.Fatal(err)
+		}
+		return pushed, checked
+	}
+	if pushed, checked := pipeline(); pushed != 1 || checked != 1 {
+		t.Fatalf("push retried after NOSCRIPT: pushed %d, check read %d; want 1 and 1 (read after the push)", pushed, checked)
+	}
+	if pushed, checked := pipeline(); pushed != 2 || checked != 2 {
+		t.Fatalf("nothing retried: pushed %d, check read %d; want 2 and 2", pushed, checked)
+	}
+	if n := c.LLen(ctx, "l").Val(); n != 2 {
+		t.Fatalf("list length %d: a call took effect twice or not at all", n)
+	}
+}
