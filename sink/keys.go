@@ -6,7 +6,7 @@ package sink
 type Keys struct {
 	Members    string // hash: user id → packed MemberState
 	Ranking    string // sorted set: ranked user id → codec score
-	Stable     string // hash: seq, list (comma-separated ids), v (ranking version), pending and out (an output not yet acknowledged as published), h (hysteresis state, stability.State's text)
+	Stable     string // hash: seq, list (comma-separated ids), v (ranking version), pending and out (an output not yet acknowledged as published), h (hysteresis state, stability.State's text), mv (state token), r (rules version)
 	Watermarks string // hash: "topic/partition" → last applied offset
 }
 
