@@ -39,8 +39,9 @@
 //     at most once per WALPruneEvery).
 //
 // With Config.PipelineBatches (off by default), steps 1 and 2 of a batch
-// overlap steps 3 to 8 of the batch before it (pipeline.go): the next poll batch is decoded, folded and made durable in
-// the WAL while the current one waits on Redis and the broker. Steps 3 to 8
+// overlap steps 3 to 8 of the batch before it (pipeline.go): the next poll
+// batch is decoded, folded and made durable in the WAL while the current
+// one waits on Redis and the broker. Steps 3 to 8
 // of the batches still run one batch after the other, in poll order, so
 // Redis applies, outputs and commits keep that order.
 //

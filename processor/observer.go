@@ -5,9 +5,9 @@ import "time"
 // Observer receives the processor's measurements; the metrics package
 // implements it with Prometheus collectors. Calls come from several
 // goroutines at once (the Run goroutine, which decodes and appends to the
-// WAL; a batch's stage-2 goroutine, pipeline.go; the Kafka client's, for
-// Rebalance), so an implementation must be safe for concurrent use; calls
-// must not block.
+// WAL; the boards' apply, boards.go; with Config.PipelineBatches, a batch's
+// stage-2 goroutine, pipeline.go; the Kafka client's, for Rebalance), so an
+// implementation must be safe for concurrent use; calls must not block.
 // Topic labels are input topic names; reason is a short class (the field a
 // record broke, e.g. "ts", "room_id", "json"), never free text.
 type Observer interface {

@@ -54,9 +54,9 @@ import (
 //     Config.ShutdownTimeout still bounds a stop; a failing batch is left
 //     uncommitted and redelivered, as before.
 //
-// Without Config.PipelineBatches (the default), and with boards configured, the stages run
-// one after the other (the batch is polled only after the one before it was
-// committed). With boards, because a batch's decode resets the shared board
+// Without Config.PipelineBatches (the default), and with boards
+// configured, the stages run one after the other (the batch is polled only
+// after the one before it was committed). With boards, because a batch's decode resets the shared board
 // batch that the batch before it applies (boards.go), and the deferred board
 // coverage depends on the previous batch's outcome.
 //
