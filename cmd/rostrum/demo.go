@@ -34,13 +34,16 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	grayRooms := fs.Int("gray-rooms", 3, "simulated rooms of the second environment, gray (rooms gray-r-…), sent through the gateway; 0: none")
 	hostEvery := fs.Duration("host-clicks", 3*time.Second, "simulated hosts click start/stop recording (sometimes several at once) this often; 0: never")
 	// Demo defaults: embedded everything, readable logs, a throwaway WAL.
-	_ = fs.Set("env", "demo")
-	_ = fs.Set("redis", "")
-	_ = fs.Set("brokers", "")
-	_ = fs.Set("log-format", "console")
-	_ = fs.Set("log-level", "warn")
-	_ = fs.Set("wal-sync", "none")
-	_ = fs.Set("control-insecure", "true") // the page's start/stop buttons carry no token
+	// They count as given (so neither ROSTRUM_* variables meant for `run`
+	// nor a --config file turn the demo to a real Redis or broker), and
+	// -help shows them as the defaults.
+	for name, v := range map[string]string{
+		"env": "demo", "redis": "", "brokers": "", "log-format": "console", "log-level": "warn",
+		"wal-sync":         "none",
+		"control-insecure": "true", // the page's start/stop buttons carry no token
+	} {
+		setDefault(fs, name, v)
+	}
 	if err := parseFlags(fs, &f, args); err != nil {
 		return err
 	}
@@ -223,4 +226,13 @@ func demoGatewayLine(ln net.Listener, env string) string {
 	}
 	return fmt.Sprintf("%s/v1/callbacks/{rtc|client|signal}   (the simulated meeting POSTs here; rooms %s-… go to %s, the rest to %s)",
 		gatewayURL(ln.Addr().String()), demoGrayEnv, demoGrayEnv, env)
+}
+
+// setDefault sets fs's flag name to v, as given on the command line, and
+// makes v the default -help prints.
+func setDefault(fs *flag.FlagSet, name, v string) {
+	if err := fs.Set(name, v); err != nil {
+		panic("demo: default of --" + name + ": " + err.Error())
+	}
+	fs.Lookup(name).DefValue = v
 }
