@@ -3,6 +3,7 @@ package chaos
 import (
 	_ "embed"
 	"fmt"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -18,13 +19,29 @@ var boardsYAML []byte
 // board in tenths and a user day board.
 var CheaterBoards = []string{"room-gifts-7d", "weekly-score", "gifts-day"}
 
-// Boards compiles the boards every chaos processor runs (boards.yaml).
+// Boards compiles the boards every chaos processor runs (boards.yaml),
+// the decay boards with the epoch and grace that move their base at the
+// moment DecayAtEnv sets (checkdecay.go).
 func Boards() ([]*board.Board, error) {
 	var file struct {
 		Boards []board.Config `yaml:"boards"`
 	}
 	if err := yaml.Unmarshal(boardsYAML, &file); err != nil {
 		return nil, fmt.Errorf("chaos: boards.yaml: %w", err)
+	}
+	at, err := decayAtFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	for i := range file.Boards {
+		if c := &file.Boards[i]; c.Decay != nil && !at.IsZero() {
+			h, err := time.ParseDuration(c.Decay.HalfLife)
+			if err != nil {
+				return nil, fmt.Errorf("chaos: boards.yaml: %s: half-life %q: %w", c.Name, c.Decay.HalfLife, err)
+			}
+			epoch, grace := decayPlace(at, h)
+			c.Epoch, c.Grace = epoch, &grace
+		}
 	}
 	bs, err := board.Compile(file.Boards)
 	if err != nil {

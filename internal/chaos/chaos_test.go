@@ -128,12 +128,17 @@ func runChaos(t *testing.T, stable string, share int) map[Kind]int {
 		ArrayRate: 0.3, IDRate: 0.35, RetryRate: 0.05, LateRate: 0.02, DecimalRate: 0.3,
 		Cheaters: 4, CheatRate: 0.02, RemoveRate: 0.005, RemoveBoards: CheaterBoards}
 	tr, split := Trace(cfg, &bcfg)
+	// The decay boards' base moves at decayAt, while the processors run
+	// (decay_chaos_test.go); Check compares the other boards.
+	decayAt := setDecayAt(t, now.Add(spread))
 	boards, err := Boards()
 	if err != nil {
 		t.Fatal(err)
 	}
+	boards, decay := SplitDecay(boards)
 	h := New(t, []string{r.Addr}, tr, boards, stable)
 	rc := r.Client()
+	rebases := WatchRebases(r.Addr, EnvName, decay)
 
 	start := time.Now()
 	h.In.SettleFirst = start
@@ -157,11 +162,15 @@ func runChaos(t *testing.T, stable string, share int) map[Kind]int {
 			h.Start(slot)
 		}
 	}
+	waitDecayBoundary(decayAt)
 	h.WaitCaughtUp(5 * time.Minute)
 	h.WaitRebuilt(func() (string, error) {
 		return rc.Get(context.Background(), "rostrum:"+EnvName+":generation").Result()
 	}, 2*time.Minute)
 	h.WaitSettled(rc, time.Minute)
+	// The decay boards as the faults left them, before the settlement's
+	// Redis wipe rebuilds them from the WALs.
+	checkDecayAfterFaults(t, rc, decay, h, sched, now, decayAt, rebases)
 
 	// Settlement under faults (settle.go): the clock record closes every
 	// period the trace counted; a processor is killed while they settle,
@@ -185,6 +194,7 @@ func runChaos(t *testing.T, stable string, share int) map[Kind]int {
 		h.Stop(slot)
 	}
 	took := time.Since(start)
+	seenRebases := rebases.Stop()
 
 	outputs := h.Kafka.ReadAll(h.Topics.TopN)
 	dlq := h.Kafka.ReadAll(h.Topics.DLQ)
@@ -209,6 +219,7 @@ func runChaos(t *testing.T, stable string, share int) map[Kind]int {
 		}
 		expired = append(expired, res)
 	}
+	checkDecayBoards(t, rc, decay, h, dlq, now, seenRebases, rep)
 	printFigures(t, h, sched, rep, seed, took, expired)
 	if !rep.OK() {
 		for _, p := range rep.Problems {

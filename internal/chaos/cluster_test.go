@@ -42,6 +42,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	boards, _ = SplitDecay(boards) // the decay boards are checked by TestChaos alone
 	h := New(t, cluster.Addrs, tr, boards, processor.StabilityHysteresis)
 	rc := cluster.Client()
 

@@ -35,6 +35,12 @@
 //     removal or no decimal value. CheckExpiry
 //     then expires the rolling and windows boards at chosen times, in Redis
 //     and in the model, and compares again.
+//   - Decay boards (checkdecay.go): their base moves while the processors
+//     run, at a moment the test sets; CheckDecay compares the base, the
+//     integer sums (and a rolling board's slice sums) and the reads at a
+//     fixed time exactly with the model, after the faults and at the end,
+//     checks that their late events are in the DLQ with a reason saying
+//     late, then rebases both at chosen times and compares again.
 //   - Output topic, per room: a room the model never saw is applied
 //     twice; seqs 1..n without gaps (each missing seq is lost); a repeated
 //     seq must repeat identical content (a different one is applied twice:
