@@ -129,8 +129,9 @@ func runChaos(t *testing.T, stable string, share int) map[Kind]int {
 		Cheaters: 4, CheatRate: 0.02, RemoveRate: 0.005, RemoveBoards: CheaterBoards}
 	tr, split := Trace(cfg, &bcfg)
 	// The decay boards' base moves at decayAt, while the processors run
+	// and the board records (the second half) flow, before the faults end
 	// (decay_chaos_test.go); Check compares the other boards.
-	decayAt := setDecayAt(t, now.Add(spread))
+	decayAt := setDecayAt(t, now.Add(spread*3/4))
 	boards, err := Boards()
 	if err != nil {
 		t.Fatal(err)
