@@ -145,7 +145,9 @@ func TestBoardSettledRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := board.NewStore(testenv.StartRedis(t).Client(), "test", bs)
-	now := time.Now()
+	// Noon of today: just after midnight yesterday has not closed yet (its
+	// grace runs), and the latest settled period would be the day before.
+	now := bs[0].Period(time.Now()).Start.Add(12 * time.Hour)
 	yesterday := bs[0].Period(bs[0].Period(now).Start.Add(-time.Hour))
 	b := st.NewBatch()
 	at := yesterday.Start.Add(time.Hour)
