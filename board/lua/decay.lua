@@ -12,15 +12,24 @@
 --
 -- luacheck: read globals fmt score rparse rformat
 
-local function rebase(P, target)
-  local bk = P .. 'T:b'
+-- baseMove reads the base k in hash bk. A board without a base takes
+-- target (returns target, nil); a target not above k changes nothing
+-- (returns k, nil); otherwise it returns k and the divisor 2^(target − k)
+-- of every sum (past 2^64 every sum below 2^53 floors alike).
+local function baseMove(bk, target)
   local k = tonumber(redis.call('HGET', bk, 'k') or '')
   if k == nil then
     redis.call('HSET', bk, 'k', fmt(target))
-    return target, 0
+    return target, nil
   end
-  if target <= k then return k, 0 end
-  local d = 2 ^ math.min(target - k, 64) -- past 2^64 every sum below 2^53 floors alike
+  if target <= k then return k, nil end
+  return k, 2 ^ math.min(target - k, 64)
+end
+
+local function rebase(P, target)
+  local bk = P .. 'T:b'
+  local k, d = baseMove(bk, target)
+  if not d then return k, 0 end
   local mk, zk = P .. 'T:m', P .. 'T:z'
   local all = redis.call('HGETALL', mk)
   local n = 0
@@ -56,17 +65,12 @@ end
 -- and the slice sums and members rewritten.
 local function rebaseRolling(P, target, declared, origin)
   local bk = P .. 'b'
-  local k = tonumber(redis.call('HGET', bk, 'k') or '')
-  if k == nil then
-    redis.call('HSET', bk, 'k', fmt(target))
-    return target, 0
-  end
-  if target <= k then return k, 0 end
+  local k, d = baseMove(bk, target)
+  if not d then return k, 0 end
   local sls = redis.call('ZRANGE', P .. 's', 0, -1)
   for _, sl in ipairs(sls) do
     if not declared[P .. 's:' .. sl] then return nil, 'replan' end
   end
-  local d = 2 ^ math.min(target - k, 64) -- past 2^64 every sum below 2^53 floors alike
   local sums, n = {}, 0
   for _, sl in ipairs(sls) do
     local sk = P .. 's:' .. sl
