@@ -42,7 +42,7 @@ type Late struct {
 // not find applied.
 //
 // A call with remove events declares the keys they touch: slices holds
-// the slice keys of a rolling board (every slice set) and snaps the settled periods of a
+// the slice keys of a rolling board and snaps the settled periods of a
 // periodic board, read just before (removalPlan); a script that finds
 // more refuses the call ("replan") and it is read and sent again.
 //
@@ -234,13 +234,15 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 		}
 	case Total:
 		kind = "t"
+	case Windows:
+		kind = "v" // slices packed per member (lua/packed.lua)
 	}
 	tie := "0"
 	if bd.firstReached {
 		tie = "1"
 	}
 	check := ""
-	if any, settled := c.removals(); any && (bd.kind == Rolling || bd.kind == Windows) {
+	if any, settled := c.removals(); any && bd.kind == Rolling {
 		check = "R"
 	} else if settled && bd.kind == Periodic {
 		check = "S"
@@ -251,7 +253,7 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 		maxt, halfLife, target = codec.MaxAmount, strconv.FormatInt(bd.halfLife.Milliseconds(), 10), strconv.FormatInt(bd.decayTarget(s.now()), 10)
 	}
 	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), maxt,
-		bd.epoch.UnixMilli(), bd.windowsArg(), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target}
+		bd.epoch.UnixMilli(), bd.windowsArg(), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target, bd.lengthsArg()}
 	type fkey struct {
 		bucket int64
 		member string
@@ -332,6 +334,9 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 		keys = append(keys, P+"T:z", P+"T:m", P+"T:b")
 	} else {
 		keys = append(keys, P+"x", P+"m")
+		if bd.kind == Windows {
+			keys = append(keys, expiryKey(P))
+		}
 		for _, q := range bd.sliceSets() {
 			keys = append(keys, sliceSetKey(P, q))
 		}
@@ -364,10 +369,14 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 				keys = append(keys, periodKey(P, l, "z"), periodKey(P, l, "m"), periodKey(P, l, "i"))
 			} else if bd.kind == Total {
 				keys = append(keys, P+"T:i:"+strconv.FormatInt(e.bucket, 10))
+			} else if bd.kind == Windows {
+				for _, q := range bd.sliceSets() {
+					keys = append(keys, idSetKey(P, q, floorDiv(e.bucket, q)))
+				}
 			} else {
 				for _, q := range bd.sliceSets() {
 					sk := sliceKey(P, q, floorDiv(e.bucket, q))
-					keys = append(keys, sk, sk+":i")
+					keys = append(keys, sk, idSetKey(P, q, floorDiv(e.bucket, q)))
 				}
 			}
 		}
@@ -401,7 +410,9 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 		any, settled := calls[k].removals()
 		bd := b.boards[calls[k].board]
 		switch {
-		case (any || calls[k].rebase) && (bd.kind == Rolling || bd.kind == Windows):
+		case (any || calls[k].rebase) && bd.kind == Rolling:
+			// A windows board's removals touch no slice key: a
+			// member's slices are in its state (lua/packed.lua).
 			calls[k].slices = nil
 			for _, q := range bd.sliceSets() {
 				set := sliceSetKey(s.prefix(bd), q)

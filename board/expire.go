@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/redisscript"
 )
 
 // ExpireResult is what Expire did.
@@ -66,12 +67,16 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 		if err != nil {
 			return res, err
 		}
-		cmds, err := s.eval(ctx, expireLua, len(rolling), func(k int) ([]string, []any) {
+		cmds, err := s.evalEach(ctx, len(rolling), func(k int) (*redisscript.Script, []string, []any) {
 			b := rolling[k]
 			P := s.prefix(b)
 			tie := "0"
 			if b.firstReached {
 				tie = "1"
+			}
+			if b.kind == Windows {
+				keys, args := s.expireWindowsArgs(b, tie, now, slices[k])
+				return expireWindowsLua, keys, args
 			}
 			keys := []string{P + "x", P + "m", P + "n"}
 			for _, q := range b.sliceSets() {
@@ -97,7 +102,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 				keys = append(keys, sk, sk+":i")
 				args = append(args, strings.TrimPrefix(sk, P))
 			}
-			return keys, args
+			return expireLua, keys, args
 		})
 		if err != nil {
 			return res, err
@@ -121,11 +126,37 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 	return res, nil
 }
 
+// expireWindowsArgs returns the keys and arguments of windows board b's
+// expiry at now (lua/expirew.lua), given the id sets it deletes.
+func (s *Store) expireWindowsArgs(b *Board, tie string, now time.Time, idSets []string) ([]string, []any) {
+	P := s.prefix(b)
+	keys := []string{P + "x", P + "m", P + "n", expiryKey(P)}
+	for _, q := range b.sliceSets() {
+		keys = append(keys, sliceSetKey(P, q))
+	}
+	for j := range b.windows {
+		keys = append(keys, windowKey(P, j))
+	}
+	args := []any{P, tie, b.rb, b.res.Milliseconds(), b.maxTotal, b.epoch.UnixMilli(), b.windowsArg(), b.floorArg(),
+		boolArg(b.allowNeg), b.lengthsArg(), now.Add(-b.grace).UnixMilli()}
+	for j := range b.windows {
+		args = append(args, b.ExpiredThrough(j, now))
+	}
+	args = append(args, len(idSets))
+	for _, k := range idSets {
+		keys = append(keys, k)
+		args = append(args, strings.TrimPrefix(k, P))
+	}
+	return keys, args
+}
+
 // expirePlan reads, for each board, the keys of the slices its expiry at
 // now would subtract from a window or delete: in each window's slice set,
 // those above the window's last subtracted slice and at or below the one it
 // moves to, and in each slice set those at or below the lowest last
-// subtracted slice of its windows after it.
+// subtracted slice of its windows after it. For a windows board, whose
+// slices are packed in its member states, they are the keys of the id sets
+// of the slices it deletes.
 func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) ([][]string, error) {
 	p := s.rdb.Pipeline()
 	xs := make([]*redis.SliceCmd, len(boards))
@@ -169,6 +200,12 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 			}
 			for _, z := range ss[k][g].Val() {
 				sl := int64(z.Score)
+				if b.kind == Windows {
+					if sl <= lmin {
+						out[k] = append(out[k], idSetKey(s.prefix(b), q, sl))
+					}
+					continue
+				}
 				need := sl <= lmin
 				for j := range lo {
 					need = need || b.wratio[j] == q && sl > lo[j] && sl <= hi[j]

@@ -19,8 +19,13 @@ import (
 //	q > 1 (a window's own)      P+"q<q>:s", P+"q<q>:s:<slice>", P+"q<q>:s:<slice>:i"
 //
 // where P is Store.prefix and <slice> counts slices of that set's length.
-// A board without per-window slices has only the q = 1 set: the layout of
-// earlier versions.
+// A board without per-window slices has only the q = 1 set.
+//
+// A rolling board keeps each slice's sums in its slice hash. A windows
+// board has no slice hashes: each member's slices are packed into its
+// state in P+"m" (lua/packed.lua), the expiry index P+"e" (zset member →
+// the time its first slice leaves a window) tells Expire which members to
+// read, and its slice sets list only the slices that have an id set.
 
 // periodKey returns the key of a periodic board's period label: part
 // "z" (the ranking), "m" (member states) or "i" (event ids). P is
@@ -45,6 +50,15 @@ func sliceSetKey(P string, q int64) string {
 func sliceKey(P string, q, s int64) string {
 	return sliceSetKey(P, q) + ":" + strconv.FormatInt(s, 10)
 }
+
+// idSetKey returns the key of the set of event ids counted in slice s of
+// the slice set of ratio q.
+func idSetKey(P string, q, s int64) string { return sliceKey(P, q, s) + ":i" }
+
+// expiryKey returns the key of a windows board's expiry index: the zset
+// member → the time (Unix ms, before grace) at which its first slice
+// leaves a window.
+func expiryKey(P string) string { return P + "e" }
 
 // sliceSets returns the distinct slice ratios of the board's windows, in
 // window order: one slice set each.
@@ -74,4 +88,18 @@ func (b *Board) windowsArg() string {
 		qs[j] = strconv.FormatInt(q, 10)
 	}
 	return n + ":" + strings.Join(qs, ",")
+}
+
+// lengthsArg is a windows board's lengths argument of the scripts
+// (lua/packed.lua): "slicems:n1,…,nk", the board's slice in ms and each
+// window's length in its own slices; "" for other kinds.
+func (b *Board) lengthsArg() string {
+	if b.kind != Windows {
+		return ""
+	}
+	ns := make([]string, len(b.windows))
+	for j, n := range b.windows {
+		ns[j] = strconv.FormatInt(n, 10)
+	}
+	return strconv.FormatInt(b.slice.Milliseconds(), 10) + ":" + strings.Join(ns, ",")
 }

@@ -26,6 +26,9 @@ var (
 	// expireLua subtracts the slices that have left each window of one
 	// rolling or windows board; lua/expire.lua.
 	expireLua = redisscript.MustParse(luaFiles, "lua/expire.lua")
+	// expireWindowsLua is expireLua for windows boards, whose members keep
+	// their slices packed; lua/expirew.lua.
+	expireWindowsLua = redisscript.MustParse(luaFiles, "lua/expirew.lua")
 	// readLua reads a page of a ranking and the members' states
 	// atomically; lua/read.lua.
 	readLua = redisscript.MustParse(luaFiles, "lua/read.lua")
@@ -46,5 +49,5 @@ var (
 	rebaseLua = redisscript.MustParse(luaFiles, "lua/rebase.lua")
 
 	// scripts is every script the store runs, loaded on NOSCRIPT.
-	scripts = []*redisscript.Script{applyLua, expireLua, readLua, settleLua, outboxLua, restoreLua, rebaseLua, membersLua}
+	scripts = []*redisscript.Script{applyLua, expireLua, expireWindowsLua, readLua, settleLua, outboxLua, restoreLua, rebaseLua, membersLua}
 )

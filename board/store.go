@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -57,7 +58,13 @@ func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{"
 // marker) and stamps every board whose state has no generation yet with
 // it: after Redis lost its data, a board's scripts refuse to apply until
 // the processor has noticed and replays its log under the new generation.
+//
+// It first checks that no windows board holds keys of the layout before
+// packed slices (checkLayout), and fails naming the board if one does.
 func (s *Store) Adopt(ctx context.Context, gen string) error {
+	if err := s.checkLayout(ctx); err != nil {
+		return err
+	}
 	p := s.rdb.Pipeline()
 	for _, b := range s.boards {
 		p.HSetNX(ctx, s.prefix(b)+"w", "gen", gen)
@@ -67,6 +74,73 @@ func (s *Store) Adopt(ctx context.Context, gen string) error {
 	}
 	s.gen = gen
 	return nil
+}
+
+// checkLayout fails with an error wrapping ErrEarlierLayout when a windows
+// board holds state of the layout of earlier commits: slice hashes
+// (member → sum), or member states without packed slices (lua/packed.lua).
+// This version neither reads nor subtracts those slices, so the board's
+// windows would keep their sums for ever; it stops instead. It reads each
+// slice set, a few member states, and then checks the listed slices'
+// hashes, in two round trips.
+func (s *Store) checkLayout(ctx context.Context) error {
+	var ws []*Board
+	for _, b := range s.boards {
+		if b.kind == Windows {
+			ws = append(ws, b)
+		}
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	p := s.rdb.Pipeline()
+	sets := make([][]*redis.StringSliceCmd, len(ws))
+	states := make([]*redis.KeyValueSliceCmd, len(ws))
+	for k, b := range ws {
+		P := s.prefix(b)
+		for _, q := range b.sliceSets() {
+			sets[k] = append(sets[k], p.ZRange(ctx, sliceSetKey(P, q), 0, -1))
+		}
+		states[k] = p.HRandFieldWithValues(ctx, P+"m", 8)
+	}
+	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
+		return fmt.Errorf("board: check the key layout: %w", err)
+	}
+	p = s.rdb.Pipeline()
+	exists := make([][]*redis.IntCmd, len(ws))
+	for k, b := range ws {
+		for _, kv := range states[k].Val() {
+			if !strings.Contains(kv.Value, "|") {
+				return s.earlier(b, s.prefix(b)+"m")
+			}
+		}
+		var keys []string
+		for g, q := range b.sliceSets() {
+			for _, sl := range sets[k][g].Val() {
+				keys = append(keys, sliceSetKey(s.prefix(b), q)+":"+sl)
+			}
+		}
+		for a := 0; a < len(keys); a += 1000 {
+			exists[k] = append(exists[k], p.Exists(ctx, keys[a:min(a+1000, len(keys))]...))
+		}
+	}
+	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
+		return fmt.Errorf("board: check the key layout: %w", err)
+	}
+	for k, b := range ws {
+		for _, c := range exists[k] {
+			if c.Val() > 0 {
+				return s.earlier(b, s.prefix(b)+"…:s:<slice>")
+			}
+		}
+	}
+	return nil
+}
+
+// earlier is checkLayout's error for board b, found holding key.
+func (s *Store) earlier(b *Board, key string) error {
+	return fmt.Errorf("board %s: %w (%s): this version keeps a windows board's slices packed in its member states and would never subtract those; "+
+		"delete the board's keys (%s*; its windows start empty) or keep running the earlier version until its windows have drained", b.name, ErrEarlierLayout, key, s.prefix(b))
 }
 
 // Counters returns a board's counters kept in Redis: events found late by
@@ -90,10 +164,18 @@ func (s *Store) Counters(ctx context.Context, board string) (late, saturated int
 // again, alone, after loading the scripts, and the others' results stand,
 // so nothing is applied twice (see redisscript.Runner).
 func (s *Store) eval(ctx context.Context, script *redisscript.Script, n int, args func(k int) ([]string, []any)) ([]*redis.Cmd, error) {
+	return s.evalEach(ctx, n, func(k int) (*redisscript.Script, []string, []any) {
+		keys, a := args(k)
+		return script, keys, a
+	})
+}
+
+// evalEach is eval with a script of its own per call.
+func (s *Store) evalEach(ctx context.Context, n int, args func(k int) (*redisscript.Script, []string, []any)) ([]*redis.Cmd, error) {
 	cmds := make([]*redis.Cmd, n)
 	err := s.lua.Pipelined(ctx, func(p *redisscript.Pipe) {
 		for k := range n {
-			keys, a := args(k)
+			script, keys, a := args(k)
 			cmds[k] = p.Run(ctx, script, keys, a...)
 		}
 	})

@@ -5,14 +5,15 @@
 --       from the prefix P and carries the same hash tag; every key the
 --       script may touch is declared (see applyKeys in store.go)
 -- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'c'
---       periodic whose score holds the state, 'r' rolling and windows,
+--       periodic whose score holds the state, 'r' rolling, 'v' windows,
 --       't' total), 4 op, 5 tie (1/0), 6 rb, 7 res
 --       ms, 8 max total (decay: max sum), 9 origin (rolling and total:
 --       epoch ms), 10 windows, 11 parts, 12 removal check ('R': the
 --       call removes from a rolling board's slices, 'S': from a periodic
 --       board's settled snapshots, '' neither), 13 floor ('' = none),
 --       14 negative values allowed (1/0), 15 half-life ms ('' = no decay),
---       16 decay base target, then per part:
+--       16 decay base target, 17 a windows board's lengths
+--       ("slicems:n1,…,nk", packed.lua; '' for other kinds), then per part:
 --       "topic/partition", first offset, last offset, each (1/0),
 --       removals, then per removal: member, settled (1/0),
 --       offset, n labels, labels (periodic: the periods it clears),
@@ -61,7 +62,11 @@
 -- A rolling or windows event goes into the slice of each window's slice
 -- set (slices.lua) that holds it, and into each window that has not
 -- subtracted that slice yet. An event with an id is counted in a slice set
--- only if it is new to its slice's id set there.
+-- only if it is new to its slice's id set there. A rolling board keeps
+-- each slice in a hash (member → sum); a windows board keeps each
+-- member's slices packed in its state (packed.lua) and its due time in
+-- the expiry index P .. 'e', and lists in a slice set only the slices
+-- that have an id set.
 --
 -- A rolling decay board (decay.lua rebaseRolling) first moves its base
 -- (P .. 'b'), rewriting every slice, which must all be declared; then adds
@@ -84,18 +89,24 @@
 --! include ranges.lua
 --! include decay.lua
 --! include slices.lua
+--! include packed.lua
 
 local P = ARGV[1]
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return {'reset'} end
 local periodic, istotal, op = ARGV[3] == 'p' or ARGV[3] == 'c', ARGV[3] == 't', ARGV[4]
 local compact = ARGV[3] == 'c'
+local packed = ARGV[3] == 'v' -- a windows board (packed.lua)
 setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[13])
 local origin0, nparts = tonumber(ARGV[9]), tonumber(ARGV[11])
 local nwin, wq, gq = windows(ARGV[10])
 local halfLife, base = tonumber(ARGV[15]), nil
 if istotal and halfLife then base = rebase(P, tonumber(ARGV[16])) end
 local rdecay = halfLife ~= nil and not istotal and not periodic
-local i = 17
+local slicems, wn = nil, nil
+if packed then slicems, wn = wlengths(ARGV[17]) end
+local known = {}
+for _, q in ipairs(gq) do known[q] = true end
+local i = 18
 
 local declared = nil
 if ARGV[12] ~= '' or rdecay then
@@ -160,6 +171,10 @@ local function removeMember(member, settled, labels)
   end
   for j = 1, nwin do redis.call('ZREM', P .. 'z:' .. (j-1), member) end
   redis.call('HDEL', P .. 'm', member)
+  if packed then -- its slices go with its state
+    redis.call('ZREM', P .. 'e', member)
+    return
+  end
   for _, q in ipairs(gq) do
     local set = sliceset(P, q)
     for _, sl in ipairs(redis.call('ZRANGE', set, 0, -1)) do
@@ -365,6 +380,83 @@ local function rollingBucket(pi, bucket, h, ne)
   end
 end
 
+-- windowsBucket counts a board slice's entries on a windows board: into
+-- each member's packed slice (packed.lua) of each slice set some window
+-- still takes it from, and into those windows; then it moves the member in
+-- the expiry index. An entry that would take a slice's sum or a window sum
+-- beyond ±(2^53 − 1) is not added (counted as saturated), so that every
+-- sum stays exact and each window sum the sum of its slices.
+local function windowsBucket(pi, bucket, ne)
+  local s = tonumber(bucket)
+  local take, any, gs = {}, false, {}
+  local sq = {} -- per slice set some window takes the slice from: its index there
+  for j = 1, nwin do
+    gs[j] = math.floor(s / wq[j])
+    if L[j] == nil or gs[j] > L[j] then
+      take[j] = true; any = true
+      sq[wq[j]] = gs[j]
+    end
+  end
+  if not any then
+    lateBucket(pi, bucket, ne)
+    return
+  end
+  local mk, ek = P .. 'm', P .. 'e'
+  local listed = false
+  for e = 0, ne - 1 do
+    local k = i + 5 * e
+    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
+    local new = sq -- the slice sets that count the entry
+    if covered(k) then
+      new = nil -- applied before
+    elseif id ~= '' then
+      if not listed then -- the slice sets list the slices with an id set
+        for _, q in ipairs(gq) do
+          if sq[q] then redis.call('ZADD', sliceset(P, q), sq[q], fmt(sq[q])) end
+        end
+        listed = true
+      end
+      new = nil
+      for _, q in ipairs(gq) do
+        if sq[q] and redis.call('SADD', sliceset(P, q) .. ':' .. fmt(sq[q]) .. ':i', id) == 1 then
+          new = new or {}
+          new[q] = sq[q]
+        end
+      end
+      if not new then dup = dup + 1 end
+    end
+    if new then
+      local st, sl = wparse(redis.call('HGET', mk, member), nwin, known)
+      local ok = true
+      for q, x in pairs(new) do
+        if math.abs(wcell(sl, q, x) + v) > MAXSUM then ok = false end
+      end
+      for j = 1, nwin do
+        if take[j] and new[wq[j]] and math.abs(st[j+1] + v) > MAXSUM then ok = false end
+      end
+      if not ok then
+        rsat = rsat + 1
+      else
+        applied = applied + 1
+        for q, x in pairs(new) do wadd(sl, q, x, v) end
+        local moved = ts > st[1]
+        if moved then st[1] = ts end
+        for j = 1, nwin do
+          local tj = take[j] and new[wq[j]] ~= nil
+          if tj then st[j+1] = st[j+1] + v end
+          if st[j+1] == 0 then
+            if tj then redis.call('ZREM', P .. 'z:' .. (j-1), member) end
+          elseif tj or moved then
+            redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
+          end
+        end
+        redis.call('HSET', mk, member, wformat(st, sl, nwin))
+        redis.call('ZADD', ek, fmt(wdue(sl, nwin, wq, wn, slicems, L)), member)
+      end
+    end
+  end
+end
+
 for pi = 1, nparts do
   local tp, first, last, each, nrm = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), ARGV[i+3] == '1', tonumber(ARGV[i+4])
   i = i + 5
@@ -406,6 +498,8 @@ for pi = 1, nparts do
         periodicBucket(pi, bucket, org, exp, ne)
       elseif istotal then
         totalBucket(pi, bucket, org, exp, ne)
+      elseif packed then
+        windowsBucket(pi, bucket, ne)
       else
         rollingBucket(pi, bucket, org, ne)
       end

@@ -1,0 +1,134 @@
+-- expirew.lua (expireWindowsLua in scripts.go): the expiry of one windows
+-- board, whose members keep their slices packed in their state
+-- (packed.lua): subtracts from each window the slices that have left it,
+-- records the last subtracted slice per window in the same step, drops
+-- the slices no window needs any more, and deletes the id sets of those
+-- slices. It reads only the members the expiry index P .. 'e' finds due.
+--
+-- KEYS: 1 P .. 'x', 2 P .. 'm', 3 P .. 'n', 4 P .. 'e', then each slice
+--       set (slices.lua), then P .. 'z:<j>' per window, then the id set of
+--       each slice given
+-- ARGV: 1 P, 2 tie, 3 rb, 4 res ms, 5 max total, 6 origin ms, 7 windows
+--       ("k" or "k:q1,…,qk", slices.lua), 8 floor ('' = none), 9 negative
+--       values allowed (1/0), 10 lengths ("slicems:n1,…,nk", packed.lua),
+--       11 now − grace in ms, then per window the last of its slices that
+--       has left it at now (Board.ExpiredThrough), then the number of
+--       slices given and the slices' keys without the prefix P (each a
+--       slice set's slice whose id set is to go: Store.expirePlan)
+--
+-- A member is due when the index holds a time at or below now − grace:
+-- then one of its slices has left a window. Each window j whose last
+-- subtracted slice moves from L0 to L1 takes from each due member's total
+-- the member's slices s of j's slice set with L0 < s ≤ L1; the members not
+-- due hold no such slice. Done twice, or by two callers at once, the
+-- second finds the last subtracted slices moved and nothing due.
+--
+-- Every key it touches is declared (see applyKeys in store.go): it first
+-- works out the id sets it deletes and answers {-1, 0, 0} without writing
+-- when one was not given, and it deletes last (see expire.lua).
+--
+-- Reply: {(slice, window) subtractions, members removed from a window,
+-- slices dropped}.
+--
+--! include score.lua
+--! include slices.lua
+--! include packed.lua
+
+local P = ARGV[1]
+setlayout(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[8])
+local origin0, neg = tonumber(ARGV[6]), ARGV[9] == '1'
+local nwin, wq, gq = windows(ARGV[7])
+local slicems, wn = wlengths(ARGV[10])
+local tcut = tonumber(ARGV[11])
+local given = {}
+for k = 1, tonumber(ARGV[12+nwin]) do given[P .. ARGV[12+nwin+k]] = true end
+local known = {}
+for _, q in ipairs(gq) do known[q] = true end
+local mk, ek = P .. 'm', P .. 'e'
+
+-- Per window: its last subtracted slice before (L0) and after (L1).
+local L0, L1, moved = {}, {}, {}
+local idx = {}
+for j = 1, nwin do idx[j] = j - 1 end
+local xs = redis.call('HMGET', KEYS[1], unpack(idx))
+local lmin = {} -- per slice set: the lowest last subtracted slice after
+for j = 1, nwin do
+  local T = tonumber(ARGV[11+j])
+  if xs[j] then L0[j] = tonumber(xs[j]) end
+  L1[j] = L0[j]
+  if L0[j] == nil or T > L0[j] then L1[j] = T; moved[j] = true end
+  if lmin[wq[j]] == nil or L1[j] < lmin[wq[j]] then lmin[wq[j]] = L1[j] end
+end
+local drop = {}
+for _, q in ipairs(gq) do
+  drop[q] = redis.call('ZRANGEBYSCORE', sliceset(P, q), '-inf', fmt(lmin[q]))
+  for _, sl in ipairs(drop[q]) do if not given[sliceset(P, q) .. ':' .. sl .. ':i'] then return {-1, 0, 0} end end
+end
+
+local seen = {} -- (window, slice) pairs subtracted, and slices dropped
+local subtracted, removed, dropped = 0, 0, 0
+local function count(k)
+  if not seen[k] then seen[k] = true; return 1 end
+  return 0
+end
+local due = redis.call('ZRANGEBYSCORE', ek, '-inf', fmt(tcut))
+for _, member in ipairs(due) do
+  local raw = redis.call('HGET', mk, member)
+  if not raw then
+    redis.call('ZREM', ek, member)
+  else
+    local st, sl = wparse(raw, nwin, known)
+    for j = 1, nwin do
+      local set = sl[wq[j]]
+      if moved[j] and set then
+        local took = false
+        for k = 1, #set.s do
+          local s = set.s[k]
+          if s > L1[j] then break end
+          if L0[j] == nil or s > L0[j] then
+            st[j+1] = st[j+1] - set.v[k]
+            took = true
+            subtracted = subtracted + count(j .. ' ' .. s)
+          end
+        end
+        if took then
+          if st[j+1] < 0 and not neg then st[j+1] = 0 end
+          if st[j+1] == 0 then
+            removed = removed + redis.call('ZREM', P .. 'z:' .. (j-1), member)
+          else
+            redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
+          end
+        end
+      end
+    end
+    for q, set in pairs(sl) do
+      for k = 1, #set.s do
+        if set.s[k] <= lmin[q] then dropped = dropped + count(q .. ':' .. set.s[k]) end
+      end
+    end
+    wprune(sl, lmin)
+    local d = wdue(sl, nwin, wq, wn, slicems, L1)
+    if d == nil then
+      -- No window holds any of its slices: every total is 0.
+      redis.call('HDEL', mk, member)
+      redis.call('ZREM', ek, member)
+      for j = 1, nwin do removed = removed + redis.call('ZREM', P .. 'z:' .. (j-1), member) end
+    else
+      redis.call('HSET', mk, member, wformat(st, sl, nwin))
+      redis.call('ZADD', ek, fmt(d), member)
+    end
+  end
+end
+for j = 1, nwin do
+  if moved[j] then redis.call('HSET', KEYS[1], j-1, fmt(L1[j])) end
+end
+if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
+for _, q in ipairs(gq) do
+  local ss = sliceset(P, q)
+  for _, sl in ipairs(drop[q]) do
+    redis.call('DEL', ss .. ':' .. sl .. ':i')
+    dropped = dropped + count(q .. ':' .. sl)
+  end
+  if #drop[q] > 0 then redis.call('ZREMRANGEBYSCORE', ss, '-inf', fmt(lmin[q])) end
+end
+return {subtracted, removed, dropped}

@@ -1,0 +1,193 @@
+-- packed.lua: a windows board's member state, shared by apply.lua and
+-- expirew.lua (each includes it after score.lua and slices.lua with
+-- "--! include packed.lua").
+--
+-- A windows board keeps each member in one field of P .. 'm':
+--
+--   "reached t1 … tk|" .. slices
+--
+-- the text before '|' is the rolling member state (score.lua rparse: the
+-- reached time and the window totals, which the read scripts return and
+-- board/read.go parses), and slices is every slice of the member that a
+-- window still holds, packed in varints: per slice set (slices.lua) that
+-- holds some, in any order,
+--
+--   q, n, first slice (2·|s| + sign), then n × (gap·2 + sign of the sum, |sum|)
+--
+-- where gap is the slice index minus the one before it (0 for the first)
+-- and the slices of a set are in ascending order. Every number is an
+-- integer below 2^53, so arithmetic in Lua's doubles keeps it exact; a sum
+-- is kept within ±(2^53 − 1) by the callers (MAXSUM), the sign riding on
+-- the gap so that the magnitude alone needs the 53 bits. A member's slices
+-- are one value: one hash entry per member instead of one per slice hash
+-- (docs/DESIGN.md §8, "Windows boards: memory").
+--
+-- The expiry index P .. 'e' (member → due, ms) holds, for each member, the
+-- time (before grace) at which its first slice leaves a window:
+-- min over windows j of (s + n_j)·g_j for the member's lowest slice s of
+-- j's slice set above j's last subtracted slice, n_j the window's slices
+-- and g_j their length in ms (Board.ExpiredThrough: slice s has left
+-- window j at t = now − grace when s ≤ floor(t/g_j) − n_j).
+--
+-- wlengths(a) reads "slicems:n1,…,nk"; wparse(raw, nwin, known) returns
+-- the state and the slices (q → {s = {indices}, v = {sums}}) of the sets
+-- in known (q → true); wformat writes
+-- them back; wadd adds to a slice; wcell reads one; wdue computes the
+-- member's due time (nil: no window holds any of its slices).
+--
+-- luacheck: read globals fmt rparse rformat
+
+local MAXSUM = 9007199254740991 -- 2^53 − 1
+
+local function wlengths(a)
+  local ms, rest = string.match(a, '^(%d+):(.*)$')
+  local n = {}
+  for x in string.gmatch(rest, '%d+') do n[#n+1] = tonumber(x) end
+  return tonumber(ms), n
+end
+
+local function vput(out, x)
+  while x >= 128 do
+    local r = x % 128
+    out[#out+1] = string.char(128 + r)
+    x = (x - r) / 128
+  end
+  out[#out+1] = string.char(x)
+end
+
+local function vget(s, p)
+  local x, m = 0, 1
+  while true do
+    local b = string.byte(s, p)
+    p = p + 1
+    if b < 128 then return x + b * m, p end
+    x = x + (b - 128) * m
+    m = m * 128
+  end
+end
+
+local function wparse(raw, nwin, known)
+  local sl = {}
+  if not raw then return rparse(nil, nwin), sl end
+  local bar = string.find(raw, '|', 1, true)
+  if not bar then
+    -- A state of the layout before packed slices (Store.Adopt refuses
+    -- such a board): fail before anything of this member is written.
+    error('board: a member state without packed slices: keys of an earlier layout')
+  end
+  local st = rparse(string.sub(raw, 1, bar - 1), nwin)
+  local p, len = bar + 1, #raw
+  while p <= len do
+    local q, n, x
+    q, p = vget(raw, p)
+    n, p = vget(raw, p)
+    x, p = vget(raw, p)
+    local s = math.floor(x / 2)
+    if x % 2 == 1 then s = -s end
+    local set = {s = {}, v = {}}
+    for k = 1, n do
+      local g, a
+      g, p = vget(raw, p)
+      a, p = vget(raw, p)
+      local neg = g % 2 == 1
+      s = s + (g - g % 2) / 2
+      if neg then a = -a end
+      set.s[k] = s; set.v[k] = a
+    end
+    -- A set no window keeps any more (the board's windows changed) is
+    -- dropped.
+    if known[q] then sl[q] = set end
+  end
+  return st, sl
+end
+
+local function wformat(st, sl, nwin)
+  local out = {rformat(st, nwin), '|'}
+  for q, set in pairs(sl) do
+    local n = #set.s
+    if n > 0 then
+      vput(out, q)
+      vput(out, n)
+      local s0 = set.s[1]
+      if s0 < 0 then vput(out, -2 * s0 + 1) else vput(out, 2 * s0) end
+      local prev = s0
+      for k = 1, n do
+        local a = set.v[k]
+        local sign = 0
+        if a < 0 then sign = 1; a = -a end
+        vput(out, (set.s[k] - prev) * 2 + sign)
+        vput(out, a)
+        prev = set.s[k]
+      end
+    end
+  end
+  return table.concat(out)
+end
+
+-- wcell returns the sum of slice s of set q (0 when not held).
+local function wcell(sl, q, s)
+  local set = sl[q]
+  if not set then return 0 end
+  for k = #set.s, 1, -1 do
+    if set.s[k] == s then return set.v[k] end
+    if set.s[k] < s then return 0 end
+  end
+  return 0
+end
+
+-- wadd adds v to slice s of set q, inserting it in order (new slices come
+-- last as a rule: the search starts there).
+local function wadd(sl, q, s, v)
+  local set = sl[q]
+  if not set then set = {s = {}, v = {}}; sl[q] = set end
+  local k = #set.s
+  while k >= 1 and set.s[k] > s do k = k - 1 end
+  if k >= 1 and set.s[k] == s then
+    set.v[k] = set.v[k] + v
+    return
+  end
+  table.insert(set.s, k + 1, s)
+  table.insert(set.v, k + 1, v)
+end
+
+-- wdue returns the time at which the member's first slice leaves a window
+-- (L: per window its last subtracted slice, nil for none yet), or nil.
+local function wdue(sl, nwin, wq, wn, slicems, L)
+  local due = nil
+  for j = 1, nwin do
+    local set = sl[wq[j]]
+    if set then
+      for k = 1, #set.s do
+        local s = set.s[k]
+        if L[j] == nil or s > L[j] then
+          local d = (s + wn[j]) * slicems * wq[j]
+          if due == nil or d < due then due = d end
+          break
+        end
+      end
+    end
+  end
+  return due
+end
+
+-- wprune drops the slices no window needs any more: at or below
+-- lmin[q], the lowest last subtracted slice of the windows of set q.
+-- Returns the number dropped.
+local function wprune(sl, lmin)
+  local n = 0
+  for q, set in pairs(sl) do
+    local lm = lmin[q]
+    local k = 0
+    if lm ~= nil then
+      while k < #set.s and set.s[k+1] <= lm do k = k + 1 end
+    end
+    if k > 0 then
+      local s, v = {}, {}
+      for a = k + 1, #set.s do s[#s+1] = set.s[a]; v[#v+1] = set.v[a] end
+      set.s, set.v = s, v
+      n = n + k
+    end
+    if #set.s == 0 then sl[q] = nil end
+  end
+  return n
+end
