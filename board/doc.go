@@ -16,9 +16,13 @@
 // slice set (keys.go). Slices are aligned to UTC (a slice divides a
 // day, so one starts at every 00:00 UTC); slice s of length g holds the
 // event times [s·g, (s+1)·g) in Unix milliseconds. An event is added on
-// arrival to its slice's hash in every slice set a window still takes it
-// from, and to every window that still holds its slice ("real time, a
-// constant number of writes per event"). Store.Expire subtracts a slice
+// arrival to its slice in every slice set a window still takes it from,
+// and to every window that still holds its slice ("real time, a
+// constant number of writes per event"). A rolling board keeps a hash per
+// slice; a windows board packs each member's slices into its state, one
+// hash entry per member, and keeps an expiry index of the members by the
+// time their first slice leaves a window, which is all Expire reads
+// (lua/packed.lua). Store.Expire subtracts a slice
 // from a window once it has left it: when now ≥ (s + slices(window))·g +
 // grace. The last subtracted slice of each window is
 // recorded by the same script that subtracts, so expiry is atomic and
@@ -125,12 +129,13 @@
 //	rostrum:{env}:board:{name}:p:<label>:i    set   event ids counted
 //	rolling and windows:
 //	rostrum:{env}:board:{name}:z:<j>          zset  window j: member → score
-//	rostrum:{env}:board:{name}:m              hash  member → "reached_at total_0 … total_k"
+//	rostrum:{env}:board:{name}:m              hash  member → "reached_at total_0 … total_k" (windows: + "|" + its packed slices)
 //	rostrum:{env}:board:{name}:x              hash  window j → last subtracted slice (in its own slices)
-//	rostrum:{env}:board:{name}:s              zset  slices held (score = slice index)
-//	rostrum:{env}:board:{name}:s:<slice>      hash  member → sum of the slice
+//	rostrum:{env}:board:{name}:e              zset  windows: member → time (ms, before grace) its first slice leaves a window
+//	rostrum:{env}:board:{name}:s              zset  slices held (score = slice index); windows: those with an id set
+//	rostrum:{env}:board:{name}:s:<slice>      hash  rolling: member → sum of the slice
 //	rostrum:{env}:board:{name}:s:<slice>:i    set   event ids counted in the slice
-//	rostrum:{env}:board:{name}:q<q>:s…        the same, for windows whose slice is q board slices
+//	rostrum:{env}:board:{name}:q<q>:s…        windows: the same, for windows whose slice is q board slices
 //	rostrum:{env}:board:{name}:b              hash  rolling decay boards: k the base, rebases: moves made
 //	total boards (decay.go):
 //	rostrum:{env}:board:{name}:T:z            zset  member → score (decay: the sum S)

@@ -16,9 +16,10 @@ var (
 )
 
 // ErrEarlierLayout is Store.Adopt's error for a windows board whose keys
-// are of the layout of earlier commits (slice hashes: lua/packed.lua tells
-// the layout that replaced them).
-var ErrEarlierLayout = errors.New("windows board with slice hashes of an earlier layout")
+// are of the layout of earlier commits: slice hashes, and member states
+// without packed slices (lua/packed.lua tells the layout that replaced
+// them).
+var ErrEarlierLayout = errors.New("windows board with keys of an earlier layout")
 
 // RejectError says why Batch.Add did not count an event of a record. Class
 // is a short metrics label: "late" (its period or slice had closed when the

@@ -31,6 +31,25 @@ func usedMemory(t testing.TB, rdb *redis.Client) int64 {
 	return 0
 }
 
+// redisCPU returns the CPU time redis-server has used (INFO cpu: user +
+// system).
+func redisCPU(t testing.TB, rdb *redis.Client) time.Duration {
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, l := range strings.Split(info, "\r\n") {
+		for _, f := range []string{"used_cpu_user:", "used_cpu_sys:"} {
+			if v, ok := strings.CutPrefix(l, f); ok {
+				x, _ := strconv.ParseFloat(v, 64)
+				sum += x
+			}
+		}
+	}
+	return time.Duration(sum * float64(time.Second))
+}
+
 // TestMemoryPerMember measures Redis memory per ranked member (README
 // "Leaderboards"): a weekly first-reached board with 1M users, and a
 // windows board of 10k items over 60 one-minute slices and five windows.
@@ -96,8 +115,10 @@ func measureOne(t *testing.T, rdb *redis.Client, st *board.Store, name string, m
 // board (windows 3m, 10m, 1h, 6h, 24h) after 24 hours of traffic, every
 // item trading in every minute, with expiry every minute: with every window
 // on 1-minute slices (the 24h window keeps 1,440 of them), and with each
-// window on a slice of its own (examples/boards.yaml). It only reports;
-// set ROSTRUM_MEASURE=1 to run it.
+// window on a slice of its own (examples/boards.yaml). It also reports
+// the CPU time Redis spent applying (per event) and expiring (per tick).
+// It only reports; set ROSTRUM_MEASURE=1 to run it (-run
+// 'TestMemoryWindows24h/per-window' for the second board).
 func TestMemoryWindows24h(t *testing.T) {
 	if os.Getenv("ROSTRUM_MEASURE") != "1" {
 		t.Skip("set ROSTRUM_MEASURE=1 to measure")
@@ -122,10 +143,20 @@ func TestMemoryWindows24h(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := board.NewStore(rdb, "prod", bs)
+			// Only the board's keys are measured: the scripts are loaded
+			// first, and the slow log (which would keep 128 of the long
+			// script calls, their arguments included) is off.
+			if err := st.LoadScripts(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := rdb.ConfigSet(ctx, "slowlog-log-slower-than", "-1").Err(); err != nil {
+				t.Fatal(err)
+			}
 			before := usedMemory(t, rdb)
 			start := time.Date(2027, 5, 3, 0, 0, 0, 0, time.UTC)
 			off := int64(0)
 			b := st.NewBatch()
+			var applyCPU, expireCPU time.Duration
 			for m := range 24*60 + 30 {
 				at := start.Add(time.Duration(m) * time.Minute)
 				b.Reset()
@@ -136,16 +167,23 @@ func TestMemoryWindows24h(t *testing.T) {
 					}
 					off++
 				}
+				c0 := redisCPU(t, rdb)
 				if _, err := st.Apply(ctx, b); err != nil {
 					t.Fatal(err)
 				}
+				c1 := redisCPU(t, rdb)
 				if _, err := st.Expire(ctx, at.Add(30*time.Second)); err != nil {
 					t.Fatal(err)
 				}
+				applyCPU += c1 - c0
+				expireCPU += redisCPU(t, rdb) - c1
 			}
 			used := usedMemory(t, rdb) - before
 			keys := rdb.DBSize(ctx).Val()
 			t.Logf("%s: %d items after 24h30m, %d keys, %d bytes, %d B per item", tc.name, items, keys, used, used/items)
+			ticks := int64(24*60 + 30)
+			t.Logf("%s: Redis CPU %v applying (%v per event), %v expiring (%v per tick)", tc.name, applyCPU.Round(time.Millisecond),
+				applyCPU/time.Duration(ticks*items), expireCPU.Round(time.Millisecond), (expireCPU / time.Duration(ticks)).Round(time.Microsecond))
 		})
 	}
 }

@@ -111,7 +111,7 @@ func (s *Store) checkLayout(ctx context.Context) error {
 	for k, b := range ws {
 		for _, kv := range states[k].Val() {
 			if !strings.Contains(kv.Value, "|") {
-				return s.earlier(b, s.prefix(b)+"m")
+				return s.earlier(b, "member states without packed slices in "+s.prefix(b)+"m")
 			}
 		}
 		var keys []string
@@ -130,17 +130,17 @@ func (s *Store) checkLayout(ctx context.Context) error {
 	for k, b := range ws {
 		for _, c := range exists[k] {
 			if c.Val() > 0 {
-				return s.earlier(b, s.prefix(b)+"…:s:<slice>")
+				return s.earlier(b, "slice hashes "+s.prefix(b)+"[q<q>:]s:<slice>")
 			}
 		}
 	}
 	return nil
 }
 
-// earlier is checkLayout's error for board b, found holding key.
-func (s *Store) earlier(b *Board, key string) error {
+// earlier is checkLayout's error for board b, found holding what.
+func (s *Store) earlier(b *Board, what string) error {
 	return fmt.Errorf("board %s: %w (%s): this version keeps a windows board's slices packed in its member states and would never subtract those; "+
-		"delete the board's keys (%s*; its windows start empty) or keep running the earlier version until its windows have drained", b.name, ErrEarlierLayout, key, s.prefix(b))
+		"delete the board's keys (%s*; its windows start empty) or keep running the earlier version until its windows have drained", b.name, ErrEarlierLayout, what, s.prefix(b))
 }
 
 // Counters returns a board's counters kept in Redis: events found late by

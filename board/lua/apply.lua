@@ -64,9 +64,9 @@
 -- subtracted that slice yet. An event with an id is counted in a slice set
 -- only if it is new to its slice's id set there. A rolling board keeps
 -- each slice in a hash (member → sum); a windows board keeps each
--- member's slices packed in its state (packed.lua) and its due time in
--- the expiry index P .. 'e', and lists in a slice set only the slices
--- that have an id set.
+-- member's slices packed in its state (packed.lua), lists it in the
+-- expiry index P .. 'e' at its due time, and lists in a slice set only
+-- the slices that have an id set.
 --
 -- A rolling decay board (decay.lua rebaseRolling) first moves its base
 -- (P .. 'b'), rewriting every slice, which must all be declared; then adds
@@ -171,10 +171,7 @@ local function removeMember(member, settled, labels)
   end
   for j = 1, nwin do redis.call('ZREM', P .. 'z:' .. (j-1), member) end
   redis.call('HDEL', P .. 'm', member)
-  if packed then -- its slices go with its state
-    redis.call('ZREM', P .. 'e', member)
-    return
-  end
+  if packed then return end -- its slices go with its state; its index listing is passed over
   for _, q in ipairs(gq) do
     local set = sliceset(P, q)
     for _, sl in ipairs(redis.call('ZRANGE', set, 0, -1)) do
@@ -382,8 +379,9 @@ end
 
 -- windowsBucket counts a board slice's entries on a windows board: into
 -- each member's packed slice (packed.lua) of each slice set some window
--- still takes it from, and into those windows; then it moves the member in
--- the expiry index. An entry that would take a slice's sum or a window sum
+-- still takes it from, and into those windows; a member whose due time
+-- moves (its first event, or an event for an older slice) is listed in
+-- the expiry index at the new one (written once, after the parts). An entry that would take a slice's sum or a window sum
 -- beyond ±(2^53 − 1) is not added (counted as saturated), so that every
 -- sum stays exact and each window sum the sum of its slices.
 local function windowsBucket(pi, bucket, ne)
@@ -401,7 +399,7 @@ local function windowsBucket(pi, bucket, ne)
     lateBucket(pi, bucket, ne)
     return
   end
-  local mk, ek = P .. 'm', P .. 'e'
+  local mk = P .. 'm'
   local listed = false
   for e = 0, ne - 1 do
     local k = i + 5 * e
@@ -426,7 +424,10 @@ local function windowsBucket(pi, bucket, ne)
       if not new then dup = dup + 1 end
     end
     if new then
-      local st, sl = wparse(redis.call('HGET', mk, member), nwin, known)
+      local raw = redis.call('HGET', mk, member)
+      local st, sl = wparse(raw, nwin, known)
+      local d0 = nil
+      if raw then d0 = wdue(sl, nwin, wq, wn, slicems, L) end
       local ok = true
       for q, x in pairs(new) do
         if math.abs(wcell(sl, q, x) + v) > MAXSUM then ok = false end
@@ -451,7 +452,8 @@ local function windowsBucket(pi, bucket, ne)
           end
         end
         redis.call('HSET', mk, member, wformat(st, sl, nwin))
-        redis.call('ZADD', ek, fmt(wdue(sl, nwin, wq, wn, slicems, L)), member)
+        local d1 = wdue(sl, nwin, wq, wn, slicems, L)
+        if d1 ~= d0 then windex(d1, member) end
       end
     end
   end
@@ -512,6 +514,7 @@ for pi = 1, nparts do
     redis.call('HSET', KEYS[1], tp, rformat_ranges(n))
   end
 end
+if packed then wflush(P .. 'e') end
 if late > 0 then redis.call('HINCRBY', P .. 'n', 'late', late) end
 local saturated = sat + rsat
 if saturated > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', saturated) end

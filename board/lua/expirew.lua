@@ -16,8 +16,9 @@
 --       slices given and the slices' keys without the prefix P (each a
 --       slice set's slice whose id set is to go: Store.expirePlan)
 --
--- A member is due when the index holds a time at or below now − grace:
--- then one of its slices has left a window. Each window j whose last
+-- A member is due when its due time (packed.lua) is at or below now −
+-- grace: then one of its slices has left a window. The index lists it
+-- there. Each window j whose last
 -- subtracted slice moves from L0 to L1 takes from each due member's total
 -- the member's slices s of j's slice set with L0 < s ≤ L1; the members not
 -- due hold no such slice. Done twice, or by two callers at once, the
@@ -71,13 +72,26 @@ local function count(k)
   if not seen[k] then seen[k] = true; return 1 end
   return 0
 end
-local due = redis.call('ZRANGEBYSCORE', ek, '-inf', fmt(tcut))
+-- The index's listings at or before now − grace: each member listed is
+-- due, or listed there before its due time moved (passed over).
+local fields, due, listed = {}, {}, {}
+for _, f in ipairs(redis.call('HKEYS', ek)) do
+  if tonumber(f) <= tcut then fields[#fields+1] = f end
+end
+for a = 1, #fields, 1000 do
+  for _, l in ipairs(redis.call('HMGET', ek, unpack(fields, a, math.min(a + 999, #fields)))) do
+    for member in string.gmatch(l or '', '%S+') do
+      if not listed[member] then listed[member] = true; due[#due+1] = member end
+    end
+  end
+end
 for _, member in ipairs(due) do
   local raw = redis.call('HGET', mk, member)
-  if not raw then
-    redis.call('ZREM', ek, member)
-  else
-    local st, sl = wparse(raw, nwin, known)
+  local st, sl
+  if raw then st, sl = wparse(raw, nwin, known) end
+  local d0 = nil
+  if raw then d0 = wdue(sl, nwin, wq, wn, slicems, L0) end
+  if d0 ~= nil and d0 <= tcut then
     for j = 1, nwin do
       local set = sl[wq[j]]
       if moved[j] and set then
@@ -111,14 +125,17 @@ for _, member in ipairs(due) do
     if d == nil then
       -- No window holds any of its slices: every total is 0.
       redis.call('HDEL', mk, member)
-      redis.call('ZREM', ek, member)
       for j = 1, nwin do removed = removed + redis.call('ZREM', P .. 'z:' .. (j-1), member) end
     else
       redis.call('HSET', mk, member, wformat(st, sl, nwin))
-      redis.call('ZADD', ek, fmt(d), member)
+      windex(d, member)
     end
   end
 end
+for a = 1, #fields, 1000 do
+  redis.call('HDEL', ek, unpack(fields, a, math.min(a + 999, #fields)))
+end
+wflush(ek)
 for j = 1, nwin do
   if moved[j] then redis.call('HSET', KEYS[1], j-1, fmt(L1[j])) end
 end

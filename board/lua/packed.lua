@@ -22,18 +22,30 @@
 -- are one value: one hash entry per member instead of one per slice hash
 -- (docs/DESIGN.md §8, "Windows boards: memory").
 --
--- The expiry index P .. 'e' (member → due, ms) holds, for each member, the
--- time (before grace) at which its first slice leaves a window:
--- min over windows j of (s + n_j)·g_j for the member's lowest slice s of
--- j's slice set above j's last subtracted slice, n_j the window's slices
--- and g_j their length in ms (Board.ExpiredThrough: slice s has left
--- window j at t = now − grace when s ≤ floor(t/g_j) − n_j).
+-- A member's due time is the time (ms, before grace) at which its first
+-- slice leaves a window: min over windows j of (s + n_j)·g_j for the
+-- member's lowest slice s of j's slice set above j's last subtracted
+-- slice, n_j the window's slices and g_j their length in ms
+-- (Board.ExpiredThrough: slice s has left window j at t = now − grace
+-- when s ≤ floor(t/g_j) − n_j). It depends only on the member's slices
+-- and the last subtracted slices, and an expiry that moves those changes
+-- it only for the members it finds due.
+--
+-- The expiry index P .. 'e' is a hash: due time → the members listed at
+-- it, each followed by a space. A member is listed at its due time
+-- whenever that changes (windex, written by wflush); the listing it leaves
+-- behind stays until its time comes, when the expiry finds the member not
+-- due and passes over it (or finds no state: removed). So every member
+-- with a state is listed at its due time, at a dozen bytes a member where
+-- a sorted set entry costs over a hundred.
 --
 -- wlengths(a) reads "slicems:n1,…,nk"; wparse(raw, nwin, known) returns
 -- the state and the slices (q → {s = {indices}, v = {sums}}) of the sets
 -- in known (q → true); wformat writes
 -- them back; wadd adds to a slice; wcell reads one; wdue computes the
--- member's due time (nil: no window holds any of its slices).
+-- member's due time (nil: no window holds any of its slices); windex
+-- lists a member at a due time and wflush writes the listings to the
+-- index hash.
 --
 -- luacheck: read globals fmt rparse rformat
 
@@ -190,4 +202,21 @@ local function wprune(sl, lmin)
     if #set.s == 0 then sl[q] = nil end
   end
   return n
+end
+
+-- windex lists member at due time d (ms) in the index; wflush appends
+-- the listings to the index hash ek, one write per due time.
+local wlisted = {}
+local function windex(d, member)
+  local k = fmt(d)
+  local l = wlisted[k]
+  if not l then l = {}; wlisted[k] = l end
+  l[#l+1] = member
+end
+local function wflush(ek)
+  for k, l in pairs(wlisted) do
+    local old = redis.call('HGET', ek, k) or ''
+    redis.call('HSET', ek, k, old .. table.concat(l, ' ') .. ' ')
+  end
+  wlisted = {}
 end
