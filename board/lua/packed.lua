@@ -58,22 +58,29 @@ local function wlengths(a)
   return tonumber(ms), n
 end
 
+-- The slices are read into and written from tables of byte values: one
+-- string.byte or string.char call per few thousand bytes rather than one
+-- per byte.
 local function vput(out, x)
+  local n = #out
   while x >= 128 do
     local r = x % 128
-    out[#out+1] = string.char(128 + r)
+    n = n + 1
+    out[n] = 128 + r
     x = (x - r) / 128
   end
-  out[#out+1] = string.char(x)
+  out[n + 1] = x
 end
 
-local function vget(s, p)
-  local x, m = 0, 1
+local function vget(b, p)
+  local c = b[p]
+  if c < 128 then return c, p + 1 end
+  local x, m = c - 128, 128
   while true do
-    local b = string.byte(s, p)
     p = p + 1
-    if b < 128 then return x + b * m, p end
-    x = x + (b - 128) * m
+    c = b[p]
+    if c < 128 then return x + c * m, p + 1 end
+    x = x + (c - 128) * m
     m = m * 128
   end
 end
@@ -88,33 +95,41 @@ local function wparse(raw, nwin, known)
     error('board: a member state without packed slices: keys of an earlier layout')
   end
   local st = rparse(string.sub(raw, 1, bar - 1), nwin)
-  local p, len = bar + 1, #raw
-  while p <= len do
+  local b, len = {}, #raw
+  for a = bar + 1, len, 4000 do
+    local part = {string.byte(raw, a, math.min(a + 3999, len))}
+    local o = #b
+    for k = 1, #part do b[o + k] = part[k] end
+  end
+  local p, nb = 1, #b
+  while p <= nb do
     local q, n, x
-    q, p = vget(raw, p)
-    n, p = vget(raw, p)
-    x, p = vget(raw, p)
-    local s = math.floor(x / 2)
+    q, p = vget(b, p)
+    n, p = vget(b, p)
+    x, p = vget(b, p)
+    local s = (x - x % 2) / 2
     if x % 2 == 1 then s = -s end
-    local set = {s = {}, v = {}}
+    local ss, vv = {}, {}
     for k = 1, n do
       local g, a
-      g, p = vget(raw, p)
-      a, p = vget(raw, p)
-      local neg = g % 2 == 1
-      s = s + (g - g % 2) / 2
-      if neg then a = -a end
-      set.s[k] = s; set.v[k] = a
+      g, p = vget(b, p)
+      a, p = vget(b, p)
+      if g % 2 == 1 then
+        a = -a
+        g = g - 1
+      end
+      s = s + g / 2
+      ss[k] = s; vv[k] = a
     end
     -- A set no window keeps any more (the board's windows changed) is
     -- dropped.
-    if known[q] then sl[q] = set end
+    if known[q] then sl[q] = {s = ss, v = vv} end
   end
   return st, sl
 end
 
 local function wformat(st, sl, nwin)
-  local out = {rformat(st, nwin), '|'}
+  local out = {}
   for q, set in pairs(sl) do
     local n = #set.s
     if n > 0 then
@@ -133,7 +148,11 @@ local function wformat(st, sl, nwin)
       end
     end
   end
-  return table.concat(out)
+  local parts = {rformat(st, nwin), '|'}
+  for a = 1, #out, 4000 do
+    parts[#parts + 1] = string.char(unpack(out, a, math.min(a + 3999, #out)))
+  end
+  return table.concat(parts)
 end
 
 -- wcell returns the sum of slice s of set q (0 when not held).
