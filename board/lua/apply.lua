@@ -425,12 +425,21 @@ local function windowsBucket(pi, bucket, ne)
     end
     if new then
       local raw = redis.call('HGET', mk, member)
-      local st, sl = wparse(raw, nwin, known)
-      local d0 = nil
-      if raw then d0 = wdue(sl, nwin, wq, wn, slicems, L) end
+      -- The common case: the slice is the newest of each set or newer
+      -- (wquick); else, and for a new member, the slices are decoded.
+      local text, d0, segs, cells = nil, nil, nil, nil
+      if raw then text, d0, segs, cells = wquick(raw, new, v) end
+      local st, sl
+      if text then
+        st = rparse(text, nwin)
+      else
+        st, sl, d0 = wparse(raw, nwin, known)
+        cells = {}
+        for q, x in pairs(new) do cells[q] = wcell(sl, q, x) + v end
+      end
       local ok = true
-      for q, x in pairs(new) do
-        if math.abs(wcell(sl, q, x) + v) > MAXSUM then ok = false end
+      for _, c in pairs(cells) do
+        if math.abs(c) > MAXSUM then ok = false end
       end
       for j = 1, nwin do
         if take[j] and new[wq[j]] and math.abs(st[j+1] + v) > MAXSUM then ok = false end
@@ -439,7 +448,6 @@ local function windowsBucket(pi, bucket, ne)
         rsat = rsat + 1
       else
         applied = applied + 1
-        for q, x in pairs(new) do wadd(sl, q, x, v) end
         local moved = ts > st[1]
         if moved then st[1] = ts end
         for j = 1, nwin do
@@ -451,8 +459,21 @@ local function windowsBucket(pi, bucket, ne)
             redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
           end
         end
-        redis.call('HSET', mk, member, wformat(st, sl, nwin))
-        local d1 = wdue(sl, nwin, wq, wn, slicems, L)
+        local d1
+        if text then
+          -- The slice added is the first above each taking window's last
+          -- subtracted one only if the member had none there: the due
+          -- time can only come earlier.
+          d1 = d0
+          for j = 1, nwin do
+            if take[j] and new[wq[j]] then d1 = math.min(d1, (gs[j] + wn[j]) * slicems * wq[j]) end
+          end
+          redis.call('HSET', mk, member, rformat(st, nwin) .. '|' .. venc(zz(d1)) .. segs)
+        else
+          for q, x in pairs(new) do wadd(sl, q, x, v) end
+          d1 = wdue(sl, nwin, wq, wn, slicems, L)
+          redis.call('HSET', mk, member, wformat(st, sl, nwin, d1))
+        end
         if d1 ~= d0 then windex(d1, member) end
       end
     end

@@ -87,10 +87,8 @@ for a = 1, #fields, 1000 do
 end
 for _, member in ipairs(due) do
   local raw = redis.call('HGET', mk, member)
-  local st, sl
-  if raw then st, sl = wparse(raw, nwin, known) end
-  local d0 = nil
-  if raw then d0 = wdue(sl, nwin, wq, wn, slicems, L0) end
+  local st, sl, d0
+  if raw then st, sl, d0 = wparse(raw, nwin, known) end
   if d0 ~= nil and d0 <= tcut then
     for j = 1, nwin do
       local set = sl[wq[j]]
@@ -127,7 +125,7 @@ for _, member in ipairs(due) do
       redis.call('HDEL', mk, member)
       for j = 1, nwin do removed = removed + redis.call('ZREM', P .. 'z:' .. (j-1), member) end
     else
-      redis.call('HSET', mk, member, wformat(st, sl, nwin))
+      redis.call('HSET', mk, member, wformat(st, sl, nwin, d))
       windex(d, member)
     end
   end

@@ -4,23 +4,28 @@
 --
 -- A windows board keeps each member in one field of P .. 'm':
 --
---   "reached t1 … tk|" .. slices
+--   "reached t1 … tk|" .. due .. segments
 --
 -- the text before '|' is the rolling member state (score.lua rparse: the
 -- reached time and the window totals, which the read scripts return and
--- board/read.go parses), and slices is every slice of the member that a
--- window still holds, packed in varints: per slice set (slices.lua) that
--- holds some, in any order,
+-- board/read.go parses); due is the member's due time (below), and the
+-- segments hold every slice of the member that a window still holds, one
+-- segment per slice set (slices.lua) that holds some, in any order:
 --
---   q, n, first slice (2·|s| + sign), then n × (gap·2 + sign of the sum, |sum|)
+--   q, body length, last slice, offset of the last entry in the body, body
+--   body: first slice, then per slice in ascending order (gap·2 + sign of
+--         the sum, |sum|)
 --
--- where gap is the slice index minus the one before it (0 for the first)
--- and the slices of a set are in ascending order. Every number is an
--- integer below 2^53, so arithmetic in Lua's doubles keeps it exact; a sum
--- is kept within ±(2^53 − 1) by the callers (MAXSUM), the sign riding on
--- the gap so that the magnitude alone needs the 53 bits. A member's slices
--- are one value: one hash entry per member instead of one per slice hash
--- (docs/DESIGN.md §8, "Windows boards: memory").
+-- all varints; a slice index or time x is written 2·|x| + sign; gap is the
+-- slice index minus the one before it (0 for the first). Every number is
+-- an integer below 2^53, so arithmetic in Lua's doubles keeps it exact; a
+-- sum is kept within ±(2^53 − 1) by the callers (MAXSUM), the sign riding
+-- on the gap so that the magnitude alone needs the 53 bits. A member's
+-- slices are one value: one hash entry per member instead of one per slice
+-- hash (docs/DESIGN.md §8, "Windows boards: packed slices"). The last
+-- slice and its offset let an event for the newest slice of each set, the
+-- common case, rewrite the segment's tail without decoding the rest
+-- (wquick).
 --
 -- A member's due time is the time (ms, before grace) at which its first
 -- slice leaves a window: min over windows j of (s + n_j)·g_j for the
@@ -40,12 +45,12 @@
 -- a sorted set entry costs over a hundred.
 --
 -- wlengths(a) reads "slicems:n1,…,nk"; wparse(raw, nwin, known) returns
--- the state and the slices (q → {s = {indices}, v = {sums}}) of the sets
--- in known (q → true); wformat writes
--- them back; wadd adds to a slice; wcell reads one; wdue computes the
--- member's due time (nil: no window holds any of its slices); windex
--- lists a member at a due time and wflush writes the listings to the
--- index hash.
+-- the state, the slices (q → {s = {indices}, v = {sums}}) of the sets in
+-- known (q → true) and the due time; wformat writes them back; wadd adds
+-- to a slice; wcell reads one; wdue computes the member's due time (nil:
+-- no window holds any of its slices); wquick adds to the newest slices
+-- without decoding; windex lists a member at a due time and wflush
+-- writes the listings to the index hash.
 --
 -- luacheck: read globals fmt rparse rformat
 
@@ -85,15 +90,48 @@ local function vget(b, p)
   end
 end
 
-local function wparse(raw, nwin, known)
-  local sl = {}
-  if not raw then return rparse(nil, nwin), sl end
+local function zz(x)
+  if x < 0 then return -2 * x + 1 end
+  return 2 * x
+end
+local function unzz(x)
+  local h = (x - x % 2) / 2
+  if x % 2 == 1 then return -h end
+  return h
+end
+-- venc returns the varints of its arguments as a string.
+local function venc(...)
+  local out = {}
+  for _, x in ipairs({...}) do vput(out, x) end
+  return string.char(unpack(out))
+end
+-- vgets reads a varint of string str at p.
+local function vgets(str, p)
+  local c = string.byte(str, p)
+  local x, m = 0, 1
+  while c >= 128 do
+    x = x + (c - 128) * m
+    m = m * 128
+    p = p + 1
+    c = string.byte(str, p)
+  end
+  return x + c * m, p + 1
+end
+
+local function statebar(raw)
   local bar = string.find(raw, '|', 1, true)
   if not bar then
     -- A state of the layout before packed slices (Store.Adopt refuses
     -- such a board): fail before anything of this member is written.
     error('board: a member state without packed slices: keys of an earlier layout')
   end
+  return bar
+end
+
+local function wparse(raw, nwin, known)
+  local sl = {}
+  if not raw then return rparse(nil, nwin), sl, nil end
+  local bar = statebar(raw)
   local st = rparse(string.sub(raw, 1, bar - 1), nwin)
   local b, len = {}, #raw
   for a = bar + 1, len, 4000 do
@@ -101,16 +139,19 @@ local function wparse(raw, nwin, known)
     local o = #b
     for k = 1, #part do b[o + k] = part[k] end
   end
-  local p, nb = 1, #b
+  local dz, p = vget(b, 1)
+  local nb = #b
   while p <= nb do
-    local q, n, x
+    local q, blen, x
     q, p = vget(b, p)
-    n, p = vget(b, p)
+    blen, p = vget(b, p)
+    p = select(2, vget(b, p)) -- the last slice and its offset: wquick reads them
+    p = select(2, vget(b, p))
+    local stop = p + blen
     x, p = vget(b, p)
-    local s = (x - x % 2) / 2
-    if x % 2 == 1 then s = -s end
-    local ss, vv = {}, {}
-    for k = 1, n do
+    local s = unzz(x)
+    local ss, vv, k = {}, {}, 0
+    while p < stop do
       local g, a
       g, p = vget(b, p)
       a, p = vget(b, p)
@@ -119,40 +160,99 @@ local function wparse(raw, nwin, known)
         g = g - 1
       end
       s = s + g / 2
+      k = k + 1
       ss[k] = s; vv[k] = a
     end
     -- A set no window keeps any more (the board's windows changed) is
     -- dropped.
     if known[q] then sl[q] = {s = ss, v = vv} end
   end
-  return st, sl
+  return st, sl, unzz(dz)
 end
 
-local function wformat(st, sl, nwin)
-  local out = {}
+local function wformat(st, sl, nwin, due)
+  local parts = {rformat(st, nwin), '|', venc(zz(due))}
   for q, set in pairs(sl) do
     local n = #set.s
     if n > 0 then
-      vput(out, q)
-      vput(out, n)
-      local s0 = set.s[1]
-      if s0 < 0 then vput(out, -2 * s0 + 1) else vput(out, 2 * s0) end
-      local prev = s0
+      local out = {}
+      vput(out, zz(set.s[1]))
+      local prev, lastoff = set.s[1], 0
       for k = 1, n do
         local a = set.v[k]
         local sign = 0
         if a < 0 then sign = 1; a = -a end
+        lastoff = #out + 1
         vput(out, (set.s[k] - prev) * 2 + sign)
         vput(out, a)
         prev = set.s[k]
       end
+      parts[#parts + 1] = venc(q, #out, zz(prev), lastoff)
+      for a = 1, #out, 4000 do
+        parts[#parts + 1] = string.char(unpack(out, a, math.min(a + 3999, #out)))
+      end
     end
   end
-  local parts = {rformat(st, nwin), '|'}
-  for a = 1, #out, 4000 do
-    parts[#parts + 1] = string.char(unpack(out, a, math.min(a + 3999, #out)))
-  end
   return table.concat(parts)
+end
+
+-- wquick adds v to slice adds[q] of each set q in adds when that is the
+-- set's newest slice or newer, rewriting only the tail of its segments.
+-- It returns the member's text state, its due time, the segments after
+-- the add, and the new sum of each slice added to; or nil when a slice is
+-- older than its set's newest (then the caller decodes in full). It
+-- writes nothing.
+local function wquick(raw, adds, v)
+  local bar = statebar(raw)
+  local dz, p = vgets(raw, bar + 1)
+  local out, cells, len = {}, {}, #raw
+  local vz = 0
+  if v < 0 then vz = 1 end
+  while p <= len do
+    local seg = p
+    local q, blen, lastz, lastoff
+    q, p = vgets(raw, p)
+    blen, p = vgets(raw, p)
+    lastz, p = vgets(raw, p)
+    lastoff, p = vgets(raw, p)
+    local b0 = p
+    p = b0 + blen
+    local s = adds[q]
+    if s == nil then
+      out[#out + 1] = string.sub(raw, seg, p - 1)
+    else
+      local last = unzz(lastz)
+      if s < last then return nil end
+      local nb
+      if s == last then
+        local g, e = vgets(raw, b0 + lastoff - 1)
+        local a = vgets(raw, e)
+        if g % 2 == 1 then
+          a = -a
+          g = g - 1
+        end
+        a = a + v
+        cells[q] = a
+        local sign = 0
+        if a < 0 then sign = 1; a = -a end
+        nb = string.sub(raw, b0, b0 + lastoff - 2) .. venc(g + sign, a)
+      else
+        cells[q] = v
+        lastoff = blen + 1
+        nb = string.sub(raw, b0, p - 1) .. venc((s - last) * 2 + vz, math.abs(v))
+      end
+      out[#out + 1] = venc(q, #nb, zz(s), lastoff) .. nb
+    end
+  end
+  for q, s in pairs(adds) do
+    if cells[q] == nil then -- the member's first slice in set q
+      local first = venc(zz(s))
+      local nb = first .. venc(vz, math.abs(v))
+      out[#out + 1] = venc(q, #nb, zz(s), #first + 1) .. nb
+      cells[q] = v
+    end
+  end
+  return string.sub(raw, 1, bar - 1), unzz(dz), table.concat(out), cells
 end
 
 -- wcell returns the sum of slice s of set q (0 when not held).
