@@ -20,8 +20,8 @@
 // and to every window that still holds its slice ("real time, a
 // constant number of writes per event"). A rolling board keeps a hash per
 // slice; a windows board packs each member's slices into its state, one
-// hash entry per member, and keeps an expiry index of the members by the
-// time their first slice leaves a window, which is all Expire reads
+// hash entry per member, and keeps an expiry index listing the members at
+// the time their first slice leaves a window, which is all Expire reads
 // (lua/packed.lua). Store.Expire subtracts a slice
 // from a window once it has left it: when now ≥ (s + slices(window))·g +
 // grace. The last subtracted slice of each window is
@@ -131,7 +131,7 @@
 //	rostrum:{env}:board:{name}:z:<j>          zset  window j: member → score
 //	rostrum:{env}:board:{name}:m              hash  member → "reached_at total_0 … total_k" (windows: + "|" + its packed slices)
 //	rostrum:{env}:board:{name}:x              hash  window j → last subtracted slice (in its own slices)
-//	rostrum:{env}:board:{name}:e              zset  windows: member → time (ms, before grace) its first slice leaves a window
+//	rostrum:{env}:board:{name}:e              hash  windows: time (ms, before grace) → members whose first slice leaves a window then
 //	rostrum:{env}:board:{name}:s              zset  slices held (score = slice index); windows: those with an id set
 //	rostrum:{env}:board:{name}:s:<slice>      hash  rolling: member → sum of the slice
 //	rostrum:{env}:board:{name}:s:<slice>:i    set   event ids counted in the slice

@@ -23,9 +23,10 @@ import (
 //
 // A rolling board keeps each slice's sums in its slice hash. A windows
 // board has no slice hashes: each member's slices are packed into its
-// state in P+"m" (lua/packed.lua), the expiry index P+"e" (zset member →
-// the time its first slice leaves a window) tells Expire which members to
-// read, and its slice sets list only the slices that have an id set.
+// state in P+"m" (lua/packed.lua), the expiry index P+"e" (hash: time →
+// the members whose first slice leaves a window then) tells Expire which
+// members to read, and its slice sets list only the slices that have an
+// id set.
 
 // periodKey returns the key of a periodic board's period label: part
 // "z" (the ranking), "m" (member states) or "i" (event ids). P is
@@ -55,9 +56,9 @@ func sliceKey(P string, q, s int64) string {
 // the slice set of ratio q.
 func idSetKey(P string, q, s int64) string { return sliceKey(P, q, s) + ":i" }
 
-// expiryKey returns the key of a windows board's expiry index: the zset
-// member → the time (Unix ms, before grace) at which its first slice
-// leaves a window.
+// expiryKey returns the key of a windows board's expiry index: the hash
+// time (Unix ms, before grace) → the members whose first slice leaves a
+// window then (lua/packed.lua).
 func expiryKey(P string) string { return P + "e" }
 
 // sliceSets returns the distinct slice ratios of the board's windows, in

@@ -242,14 +242,18 @@ func TestWindowsPackedSumEdges(t *testing.T) {
 	}
 	// a: max−1 at 10:00 and 1 at 10:01 (the 2m window's 1m slices
 	// differ, the 1h window's 30m slice is one); b: −max; c: −(max−1) then
-	// −1; d: max then 1 more (refused).
+	// −1; d: max then 1 more (refused); e: 2^52 − 1 then 1 in the same
+	// slices (the packing's short and long forms of a sum, packed.lua).
+	const p52 = 1 << 52
 	apply(0, codec.Event{RoomID: "a", Value: max - 1}, codec.Event{RoomID: "b", Value: -max}, codec.Event{RoomID: "c", Value: -(max - 1)},
 		codec.Event{RoomID: "d", Value: max})
+	apply(30*time.Second, codec.Event{RoomID: "e", Value: p52 - 1})
+	apply(40*time.Second, codec.Event{RoomID: "e", Value: 1})
 	res := apply(time.Minute, codec.Event{RoomID: "a", Value: 1}, codec.Event{RoomID: "c", Value: -1}, codec.Event{RoomID: "d", Value: 1})
 	if res.Saturated != 1 || res.Applied != 2 {
 		t.Fatalf("second batch: %+v, want 2 applied and d's 1 saturated", res)
 	}
-	want := map[string][2]int64{"a": {max, max}, "b": {-max, -max}, "c": {-max, -max}, "d": {max, max}}
+	want := map[string][2]int64{"a": {max, max}, "b": {-max, -max}, "c": {-max, -max}, "d": {max, max}, "e": {p52, p52}}
 	if got := totals(90 * time.Second); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("at 10:01:30: %v, want %v", got, want)
 	}
@@ -258,7 +262,7 @@ func TestWindowsPackedSumEdges(t *testing.T) {
 	if _, err := st.Expire(ctx, t0.Add(2*time.Minute+time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	want = map[string][2]int64{"a": {1, max}, "b": {0, -max}, "c": {-1, -max}, "d": {0, max}}
+	want = map[string][2]int64{"a": {1, max}, "b": {0, -max}, "c": {-1, -max}, "d": {0, max}, "e": {0, p52}}
 	if got := totals(2 * time.Minute); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("at 10:02: %v, want %v", got, want)
 	}

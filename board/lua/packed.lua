@@ -12,15 +12,18 @@
 -- segments hold every slice of the member that a window still holds, one
 -- segment per slice set (slices.lua) that holds some, in any order:
 --
---   q, body length, last slice, offset of the last entry in the body, body
---   body: first slice, then per slice in ascending order (gap·2 + sign of
---         the sum, |sum|)
+--   q, body length, last slice − first slice, offset of the last entry in
+--   the body, body
+--   body: the first slice, then an entry per slice in ascending order
 --
--- all varints; a slice index or time x is written 2·|x| + sign; gap is the
--- slice index minus the one before it (0 for the first). Every number is
--- an integer below 2^53, so arithmetic in Lua's doubles keeps it exact; a
--- sum is kept within ±(2^53 − 1) by the callers (MAXSUM), the sign riding
--- on the gap so that the magnitude alone needs the 53 bits. A member's
+-- all varints; a slice index or time x is written 2·|x| + sign. An entry
+-- is 2·sum when the slice follows the one before it and its sum is not
+-- negative (the rule for an item active in every slice: one or two bytes
+-- a slice); else 2·|sum| + 1 and gap·2 + sign of the sum (gap: the slice
+-- index minus the one before, 0 for the first), or, when the sum is 0 or
+-- |sum| ≥ 2^52, 1, gap·2 + sign and |sum|. Every number is an integer below 2^54 and
+-- exact in Lua's doubles (an odd one below 2^53); a sum is kept within
+-- ±(2^53 − 1) by the callers (MAXSUM). A member's
 -- slices are one value: one hash entry per member instead of one per slice
 -- hash (docs/DESIGN.md §8, "Windows boards: packed slices"). The last
 -- slice and its offset let an event for the newest slice of each set, the
@@ -128,6 +131,42 @@ local function statebar(raw)
   return bar
 end
 
+-- wentry appends to byte table out the entry of a slice gap after the
+-- one before it, holding sum a.
+local function wentry(out, gap, a)
+  if gap == 1 and a >= 0 then
+    vput(out, 2 * a)
+    return
+  end
+  local sign = 0
+  if a < 0 then sign = 1; a = -a end
+  if a > 0 and a < 4503599627370496 then -- 2^52: 2·a + 1 is exact (1 is the long form)
+    vput(out, 2 * a + 1)
+    vput(out, gap * 2 + sign)
+  else
+    vput(out, 1)
+    vput(out, gap * 2 + sign)
+    vput(out, a)
+  end
+end
+-- wentryget reads an entry with get (vget on a byte table, vgets on a
+-- string) at p: its gap, its sum and the position after it.
+local function wentryget(get, b, p)
+  local x, g
+  x, p = get(b, p)
+  if x % 2 == 0 then return 1, x / 2, p end
+  g, p = get(b, p)
+  local a = (x - 1) / 2
+  if x == 1 then a, p = get(b, p) end
+  if g % 2 == 1 then return (g - 1) / 2, -a, p end
+  return g / 2, a, p
+end
+local function wentrys(gap, a)
+  local out = {}
+  wentry(out, gap, a)
+  return string.char(unpack(out))
+end
+
 local function wparse(raw, nwin, known)
   local sl = {}
   if not raw then return rparse(nil, nwin), sl, nil end
@@ -153,13 +192,8 @@ local function wparse(raw, nwin, known)
     local ss, vv, k = {}, {}, 0
     while p < stop do
       local g, a
-      g, p = vget(b, p)
-      a, p = vget(b, p)
-      if g % 2 == 1 then
-        a = -a
-        g = g - 1
-      end
-      s = s + g / 2
+      g, a, p = wentryget(vget, b, p)
+      s = s + g
       k = k + 1
       ss[k] = s; vv[k] = a
     end
@@ -179,15 +213,12 @@ local function wformat(st, sl, nwin, due)
       vput(out, zz(set.s[1]))
       local prev, lastoff = set.s[1], 0
       for k = 1, n do
-        local a = set.v[k]
-        local sign = 0
-        if a < 0 then sign = 1; a = -a end
         lastoff = #out + 1
-        vput(out, (set.s[k] - prev) * 2 + sign)
-        vput(out, a)
+        -- The first entry's gap is 0: never the short form.
+        wentry(out, set.s[k] - prev, set.v[k])
         prev = set.s[k]
       end
-      parts[#parts + 1] = venc(q, #out, zz(prev), lastoff)
+      parts[#parts + 1] = venc(q, #out, prev - set.s[1], lastoff)
       for a = 1, #out, 4000 do
         parts[#parts + 1] = string.char(unpack(out, a, math.min(a + 3999, #out)))
       end
@@ -206,14 +237,12 @@ local function wquick(raw, adds, v)
   local bar = statebar(raw)
   local dz, p = vgets(raw, bar + 1)
   local out, cells, len = {}, {}, #raw
-  local vz = 0
-  if v < 0 then vz = 1 end
   while p <= len do
     local seg = p
-    local q, blen, lastz, lastoff
+    local q, blen, lastd, lastoff
     q, p = vgets(raw, p)
     blen, p = vgets(raw, p)
-    lastz, p = vgets(raw, p)
+    lastd, p = vgets(raw, p)
     lastoff, p = vgets(raw, p)
     local b0 = p
     p = b0 + blen
@@ -221,34 +250,27 @@ local function wquick(raw, adds, v)
     if s == nil then
       out[#out + 1] = string.sub(raw, seg, p - 1)
     else
-      local last = unzz(lastz)
+      local first = unzz(vgets(raw, b0))
+      local last = first + lastd
       if s < last then return nil end
       local nb
       if s == last then
-        local g, e = vgets(raw, b0 + lastoff - 1)
-        local a = vgets(raw, e)
-        if g % 2 == 1 then
-          a = -a
-          g = g - 1
-        end
-        a = a + v
-        cells[q] = a
-        local sign = 0
-        if a < 0 then sign = 1; a = -a end
-        nb = string.sub(raw, b0, b0 + lastoff - 2) .. venc(g + sign, a)
+        local g, a = wentryget(vgets, raw, b0 + lastoff - 1)
+        cells[q] = a + v
+        nb = string.sub(raw, b0, b0 + lastoff - 2) .. wentrys(g, a + v)
       else
         cells[q] = v
         lastoff = blen + 1
-        nb = string.sub(raw, b0, p - 1) .. venc((s - last) * 2 + vz, math.abs(v))
+        nb = string.sub(raw, b0, p - 1) .. wentrys(s - last, v)
       end
-      out[#out + 1] = venc(q, #nb, zz(s), lastoff) .. nb
+      out[#out + 1] = venc(q, #nb, s - first, lastoff) .. nb
     end
   end
   for q, s in pairs(adds) do
     if cells[q] == nil then -- the member's first slice in set q
       local first = venc(zz(s))
-      local nb = first .. venc(vz, math.abs(v))
-      out[#out + 1] = venc(q, #nb, zz(s), #first + 1) .. nb
+      local nb = first .. wentrys(0, v)
+      out[#out + 1] = venc(q, #nb, 0, #first + 1) .. nb
       cells[q] = v
     end
   end
