@@ -60,6 +60,9 @@ for j = 1, nwin do
   if L0[j] == nil or T > L0[j] then L1[j] = T; moved[j] = true end
   if lmin[wq[j]] == nil or L1[j] < lmin[wq[j]] then lmin[wq[j]] = L1[j] end
 end
+-- Only the sets of the windows that move are decoded (wparse).
+local need = {}
+for j = 1, nwin do if moved[j] then need[wq[j]] = true end end
 local drop = {}
 for _, q in ipairs(gq) do
   drop[q] = redis.call('ZRANGEBYSCORE', sliceset(P, q), '-inf', fmt(lmin[q]))
@@ -88,7 +91,7 @@ end
 for _, member in ipairs(due) do
   local raw = redis.call('HGET', mk, member)
   local st, sl, d0
-  if raw then st, sl, d0 = wparse(raw, nwin, known) end
+  if raw then st, sl, d0 = wparse(raw, nwin, known, need) end
   if d0 ~= nil and d0 <= tcut then
     for j = 1, nwin do
       local set = sl[wq[j]]
@@ -114,7 +117,7 @@ for _, member in ipairs(due) do
       end
     end
     for q, set in pairs(sl) do
-      for k = 1, #set.s do
+      for k = 1, #(set.s or {}) do
         if set.s[k] <= lmin[q] then dropped = dropped + count(q .. ':' .. set.s[k]) end
       end
     end

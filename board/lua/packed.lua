@@ -167,7 +167,11 @@ local function wentrys(gap, a)
   return string.char(unpack(out))
 end
 
-local function wparse(raw, nwin, known)
+-- wparse decodes the segments of the sets in need (all when need is nil);
+-- another set is kept as its segment's bytes (raw, its body at boff),
+-- which wformat writes back as they are and wdue reads only as far as it
+-- must.
+local function wparse(raw, nwin, known, need)
   local sl = {}
   if not raw then return rparse(nil, nwin), sl, nil end
   local bar = statebar(raw)
@@ -181,25 +185,32 @@ local function wparse(raw, nwin, known)
   local dz, p = vget(b, 1)
   local nb = #b
   while p <= nb do
+    local seg = p
     local q, blen, x
     q, p = vget(b, p)
     blen, p = vget(b, p)
     p = select(2, vget(b, p)) -- the last slice and its offset: wquick reads them
     p = select(2, vget(b, p))
     local stop = p + blen
-    x, p = vget(b, p)
-    local s = unzz(x)
-    local ss, vv, k = {}, {}, 0
-    while p < stop do
-      local g, a
-      g, a, p = wentryget(vget, b, p)
-      s = s + g
-      k = k + 1
-      ss[k] = s; vv[k] = a
+    if need and not need[q] then
+      -- bytes b[k] are raw's at bar + k
+      if known[q] then sl[q] = {raw = string.sub(raw, bar + seg, bar + stop - 1), boff = p - seg + 1} end
+      p = stop
+    else
+      x, p = vget(b, p)
+      local s = unzz(x)
+      local ss, vv, k = {}, {}, 0
+      while p < stop do
+        local g, a
+        g, a, p = wentryget(vget, b, p)
+        s = s + g
+        k = k + 1
+        ss[k] = s; vv[k] = a
+      end
+      -- A set no window keeps any more (the board's windows changed) is
+      -- dropped.
+      if known[q] then sl[q] = {s = ss, v = vv} end
     end
-    -- A set no window keeps any more (the board's windows changed) is
-    -- dropped.
-    if known[q] then sl[q] = {s = ss, v = vv} end
   end
   return st, sl, unzz(dz)
 end
@@ -207,7 +218,12 @@ end
 local function wformat(st, sl, nwin, due)
   local parts = {rformat(st, nwin), '|', venc(zz(due))}
   for q, set in pairs(sl) do
-    local n = #set.s
+    local n = 0
+    if set.raw then
+      parts[#parts + 1] = set.raw
+    else
+      n = #set.s
+    end
     if n > 0 then
       local out = {}
       vput(out, zz(set.s[1]))
@@ -309,15 +325,27 @@ local function wdue(sl, nwin, wq, wn, slicems, L)
   local due = nil
   for j = 1, nwin do
     local set = sl[wq[j]]
-    if set then
-      for k = 1, #set.s do
-        local s = set.s[k]
-        if L[j] == nil or s > L[j] then
-          local d = (s + wn[j]) * slicems * wq[j]
-          if due == nil or d < due then due = d end
-          break
-        end
+    local s = nil
+    if set and set.raw then
+      -- Kept as bytes: read its slices up to the first above L[j].
+      local r = set.raw
+      local x, p = vgets(r, set.boff)
+      local x0 = unzz(x)
+      local stop = #r + 1
+      while p < stop do
+        local g, _, np = wentryget(vgets, r, p)
+        p = np
+        x0 = x0 + g
+        if L[j] == nil or x0 > L[j] then s = x0; break end
       end
+    elseif set then
+      for k = 1, #set.s do
+        if L[j] == nil or set.s[k] > L[j] then s = set.s[k]; break end
+      end
+    end
+    if s then
+      local d = (s + wn[j]) * slicems * wq[j]
+      if due == nil or d < due then due = d end
     end
   end
   return due
@@ -330,6 +358,7 @@ local function wprune(sl, lmin)
   local n = 0
   for q, set in pairs(sl) do
     local lm = lmin[q]
+    if set.raw then lm = nil end -- not decoded: its windows did not move
     local k = 0
     if lm ~= nil then
       while k < #set.s and set.s[k+1] <= lm do k = k + 1 end
@@ -340,7 +369,7 @@ local function wprune(sl, lmin)
       set.s, set.v = s, v
       n = n + k
     end
-    if #set.s == 0 then sl[q] = nil end
+    if not set.raw and #set.s == 0 then sl[q] = nil end
   end
   return n
 end
