@@ -76,7 +76,7 @@ func packedEvent(s *sim, at time.Time) codec.Event {
 }
 
 // checkPacked checks the windows boards' layout: no slice hashes; every
-// member state packs its slices after '|' and is listed in the expiry
+// member state is packed (lua/wstate.lua's head) and is listed in the expiry
 // index at a time after expired, the time of the last Expire.
 func checkPacked(t *testing.T, rdb redis.UniversalClient, bs []*board.Board, expired time.Time) {
 	t.Helper()
@@ -95,7 +95,7 @@ func checkPacked(t *testing.T, rdb redis.UniversalClient, bs []*board.Board, exp
 			}
 		}
 		for m, st := range states {
-			if !listed[m] || !strings.Contains(st, "|") {
+			if !listed[m] || !strings.HasPrefix(st, "\x00") {
 				t.Fatalf("%s: member %s (state %q) listed in the expiry index: %v", b.Name(), m, st, listed[m])
 			}
 		}

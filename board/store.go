@@ -110,7 +110,7 @@ func (s *Store) checkLayout(ctx context.Context) error {
 	exists := make([][]*redis.IntCmd, len(ws))
 	for k, b := range ws {
 		for _, kv := range states[k].Val() {
-			if !strings.Contains(kv.Value, "|") {
+			if !strings.HasPrefix(kv.Value, "\x00") {
 				return s.earlier(b, "member states without packed slices in "+s.prefix(b)+"m")
 			}
 		}

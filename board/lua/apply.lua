@@ -89,6 +89,7 @@
 --! include ranges.lua
 --! include decay.lua
 --! include slices.lua
+--! include wstate.lua
 --! include packed.lua
 
 local P = ARGV[1]
@@ -427,12 +428,9 @@ local function windowsBucket(pi, bucket, ne)
       local raw = redis.call('HGET', mk, member)
       -- The common case: the slice is the newest of each set or newer
       -- (wquick); else, and for a new member, the slices are decoded.
-      local text, d0, segs, cells = nil, nil, nil, nil
-      if raw then text, d0, segs, cells = wquick(raw, new, v) end
-      local st, sl
-      if text then
-        st = rparse(text, nwin)
-      else
+      local st, d0, segs, cells, sl = nil, nil, nil, nil, nil
+      if raw then st, d0, segs, cells = wquick(raw, new, v, nwin) end
+      if not st then
         st, sl, d0 = wparse(raw, nwin, known)
         cells = {}
         for q, x in pairs(new) do cells[q] = wcell(sl, q, x) + v end
@@ -460,7 +458,7 @@ local function windowsBucket(pi, bucket, ne)
           end
         end
         local d1
-        if text then
+        if segs then
           -- The slice added is the first above each taking window's last
           -- subtracted one only if the member had none there: the due
           -- time can only come earlier.
@@ -468,7 +466,7 @@ local function windowsBucket(pi, bucket, ne)
           for j = 1, nwin do
             if take[j] and new[wq[j]] then d1 = math.min(d1, (gs[j] + wn[j]) * slicems * wq[j]) end
           end
-          redis.call('HSET', mk, member, rformat(st, nwin) .. '|' .. venc(zz(d1)) .. segs)
+          redis.call('HSET', mk, member, whead(st, nwin) .. venc(zz(d1)) .. segs)
         else
           for q, x in pairs(new) do wadd(sl, q, x, v) end
           d1 = wdue(sl, nwin, wq, wn, slicems, L)

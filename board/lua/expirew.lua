@@ -33,6 +33,7 @@
 --
 --! include score.lua
 --! include slices.lua
+--! include wstate.lua
 --! include packed.lua
 
 local P = ARGV[1]

@@ -18,14 +18,7 @@
 -- The windows of a board share one state hash: each state hash is read
 -- once, with one HMGET of every member.
 
--- A windows board's state carries its packed slices after '|'
--- (packed.lua): only the text before it is returned.
-local function shown(st)
-  if not st then return '' end
-  local bar = string.find(st, '|', 1, true)
-  if bar then return string.sub(st, 1, bar - 1) end
-  return st
-end
+--! include wstate.lua
 
 local m = tonumber(ARGV[1])
 local members = {}
@@ -49,7 +42,7 @@ for t = m + 2, #ARGV do
     local rank = redis.call('ZREVRANK', z, members[i])
     if rank then
       r[#r + 1] = rank
-      r[#r + 1] = shown(st[i])
+      r[#r + 1] = wshow(st[i])
       r[#r + 1] = redis.call('ZSCORE', z, members[i])
     else
       r[#r + 1] = -1

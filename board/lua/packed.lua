@@ -55,7 +55,7 @@
 -- without decoding; windex lists a member at a due time and wflush
 -- writes the listings to the index hash.
 --
--- luacheck: read globals fmt rparse rformat
+-- luacheck: read globals fmt vgets whead wstate
 
 local MAXSUM = 9007199254740991 -- 2^53 − 1
 
@@ -108,29 +108,6 @@ local function venc(...)
   for _, x in ipairs({...}) do vput(out, x) end
   return string.char(unpack(out))
 end
--- vgets reads a varint of string str at p.
-local function vgets(str, p)
-  local c = string.byte(str, p)
-  local x, m = 0, 1
-  while c >= 128 do
-    x = x + (c - 128) * m
-    m = m * 128
-    p = p + 1
-    c = string.byte(str, p)
-  end
-  return x + c * m, p + 1
-end
-
-local function statebar(raw)
-  local bar = string.find(raw, '|', 1, true)
-  if not bar then
-    -- A state of the layout before packed slices (Store.Adopt refuses
-    -- such a board): fail before anything of this member is written.
-    error('board: a member state without packed slices: keys of an earlier layout')
-  end
-  return bar
-end
-
 -- wentry appends to byte table out the entry of a slice gap after the
 -- one before it, holding sum a.
 local function wentry(out, gap, a)
@@ -173,9 +150,13 @@ end
 -- must.
 local function wparse(raw, nwin, known, need)
   local sl = {}
-  if not raw then return rparse(nil, nwin), sl, nil end
-  local bar = statebar(raw)
-  local st = rparse(string.sub(raw, 1, bar - 1), nwin)
+  if not raw then
+    local st = {}
+    for k = 1, nwin + 1 do st[k] = 0 end
+    return st, sl, nil
+  end
+  local st, bar = wstate(raw, nwin)
+  bar = bar - 1 -- b[k] below is raw's byte bar + k
   local b, len = {}, #raw
   for a = bar + 1, len, 4000 do
     local part = {string.byte(raw, a, math.min(a + 3999, len))}
@@ -216,7 +197,7 @@ local function wparse(raw, nwin, known, need)
 end
 
 local function wformat(st, sl, nwin, due)
-  local parts = {rformat(st, nwin), '|', venc(zz(due))}
+  local parts = {whead(st, nwin), venc(zz(due))}
   for q, set in pairs(sl) do
     local n = 0
     if set.raw then
@@ -245,13 +226,13 @@ end
 
 -- wquick adds v to slice adds[q] of each set q in adds when that is the
 -- set's newest slice or newer, rewriting only the tail of its segments.
--- It returns the member's text state, its due time, the segments after
+-- It returns the member's state (wstate), its due time, the segments after
 -- the add, and the new sum of each slice added to; or nil when a slice is
 -- older than its set's newest (then the caller decodes in full). It
 -- writes nothing.
-local function wquick(raw, adds, v)
-  local bar = statebar(raw)
-  local dz, p = vgets(raw, bar + 1)
+local function wquick(raw, adds, v, nwin)
+  local st, p0 = wstate(raw, nwin)
+  local dz, p = vgets(raw, p0)
   local out, cells, len = {}, {}, #raw
   while p <= len do
     local seg = p
@@ -290,7 +271,7 @@ local function wquick(raw, adds, v)
       cells[q] = v
     end
   end
-  return string.sub(raw, 1, bar - 1), unzz(dz), table.concat(out), cells
+  return st, unzz(dz), table.concat(out), cells
 end
 
 -- wcell returns the sum of slice s of set q (0 when not held).

@@ -10,14 +10,7 @@
 -- ('' without KEYS[3] or before the first rebase), member, state, score,
 -- ...}, or {-1} when the member is not ranked.
 
--- A windows board's state carries its packed slices after '|'
--- (packed.lua): only the text before it is returned.
-local function shown(st)
-  if not st then return '' end
-  local bar = string.find(st, '|', 1, true)
-  if bar then return string.sub(st, 1, bar - 1) end
-  return st
-end
+--! include wstate.lua
 
 local mode = ARGV[1]
 local card = redis.call('ZCARD', KEYS[1])
@@ -43,6 +36,6 @@ local names = {}
 for k = 1, #ms, 2 do names[#names+1] = ms[k] end
 local sts = redis.call('HMGET', KEYS[2], unpack(names))
 for k = 1, #names do
-  reply[#reply+1] = names[k]; reply[#reply+1] = shown(sts[k]); reply[#reply+1] = ms[2*k]
+  reply[#reply+1] = names[k]; reply[#reply+1] = wshow(sts[k]); reply[#reply+1] = ms[2*k]
 end
 return reply
