@@ -129,7 +129,7 @@
 //	rostrum:{env}:board:{name}:p:<label>:i    set   event ids counted
 //	rolling and windows:
 //	rostrum:{env}:board:{name}:z:<j>          zset  window j: member → score
-//	rostrum:{env}:board:{name}:m              hash  member → "reached_at total_0 … total_k" (windows: + "|" + its packed slices)
+//	rostrum:{env}:board:{name}:m              hash  member → "reached_at total_0 … total_k" (windows: packed with its slices)
 //	rostrum:{env}:board:{name}:x              hash  window j → last subtracted slice (in its own slices)
 //	rostrum:{env}:board:{name}:e              hash  windows: time (ms, before grace) → members whose first slice leaves a window then
 //	rostrum:{env}:board:{name}:s              zset  slices held (score = slice index); windows: those with an id set

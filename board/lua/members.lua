@@ -12,7 +12,8 @@
 -- before the first rebase), rank_1, state_1, score_1, ..., rank_m, state_m,
 -- score_m}, where rank is 0-based or -1 when the member is not ranked,
 -- state is the member's field of the state hash ('' when it has none: a
--- compact board keeps most states in the score alone) and score its score
+-- compact board keeps most states in the score alone; a windows board's
+-- as text, wstate.lua) and score its score
 -- ('' when not ranked).
 --
 -- The windows of a board share one state hash: each state hash is read

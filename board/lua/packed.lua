@@ -1,16 +1,16 @@
 -- packed.lua: a windows board's member state, shared by apply.lua and
--- expirew.lua (each includes it after score.lua and slices.lua with
--- "--! include packed.lua").
+-- expirew.lua (each includes it after score.lua, slices.lua and
+-- wstate.lua with "--! include packed.lua").
 --
 -- A windows board keeps each member in one field of P .. 'm':
 --
---   "reached t1 … tk|" .. due .. segments
+--   head .. due .. segments
 --
--- the text before '|' is the rolling member state (score.lua rparse: the
--- reached time and the window totals, which the read scripts return and
--- board/read.go parses); due is the member's due time (below), and the
--- segments hold every slice of the member that a window still holds, one
--- segment per slice set (slices.lua) that holds some, in any order:
+-- the head (wstate.lua) holds the reached time and the window totals,
+-- which the read scripts return as text; due is the member's due time
+-- (below), and the segments hold every slice of the member that a window
+-- still holds, one segment per slice set (slices.lua) that holds some, in
+-- any order:
 --
 --   q, body length, last slice − first slice, offset of the last entry in
 --   the body, body
@@ -21,10 +21,10 @@
 -- negative (the rule for an item active in every slice: one or two bytes
 -- a slice); else 2·|sum| + 1 and gap·2 + sign of the sum (gap: the slice
 -- index minus the one before, 0 for the first), or, when the sum is 0 or
--- |sum| ≥ 2^52, 1, gap·2 + sign and |sum|. Every number is an integer below 2^54 and
--- exact in Lua's doubles (an odd one below 2^53); a sum is kept within
--- ±(2^53 − 1) by the callers (MAXSUM). A member's
--- slices are one value: one hash entry per member instead of one per slice
+-- |sum| ≥ 2^52, 1, gap·2 + sign and |sum|. Every number is an integer
+-- below 2^54 and exact in Lua's doubles (an odd one below 2^53); a sum is
+-- kept within ±(2^53 − 1) by the callers (MAXSUM). A member's slices are
+-- one value: one hash entry per member instead of one per slice
 -- hash (docs/DESIGN.md §8, "Windows boards: packed slices"). The last
 -- slice and its offset let an event for the newest slice of each set, the
 -- common case, rewrite the segment's tail without decoding the rest

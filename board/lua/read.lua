@@ -8,7 +8,8 @@
 --
 -- Reply: {members in the zset, rank of the first listed (0-based), base
 -- ('' without KEYS[3] or before the first rebase), member, state, score,
--- ...}, or {-1} when the member is not ranked.
+-- ...}, or {-1} when the member is not ranked. A windows board's state is
+-- returned as text (wstate.lua).
 
 --! include wstate.lua
 
