@@ -70,9 +70,13 @@ for _, q in ipairs(gq) do
   for _, sl in ipairs(drop[q]) do if not given[sliceset(P, q) .. ':' .. sl .. ':i'] then return {-1, 0, 0} end end
 end
 
-local seen = {} -- (window, slice) pairs subtracted, and slices dropped
+-- count(seen, a, s) counts pair (a, s) the first time it meets it: a
+-- window and a slice subtracted from it, or a slice set and a slice
+-- dropped (numbers, as table keys, cost no string per slice).
 local subtracted, removed, dropped = 0, 0, 0
-local function count(k)
+local seenSub, seenDrop = {}, {}
+local function count(seen, a, s)
+  local k = a * 4294967296 + s
   if not seen[k] then seen[k] = true; return 1 end
   return 0
 end
@@ -104,7 +108,7 @@ for _, member in ipairs(due) do
           if L0[j] == nil or s > L0[j] then
             st[j+1] = st[j+1] - set.v[k]
             took = true
-            subtracted = subtracted + count(j .. ' ' .. s)
+            subtracted = subtracted + count(seenSub, j, s)
           end
         end
         if took then
@@ -119,7 +123,7 @@ for _, member in ipairs(due) do
     end
     for q, set in pairs(sl) do
       for k = 1, #(set.s or {}) do
-        if set.s[k] <= lmin[q] then dropped = dropped + count(q .. ':' .. set.s[k]) end
+        if set.s[k] <= lmin[q] then dropped = dropped + count(seenDrop, q, set.s[k]) end
       end
     end
     wprune(sl, lmin)
@@ -146,7 +150,7 @@ for _, q in ipairs(gq) do
   local ss = sliceset(P, q)
   for _, sl in ipairs(drop[q]) do
     redis.call('DEL', ss .. ':' .. sl .. ':i')
-    dropped = dropped + count(q .. ':' .. sl)
+    dropped = dropped + count(seenDrop, q, tonumber(sl))
   end
   if #drop[q] > 0 then redis.call('ZREMRANGEBYSCORE', ss, '-inf', fmt(lmin[q])) end
 end

@@ -158,10 +158,14 @@ local function wparse(raw, nwin, known, need)
   local st, bar = wstate(raw, nwin)
   bar = bar - 1 -- b[k] below is raw's byte bar + k
   local b, len = {}, #raw
-  for a = bar + 1, len, 4000 do
-    local part = {string.byte(raw, a, math.min(a + 3999, len))}
-    local o = #b
-    for k = 1, #part do b[o + k] = part[k] end
+  if len - bar <= 4000 then
+    b = {string.byte(raw, bar + 1, len)}
+  else
+    for a = bar + 1, len, 4000 do
+      local part = {string.byte(raw, a, math.min(a + 3999, len))}
+      local o = #b
+      for k = 1, #part do b[o + k] = part[k] end
+    end
   end
   local dz, p = vget(b, 1)
   local nb = #b
