@@ -95,13 +95,13 @@ func (s *Store) checkLayout(ctx context.Context) error {
 	}
 	p := s.rdb.Pipeline()
 	sets := make([][]*redis.StringSliceCmd, len(ws))
-	states := make([]*redis.KeyValueSliceCmd, len(ws))
+	states := make([]*redis.ScanCmd, len(ws))
 	for k, b := range ws {
 		P := s.prefix(b)
 		for _, q := range b.sliceSets() {
 			sets[k] = append(sets[k], p.ZRange(ctx, sliceSetKey(P, q), 0, -1))
 		}
-		states[k] = p.HRandFieldWithValues(ctx, P+"m", 8)
+		states[k] = p.HScan(ctx, P+"m", 0, "", 8) // a first page of states
 	}
 	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
 		return fmt.Errorf("board: check the key layout: %w", err)
@@ -109,8 +109,9 @@ func (s *Store) checkLayout(ctx context.Context) error {
 	p = s.rdb.Pipeline()
 	exists := make([][]*redis.IntCmd, len(ws))
 	for k, b := range ws {
-		for _, kv := range states[k].Val() {
-			if !strings.HasPrefix(kv.Value, "\x00") {
+		kvs, _ := states[k].Val()
+		for i := 1; i < len(kvs); i += 2 {
+			if !strings.HasPrefix(kvs[i], "\x00") {
 				return s.earlier(b, "member states without packed slices in "+s.prefix(b)+"m")
 			}
 		}
