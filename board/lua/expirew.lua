@@ -12,16 +12,16 @@
 --       ("k" or "k:q1,…,qk", slices.lua), 8 floor ('' = none), 9 negative
 --       values allowed (1/0), 10 lengths ("slicems:n1,…,nk", packed.lua),
 --       11 now − grace in ms, then per window the last of its slices that
---       has left it at now (Board.ExpiredThrough), then the number of
---       slices given and the slices' keys without the prefix P (each a
---       slice set's slice whose id set is to go: Store.expirePlan)
+--       has left it at now (Board.ExpiredThrough), then the number of id
+--       sets given and their keys without the prefix P (the id sets of
+--       the slices every window of their set lets go: Store.expirePlan)
 --
 -- A member is due when its due time (packed.lua) is at or below now −
 -- grace: then one of its slices has left a window. The index lists it
--- there. Each window j whose last
--- subtracted slice moves from L0 to L1 takes from each due member's total
--- the member's slices s of j's slice set with L0 < s ≤ L1; the members not
--- due hold no such slice. Done twice, or by two callers at once, the
+-- there. Each window j whose last subtracted slice moves from L0 to L1
+-- takes from each due member's total the member's slices s of j's slice
+-- set with L0 < s ≤ L1; the members not due hold no such slice. Only the
+-- slice sets of the windows that move are decoded. Done twice, or by two callers at once, the
 -- second finds the last subtracted slices moved and nothing due.
 --
 -- Every key it touches is declared (see applyKeys in store.go): it first

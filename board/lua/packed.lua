@@ -24,8 +24,8 @@
 -- |sum| ≥ 2^52, 1, gap·2 + sign and |sum|. Every number is an integer
 -- below 2^54 and exact in Lua's doubles (an odd one below 2^53); a sum is
 -- kept within ±(2^53 − 1) by the callers (MAXSUM). A member's slices are
--- one value: one hash entry per member instead of one per slice
--- hash (docs/DESIGN.md §8, "Windows boards: packed slices"). The last
+-- one value: one hash entry per member instead of one per slice hash
+-- (docs/DESIGN.md §8, "Windows boards: packed slices"). The last
 -- slice and its offset let an event for the newest slice of each set, the
 -- common case, rewrite the segment's tail without decoding the rest
 -- (wquick).
@@ -47,9 +47,10 @@
 -- with a state is listed at its due time, at a dozen bytes a member where
 -- a sorted set entry costs over a hundred.
 --
--- wlengths(a) reads "slicems:n1,…,nk"; wparse(raw, nwin, known) returns
--- the state, the slices (q → {s = {indices}, v = {sums}}) of the sets in
--- known (q → true) and the due time; wformat writes them back; wadd adds
+-- wlengths(a) reads "slicems:n1,…,nk"; wparse(raw, nwin, known, need)
+-- returns the state, the slices (q → {s = {indices}, v = {sums}}, or the
+-- segment's bytes for a set not in need) of the sets in known (q → true)
+-- and the due time; wformat writes them back; wadd adds
 -- to a slice; wcell reads one; wdue computes the member's due time (nil:
 -- no window holds any of its slices); wquick adds to the newest slices
 -- without decoding; windex lists a member at a due time and wflush
