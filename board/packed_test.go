@@ -344,3 +344,53 @@ func TestAdoptRefusesEarlierWindowsLayout(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowsPackedSliceSaturates: an event that would take a packed
+// slice's sum beyond 2^53 − 1 is not counted even when every window sum
+// stays in range (another slice of the window is negative, and the short
+// window no longer holds the large slice).
+func TestWindowsPackedSliceSaturates(t *testing.T) {
+	rdb := testenv.StartRedis(t).Client()
+	ctx := context.Background()
+	bs, err := board.Compile([]board.Config{{Name: "big", Events: []string{"gift"}, Member: "room_id", Kind: "windows",
+		Windows:       []board.Window{{Length: 2 * time.Minute, Slice: time.Minute}, {Length: time.Hour, Slice: 30 * time.Minute}},
+		AllowNegative: true, Floor: "none", MaxTotal: codec.MaxAmount, Grace: dur(time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := board.NewStore(rdb, "test", bs)
+	t0 := time.Date(2027, 5, 3, 10, 0, 0, 0, time.UTC)
+	off := int64(0)
+	apply := func(at time.Duration, v int64) board.Result {
+		t.Helper()
+		b := st.NewBatch()
+		b.Cover("t", 0, off, off)
+		ev := codec.Event{Type: codec.TypeGift, RoomID: "f", UserID: "u", Value: v, TS: t0.Add(at).UnixMilli()}
+		if err := b.Add("t", 0, off, t0.Add(at), []codec.Event{ev}); err != nil {
+			t.Fatal(err)
+		}
+		off++
+		res, err := st.Apply(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	apply(-time.Minute, -10)     // 09:59: the 1h window's 09:30 slice
+	apply(5*time.Minute, max64) // 10:05: its 10:00 slice, and the 2m window's 10:05
+	if _, err := st.Expire(ctx, t0.Add(7*time.Minute+time.Second)); err != nil {
+		t.Fatal(err) // the 2m window lets 10:05 go
+	}
+	// 10:08: +5 would make the 10:00 slice max + 5, the 1h window max − 5
+	// and the 2m window 5.
+	if res := apply(8*time.Minute, 5); res.Saturated != 1 || res.Applied != 0 {
+		t.Fatalf("+5 at 10:08: %+v, want it saturated", res)
+	}
+	st.SetClock(func() time.Time { return t0.Add(8 * time.Minute) })
+	e, err := st.Member(ctx, "big", "f", "", bs[0].Windows()[1])
+	if err != nil || e.Total != max64-10 {
+		t.Fatalf("1h window: %+v %v, want %d", e, err, int64(max64-10))
+	}
+}
+
+const max64 = codec.MaxAmount
