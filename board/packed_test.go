@@ -376,7 +376,7 @@ func TestWindowsPackedSliceSaturates(t *testing.T) {
 		}
 		return res
 	}
-	apply(-time.Minute, -10)     // 09:59: the 1h window's 09:30 slice
+	apply(-time.Minute, -10)    // 09:59: the 1h window's 09:30 slice
 	apply(5*time.Minute, max64) // 10:05: its 10:00 slice, and the 2m window's 10:05
 	if _, err := st.Expire(ctx, t0.Add(7*time.Minute+time.Second)); err != nil {
 		t.Fatal(err) // the 2m window lets 10:05 go
