@@ -98,6 +98,8 @@ type Config struct {
 	// PipelineBatches runs the processor with its batch pipeline on
 	// (processor.Config.PipelineBatches), for A/B comparisons.
 	PipelineBatches bool
+	// AckDelay is processor.Config.AckDelay (0: its default).
+	AckDelay time.Duration
 	// WALDir is the parent of the WAL directories the rostrum runs create
 	// (and remove). Default: the system's temporary directory.
 	WALDir string

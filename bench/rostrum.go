@@ -157,6 +157,7 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 		TopN:            cfg.TopN,
 		MaxPollRecords:  cfg.MaxPollRecords,
 		PipelineBatches: cfg.PipelineBatches,
+		AckDelay:        cfg.AckDelay,
 		// The stable step as `rostrum run` takes it by default.
 		Dwell: stability.DefaultDwell, Grace: stability.DefaultGrace, Margin: stability.DefaultMargin,
 		Logger:    cfg.Logger,

@@ -14,7 +14,6 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
 
@@ -33,10 +32,10 @@ type Processor struct {
 	dropMuted bool                  // audio leads the score (after spotlight, screen share): a muted member leaves the shown list at once
 	lastDue   time.Time             // last look for due rooms
 
-	acks     []ranking.Ack // outputs published by the last batch, acknowledged in the next
-	fold     folder        // reused by the timer's and recovery's batches
-	folds    [2]folder     // poll batches: one in stage 2, one prepared (pipeline.go)
-	nextFold int           // index in folds of the next poll batch
+	acks     ackQueue  // outputs published, waiting to be acknowledged in Redis (acks.go)
+	fold     folder    // reused by the timer's and recovery's batches
+	folds    [2]folder // poll batches: one in stage 2, one prepared (pipeline.go)
+	nextFold int       // index in folds of the next poll batch
 	// The last batch's stage 2 (from its launch to its end) and prepare
 	// times, to pace the next poll (pipeline.go); Run goroutine only.
 	lastStage2, lastPrepare time.Duration
@@ -334,10 +333,12 @@ func (p *Processor) Run(ctx context.Context) error {
 		p.rebalanceWaiting.Store(false)
 		p.cl.AllowRebalance()
 		if ctx.Err() != nil {
+			p.flushAcks(drain)
 			return nil
 		}
 		p.maybeStepDue(ctx)
 		if len(recs) == 0 {
+			p.flushAcks(ctx)
 			p.checkIdle(ctx)
 		}
 	}

@@ -55,6 +55,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxPoll := fs.Int("max-poll-records", 50000, "records per batch at most")
 	stateCache := fs.Int("state-cache", sink.DefaultCacheMembers, "member states kept in memory by the sink, as in rostrum run (0: off)")
 	pipeline := fs.Bool("pipeline-batches", false, "run the processor with its batch pipeline on, as rostrum run --pipeline-batches (for A/B comparisons)")
+	ackDelayFlag := fs.Duration("ack-delay", time.Second, "how long an output's acknowledgement waits to ride in the room's next apply, as rostrum run --ack-delay (0: with the next batch)")
 	walSync := fs.String("wal-sync", "always", "WAL fsync policy: always or none")
 	walDir := fs.String("wal-dir", "", "parent directory of the runs' WAL directories (removed afterwards); empty: the system's temporary directory")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
@@ -110,6 +111,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MaxPollRecords:  *maxPoll,
 		StateCache:      *stateCache,
 		PipelineBatches: *pipeline,
+		AckDelay:        ackDelay(*ackDelayFlag),
 		WALDir:          *walDir,
 		Logger:          lg,
 		Progress:        stderr,
