@@ -1,5 +1,7 @@
 package sink
 
+import "strings"
+
 // Keys names the Redis keys of one room. Every key carries the room in one
 // hash tag ({…}), so all of a room's keys live in one Redis Cluster slot and
 // one script can touch them together.
@@ -16,8 +18,21 @@ type Keys struct {
 //
 // (the braces around the room are the hash tag; the env is literal text).
 func RoomKeys(env, room string) Keys {
-	p := RoomPrefix(env, room)
-	return Keys{Members: p + "m", Ranking: p + "z", Stable: p + "s", Watermarks: p + "w"}
+	// One string holds the four names, so that building them is one
+	// allocation: a room's keys are built for every apply.
+	var b strings.Builder
+	n := len("rostrum:") + len(env) + len(":{") + len(room) + len("}:") + 1
+	b.Grow(4 * n)
+	for _, kind := range []byte("mzsw") {
+		b.WriteString("rostrum:")
+		b.WriteString(env)
+		b.WriteString(":{")
+		b.WriteString(room)
+		b.WriteString("}:")
+		b.WriteByte(kind)
+	}
+	all := b.String()
+	return Keys{Members: all[:n], Ranking: all[n : 2*n], Stable: all[2*n : 3*n], Watermarks: all[3*n:]}
 }
 
 // RoomPrefix is the text every key of room in env starts with,

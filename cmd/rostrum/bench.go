@@ -60,6 +60,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	walDir := fs.String("wal-dir", "", "parent directory of the runs' WAL directories (removed afterwards); empty: the system's temporary directory")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rostrum flat-out run to this file")
+	rateMemProfile := fs.String("rate-memprofile", "", "write the allocation profiles at the end and (to FILE.base) at the start of the measured window of the (first) fixed-rate run: go tool pprof -base FILE.base bin/rostrum FILE")
 	rateCPUProfile := fs.String("rate-cpuprofile", "", "write a CPU profile of the measured window of the (first) fixed-rate run to this file")
 	memProfile := fs.String("memprofile", "", "write the allocation profile at the end of the rostrum flat-out run to this file")
 	logLevel := fs.String("log-level", "warn", "processor log level: debug, info, warn, error")
@@ -171,7 +172,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, p := range []struct {
 		path string
 		dst  *io.Writer
-	}{{*cpuProfile, &cfg.CPUProfile}, {*rateCPUProfile, &cfg.RateCPUProfile}, {*memProfile, &cfg.MemProfile}} {
+	}{{*cpuProfile, &cfg.CPUProfile}, {*rateCPUProfile, &cfg.RateCPUProfile}, {*memProfile, &cfg.MemProfile},
+		{*rateMemProfile, &cfg.RateMemProfile}, {base(*rateMemProfile), &cfg.RateMemProfileBase}} {
 		if p.path == "" {
 			continue
 		}
@@ -207,3 +209,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// base names the start-of-window profile of --rate-memprofile FILE:
+// FILE.base ("" without the flag).
+func base(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + ".base"
+}
