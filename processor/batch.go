@@ -132,16 +132,23 @@ func (b *batch) run(ctx context.Context) error {
 		b.outputs = nil
 	}
 	// Commit after everything above. A failed commit (for example after the
-	// group moved on) is logged, not retried: the next owner redelivers the
-	// batch and the watermarks make that harmless.
+	// group moved on) is logged and committed again when the processor is
+	// idle (commit.go); meanwhile a next owner redelivers the batch and the
+	// watermarks make that harmless.
 	if b.rewound || b.afterRewind {
 		// The partitions were moved back to re-consume what Redis lost;
-		// committing this batch's offsets would skip that on a crash.
+		// committing this batch's offsets would skip that on a crash, and
+		// so would committing an earlier batch's that failed.
+		p.failedCommits.forget(nil)
 		p.lg.Info("batch not committed: its partitions were rewound")
 	} else if err := p.cl.CommitRecords(ctx, b.recs...); err != nil {
+		p.failedCommits.failed(b.recs)
 		p.lg.Warn("offset commit failed; the batch will be redelivered and skipped by the watermarks", zap.Error(err))
-	} else if b.walSeq > 0 {
-		p.walSeq = b.walSeq
+	} else {
+		p.failedCommits.committed(b.recs)
+		if b.walSeq > 0 {
+			p.walSeq = b.walSeq
+		}
 	}
 	p.acks.add(b.acks, time.Now())
 	p.stats.Records.Add(int64(len(b.recs)))
