@@ -400,7 +400,7 @@ func (cr *cachedRoom) stableScores(st *ranking.RoomState) {
 // fastRoom queues room u's fastLua on p.
 func (r *Redis) fastRoom(ctx context.Context, p *redisscript.Pipe, u *ranking.RoomUpdate, pl *fastPlan) *redis.Cmd {
 	k := RoomKeys(r.opt.Env, u.Room)
-	return p.Run(ctx, fastLua, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, pl.args...)
+	return p.Run(ctx, fastLua, []string{k.Members, k.Ranking, k.Stable}, pl.args...)
 }
 
 // finishFast reads fastLua's reply into st, and confirms the cache entry or

@@ -6,10 +6,14 @@ import "strings"
 // hash tag ({…}), so all of a room's keys live in one Redis Cluster slot and
 // one script can touch them together.
 type Keys struct {
-	Members    string // hash: user id → packed MemberState
-	Ranking    string // sorted set: ranked user id → codec score
-	Stable     string // hash: seq, list (comma-separated ids), v (ranking version), pending and out (an output not yet acknowledged as published), h (hysteresis state, stability.State's text), mv (state token), r (rules version)
-	Watermarks string // hash: "topic/partition" → last applied offset
+	Members string // hash: user id → packed MemberState
+	Ranking string // sorted set: ranked user id → codec score
+	Stable  string // hash: seq, list (comma-separated ids), v (ranking version), pending and out (an output not yet acknowledged as published), h (hysteresis state, stability.State's text), mv (state token), r (rules version)
+	// Watermarks is the hash where earlier versions kept the room's
+	// watermarks ("topic/partition" → last applied offset); they are fields
+	// of the stable hash now, and the room's first full apply moves them
+	// there (lua/apply.lua).
+	Watermarks string
 }
 
 // RoomKeys returns the keys of room in environment env:
