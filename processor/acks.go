@@ -23,28 +23,45 @@ import (
 // its seq and identical content, which subscribers already drop (docs/DESIGN.md
 // §2: a redelivery may repeat a seq, always with identical content).
 
-// ackQueue holds the acknowledgements not yet sent to Redis, in publish
-// order, each with the time the broker acknowledged its output.
+// ackQueue holds the acknowledgements not yet sent to Redis: the newest
+// per room (an older one of the same room is moot: its output is no longer
+// the pending one), and the same in the order the broker acknowledged them,
+// so that a batch finds its rooms' acknowledgements and the expired ones
+// without looking at the others.
 type ackQueue struct {
-	acks []ranking.Ack
-	at   []time.Time
-	// take's split: the acknowledgements it returned, and the rest with
-	// their times, which done makes the queue.
-	sent   []ranking.Ack
-	keep   []ranking.Ack
-	keepAt []time.Time
+	byRoom map[string]ranking.Ack
+	fifo   []queuedAck // in acknowledgement order; entries byRoom no longer holds are skipped
+	head   int         // fifo[head:] is live
+	// take's selection, which done removes
+	sent    []ranking.Ack
+	newHead int
+}
+
+type queuedAck struct {
+	ack ranking.Ack
+	at  time.Time
 }
 
 // add queues acks acknowledged at now.
 func (q *ackQueue) add(acks []ranking.Ack, now time.Time) {
+	if len(acks) == 0 {
+		return
+	}
+	if q.byRoom == nil {
+		q.byRoom = map[string]ranking.Ack{}
+	}
+	if q.head > 0 && q.head >= len(q.fifo)/2 {
+		q.fifo = append(q.fifo[:0], q.fifo[q.head:]...) // compact
+		q.head = 0
+	}
 	for _, a := range acks {
-		q.acks = append(q.acks, a)
-		q.at = append(q.at, now)
+		q.byRoom[a.Room] = a
+		q.fifo = append(q.fifo, queuedAck{a, now})
 	}
 }
 
 // len is the number of acknowledgements waiting.
-func (q *ackQueue) len() int { return len(q.acks) }
+func (q *ackQueue) len() int { return len(q.byRoom) }
 
 // take returns the acknowledgements to send with an apply of the rooms in
 // batch (a set of room ids; nil: none): those of its rooms, which ride in
@@ -52,16 +69,39 @@ func (q *ackQueue) len() int { return len(q.acks) }
 // delay ≤ 0 takes them all). They stay queued until done is called, so a
 // failed apply loses none. The returned slice is valid until the next take.
 func (q *ackQueue) take(batch map[string]int64, now time.Time, delay time.Duration) []ranking.Ack {
-	q.sent, q.keep, q.keepAt = q.sent[:0], q.keep[:0], q.keepAt[:0]
-	cut := now.Add(-delay)
-	for i, a := range q.acks {
-		_, inBatch := batch[a.Room]
-		if delay <= 0 || inBatch || !q.at[i].After(cut) {
+	q.sent = q.sent[:0]
+	q.newHead = q.head
+	if len(q.byRoom) == 0 {
+		return q.sent
+	}
+	if delay <= 0 {
+		for _, a := range q.byRoom {
 			q.sent = append(q.sent, a)
-			continue
 		}
-		q.keep = append(q.keep, a)
-		q.keepAt = append(q.keepAt, q.at[i])
+		q.newHead = len(q.fifo)
+		return q.sent
+	}
+	if len(batch) < len(q.byRoom) {
+		for room := range batch {
+			if a, ok := q.byRoom[room]; ok {
+				q.sent = append(q.sent, a)
+			}
+		}
+	} else {
+		for room, a := range q.byRoom {
+			if _, ok := batch[room]; ok {
+				q.sent = append(q.sent, a)
+			}
+		}
+	}
+	cut := now.Add(-delay)
+	for ; q.newHead < len(q.fifo) && !q.fifo[q.newHead].at.After(cut); q.newHead++ {
+		e := &q.fifo[q.newHead]
+		if a, ok := q.byRoom[e.ack.Room]; ok && a == e.ack {
+			if _, inBatch := batch[a.Room]; !inBatch {
+				q.sent = append(q.sent, a)
+			}
+		}
 	}
 	return q.sent
 }
@@ -69,8 +109,15 @@ func (q *ackQueue) take(batch map[string]int64, now time.Time, delay time.Durati
 // done drops the acknowledgements the last take returned: the apply that
 // carried them cleared their pending marks.
 func (q *ackQueue) done() {
-	q.acks, q.keep = q.keep, q.acks
-	q.at, q.keepAt = q.keepAt, q.at
+	for _, a := range q.sent {
+		if cur, ok := q.byRoom[a.Room]; ok && cur == a {
+			delete(q.byRoom, a.Room)
+		}
+	}
+	q.head = q.newHead
+	if len(q.byRoom) == 0 {
+		q.fifo, q.head = q.fifo[:0], 0
+	}
 }
 
 // flushAcks sends every waiting acknowledgement on its own, in one round
