@@ -50,8 +50,13 @@ type Late struct {
 // script is to move the base it answers "replan" (once per half-life), and
 // the call is sent again with rebase set and the slices read and
 // declared: the rebase rewrites every one (decay.go).
+//
+// A hash-tag: period board has one call per period (label set): its parts
+// cover the batch's offsets like any other call's, but hold only that
+// period's events and removals (periodCalls, registry.go).
 type call struct {
 	board  int
+	label  string
 	parts  []*part
 	done   []ranges
 	slices []string
@@ -91,11 +96,23 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 	var res Result
 	var calls []call
 	b.seal()
+	var spread []int
 	for bi, parts := range b.parts {
 		if len(parts) == 0 {
 			continue
 		}
+		if b.boards[bi].spread {
+			spread = append(spread, bi)
+			continue
+		}
 		calls = append(calls, call{board: bi, parts: parts, done: make([]ranges, len(parts))})
+	}
+	if len(spread) > 0 {
+		pc, err := s.periodCalls(ctx, b, spread)
+		if err != nil {
+			return res, err
+		}
+		calls = append(calls, pc...)
 	}
 	reset := false
 	for attempt := 0; len(calls) > 0; attempt++ {
@@ -224,7 +241,7 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 // except in parts re-sent event by event.
 func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	bd := b.boards[c.board]
-	P := s.prefix(bd)
+	P := s.callPrefix(bd, c)
 	kind := "r"
 	switch bd.kind {
 	case Periodic:
@@ -242,16 +259,19 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	check := ""
 	if any, settled := c.removals(); any && (bd.kind == Rolling || bd.kind == Windows) {
 		check = "R"
-	} else if settled && bd.kind == Periodic {
-		check = "S"
+	} else if settled && bd.kind == Periodic && !bd.spread {
+		check = "S" // a board that spreads does not settle: it has no snapshots
 	}
-	maxt, halfLife, target := bd.maxTotal, "", ""
+	maxt, halfLife, target, spreadArg := bd.maxTotal, "", "", ""
+	if bd.spread {
+		spreadArg = "1"
+	}
 	if bd.halfLife > 0 {
 		// The decayed sums are ranked as they are, below 2^53 (decay.go).
 		maxt, halfLife, target = codec.MaxAmount, strconv.FormatInt(bd.halfLife.Milliseconds(), 10), strconv.FormatInt(bd.decayTarget(s.now()), 10)
 	}
 	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), maxt,
-		bd.epoch.UnixMilli(), bd.windowsArg(), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target}
+		bd.epoch.UnixMilli(), bd.windowsArg(), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target, spreadArg}
 	type fkey struct {
 		bucket int64
 		member string
@@ -314,7 +334,16 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 			}
 		}
 	}
-	return applyKeys(P, bd, b, c), args
+	return s.applyKeys(P, bd, b, c), args
+}
+
+// callPrefix returns the prefix P of call c's keys: the board's, or the
+// period's own on a hash-tag: period board.
+func (s *Store) callPrefix(bd *Board, c *call) string {
+	if bd.spread {
+		return s.periodPrefix(bd, c.label)
+	}
+	return s.prefix(bd)
 }
 
 // applyKeys returns every key the apply script may touch for call c, the
@@ -324,7 +353,7 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 // retried), where one that builds undeclared keys would fail half-way on
 // the first key already moved, its earlier writes kept, and count them
 // again on the retry.
-func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
+func (s *Store) applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 	keys := []string{P + "w", P + "n"}
 	if bd.kind == Periodic {
 		keys = append(keys, P+"st")
@@ -350,7 +379,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 				for _, l := range e.rm.labels {
 					if !labels[l] {
 						labels[l] = true
-						keys = append(keys, periodKey(P, l, "z"), periodKey(P, l, "m"))
+						keys = append(keys, s.periodKey(bd, l, "z"), s.periodKey(bd, l, "m"))
 					}
 				}
 				continue
@@ -361,7 +390,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 			seen[e.bucket] = true
 			if bd.kind == Periodic {
 				l := b.periods[c.board][e.bucket].label
-				keys = append(keys, periodKey(P, l, "z"), periodKey(P, l, "m"), periodKey(P, l, "i"))
+				keys = append(keys, s.periodKey(bd, l, "z"), s.periodKey(bd, l, "m"), s.periodKey(bd, l, "i"))
 			} else if bd.kind == Total {
 				keys = append(keys, P+"T:i:"+strconv.FormatInt(e.bucket, 10))
 			} else {
@@ -407,7 +436,7 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 				set := sliceSetKey(s.prefix(bd), q)
 				reads = append(reads, read{k, set, pp.ZRange(ctx, set, 0, -1)})
 			}
-		case settled && bd.kind == Periodic:
+		case settled && bd.kind == Periodic && !bd.spread:
 			reads = append(reads, read{k, "", pp.ZRange(ctx, s.prefix(bd)+"SL", 0, -1)})
 		}
 	}

@@ -30,6 +30,12 @@ type Config struct {
 	WeekStart string `yaml:"week-start"` // first day of a week (monday … sunday); default monday
 	TZ        string `yaml:"tz"`         // IANA zone whose calendar (DST included) cuts the periods; default UTC
 	Retention int    `yaml:"retention"`  // past periods kept readable; default 8
+	// HashTag is what one Redis Cluster hash tag holds: "board" (default:
+	// the whole board, every period, on one slot) or "period" (each period
+	// on a slot of its own, so that a month of hourly periods spreads over
+	// a cluster's masters; docs/DESIGN.md §8 "Boards over a Redis
+	// Cluster"). "period" needs settle: false.
+	HashTag string `yaml:"hash-tag"`
 
 	Tie string `yaml:"tie"` // first-reached | none; default none
 

@@ -22,10 +22,40 @@ import (
 // A board without per-window slices has only the q = 1 set: the layout of
 // earlier versions.
 
-// periodKey returns the key of a periodic board's period label: part
-// "z" (the ranking), "m" (member states) or "i" (event ids). P is
-// Store.prefix.
-func periodKey(P, label, part string) string { return P + "p:" + label + ":" + part }
+// The periods of a periodic board. With one hash tag per board (hash-tag:
+// board, the default) a period's keys are P+"p:<label>:<part>". With
+// hash-tag: period each period has a tag of its own, the board's name and
+// the label joined by "@" (board names have no "@"):
+//
+//	rostrum:<env>:board:{<name>@<label>}:<part>
+//
+// and everything one period's scripts touch is under it: besides its
+// ranking, member states and id set, its own applied ranges and
+// generation ("w", the layout of the board's "w" hash) and counters ("n").
+// The board's own tag keeps what spans periods: the registry of the
+// periods created (P+"r", registry below) and the board's "w" hash, whose
+// "gen" field alone marks the board as adopted.
+
+// periodPrefix returns the prefix of the keys of board b's period label;
+// its part names follow.
+func (s *Store) periodPrefix(b *Board, label string) string {
+	if b.spread {
+		return "rostrum:" + s.env + ":board:{" + b.name + "@" + label + "}:"
+	}
+	return s.prefix(b) + "p:" + label + ":"
+}
+
+// periodKey returns the key of board b's period label: part "z" (the
+// ranking), "m" (member states) or "i" (event ids); with hash-tag: period
+// also "w" (applied ranges, generation) and "n" (counters).
+func (s *Store) periodKey(b *Board, label, part string) string {
+	return s.periodPrefix(b, label) + part
+}
+
+// registryKey returns the key of the zset of a hash-tag: period board's
+// periods created: label → the Unix ms at which the period's keys expire
+// (registry.go).
+func (s *Store) registryKey(b *Board) string { return s.prefix(b) + "r" }
 
 // windowKey returns the key of a rolling or windows board's window j
 // ranking; the member states of every window are in P+"m".

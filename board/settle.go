@@ -118,7 +118,7 @@ func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *S
 func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *SettleResult) (bool, error) {
 	P := s.prefix(b)
 	snap := P + "S:" + p.Label
-	keys := []string{P + "w", P + "st", periodKey(P, p.Label, "z"), periodKey(P, p.Label, "m"), snap, snap + ":j", snap + ":i", P + "o", P + "SL", P + "d"}
+	keys := []string{P + "w", P + "st", s.periodKey(b, p.Label, "z"), s.periodKey(b, p.Label, "m"), snap, snap + ":j", snap + ":i", P + "o", P + "SL", P + "d"}
 	head, _ := json.Marshal(b.name)
 	per, _ := json.Marshal(p.Label)
 	closedAt := p.End.Add(b.grace).UnixMilli()

@@ -1,9 +1,10 @@
 -- apply.lua (applyLua in scripts.go): applies one board's share of a batch
 -- atomically.
 --
--- KEYS: 1 the board's watermark hash (P .. 'w'); every other key is built
+-- KEYS: 1 the watermark hash (P .. 'w': the board's, or with spread the
+--       period's); every other key is built
 --       from the prefix P and carries the same hash tag; every key the
---       script may touch is declared (see applyKeys in store.go)
+--       script may touch is declared (see applyKeys in apply.go)
 -- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'c'
 --       periodic whose score holds the state, 'r' rolling and windows,
 --       't' total), 4 op, 5 tie (1/0), 6 rb, 7 res
@@ -12,7 +13,10 @@
 --       call removes from a rolling board's slices, 'S': from a periodic
 --       board's settled snapshots, '' neither), 13 floor ('' = none),
 --       14 negative values allowed (1/0), 15 half-life ms ('' = no decay),
---       16 decay base target, then per part:
+--       16 decay base target, 17 spread ('1': a hash-tag: period board's
+--       call for one period: P is that period's prefix and its keys are
+--       P .. 'z' etc.; '' else: period keys are P .. 'p:<label>:z' etc.),
+--       then per part:
 --       "topic/partition", first offset, last offset, each (1/0),
 --       removals, then per removal: member, settled (1/0),
 --       offset, n labels, labels (periodic: the periods it clears),
@@ -95,7 +99,14 @@ local nwin, wq, gq = windows(ARGV[10])
 local halfLife, base = tonumber(ARGV[15]), nil
 if istotal and halfLife then base = rebase(P, tonumber(ARGV[16])) end
 local rdecay = halfLife ~= nil and not istotal and not periodic
-local i = 17
+local spread = ARGV[17] == '1'
+local i = 18
+
+-- pkey returns the prefix of period label's keys (keys.go periodPrefix).
+local function pkey(label)
+  if spread then return P end
+  return P .. 'p:' .. label .. ':'
+end
 
 local declared = nil
 if ARGV[12] ~= '' or rdecay then
@@ -146,8 +157,8 @@ local function removeMember(member, settled, labels)
       if busy and l == busy then
         redis.call('SADD', P .. 'd', member)
       else
-        redis.call('ZREM', P .. 'p:' .. l .. ':z', member)
-        redis.call('HDEL', P .. 'p:' .. l .. ':m', member)
+        redis.call('ZREM', pkey(l) .. 'z', member)
+        redis.call('HDEL', pkey(l) .. 'm', member)
       end
     end
     if settled then
@@ -252,7 +263,7 @@ local function periodicBucket(pi, bucket, org, exp, ne)
     lateBucket(pi, bucket, ne)
     return
   end
-  local pre = P .. 'p:' .. bucket .. ':'
+  local pre = pkey(bucket)
   local zk, mk, ik = pre .. 'z', pre .. 'm', pre .. 'i'
   addEntries(zk, mk, ik, org, ne, 1)
   redis.call('PEXPIREAT', zk, exp)

@@ -1,0 +1,350 @@
+package board
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Boards with one hash tag per period (hash-tag: period, docs/DESIGN.md §8
+// "Boards over a Redis Cluster").
+//
+// Each period keeps its own applied ranges and generation, so each
+// (board, period) call of a batch is atomic and idempotent on its own: a
+// batch with events of two periods runs two scripts, and a crash between
+// them is repaired by redelivery or the log replay, each period skipping
+// what it applied already.
+//
+// Generation. A cluster node can lose one period's keys alone, and a
+// period whose keys are missing looks like a period never written. The
+// board's registry (P+"r", label → the Unix ms its keys expire) tells them
+// apart: a period is registered before its first write, and only a
+// registration that added the label stamps the period's hash with the
+// adopted generation (HSETNX "gen"). apply.lua refuses a period hash
+// without that generation ('reset', ranking.ErrRedisReset), so a period
+// that lost its keys makes the processor adopt again and replay its log,
+// as a board that lost its keys does. Adopt stamps every registered
+// period whose keys are not expired yet.
+//
+//   - A crash between the registration and the stamp leaves a registered
+//     period without a generation: its next call answers 'reset', and the
+//     Adopt that follows stamps it.
+//   - Two processors registering one label: one adds it and stamps; the
+//     other finds it and does not. If its call runs before the stamp it
+//     answers 'reset': that processor adopts (stamping the period) and
+//     replays its log, which the applied ranges make harmless.
+//   - A registry that lost its entries (the board's node lost its data):
+//     the next registration of a period adds it again; HSETNX leaves the
+//     generation of a period that kept its keys, and stamps one that lost
+//     them too, whose loss the processor noticed on its other keys.
+//
+// The store remembers the labels it registered (known), so registration is
+// one extra round trip per new period per process, plus a second for
+// the stamps when a label was new. Adopt forgets them.
+
+// registered reports whether the store registered board b's period label.
+func (s *Store) registered(b *Board, label string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.known[b.name+"@"+label]
+}
+
+func (s *Store) remember(b *Board, label string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.known) > 1<<16 { // a cache: forgetting costs one round trip
+		clear(s.known)
+	}
+	s.known[b.name+"@"+label] = true
+}
+
+// periodCalls returns the calls of the hash-tag: period boards bs (board
+// indexes) of batch b: one per period the batch has events or removals of,
+// plus the period of the batch's newest record time (Batch.newest), each
+// with every part of the board (its covered offsets) but only that
+// period's entries. The current period gets the covered offsets of batches
+// without events of its own so that its applied ranges stay one range per
+// partition. Periods not registered yet are registered first (see above);
+// a period that only removals name and that was never registered holds no
+// keys and gets no call.
+//
+// Offsets sent to one period's ranges and not another's never hold an
+// event of the other: an event's period is a function of its event time,
+// and a removal lists its periods, so a record with an event or removal
+// of a period is sent to it with its batch. A gap in a period's ranges is
+// therefore offsets without its events (safe to close) or offsets still to
+// be replayed (as on a board with one tag).
+func (s *Store) periodCalls(ctx context.Context, b *Batch, bs []int) ([]call, error) {
+	type want struct {
+		bi     int
+		label  string
+		expire int64 // its keys' expiry: 0 for a label only removals name
+	}
+	var order []want
+	seen := map[string]int{}
+	add := func(bi int, label string, expire int64) {
+		k := strconv.Itoa(bi) + "@" + label
+		if i, ok := seen[k]; ok {
+			order[i].expire = max(order[i].expire, expire)
+			return
+		}
+		seen[k] = len(order)
+		order = append(order, want{bi, label, expire})
+	}
+	for _, bi := range bs {
+		for _, p := range b.parts[bi] {
+			for _, e := range p.entries {
+				if e.rm != nil {
+					for _, l := range e.rm.labels {
+						add(bi, l, 0)
+					}
+					continue
+				}
+				pi := b.periods[bi][e.bucket]
+				add(bi, pi.label, pi.expireAt)
+			}
+		}
+		if b.newest != 0 {
+			pi := b.period(bi, b.newest)
+			add(bi, pi.label, pi.expireAt)
+		}
+	}
+
+	// Register what the store does not know yet.
+	type reg struct {
+		w    int
+		add  *redis.IntCmd   // ZADD NX: 1 when the label was new
+		find *redis.FloatCmd // ZSCORE of a label only removals name
+	}
+	var regs []reg
+	pp := s.rdb.Pipeline()
+	for i, w := range order {
+		bd := b.boards[w.bi]
+		if s.registered(bd, w.label) {
+			continue
+		}
+		key := s.registryKey(bd)
+		if w.expire == 0 {
+			regs = append(regs, reg{w: i, find: pp.ZScore(ctx, key, w.label)})
+		} else {
+			regs = append(regs, reg{w: i, add: pp.ZAddNX(ctx, key, redis.Z{Score: float64(w.expire), Member: w.label})})
+		}
+	}
+	drop := map[int]bool{}
+	if len(regs) > 0 {
+		if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
+			return nil, fmt.Errorf("board: register periods: %w", err)
+		}
+		stamp := s.rdb.Pipeline()
+		stamps := 0
+		for _, r := range regs {
+			w := order[r.w]
+			bd := b.boards[w.bi]
+			if r.find != nil {
+				if r.find.Err() == redis.Nil {
+					drop[r.w] = true // never created: nothing to remove
+					continue
+				}
+				s.remember(bd, w.label)
+				continue
+			}
+			if r.add.Val() == 1 && s.gen != "" {
+				stamp.HSetNX(ctx, s.periodKey(bd, w.label, "w"), "gen", s.gen)
+				stamps++
+			}
+		}
+		if stamps > 0 {
+			if _, err := stamp.Exec(ctx); err != nil {
+				return nil, fmt.Errorf("board: stamp new periods: %w", err)
+			}
+		}
+		for _, r := range regs {
+			if r.add != nil {
+				s.remember(b.boards[order[r.w].bi], order[r.w].label)
+			}
+		}
+	}
+
+	var calls []call
+	for i, w := range order {
+		if drop[i] {
+			continue
+		}
+		parts := periodParts(b, w.bi, w.label)
+		calls = append(calls, call{board: w.bi, label: w.label, parts: parts, done: make([]ranges, len(parts))})
+	}
+	return calls, nil
+}
+
+// periodParts returns board bi's parts of batch b restricted to period
+// label: the same offsets, the entries of that period, and the removals
+// that list it (listing only it). The parts themselves when they hold
+// nothing else (the common batch: one period).
+func periodParts(b *Batch, bi int, label string) []*part {
+	parts := b.parts[bi]
+	mine := func(e *entry) bool {
+		if e.rm != nil {
+			return len(e.rm.labels) == 1 && e.rm.labels[0] == label
+		}
+		return b.periods[bi][e.bucket].label == label
+	}
+	all := true
+	for _, p := range parts {
+		for k := range p.entries {
+			all = all && mine(&p.entries[k])
+		}
+	}
+	if all {
+		return parts
+	}
+	out := make([]*part, len(parts))
+	for k, p := range parts {
+		np := &part{topic: p.topic, partition: p.partition, first: p.first, last: p.last}
+		for _, e := range p.entries {
+			if e.rm != nil {
+				for _, l := range e.rm.labels {
+					if l == label {
+						e.rm = &removal{labels: []string{label}} // no snapshots: the board does not settle
+						np.entries = append(np.entries, e)
+						break
+					}
+				}
+				continue
+			}
+			if b.periods[bi][e.bucket].label == label {
+				np.entries = append(np.entries, e)
+			}
+		}
+		out[k] = np
+	}
+	return out
+}
+
+// adoptPeriods stamps, on every hash-tag: period board, each registered
+// period whose keys are not expired at now with generation gen (HSETNX),
+// and drops the registrations that expired. The store forgets the labels
+// it registered, so that a period that lost its registration registers
+// again.
+func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) error {
+	s.mu.Lock()
+	clear(s.known)
+	s.mu.Unlock()
+	var bs []*Board
+	for _, b := range s.boards {
+		if b.spread {
+			bs = append(bs, b)
+		}
+	}
+	if len(bs) == 0 {
+		return nil
+	}
+	ms := strconv.FormatInt(now.UnixMilli(), 10)
+	pp := s.rdb.Pipeline()
+	cmds := make([]*redis.StringSliceCmd, len(bs))
+	for k, b := range bs {
+		pp.ZRemRangeByScore(ctx, s.registryKey(b), "-inf", "("+ms)
+		cmds[k] = pp.ZRangeByScore(ctx, s.registryKey(b), &redis.ZRangeBy{Min: ms, Max: "+inf"})
+	}
+	if _, err := pp.Exec(ctx); err != nil {
+		return fmt.Errorf("board: adopt generation: read period registries: %w", err)
+	}
+	stamp := s.rdb.Pipeline()
+	n := 0
+	for k, b := range bs {
+		for _, l := range cmds[k].Val() {
+			stamp.HSetNX(ctx, s.periodKey(b, l, "w"), "gen", gen)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if _, err := stamp.Exec(ctx); err != nil {
+		return fmt.Errorf("board: adopt generation: stamp periods: %w", err)
+	}
+	return nil
+}
+
+// periodLabels returns the labels of board b's registered periods whose
+// keys are not expired at now, oldest first.
+func (s *Store) periodLabels(ctx context.Context, b *Board, now time.Time) ([]string, error) {
+	return s.rdb.ZRangeByScore(ctx, s.registryKey(b), &redis.ZRangeBy{Min: strconv.FormatInt(now.UnixMilli(), 10), Max: "+inf"}).Result()
+}
+
+// checkLayout stops a board from starting on keys of the other layout:
+// a board whose hash-tag changed would otherwise start over with empty
+// applied ranges, its past periods unread and a redelivered batch counted
+// again in the new layout. A hash-tag: period board's own "w" hash holds
+// only "gen"; applied ranges there are the one-tag layout's. A one-tag
+// periodic board has no period registry.
+func (s *Store) checkLayout(ctx context.Context) error {
+	type probe struct {
+		b      *Board
+		fields *redis.StringSliceCmd
+		reg    *redis.IntCmd
+	}
+	var ps []probe
+	pp := s.rdb.Pipeline()
+	for _, b := range s.boards {
+		switch {
+		case b.spread:
+			ps = append(ps, probe{b: b, fields: pp.HKeys(ctx, s.prefix(b)+"w")})
+		case b.kind == Periodic:
+			ps = append(ps, probe{b: b, reg: pp.Exists(ctx, s.registryKey(b))})
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
+		return fmt.Errorf("board: check key layout: %w", err)
+	}
+	for _, p := range ps {
+		if p.fields != nil {
+			for _, f := range p.fields.Val() {
+				if f != "gen" {
+					return fmt.Errorf("board %s: hash-tag is period, but Redis holds the board in the one-tag layout (%s field %q): "+
+						"set hash-tag: board again, or start the board over under a new name (rostrum boards prune removes the old keys)",
+						p.b.name, s.prefix(p.b)+"w", f)
+				}
+			}
+		} else if p.reg.Val() > 0 {
+			return fmt.Errorf("board %s: hash-tag is board, but Redis holds the board with one hash tag per period (%s exists): "+
+				"set hash-tag: period again, or start the board over under a new name (rostrum boards prune removes the old keys)",
+				p.b.name, s.registryKey(p.b))
+		}
+	}
+	return nil
+}
+
+// spreadCounters sums the counters of a hash-tag: period board's periods
+// not expired at now.
+func (s *Store) spreadCounters(ctx context.Context, b *Board, now time.Time, fields ...string) ([]int64, error) {
+	labels, err := s.periodLabels(ctx, b, now)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(fields))
+	if len(labels) == 0 {
+		return out, nil
+	}
+	pp := s.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(labels))
+	for k, l := range labels {
+		cmds[k] = pp.HMGet(ctx, s.periodKey(b, l, "n"), fields...)
+	}
+	if _, err := pp.Exec(ctx); err != nil {
+		return nil, err
+	}
+	for _, c := range cmds {
+		for i, v := range c.Val() {
+			sv, _ := v.(string)
+			n, _ := strconv.ParseInt(sv, 10, 64)
+			out[i] += n
+		}
+	}
+	return out, nil
+}
