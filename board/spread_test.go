@@ -1,0 +1,413 @@
+package board_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/boardmodel"
+	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/ranking"
+)
+
+// spreadBoards are hourly boards with one hash tag per period (a
+// first-reached one whose score holds the state, and a capped one that
+// saturates), and the same hourly board with one tag, fed alike.
+func spreadBoards(t *testing.T) []*board.Board {
+	t.Helper()
+	bs, err := board.Compile([]board.Config{
+		{Name: "hourly", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
+			Tie: "first-reached", Retention: 60, Settle: "false", HashTag: "period"},
+		{Name: "hourly-capped", Events: []string{"gift", "score"}, Member: "user_id", Kind: "periodic", Period: "hour",
+			TZ: "Asia/Kolkata", MaxTotal: 150, Retention: 60, Settle: "false", HashTag: "period"},
+		{Name: "hourly-one", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
+			Tie: "first-reached", Retention: 60, Settle: "false"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs
+}
+
+// hourlyFeed returns the batches of hours hours up to now: per hour, per
+// partition of "in" (3), records of that hour; a record of each batch
+// after the first carries an event of the previous hour's last seconds
+// (within grace), so a batch meets two periods; every 7th hour a record
+// removes a room from the hourly board, every 5th repeats an event id.
+type feedRecord struct {
+	partition int32
+	offset    int64
+	at        time.Time
+	evs       []codec.Event
+}
+
+func hourlyFeed(start time.Time, hours int) [][]feedRecord {
+	var out [][]feedRecord
+	next := [3]int64{}
+	for h := range hours {
+		hs := start.Add(time.Duration(h) * time.Hour)
+		var batch []feedRecord
+		for p := range int32(3) {
+			for r := range 6 {
+				ts := hs.Add(time.Duration(5+r*9+int(p)) * time.Minute)
+				evs := []codec.Event{
+					{RoomID: fmt.Sprintf("r-%d", (h+r)%5), UserID: fmt.Sprintf("u-%d", (r*int(p+1))%4), Type: codec.TypeGift,
+						Value: int64(1 + (h*7+r*3+int(p))%40), TS: ts.UnixMilli()},
+				}
+				if r == 0 && h > 0 {
+					evs = append(evs, codec.Event{RoomID: "r-late", UserID: "u-late", Type: codec.TypeGift, Value: 3,
+						TS: hs.Add(-10 * time.Second).UnixMilli()})
+				}
+				if r == 2 && h%5 == 0 {
+					evs = append(evs, codec.Event{RoomID: "r-id", UserID: "u-id", Type: codec.TypeScore, Value: 50,
+						ID: fmt.Sprintf("id-%d", h), TS: ts.UnixMilli()},
+						codec.Event{RoomID: "r-id", UserID: "u-id", Type: codec.TypeScore, Value: 50,
+							ID: fmt.Sprintf("id-%d", h), TS: ts.UnixMilli()})
+				}
+				at := ts.Add(time.Second)
+				if r == 0 && h > 0 {
+					at = hs.Add(20 * time.Second) // the previous hour's event is within grace
+				}
+				batch = append(batch, feedRecord{partition: p, offset: next[p], at: at, evs: evs})
+				next[p]++
+			}
+		}
+		if h%7 == 3 {
+			batch = append(batch, feedRecord{partition: 1, offset: next[1], at: hs.Add(59 * time.Minute),
+				evs: []codec.Event{{Type: codec.TypeRemove, Board: "hourly", RoomID: "r-2", UserID: "u-x", TS: hs.Add(59 * time.Minute).UnixMilli()}}})
+			next[1]++
+		}
+		out = append(out, batch)
+	}
+	return out
+}
+
+// addFeed adds records to a store batch, covering their offsets as the
+// processor does.
+func addFeed(t *testing.T, b *board.Batch, recs []feedRecord) {
+	t.Helper()
+	for _, r := range recs {
+		b.Cover("in", r.partition, r.offset, r.offset)
+		if err := b.Add("in", r.partition, r.offset, r.at, r.evs); err != nil {
+			t.Fatalf("add %d/%d: %v", r.partition, r.offset, err)
+		}
+	}
+}
+
+// TestSpreadPeriods feeds three hourly boards over 48 hours, on a single
+// node and on the local 3-master cluster: two with one hash tag per
+// period, one with one tag. Every batch is applied twice (the second is a
+// redelivery, skipped whole). Every period of every board must equal the
+// model; each period's applied ranges must be one range per partition
+// (the covered offsets reach the current period even without events of
+// it); the capped board's saturation counter, summed over its periods,
+// must equal what Apply reported. On the cluster the 48 periods of a
+// spread board must sit on more than one master, while the one-tag board
+// sits on one.
+func TestSpreadPeriods(t *testing.T) {
+	if testing.Short() {
+		t.Skip("48 hours of batches; skipped in -short mode")
+	}
+	t.Run("single", func(t *testing.T) { testSpreadPeriods(t, testenv.StartRedis(t).Client(), nil) })
+	t.Run("cluster", func(t *testing.T) {
+		c := testenv.StartRedisCluster(t)
+		testSpreadPeriods(t, c.Client(), c)
+	})
+}
+
+func testSpreadPeriods(t *testing.T, rdb redis.UniversalClient, cluster *testenv.RedisCluster) {
+	ctx := context.Background()
+	bs := spreadBoards(t)
+	st := board.NewStore(rdb, "test", bs)
+	if err := st.Adopt(ctx, "g1"); err != nil {
+		t.Fatal(err)
+	}
+	m := boardmodel.New(bs)
+	const hours = 48
+	start := time.Now().UTC().Truncate(time.Hour).Add(-(hours - 1) * time.Hour)
+	saturated := 0
+	for _, recs := range hourlyFeed(start, hours) {
+		for _, r := range recs {
+			m.Record("in", r.partition, r.offset, r.at, r.evs)
+		}
+		for round := range 2 {
+			b := st.NewBatch()
+			addFeed(t, b, recs)
+			res, err := st.Apply(ctx, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if round == 1 && (res.Applied != 0 || res.Splits != 0) {
+				t.Fatalf("redelivery applied %d events, split %d parts", res.Applied, res.Splits)
+			}
+			saturated += res.Saturated
+		}
+	}
+	st.SetClock(func() time.Time { return start.Add(hours*time.Hour - time.Millisecond) }) // the last events' hour, in every zone
+
+	for bi, b := range bs {
+		labels := m.Periods(bi)
+		if len(labels) < hours {
+			t.Fatalf("%s: model has %d periods, want at least %d", b.Name(), len(labels), hours)
+		}
+		for _, l := range labels {
+			want := m.Ranking(bi, l, 0)
+			page, err := st.Top(ctx, b.Name(), l, "", 0, board.MaxPage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]boardmodel.Entry, len(page.Members))
+			for i, e := range page.Members {
+				got[i] = boardmodel.Entry(e)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s %s:\n redis %v\n model %v", b.Name(), l, got, want)
+			}
+			if page.TotalMembers != int64(len(want)) {
+				t.Fatalf("%s %s: %d members, model %d", b.Name(), l, page.TotalMembers, len(want))
+			}
+		}
+	}
+	if saturated == 0 {
+		t.Fatal("the capped board never saturated: the counter check below proves nothing")
+	}
+	if _, sat, err := st.Counters(ctx, "hourly-capped"); err != nil || sat != int64(saturated) {
+		t.Fatalf("hourly-capped saturated counter %d, %v; Apply reported %d", sat, err, saturated)
+	}
+
+	// Each period of a spread board keeps its own ranges: one per
+	// partition from the batches of its hour and the next (its events,
+	// and the covered offsets of the current period), and one more per
+	// later batch with a removal that lists it (hours h ≡ 3 mod 7): those
+	// are not adjacent to its own, and the gaps between hold no event of
+	// the period.
+	for k, l := range m.Periods(0) {
+		want := 1
+		for h := k + 3; h < hours; h++ {
+			if h%7 == 3 {
+				want++
+			}
+		}
+		w, err := rdb.HGetAll(ctx, "rostrum:test:board:{hourly@"+l+"}:w").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w["gen"] != "g1" {
+			t.Fatalf("period %s: generation %q, want g1", l, w["gen"])
+		}
+		for p := range 3 {
+			r := w["in/"+fmt.Sprint(p)]
+			if n := len(strings.Split(r, ",")); r == "" || n != want {
+				t.Fatalf("period %s partition %d: ranges %q, want %d ranges", l, p, r, want)
+			}
+		}
+	}
+	if n, err := rdb.Exists(ctx, "rostrum:test:board:{hourly}:p:"+m.Periods(0)[0]+":z").Result(); err != nil || n != 0 {
+		t.Fatalf("a spread board wrote a period in the one-tag layout (%d, %v)", n, err)
+	}
+
+	if cluster == nil {
+		return
+	}
+	// Where the periods live: which master answers each period's slot.
+	masters := func(keys []string) map[string]int {
+		out := map[string]int{}
+		for _, k := range keys {
+			slot := board.KeySlot(k)
+			for i := range 3 {
+				n := cluster.Node(i).Client()
+				if c, err := n.ClusterCountKeysInSlot(ctx, slot).Result(); err == nil && c > 0 {
+					out[cluster.Addrs[i]]++
+				}
+			}
+		}
+		return out
+	}
+	for _, name := range []string{"hourly", "hourly-capped"} {
+		var keys []string
+		bi := slices.IndexFunc(bs, func(b *board.Board) bool { return b.Name() == name })
+		for _, l := range m.Periods(bi) {
+			keys = append(keys, "rostrum:test:board:{"+name+"@"+l+"}:w")
+		}
+		on := masters(keys)
+		t.Logf("%s: %d periods over the masters %v", name, len(keys), on)
+		if len(on) < 2 {
+			t.Fatalf("%s: every period on one master: %v", name, on)
+		}
+	}
+	var one []string
+	for _, l := range m.Periods(2) {
+		one = append(one, "rostrum:test:board:{hourly-one}:p:"+l+":z")
+	}
+	if on := masters(one); len(on) != 1 {
+		t.Fatalf("hourly-one: periods on %v, want one master", on)
+	}
+}
+
+// TestSpreadPeriodLostAlone loses one period's keys alone (as a cluster
+// node that lost its data would) and applies an event of that period from
+// a store that never registered it (another processor, after a partition
+// moved): the period's registration is found, so its hash is not stamped
+// again and the call answers ErrRedisReset; after Adopt, replaying every
+// batch rebuilds the period to the model.
+func TestSpreadPeriodLostAlone(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.StartRedis(t).Client()
+	bs := spreadBoards(t)[:1]
+	m := boardmodel.New(bs)
+	start := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
+	feed := hourlyFeed(start, 4)
+	a := board.NewStore(rdb, "test", bs)
+	if err := a.Adopt(ctx, "g1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, recs := range feed[:3] {
+		for _, r := range recs {
+			m.Record("in", r.partition, r.offset, r.at, r.evs)
+		}
+		b := a.NewBatch()
+		addFeed(t, b, recs)
+		if _, err := a.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := board.NewStore(rdb, "test", bs)
+	if err := other.Adopt(ctx, "g1"); err != nil {
+		t.Fatal(err)
+	}
+	lost := bs[0].Period(start.Add(2 * time.Hour)).Label
+	keys, err := rdb.Keys(ctx, "rostrum:test:board:{hourly@"+lost+"}:*").Result()
+	if err != nil || len(keys) < 2 { // z and w (the score holds the state: no m)
+		t.Fatalf("keys of period %s: %v %v", lost, keys, err)
+	}
+	if err := rdb.Del(ctx, keys...).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The next hour's batch carries an event of the lost period (within
+	// grace): its call must be refused.
+	for _, r := range feed[3] {
+		m.Record("in", r.partition, r.offset, r.at, r.evs)
+	}
+	b := other.NewBatch()
+	addFeed(t, b, feed[3])
+	if _, err := other.Apply(ctx, b); !errors.Is(err, ranking.ErrRedisReset) {
+		t.Fatalf("apply after period %s lost its keys: %v, want ErrRedisReset", lost, err)
+	}
+	// The processor adopts again and replays its log, in any order.
+	if err := other.Adopt(ctx, "g1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{1, 0, 2, 3} { // out of order, the removal (hour 3) last as it came
+		b := other.NewBatch()
+		addFeed(t, b, feed[k])
+		if _, err := other.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.SetClock(func() time.Time { return start.Add(3 * time.Hour) })
+	for _, l := range m.Periods(0) {
+		want := m.Ranking(0, l, 0)
+		page, err := other.Top(ctx, "hourly", l, "", 0, board.MaxPage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]boardmodel.Entry, len(page.Members))
+		for i, e := range page.Members {
+			got[i] = boardmodel.Entry(e)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s after the replay:\n redis %v\n model %v", l, got, want)
+		}
+	}
+}
+
+// TestSpreadLayoutCheck: a board whose hash-tag changed finds its keys in
+// the other layout, and Adopt (start-up) stops naming the board.
+func TestSpreadLayoutCheck(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.StartRedis(t).Client()
+	compile := func(tag string) []*board.Board {
+		bs, err := board.Compile([]board.Config{{Name: "hourly", Events: []string{"gift"}, Member: "room_id",
+			Kind: "periodic", Period: "hour", Settle: "false", HashTag: tag}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bs
+	}
+	feed := func(bs []*board.Board) {
+		st := board.NewStore(rdb, "test", bs)
+		if err := st.Adopt(ctx, "g1"); err != nil {
+			t.Fatal(err)
+		}
+		b := st.NewBatch()
+		now := time.Now()
+		b.Cover("in", 0, 0, 0)
+		if err := b.Add("in", 0, 0, now, []codec.Event{{RoomID: "r", Type: codec.TypeGift, Value: 1, TS: now.UnixMilli()}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	feed(compile("board"))
+	err := board.NewStore(rdb, "test", compile("period")).Adopt(ctx, "g1")
+	if err == nil || !strings.Contains(err.Error(), "board hourly: hash-tag is period") {
+		t.Fatalf("adopt of a one-tag board as hash-tag: period: %v", err)
+	}
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	feed(compile("period"))
+	err = board.NewStore(rdb, "test", compile("")).Adopt(ctx, "g1")
+	if err == nil || !strings.Contains(err.Error(), "board hourly: hash-tag is board") {
+		t.Fatalf("adopt of a hash-tag: period board as one tag: %v", err)
+	}
+}
+
+// TestSpreadPrune: the keys of a removed hash-tag: period board are found
+// under its name (not "name@label") and deleted, on the cluster too,
+// where one UNLINK may only name keys of one slot.
+func TestSpreadPrune(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test skipped in -short mode")
+	}
+	ctx := context.Background()
+	c := testenv.StartRedisCluster(t)
+	rdb := c.Client()
+	bs := spreadBoards(t)[:1]
+	st := board.NewStore(rdb, "test", bs)
+	if err := st.Adopt(ctx, "g1"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().UTC().Truncate(time.Hour).Add(-5 * time.Hour)
+	for _, recs := range hourlyFeed(start, 6) {
+		b := st.NewBatch()
+		addFeed(t, b, recs)
+		if _, err := st.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orphans, err := board.Orphans(ctx, rdb, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(orphans) != 1 || len(orphans["hourly"]) < 6*2+2 {
+		t.Fatalf("orphans: %d boards, %d keys of hourly", len(orphans), len(orphans["hourly"]))
+	}
+	n, err := board.DeleteKeys(ctx, rdb, orphans)
+	if err != nil || n != int64(len(orphans["hourly"])) {
+		t.Fatalf("deleted %d of %d keys: %v", n, len(orphans["hourly"]), err)
+	}
+	if again, err := board.Orphans(ctx, rdb, "test", nil); err != nil || len(again) != 0 {
+		t.Fatalf("after the delete: %v %v", again, err)
+	}
+}
