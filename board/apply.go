@@ -57,6 +57,7 @@ type Late struct {
 type call struct {
 	board  int
 	label  string
+	expire int64 // with label: when the period's keys expire (Unix ms)
 	parts  []*part
 	done   []ranges
 	slices []string
@@ -204,7 +205,7 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 		}
 		i += 2
 		if again == nil {
-			again = &call{board: c.board}
+			again = &call{board: c.board, label: c.label, expire: c.expire}
 		}
 		again.parts = append(again.parts, c.parts[pi])
 		again.done = append(again.done, done)
@@ -264,7 +265,7 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	}
 	maxt, halfLife, target, spreadArg := bd.maxTotal, "", "", ""
 	if bd.spread {
-		spreadArg = "1"
+		spreadArg = strconv.FormatInt(c.expire, 10)
 	}
 	if bd.halfLife > 0 {
 		// The decayed sums are ranked as they are, below 2^53 (decay.go).
@@ -402,7 +403,9 @@ func (s *Store) applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 		}
 	}
 	if any, _ := c.removals(); any || c.rebase {
-		if bd.kind == Periodic {
+		if bd.spread {
+			keys = append(keys, P+"d", P+"S") // the period's deferred removals and snapshot
+		} else if bd.kind == Periodic {
 			keys = append(keys, P+"d", P+"SL")
 		}
 		keys = append(keys, c.slices...)

@@ -152,18 +152,14 @@ func compileOne(c *Config, now time.Time) (*Board, error) {
 
 // compileHashTag reads hash-tag. Only periodic boards spread: the windows
 // of a rolling or windows board share its slices and are updated by one
-// atomic script, and a total board is one ranking. Settlement keeps its
-// frozen mark, snapshots and outbox under the board's own tag, so a board
-// that settles keeps one tag.
+// atomic script, so its window set is the board, and a total board is one
+// ranking.
 func (b *Board) compileHashTag(c *Config) error {
 	switch c.HashTag {
 	case "", "board":
 	case "period":
 		if b.kind != Periodic {
 			return fieldErr("hash-tag", "period is for periodic boards; a %s board keeps its windows or ranking under one tag", b.kind)
-		}
-		if b.settle {
-			return fieldErr("hash-tag", "period needs settle: false (settlement keeps a board's periods under one tag)")
 		}
 		b.spread = true
 	default:

@@ -34,7 +34,7 @@ type Config struct {
 	// the whole board, every period, on one slot) or "period" (each period
 	// on a slot of its own, so that a month of hourly periods spreads over
 	// a cluster's masters; docs/DESIGN.md §8 "Boards over a Redis
-	// Cluster"). "period" needs settle: false.
+	// Cluster"). Rolling, windows and total boards keep one tag.
 	HashTag string `yaml:"hash-tag"`
 
 	Tie string `yaml:"tie"` // first-reached | none; default none

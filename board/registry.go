@@ -3,6 +3,7 @@ package board
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -94,12 +95,21 @@ func (s *Store) periodCalls(ctx context.Context, b *Batch, bs []int) ([]call, er
 		seen[k] = len(order)
 		order = append(order, want{bi, label, expire})
 	}
+	snaps, err := s.settledLabels(ctx, b, bs)
+	if err != nil {
+		return nil, err
+	}
 	for _, bi := range bs {
 		for _, p := range b.parts[bi] {
 			for _, e := range p.entries {
 				if e.rm != nil {
 					for _, l := range e.rm.labels {
 						add(bi, l, 0)
+					}
+					if e.rm.settled {
+						for l := range snaps[bi] {
+							add(bi, l, 0)
+						}
 					}
 					continue
 				}
@@ -113,88 +123,45 @@ func (s *Store) periodCalls(ctx context.Context, b *Batch, bs []int) ([]call, er
 		}
 	}
 
-	// Register what the store does not know yet.
-	type reg struct {
-		w    int
-		add  *redis.IntCmd   // ZADD NX: 1 when the label was new
-		find *redis.FloatCmd // ZSCORE of a label only removals name
-	}
-	var regs []reg
-	pp := s.rdb.Pipeline()
+	refs := make([]periodRef, len(order))
 	for i, w := range order {
-		bd := b.boards[w.bi]
-		if s.registered(bd, w.label) {
-			continue
-		}
-		key := s.registryKey(bd)
-		if w.expire == 0 {
-			regs = append(regs, reg{w: i, find: pp.ZScore(ctx, key, w.label)})
-		} else {
-			regs = append(regs, reg{w: i, add: pp.ZAddNX(ctx, key, redis.Z{Score: float64(w.expire), Member: w.label})})
-		}
+		refs[i] = periodRef{b: b.boards[w.bi], label: w.label, expire: w.expire}
 	}
-	drop := map[int]bool{}
-	if len(regs) > 0 {
-		if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
-			return nil, fmt.Errorf("board: register periods: %w", err)
-		}
-		stamp := s.rdb.Pipeline()
-		stamps := 0
-		for _, r := range regs {
-			w := order[r.w]
-			bd := b.boards[w.bi]
-			if r.find != nil {
-				if r.find.Err() == redis.Nil {
-					drop[r.w] = true // never created: nothing to remove
-					continue
-				}
-				s.remember(bd, w.label)
-				continue
-			}
-			if r.add.Val() == 1 && s.gen != "" {
-				stamp.HSetNX(ctx, s.periodKey(bd, w.label, "w"), "gen", s.gen)
-				stamps++
-			}
-		}
-		if stamps > 0 {
-			if _, err := stamp.Exec(ctx); err != nil {
-				return nil, fmt.Errorf("board: stamp new periods: %w", err)
-			}
-		}
-		for _, r := range regs {
-			if r.add != nil {
-				s.remember(b.boards[order[r.w].bi], order[r.w].label)
-			}
-		}
+	ok, err := s.register(ctx, refs)
+	if err != nil {
+		return nil, err
 	}
 
 	var calls []call
 	for i, w := range order {
-		if drop[i] {
-			continue
+		if !ok[i] {
+			continue // never created: nothing to remove
 		}
-		parts := periodParts(b, w.bi, w.label)
-		calls = append(calls, call{board: w.bi, label: w.label, parts: parts, done: make([]ranges, len(parts))})
+		parts := periodParts(b, w.bi, w.label, snaps[w.bi][w.label])
+		exp := w.expire
+		if exp == 0 {
+			p, _ := b.boards[w.bi].ParsePeriod(w.label) // a label Batch.Add built
+			exp = b.boards[w.bi].expireAt(p).UnixMilli()
+		}
+		calls = append(calls, call{board: w.bi, label: w.label, expire: exp, parts: parts, done: make([]ranges, len(parts))})
 	}
 	return calls, nil
 }
 
 // periodParts returns board bi's parts of batch b restricted to period
 // label: the same offsets, the entries of that period, and the removals
-// that list it (listing only it). The parts themselves when they hold
-// nothing else (the common batch: one period).
-func periodParts(b *Batch, bi int, label string) []*part {
+// that reach it: those that list it (listing only it), and those that
+// also remove from settled snapshots when the period is settled (snap) or
+// listed (it may be the period being copied, which defers the removal).
+// The parts themselves when they hold nothing else (the common batch: one
+// period, no removal).
+func periodParts(b *Batch, bi int, label string, snap bool) []*part {
 	parts := b.parts[bi]
-	mine := func(e *entry) bool {
-		if e.rm != nil {
-			return len(e.rm.labels) == 1 && e.rm.labels[0] == label
-		}
-		return b.periods[bi][e.bucket].label == label
-	}
 	all := true
 	for _, p := range parts {
 		for k := range p.entries {
-			all = all && mine(&p.entries[k])
+			e := &p.entries[k]
+			all = all && e.rm == nil && b.periods[bi][e.bucket].label == label
 		}
 	}
 	if all {
@@ -205,12 +172,14 @@ func periodParts(b *Batch, bi int, label string) []*part {
 		np := &part{topic: p.topic, partition: p.partition, first: p.first, last: p.last}
 		for _, e := range p.entries {
 			if e.rm != nil {
-				for _, l := range e.rm.labels {
-					if l == label {
-						e.rm = &removal{labels: []string{label}} // no snapshots: the board does not settle
-						np.entries = append(np.entries, e)
-						break
-					}
+				rm := &removal{}
+				if slices.Contains(e.rm.labels, label) {
+					rm.labels = []string{label}
+				}
+				rm.settled = e.rm.settled && (snap || rm.labels != nil)
+				if rm.labels != nil || rm.settled {
+					e.rm = rm
+					np.entries = append(np.entries, e)
 				}
 				continue
 			}
@@ -221,6 +190,105 @@ func periodParts(b *Batch, bi int, label string) []*part {
 		out[k] = np
 	}
 	return out
+}
+
+// settledLabels reads the settled periods kept (SL) of the boards among bs
+// that have a removal from settled snapshots in batch b: such a removal
+// goes to each of them, in its own slot.
+func (s *Store) settledLabels(ctx context.Context, b *Batch, bs []int) (map[int]map[string]bool, error) {
+	cmds := map[int]*redis.StringSliceCmd{}
+	pp := s.rdb.Pipeline()
+	for _, bi := range bs {
+	parts:
+		for _, p := range b.parts[bi] {
+			for _, e := range p.entries {
+				if e.rm != nil && e.rm.settled && b.boards[bi].settle {
+					cmds[bi] = pp.ZRange(ctx, s.prefix(b.boards[bi])+"SL", 0, -1)
+					break parts
+				}
+			}
+		}
+	}
+	if len(cmds) == 0 {
+		return nil, nil
+	}
+	if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("board: removals: settled periods: %w", err)
+	}
+	out := map[int]map[string]bool{}
+	for bi, c := range cmds {
+		out[bi] = map[string]bool{}
+		for _, l := range c.Val() {
+			out[bi][l] = true
+		}
+	}
+	return out, nil
+}
+
+// periodRef names a period of a hash-tag: period board for register:
+// expire is when its keys expire (Unix ms), 0 to look it up only.
+type periodRef struct {
+	b      *Board
+	label  string
+	expire int64
+}
+
+// register registers the periods refs names that the store does not know
+// yet (ZADD NX into the board's registry; those with expire 0 are only
+// looked up), stamps those the registration added with the adopted
+// generation, and reports for each whether it is registered now.
+func (s *Store) register(ctx context.Context, refs []periodRef) ([]bool, error) {
+	ok := make([]bool, len(refs))
+	type reg struct {
+		i    int
+		add  *redis.IntCmd   // ZADD NX: 1 when the label was new
+		find *redis.FloatCmd // ZSCORE of a label only looked up
+	}
+	var regs []reg
+	pp := s.rdb.Pipeline()
+	for i, r := range refs {
+		if s.registered(r.b, r.label) {
+			ok[i] = true
+			continue
+		}
+		key := s.registryKey(r.b)
+		if r.expire == 0 {
+			regs = append(regs, reg{i: i, find: pp.ZScore(ctx, key, r.label)})
+		} else {
+			regs = append(regs, reg{i: i, add: pp.ZAddNX(ctx, key, redis.Z{Score: float64(r.expire), Member: r.label})})
+		}
+	}
+	if len(regs) == 0 {
+		return ok, nil
+	}
+	if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("board: register periods: %w", err)
+	}
+	stamp := s.rdb.Pipeline()
+	stamps := 0
+	for _, g := range regs {
+		r := refs[g.i]
+		if g.find != nil {
+			ok[g.i] = g.find.Err() == nil
+			continue
+		}
+		ok[g.i] = true
+		if g.add.Val() == 1 && s.gen != "" {
+			stamp.HSetNX(ctx, s.periodKey(r.b, r.label, "w"), "gen", s.gen)
+			stamps++
+		}
+	}
+	if stamps > 0 {
+		if _, err := stamp.Exec(ctx); err != nil {
+			return nil, fmt.Errorf("board: stamp new periods: %w", err)
+		}
+	}
+	for i, r := range refs {
+		if ok[i] {
+			s.remember(r.b, r.label)
+		}
+	}
+	return ok, nil
 }
 
 // adoptPeriods stamps, on every hash-tag: period board, each registered
