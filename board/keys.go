@@ -3,6 +3,7 @@ package board
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Key building for the board keys listed in doc.go ("Redis keys"), for the
@@ -104,4 +105,17 @@ func (b *Board) windowsArg() string {
 		qs[j] = strconv.FormatInt(q, 10)
 	}
 	return n + ":" + strings.Join(qs, ",")
+}
+
+// slotExpireAt returns when the slot of a hash-tag: period board's period
+// ending at end (Unix ms), whose ranking keys expire at live, is no longer
+// written: its applied ranges, generation and counters expire then. A
+// board that settles keeps them as long as the period's snapshot, which a
+// removal from settled snapshots still writes.
+func (b *Board) slotExpireAt(live, end int64) int64 {
+	if !b.settle {
+		return live
+	}
+	snap := end + (time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).Milliseconds()
+	return max(live, snap)
 }

@@ -82,7 +82,7 @@ func (s *Store) periodCalls(ctx context.Context, b *Batch, bs []int) ([]call, er
 	type want struct {
 		bi     int
 		label  string
-		expire int64 // its keys' expiry: 0 for a label only removals name
+		expire int64 // its slot's expiry (slotExpireAt): 0 for a label only removals name
 	}
 	var order []want
 	seen := map[string]int{}
@@ -114,12 +114,12 @@ func (s *Store) periodCalls(ctx context.Context, b *Batch, bs []int) ([]call, er
 					continue
 				}
 				pi := b.periods[bi][e.bucket]
-				add(bi, pi.label, pi.expireAt)
+				add(bi, pi.label, b.boards[bi].slotExpireAt(pi.expireAt, pi.end))
 			}
 		}
 		if b.newest != 0 {
 			pi := b.period(bi, b.newest)
-			add(bi, pi.label, pi.expireAt)
+			add(bi, pi.label, b.boards[bi].slotExpireAt(pi.expireAt, pi.end))
 		}
 	}
 
@@ -140,8 +140,9 @@ func (s *Store) periodCalls(ctx context.Context, b *Batch, bs []int) ([]call, er
 		parts := periodParts(b, w.bi, w.label, snaps[w.bi][w.label])
 		exp := w.expire
 		if exp == 0 {
-			p, _ := b.boards[w.bi].ParsePeriod(w.label) // a label Batch.Add built
-			exp = b.boards[w.bi].expireAt(p).UnixMilli()
+			bd := b.boards[w.bi]
+			p, _ := bd.ParsePeriod(w.label) // a label Batch.Add built, or the index of settled periods holds
+			exp = bd.slotExpireAt(bd.expireAt(p).UnixMilli(), p.End.UnixMilli())
 		}
 		calls = append(calls, call{board: w.bi, label: w.label, expire: exp, parts: parts, done: make([]ranges, len(parts))})
 	}
@@ -292,10 +293,18 @@ func (s *Store) register(ctx context.Context, refs []periodRef) ([]bool, error) 
 }
 
 // adoptPeriods stamps, on every hash-tag: period board, each registered
-// period whose keys are not expired at now with generation gen (HSETNX),
-// and drops the registrations that expired. The store forgets the labels
-// it registered, so that a period that lost its registration registers
+// period whose slot is not expired at now with generation gen, and drops
+// the registrations that expired. The store forgets the labels it
+// registered, so that a period that lost its registration registers
 // again.
+//
+// The stamp overwrites (HSET): a registration stamps with the generation
+// the store adopted last, which is stale when Redis lost everything since
+// (the registry too, so the label was new) and the processor has not
+// noticed yet; the period then carries the old generation, and HSETNX
+// would leave it there, refusing every call for good. Overwriting is safe
+// because the adopting processor replays its log next, and a processor
+// still on an older generation is refused and adopts in turn.
 func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) error {
 	s.mu.Lock()
 	clear(s.known)
@@ -323,7 +332,7 @@ func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) err
 	n := 0
 	for k, b := range bs {
 		for _, l := range cmds[k].Val() {
-			stamp.HSetNX(ctx, s.periodKey(b, l, "w"), "gen", gen)
+			stamp.HSet(ctx, s.periodKey(b, l, "w"), "gen", gen)
 			n++
 		}
 	}

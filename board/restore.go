@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Restoring settlement after Redis lost its data (docs/DESIGN.md §8
@@ -134,6 +136,17 @@ func (s *Store) restoreSpread(ctx context.Context, b *Board, newest string, keep
 	for _, c := range cmds {
 		n, _ := c.Int()
 		written += n
+	}
+	// Register the restored periods without stamping them: Adopt, which
+	// follows, stamps them with the new generation.
+	reg := s.rdb.Pipeline()
+	for _, l := range keep {
+		p, _ := b.ParsePeriod(l)
+		exp := b.slotExpireAt(b.expireAt(p).UnixMilli(), p.End.UnixMilli())
+		reg.ZAddNX(ctx, s.registryKey(b), redis.Z{Score: float64(exp), Member: l})
+	}
+	if _, err := reg.Exec(ctx); err != nil {
+		return written, fmt.Errorf("board %s: restore settled: register periods: %w", b.name, err)
 	}
 	P := s.prefix(b)
 	args := []any{newest, b.settleRetention, 0, len(keep)}

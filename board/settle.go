@@ -127,7 +127,8 @@ func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *Settl
 		keys = []string{Q + "w", Q + "st", Q + "z", Q + "m", snap, snap + ":j", snap + ":i", Q + "d"}
 		// The period's hash must carry the generation: a period without
 		// events was never registered.
-		if _, err := s.register(ctx, []periodRef{{b: b, label: p.Label, expire: b.expireAt(p).UnixMilli()}}); err != nil {
+		exp := b.slotExpireAt(b.expireAt(p).UnixMilli(), p.End.UnixMilli())
+		if _, err := s.register(ctx, []periodRef{{b: b, label: p.Label, expire: exp}}); err != nil {
 			return false, err
 		}
 	}

@@ -411,3 +411,96 @@ func TestSpreadPrune(t *testing.T) {
 		t.Fatalf("after the delete: %v %v", again, err)
 	}
 }
+
+// TestRemoveFromSettled removes members with settled: true from a settling
+// hourly board, with one hash tag per board and per period: the member
+// leaves the live periods the removal lists and every settled snapshot
+// kept (on a hash-tag: period board, a call in each settled period's own
+// slot, also for a settled period the removal does not list: retention 1
+// lists two), as in the model; a removal without settled leaves the
+// snapshots.
+func TestRemoveFromSettled(t *testing.T) {
+	r := testenv.StartRedis(t)
+	for _, tag := range hashTags {
+		t.Run(tag, func(t *testing.T) {
+			ctx := context.Background()
+			if err := r.Client().FlushAll(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			bs, err := board.Compile([]board.Config{{Name: "h", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
+				Period: "hour", SettleTop: 4, Retention: 1, HashTag: tag}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := board.NewStore(r.Client(), "test", bs)
+			if err := st.Adopt(ctx, "g1"); err != nil {
+				t.Fatal(err)
+			}
+			m := boardmodel.New(bs)
+			h0 := time.Now().UTC().Truncate(time.Hour).Add(time.Hour) // ahead of the Redis clock: retention 1 expires nothing
+			off := int64(0)
+			feed := func(at time.Time, evs ...codec.Event) {
+				t.Helper()
+				b := st.NewBatch()
+				b.Cover("in", 0, off, off)
+				if err := b.Add("in", 0, off, at, evs); err != nil {
+					t.Fatal(err)
+				}
+				m.Record("in", 0, off, at, evs)
+				off++
+				if _, err := st.Apply(ctx, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for h := range 3 {
+				for i := range 6 {
+					at := h0.Add(time.Duration(h)*time.Hour + time.Duration(i+1)*time.Minute)
+					feed(at, codec.Event{RoomID: fmt.Sprintf("r%d", i), Type: codec.TypeGift, Value: int64(10 + i*(h+1)), TS: at.UnixMilli()})
+				}
+				settleAt := h0.Add(time.Duration(h+1)*time.Hour + 2*time.Minute)
+				if h > 0 {
+					if _, err := st.Settle(ctx, settleAt); err != nil {
+						t.Fatal(err)
+					}
+					m.Settle(settleAt)
+				}
+			}
+			at := h0.Add(2*time.Hour + 30*time.Minute)
+			feed(at, codec.Event{Type: codec.TypeRemove, Board: "h", RoomID: "r5", Settled: true, TS: at.UnixMilli()})
+			feed(at, codec.Event{Type: codec.TypeRemove, Board: "h", RoomID: "r4", TS: at.UnixMilli()})
+
+			settled := m.SettledOf(0)
+			if len(settled) != 2 {
+				t.Fatalf("model settled %d periods", len(settled))
+			}
+			for _, w := range settled {
+				p, err := st.Settled(ctx, "h", w.Period, 0, board.MaxPage)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := make([]boardmodel.Entry, len(p.Top))
+				for i, e := range p.Top {
+					got[i] = boardmodel.Entry(e)
+				}
+				if !slices.Equal(got, w.Top) || !slices.ContainsFunc(got, func(e boardmodel.Entry) bool { return e.Member == "r4" }) {
+					t.Fatalf("snapshot %s:\n redis %v\n model %v", w.Period, got, w.Top)
+				}
+			}
+			st.SetClock(func() time.Time { return at })
+			for _, l := range m.Periods(0)[1:] { // the first is no longer kept (retention 1)
+				want := m.Ranking(0, l, 0)
+				page, err := st.Top(ctx, "h", l, "", 0, board.MaxPage)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := make([]boardmodel.Entry, len(page.Members))
+				for i, e := range page.Members {
+					got[i] = boardmodel.Entry(e)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s:\n redis %v\n model %v", l, got, want)
+				}
+			}
+		})
+	}
+}
