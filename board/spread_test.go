@@ -416,8 +416,8 @@ func TestSpreadPrune(t *testing.T) {
 // hourly board, with one hash tag per board and per period: the member
 // leaves the live periods the removal lists and every settled snapshot
 // kept (on a hash-tag: period board, a call in each settled period's own
-// slot, also for a settled period the removal does not list: retention 1
-// lists two), as in the model; a removal without settled leaves the
+// slot, also for the settled periods the removal does not list: retention
+// 1 lists two), as in the model; a removal without settled leaves the
 // snapshots.
 func TestRemoveFromSettled(t *testing.T) {
 	r := testenv.StartRedis(t)
@@ -458,19 +458,17 @@ func TestRemoveFromSettled(t *testing.T) {
 					feed(at, codec.Event{RoomID: fmt.Sprintf("r%d", i), Type: codec.TypeGift, Value: int64(10 + i*(h+1)), TS: at.UnixMilli()})
 				}
 				settleAt := h0.Add(time.Duration(h+1)*time.Hour + 2*time.Minute)
-				if h > 0 {
-					if _, err := st.Settle(ctx, settleAt); err != nil {
-						t.Fatal(err)
-					}
-					m.Settle(settleAt)
+				if _, err := st.Settle(ctx, settleAt); err != nil {
+					t.Fatal(err)
 				}
+				m.Settle(settleAt)
 			}
-			at := h0.Add(2*time.Hour + 30*time.Minute)
+			at := h0.Add(3*time.Hour + 30*time.Minute) // lists the hours 3 and 2: 0 and 1 only through the index
 			feed(at, codec.Event{Type: codec.TypeRemove, Board: "h", RoomID: "r5", Settled: true, TS: at.UnixMilli()})
 			feed(at, codec.Event{Type: codec.TypeRemove, Board: "h", RoomID: "r4", TS: at.UnixMilli()})
 
 			settled := m.SettledOf(0)
-			if len(settled) != 2 {
+			if len(settled) != 3 {
 				t.Fatalf("model settled %d periods", len(settled))
 			}
 			for _, w := range settled {
@@ -487,7 +485,7 @@ func TestRemoveFromSettled(t *testing.T) {
 				}
 			}
 			st.SetClock(func() time.Time { return at })
-			for _, l := range m.Periods(0)[1:] { // the first is no longer kept (retention 1)
+			for _, l := range m.Periods(0)[2:] { // the others are no longer kept (retention 1)
 				want := m.Ranking(0, l, 0)
 				page, err := st.Top(ctx, "h", l, "", 0, board.MaxPage)
 				if err != nil {
