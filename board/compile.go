@@ -156,7 +156,9 @@ func compileOne(c *Config, now time.Time) (*Board, error) {
 // ranking.
 func (b *Board) compileHashTag(c *Config) error {
 	switch c.HashTag {
-	case "", "board":
+	case "":
+		b.spread = b.kind == Periodic
+	case "board":
 	case "period":
 		if b.kind != Periodic {
 			return fieldErr("hash-tag", "period is for periodic boards; a %s board keeps its windows or ranking under one tag", b.kind)

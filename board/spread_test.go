@@ -359,7 +359,7 @@ func TestSpreadLayoutCheck(t *testing.T) {
 		}
 	}
 	feed(compile("board"))
-	err := board.NewStore(rdb, "test", compile("period")).Adopt(ctx, "g1")
+	err := board.NewStore(rdb, "test", compile("")).Adopt(ctx, "g1") // the default: one tag per period
 	if err == nil || !strings.Contains(err.Error(), "board hourly: hash-tag is period") {
 		t.Fatalf("adopt of a one-tag board as hash-tag: period: %v", err)
 	}
@@ -367,7 +367,7 @@ func TestSpreadLayoutCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	feed(compile("period"))
-	err = board.NewStore(rdb, "test", compile("")).Adopt(ctx, "g1")
+	err = board.NewStore(rdb, "test", compile("board")).Adopt(ctx, "g1")
 	if err == nil || !strings.Contains(err.Error(), "board hourly: hash-tag is board") {
 		t.Fatalf("adopt of a hash-tag: period board as one tag: %v", err)
 	}

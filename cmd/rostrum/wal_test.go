@@ -112,7 +112,7 @@ func TestWALReplayBoards(t *testing.T) {
 	}
 	// u-1 sent 20+40+60, u-0 10+30+50.
 	day := time.UnixMilli(ts).UTC().Format("2006-01-02")
-	got, err := r.Client().ZRevRangeWithScores(context.Background(), "rostrum:test:board:{gifts-day}:p:"+day+":z", 0, -1).Result()
+	got, err := r.Client().ZRevRangeWithScores(context.Background(), "rostrum:test:board:{gifts-day@"+day+"}:z", 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,13 +78,27 @@ func TestClusterSlotMigration(t *testing.T) {
 	for p.Stats().BoardEvents.Load() == 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
-	for _, name := range []string{"weekly-score", "room-gifts-7d", "item-trades"} {
-		key := "rostrum:" + EnvName + ":board:{" + name + "}:w"
+	// The boards' slots, and the slots of the weekly board's periods (one
+	// hash tag per period: board/keys.go), from its registry.
+	tags := []string{"weekly-score", "room-gifts-7d", "item-trades"}
+	for _, l := range rc.ZRange(ctx, "rostrum:"+EnvName+":board:{weekly-score}:r", 0, -1).Val() {
+		tags = append(tags, "weekly-score@"+l)
+	}
+	if len(tags) == 3 {
+		t.Fatal("the weekly board registered no period")
+	}
+	migrated := map[int]bool{}
+	for _, tag := range tags {
+		key := "rostrum:" + EnvName + ":board:{" + tag + "}:w"
 		slot := int(rc.ClusterKeySlot(ctx, key).Val())
+		if migrated[slot] {
+			continue
+		}
+		migrated[slot] = true
 		from := m.owner(ctx, slot)
 		to := (from + 1) % 3
 		moved += m.migrate(ctx, slot, from, to)
-		t.Logf("board %s: slot %d moved from master %d to %d", name, slot, from, to)
+		t.Logf("board %s: slot %d moved from master %d to %d", tag, slot, from, to)
 	}
 	for i := range 5 {
 		room := fmt.Sprintf("r-%d", i)
