@@ -351,13 +351,15 @@ func (s *Store) periodLabels(ctx context.Context, b *Board, now time.Time) ([]st
 	return s.rdb.ZRangeByScore(ctx, s.registryKey(b), &redis.ZRangeBy{Min: strconv.FormatInt(now.UnixMilli(), 10), Max: "+inf"}).Result()
 }
 
-// checkLayout stops a board from starting on keys of the other layout:
+// CheckLayout reports, naming the board, a periodic board whose keys in
+// Redis are in the layout of the other hash-tag (Adopt runs it; so do
+// rostrum check and wal replay). It stops a board from starting on them:
 // a board whose hash-tag changed would otherwise start over with empty
 // applied ranges, its past periods unread and a redelivered batch counted
 // again in the new layout. A hash-tag: period board's own "w" hash holds
 // only "gen"; applied ranges there are the one-tag layout's. A one-tag
 // periodic board has no period registry.
-func (s *Store) checkLayout(ctx context.Context) error {
+func (s *Store) CheckLayout(ctx context.Context) error {
 	type probe struct {
 		b      *Board
 		fields *redis.StringSliceCmd

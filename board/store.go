@@ -63,9 +63,9 @@ func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{"
 // the processor has noticed and replays its log under the new generation.
 // On a hash-tag: period board it stamps every registered period
 // (registry.go). It fails, naming the board, when a board's keys are in
-// the layout of the other hash-tag (checkLayout).
+// the layout of the other hash-tag (CheckLayout).
 func (s *Store) Adopt(ctx context.Context, gen string) error {
-	if err := s.checkLayout(ctx); err != nil {
+	if err := s.CheckLayout(ctx); err != nil {
 		return err
 	}
 	if err := s.adoptPeriods(ctx, gen, s.now()); err != nil {

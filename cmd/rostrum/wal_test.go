@@ -144,3 +144,27 @@ func giftWAL(t *testing.T, n, users int, ts int64) string {
 	}
 	return dir
 }
+
+// TestWALReplayRefusesOtherLayout: a board replayed with hash-tag: board
+// (the layout of earlier commits) and then replayed again without it (one
+// tag per period, the default) would count everything a second time in the
+// new layout; the replay stops, naming the board and the hash-tag.
+func TestWALReplayRefusesOtherLayout(t *testing.T) {
+	ts := time.Now().UnixMilli()
+	dir := giftWAL(t, 6, 2, ts)
+	r := testenv.StartRedis(t)
+	replay := func(yaml string) error {
+		cfg := filepath.Join(t.TempDir(), "rostrum.yaml")
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return Main(context.Background(), []string{"wal", "replay", "--wal-dir", dir, "--redis", r.Addr, "--env", "test", "--log-level", "error", "--config", cfg}, io.Discard, io.Discard)
+	}
+	if err := replay("boards:\n  - {name: gifts-day, events: [gift], member: user_id, kind: periodic, period: day, hash-tag: board}\n"); err != nil {
+		t.Fatal(err)
+	}
+	err := replay("boards:\n  - {name: gifts-day, events: [gift], member: user_id, kind: periodic, period: day}\n")
+	if err == nil || !strings.Contains(err.Error(), "board gifts-day: hash-tag is period") {
+		t.Fatalf("replay into the other layout: %v", err)
+	}
+}
