@@ -502,3 +502,159 @@ func TestRemoveFromSettled(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrate moves boards written with one hash tag per board into one
+// per period (Store.Migrate), on a single node and on the 3-master
+// cluster: before, Adopt refuses the board; after, every period and
+// settled snapshot reads as the model, a redelivery of every batch counts
+// nothing (the ranges came along), settlement goes on from the frozen mark
+// without settling a period twice, and a migration run again after one
+// interrupted before its last step finishes it.
+func TestMigrate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test skipped in -short mode")
+	}
+	t.Run("single", func(t *testing.T) { testMigrate(t, testenv.StartRedis(t).Client()) })
+	t.Run("cluster", func(t *testing.T) { testMigrate(t, testenv.StartRedisCluster(t).Client()) })
+}
+
+func testMigrate(t *testing.T, rdb redis.UniversalClient) {
+	ctx := context.Background()
+	cfgs := func(tag string) []*board.Board {
+		bs, err := board.Compile(tagged(tag, []board.Config{
+			{Name: "hourly", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
+				Tie: "first-reached", SettleTop: 3, Retention: 10},
+			{Name: "hourly-capped", Events: []string{"gift", "score"}, Member: "user_id", Kind: "periodic", Period: "hour",
+				TZ: "Asia/Kolkata", MaxTotal: 150, Retention: 10, Settle: "false"},
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bs
+	}
+	oldBs, newBs := cfgs("board"), cfgs("period")
+	old := board.NewStore(rdb, "test", oldBs)
+	if err := old.Adopt(ctx, "g1"); err != nil {
+		t.Fatal(err)
+	}
+	m := boardmodel.New(oldBs)
+	const hours = 6
+	start := time.Now().UTC().Truncate(time.Hour).Add(-(hours - 1) * time.Hour)
+	feed := hourlyFeed(start, hours)
+	for h, recs := range feed[:hours-1] {
+		for _, r := range recs {
+			m.Record("in", r.partition, r.offset, r.at, r.evs)
+		}
+		b := old.NewBatch()
+		addFeed(t, b, recs)
+		if _, err := old.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		at := start.Add(time.Duration(h+1)*time.Hour + 2*time.Minute)
+		if h >= 1 && h < hours-2 {
+			if _, err := old.Settle(ctx, at); err != nil {
+				t.Fatal(err)
+			}
+			m.Settle(at)
+		}
+	}
+	if len(m.SettledOf(0)) < 2 {
+		t.Fatalf("model settled %d periods", len(m.SettledOf(0)))
+	}
+
+	st := board.NewStore(rdb, "test", newBs)
+	if err := st.Adopt(ctx, "g1"); err == nil || !strings.Contains(err.Error(), "board hourly: hash-tag is period") {
+		t.Fatalf("adopt before the migration: %v", err)
+	}
+	w, err := rdb.HGetAll(ctx, "rostrum:test:board:{hourly}:w").Result()
+	if err != nil || len(w) < 4 {
+		t.Fatalf("applied ranges before the migration: %v %v", w, err)
+	}
+	res, err := st.Migrate(ctx, time.Now())
+	if err != nil || res.Boards != 2 || res.Keys == 0 || res.Deleted != res.Keys {
+		t.Fatalf("migrate: %+v %v", res, err)
+	}
+	t.Logf("migrated %+v", res)
+	// Interrupted before its last step: the ranges still in the board's w.
+	if err := rdb.HSet(ctx, "rostrum:test:board:{hourly}:w", w).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := st.Migrate(ctx, time.Now()); err != nil || res.Boards != 1 || res.Keys != 0 {
+		t.Fatalf("migrate again: %+v %v", res, err)
+	}
+	if res, err := st.Migrate(ctx, time.Now()); err != nil || res.Boards != 0 {
+		t.Fatalf("migrate a third time: %+v %v", res, err)
+	}
+	if err := st.Adopt(ctx, "g1"); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing left in the old layout.
+	for _, b := range newBs {
+		if keys, err := rdb.Keys(ctx, "rostrum:test:board:{"+b.Name()+"}:[pS]:*").Result(); err != nil || len(keys) != 0 {
+			t.Fatalf("%s: old keys left: %v %v", b.Name(), keys, err)
+		}
+	}
+
+	// Redelivered, every batch is skipped; then the last hour comes.
+	for _, recs := range feed[:hours-1] {
+		b := st.NewBatch()
+		addFeed(t, b, recs)
+		res, err := st.Apply(ctx, b)
+		if err != nil || res.Applied != 0 {
+			t.Fatalf("redelivery after the migration: %+v %v", res, err)
+		}
+	}
+	for _, r := range feed[hours-1] {
+		m.Record("in", r.partition, r.offset, r.at, r.evs)
+	}
+	b := st.NewBatch()
+	addFeed(t, b, feed[hours-1])
+	if _, err := st.Apply(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	at := start.Add(time.Duration(hours-1)*time.Hour + 2*time.Minute)
+	sres, err := st.Settle(ctx, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(m.Settle(at)); sres.Settled != want || want != 1 {
+		t.Fatalf("settled %d periods after the migration, model %d", sres.Settled, want)
+	}
+
+	st.SetClock(func() time.Time { return start.Add(hours*time.Hour - time.Millisecond) })
+	for bi, bd := range newBs {
+		for _, l := range m.Periods(bi) {
+			want := m.Ranking(bi, l, 0)
+			page, err := st.Top(ctx, bd.Name(), l, "", 0, board.MaxPage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]boardmodel.Entry, len(page.Members))
+			for i, e := range page.Members {
+				got[i] = boardmodel.Entry(e)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s %s:\n redis %v\n model %v", bd.Name(), l, got, want)
+			}
+		}
+	}
+	for _, w := range m.SettledOf(0) {
+		p, err := st.Settled(ctx, "hourly", w.Period, 0, board.MaxPage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := boardmodel.Settled{Board: p.Board, Period: p.Period, ClosedAt: p.ClosedAt, Members: p.Members, Top: []boardmodel.Entry{}}
+		for _, e := range p.Top {
+			g.Top = append(g.Top, boardmodel.Entry(e))
+		}
+		if fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Fatalf("snapshot %s: got %v, want %v", w.Period, g, w)
+		}
+	}
+	// One record per settled period in the outbox: those of the earlier
+	// layout (not yet published) and the one settled since.
+	recs, err := st.ClaimSettled(ctx, "a", time.Now(), time.Minute)
+	if err != nil || len(recs) != len(m.SettledOf(0)) {
+		t.Fatalf("outbox: %d records, %v; model settled %d", len(recs), err, len(m.SettledOf(0)))
+	}
+}
