@@ -194,7 +194,8 @@
 // registration is one extra round trip, two when the label was new, per new
 // period per process. Adopt stops, naming the board, when a board's keys
 // are in the layout of the other hash-tag (an upgrade from an earlier
-// commit, or a changed hash-tag).
+// commit, or a changed hash-tag); Store.Migrate (migrate.go, rostrum
+// boards migrate) moves a board from the one-tag layout.
 //
 // Settlement of such a board freezes and copies a period in its slot
 // (settle.lua with spread: the period's own st hash, whose frozen flag

@@ -23,8 +23,9 @@ import (
 // included, against a three-master Redis Cluster and, while the processor
 // writes, migrates to another master key by key (CLUSTER SETSLOT
 // IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE) the slots of five busy rooms
-// and of three boards (each board's keys share its hash tag, so one slot
-// holds all of a board). Meanwhile the scripts meet ASK redirections and
+// and of three boards (a rolling or windows board's keys share its hash
+// tag, so one slot holds all of it; the weekly board's periods each have a
+// tag of their own, and each of their slots moves too). Meanwhile the scripts meet ASK redirections and
 // TRYAGAIN (a script whose keys are split between the two masters), which
 // the batch retries absorb. At the end the meeting state and every board
 // must equal the models: nothing lost, nothing applied twice.
