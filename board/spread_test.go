@@ -41,7 +41,9 @@ func spreadBoards(t *testing.T) []*board.Board {
 // partition of "in" (3), records of that hour; a record of each batch
 // after the first carries an event of the previous hour's last seconds
 // (within grace), so a batch meets two periods; every 7th hour a record
-// removes a room from the hourly board, every 5th repeats an event id.
+// removes a room from the hourly board, every 5th repeats an event id;
+// with quiet, every 4th hour is followed by a batch of records without
+// board events.
 type feedRecord struct {
 	partition int32
 	offset    int64
@@ -49,7 +51,7 @@ type feedRecord struct {
 	evs       []codec.Event
 }
 
-func hourlyFeed(start time.Time, hours int) [][]feedRecord {
+func hourlyFeed(start time.Time, hours int, quiet bool) [][]feedRecord {
 	var out [][]feedRecord
 	next := [3]int64{}
 	for h := range hours {
@@ -86,6 +88,18 @@ func hourlyFeed(start time.Time, hours int) [][]feedRecord {
 			next[1]++
 		}
 		out = append(out, batch)
+		if quiet && h%4 == 1 {
+			// A batch without board events: its offsets go to the current
+			// period, the period of its record times.
+			var q []feedRecord
+			for p := range int32(3) {
+				at := hs.Add(58 * time.Minute)
+				q = append(q, feedRecord{partition: p, offset: next[p], at: at,
+					evs: []codec.Event{{RoomID: "r-q", UserID: "u-q", Type: codec.TypeJoin, TS: at.UnixMilli()}}})
+				next[p]++
+			}
+			out = append(out, q)
+		}
 	}
 	return out
 }
@@ -134,7 +148,7 @@ func testSpreadPeriods(t *testing.T, rdb redis.UniversalClient, cluster *testenv
 	const hours = 48
 	start := time.Now().UTC().Truncate(time.Hour).Add(-(hours - 1) * time.Hour)
 	saturated := 0
-	for _, recs := range hourlyFeed(start, hours) {
+	for _, recs := range hourlyFeed(start, hours, true) {
 		for _, r := range recs {
 			m.Record("in", r.partition, r.offset, r.at, r.evs)
 		}
@@ -185,14 +199,14 @@ func testSpreadPeriods(t *testing.T, rdb redis.UniversalClient, cluster *testenv
 
 	// Each period of a spread board keeps its own ranges: one per
 	// partition from the batches of its hour and the next (its events,
-	// and the covered offsets of the current period), and one more per
-	// later batch with a removal that lists it (hours h ≡ 3 mod 7): those
-	// are not adjacent to its own, and the gaps between hold no event of
-	// the period.
+	// and the offsets of the batch without board events that follows
+	// every 4th hour: the current period's), and one more per later batch
+	// with a removal that lists it (hours h ≡ 3 mod 7) and is not adjacent
+	// to its own; the gaps between hold no event of the period.
 	for k, l := range m.Periods(0) {
 		want := 1
-		for h := k + 3; h < hours; h++ {
-			if h%7 == 3 {
+		for h := k + 2; h < hours; h++ {
+			if h%7 == 3 && (h > k+2 || (k+1)%4 == 1) {
 				want++
 			}
 		}
@@ -264,7 +278,7 @@ func TestSpreadPeriodLostAlone(t *testing.T) {
 	bs := spreadBoards(t)[:1]
 	m := boardmodel.New(bs)
 	start := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
-	feed := hourlyFeed(start, 4)
+	feed := hourlyFeed(start, 4, false)
 	a := board.NewStore(rdb, "test", bs)
 	if err := a.Adopt(ctx, "g1"); err != nil {
 		t.Fatal(err)
@@ -389,7 +403,7 @@ func TestSpreadPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now().UTC().Truncate(time.Hour).Add(-5 * time.Hour)
-	for _, recs := range hourlyFeed(start, 6) {
+	for _, recs := range hourlyFeed(start, 6, false) {
 		b := st.NewBatch()
 		addFeed(t, b, recs)
 		if _, err := st.Apply(ctx, b); err != nil {
@@ -540,7 +554,7 @@ func testMigrate(t *testing.T, rdb redis.UniversalClient) {
 	m := boardmodel.New(oldBs)
 	const hours = 6
 	start := time.Now().UTC().Truncate(time.Hour).Add(-(hours - 1) * time.Hour)
-	feed := hourlyFeed(start, hours)
+	feed := hourlyFeed(start, hours, false)
 	for h, recs := range feed[:hours-1] {
 		for _, r := range recs {
 			m.Record("in", r.partition, r.offset, r.at, r.evs)
