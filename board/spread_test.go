@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -670,5 +671,95 @@ func testMigrate(t *testing.T, rdb redis.UniversalClient) {
 	recs, err := st.ClaimSettled(ctx, "a", time.Now(), time.Minute)
 	if err != nil || len(recs) != len(m.SettledOf(0)) {
 		t.Fatalf("outbox: %d records, %v; model settled %d", len(recs), err, len(m.SettledOf(0)))
+	}
+}
+
+// roundTrips counts a client's round trips (a command or a pipeline each)
+// and its script calls.
+type roundTrips struct{ trips, scripts atomic.Int64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.trips.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.trips.Add(1)
+		for _, c := range cmds {
+			if n := c.Name(); n == "evalsha" || n == "eval" {
+				h.scripts.Add(1)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestSpreadOneCallPerBoard: the common batch, every event in the current
+// period, costs one round trip with one script call per board, as with one
+// tag per board; the first batch of a new period costs the registration
+// on top (two round trips: the registry, then the stamp), once per store.
+func TestSpreadOneCallPerBoard(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.StartRedis(t).Client()
+	bs, err := board.Compile([]board.Config{
+		{Name: "hourly", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour"},
+		{Name: "daily", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "day", Settle: "false"},
+		{Name: "rolling", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Minute, Slices: 5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := board.NewStore(rdb, "test", bs)
+	if err := st.Adopt(ctx, "g1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.LoadScripts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := &roundTrips{}
+	rdb.AddHook(h)
+	hour := time.Now().UTC().Truncate(time.Hour).Add(time.Hour) // a period not registered yet
+	off := int64(0)
+	apply := func(at time.Time) (trips, scripts int64) {
+		t.Helper()
+		h.trips.Store(0)
+		h.scripts.Store(0)
+		b := st.NewBatch()
+		for p := range int32(2) {
+			for i := range 3 {
+				b.Cover("in", p, off, off)
+				if err := b.Add("in", p, off, at, []codec.Event{{RoomID: fmt.Sprintf("r-%d", i), UserID: "u", Type: codec.TypeGift,
+					Value: 1, TS: at.UnixMilli()}}); err != nil {
+					t.Fatal(err)
+				}
+				off++
+			}
+		}
+		if _, err := st.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		return h.trips.Load(), h.scripts.Load()
+	}
+	if trips, scripts := apply(hour.Add(time.Minute)); trips != 3 || scripts != 3 {
+		t.Fatalf("first batch of a period: %d round trips, %d scripts; want 3 (register, stamp, apply) and 3", trips, scripts)
+	}
+	for k := range 3 {
+		if trips, scripts := apply(hour.Add(time.Duration(2+k) * time.Minute)); trips != 1 || scripts != 3 {
+			t.Fatalf("batch %d in the period: %d round trips, %d scripts; want 1 and 3", k, trips, scripts)
+		}
+	}
+	// Another store (a processor that never met the period): it registers
+	// again, finds the label, does not stamp.
+	st = board.NewStore(rdb, "test", bs)
+	if err := st.Adopt(ctx, "g1"); err != nil {
+		t.Fatal(err)
+	}
+	if trips, scripts := apply(hour.Add(9 * time.Minute)); trips != 2 || scripts != 3 {
+		t.Fatalf("first batch of another store: %d round trips, %d scripts; want 2 (register, apply) and 3", trips, scripts)
 	}
 }
