@@ -28,7 +28,7 @@ import (
 // without that generation ('reset', ranking.ErrRedisReset), so a period
 // that lost its keys makes the processor adopt again and replay its log,
 // as a board that lost its keys does. Adopt stamps every registered
-// period whose keys are not expired yet.
+// period whose slot is not expired yet (adoptPeriods).
 //
 //   - A crash between the registration and the stamp leaves a registered
 //     period without a generation: its next call answers 'reset', and the
@@ -39,8 +39,11 @@ import (
 //     replays its log, which the applied ranges make harmless.
 //   - A registry that lost its entries (the board's node lost its data):
 //     the next registration of a period adds it again; HSETNX leaves the
-//     generation of a period that kept its keys, and stamps one that lost
-//     them too, whose loss the processor noticed on its other keys.
+//     generation of a period that kept its keys. When the period's node
+//     lost them too, a store that never met the period cannot tell it
+//     from a new one and stamps it; the stores that met it are refused
+//     ('reset') and replay their logs, so what is lost is what no log
+//     holds, as when a one-tag board's node loses the board.
 //
 // The store remembers the labels it registered (known), so registration is
 // one extra round trip per new period per process, plus a second for
