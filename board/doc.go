@@ -136,7 +136,9 @@
 //	rostrum:{env}:board:{name@<label>}:st     hash  the period's settle state: frozen (its label), busy, cursor, members
 //	rostrum:{env}:board:{name@<label>}:S      list  its settled snapshot; S:i its info, S:j its record while it is copied
 //	rostrum:{env}:board:{name@<label>}:d      set   removals deferred while it is copied
-//	rostrum:{env}:board:{name}:r              zset  registry: label → Unix ms the period's slot expires (registry.go)
+//	rostrum:{env}:{rostrum:{env}:generation}:board-periods
+//	                                          zset  registry, one per environment on the generation marker's slot:
+//	                                                "<name>@<label>" → Unix ms the period's slot expires (registry.go)
 //	periodic, hash-tag: board, per period (label):
 //	rostrum:{env}:board:{name}:p:<label>:z    zset  member → score
 //	rostrum:{env}:board:{name}:p:<label>:m    hash  member → "total reached_at" (ScoreHoldsState: only saturated or floored members)
@@ -187,8 +189,9 @@
 // on a board with one tag: closing a gap at the 64-range cap loses nothing
 // the one-tag layout would not.
 //
-// A node can lose one period's keys alone; the registry (P+"r") tells such
-// a period from a new one, and only a registration that added the label
+// A node can lose one period's keys alone; the registry (registryKey, on
+// the slot of the environment's generation marker, so that losing it
+// changes the generation) tells such a period from a new one, and only a registration that added the label
 // stamps the period's generation, so the loss makes the processor adopt
 // again and replay its log (registry.go states the crash cases). The
 // registration is one extra round trip, two when the label was new, per new

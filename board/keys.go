@@ -53,10 +53,21 @@ func (s *Store) periodKey(b *Board, label, part string) string {
 	return s.periodPrefix(b, label) + part
 }
 
-// registryKey returns the key of the zset of a hash-tag: period board's
-// periods created: label → the Unix ms at which the period's keys expire
-// (registry.go).
-func (s *Store) registryKey(b *Board) string { return s.prefix(b) + "r" }
+// registryKey returns the key of the environment's registry of the
+// periods of its hash-tag: period boards: "<board>@<label>" → the Unix ms
+// at which the period's slot expires (registry.go). Its hash tag is the
+// name of the environment's generation marker (sink/generation.go,
+// docs/DESIGN.md §7), so Redis Cluster keeps the registry on the marker's
+// slot: a node that loses the registry loses the marker with it, which
+// makes every processor adopt a new generation and replay its log. A
+// registry anywhere else could be lost together with a period it lists,
+// and the period would then look new.
+func (s *Store) registryKey() string {
+	return "rostrum:" + s.env + ":{rostrum:" + s.env + ":generation}:board-periods"
+}
+
+// registryMember returns board b's period label as a registry member.
+func registryMember(b *Board, label string) string { return b.name + "@" + label }
 
 // windowKey returns the key of a rolling or windows board's window j
 // ranking; the member states of every window are in P+"m".

@@ -174,7 +174,7 @@ func (s *Store) migrateBoard(ctx context.Context, b *Board, now time.Time, res *
 			pp.HSet(ctx, Q+"st", "frozen", l)
 			pp.PExpireAt(ctx, Q+"st", time.UnixMilli(exp))
 		}
-		pp.ZAddNX(ctx, s.registryKey(b), redis.Z{Score: float64(exp), Member: l})
+		pp.ZAddNX(ctx, s.registryKey(), redis.Z{Score: float64(exp), Member: registryMember(b, l)})
 	}
 	if _, err := pp.Exec(ctx); err != nil {
 		return fmt.Errorf("board %s: migrate: write the periods: %w", b.name, err)

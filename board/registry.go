@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/internal/glob"
 )
 
 // Boards with one hash tag per period (hash-tag: period, docs/DESIGN.md §8
@@ -21,7 +24,8 @@ import (
 //
 // Generation. A cluster node can lose one period's keys alone, and a
 // period whose keys are missing looks like a period never written. The
-// board's registry (P+"r", label → the Unix ms its keys expire) tells them
+// environment's registry (registryKey, on the slot of the generation
+// marker: "<board>@<label>" → the Unix ms its slot expires) tells them
 // apart: a period is registered before its first write, and only a
 // registration that added the label stamps the period's hash with the
 // adopted generation (HSETNX "gen"). apply.lua refuses a period hash
@@ -37,13 +41,14 @@ import (
 //     other finds it and does not. If its call runs before the stamp it
 //     answers 'reset': that processor adopts (stamping the period) and
 //     replays its log, which the applied ranges make harmless.
-//   - A registry that lost its entries (the board's node lost its data):
-//     the next registration of a period adds it again; HSETNX leaves the
-//     generation of a period that kept its keys. When the period's node
-//     lost them too, a store that never met the period cannot tell it
-//     from a new one and stamps it; the stores that met it are refused
-//     ('reset') and replay their logs, so what is lost is what no log
-//     holds, as when a one-tag board's node loses the board.
+//   - The registry's node lost its data: it lost the generation marker
+//     too, so every processor adopts a new generation (which stamps the
+//     periods registered since, overwriting) and replays its log; a
+//     period that kept its keys but not its registration is refused
+//     (its generation is the old one) until a registration lists it and
+//     an Adopt stamps it. Stamping a registration that added its label
+//     with HSETNX leaves the old generation of such a period, so it stays
+//     refused until then, never counted on without its replay.
 //
 // The store remembers the labels it registered (known), so registration is
 // one extra round trip per new period per process, plus a second for
@@ -238,9 +243,9 @@ type periodRef struct {
 }
 
 // register registers the periods refs names that the store does not know
-// yet (ZADD NX into the board's registry; those with expire 0 are only
-// looked up), stamps those the registration added with the adopted
-// generation, and reports for each whether it is registered now.
+// yet (ZADD NX into the registry; those with expire 0 are only looked
+// up), stamps those the registration added with the adopted generation,
+// and reports for each whether it is registered now.
 func (s *Store) register(ctx context.Context, refs []periodRef) ([]bool, error) {
 	ok := make([]bool, len(refs))
 	type reg struct {
@@ -255,11 +260,11 @@ func (s *Store) register(ctx context.Context, refs []periodRef) ([]bool, error) 
 			ok[i] = true
 			continue
 		}
-		key := s.registryKey(r.b)
+		key, member := s.registryKey(), registryMember(r.b, r.label)
 		if r.expire == 0 {
-			regs = append(regs, reg{i: i, find: pp.ZScore(ctx, key, r.label)})
+			regs = append(regs, reg{i: i, find: pp.ZScore(ctx, key, member)})
 		} else {
-			regs = append(regs, reg{i: i, add: pp.ZAddNX(ctx, key, redis.Z{Score: float64(r.expire), Member: r.label})})
+			regs = append(regs, reg{i: i, add: pp.ZAddNX(ctx, key, redis.Z{Score: float64(r.expire), Member: member})})
 		}
 	}
 	if len(regs) == 0 {
@@ -312,30 +317,26 @@ func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) err
 	s.mu.Lock()
 	clear(s.known)
 	s.mu.Unlock()
-	var bs []*Board
+	spread := false
 	for _, b := range s.boards {
-		if b.spread {
-			bs = append(bs, b)
-		}
+		spread = spread || b.spread
 	}
-	if len(bs) == 0 {
+	if !spread {
 		return nil
 	}
 	ms := strconv.FormatInt(now.UnixMilli(), 10)
 	pp := s.rdb.Pipeline()
-	cmds := make([]*redis.StringSliceCmd, len(bs))
-	for k, b := range bs {
-		pp.ZRemRangeByScore(ctx, s.registryKey(b), "-inf", "("+ms)
-		cmds[k] = pp.ZRangeByScore(ctx, s.registryKey(b), &redis.ZRangeBy{Min: ms, Max: "+inf"})
-	}
+	pp.ZRemRangeByScore(ctx, s.registryKey(), "-inf", "("+ms)
+	cmd := pp.ZRangeByScore(ctx, s.registryKey(), &redis.ZRangeBy{Min: ms, Max: "+inf"})
 	if _, err := pp.Exec(ctx); err != nil {
-		return fmt.Errorf("board: adopt generation: read period registries: %w", err)
+		return fmt.Errorf("board: adopt generation: read the period registry: %w", err)
 	}
 	stamp := s.rdb.Pipeline()
 	n := 0
-	for k, b := range bs {
-		for _, l := range cmds[k].Val() {
-			stamp.HSet(ctx, s.periodKey(b, l, "w"), "gen", gen)
+	for _, m := range cmd.Val() {
+		name, label, _ := strings.Cut(m, "@")
+		if b, ok := s.byName[name]; ok && b.spread {
+			stamp.HSet(ctx, s.periodKey(b, label, "w"), "gen", gen)
 			n++
 		}
 	}
@@ -349,9 +350,19 @@ func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) err
 }
 
 // periodLabels returns the labels of board b's registered periods whose
-// keys are not expired at now, oldest first.
+// slot is not expired at now.
 func (s *Store) periodLabels(ctx context.Context, b *Board, now time.Time) ([]string, error) {
-	return s.rdb.ZRangeByScore(ctx, s.registryKey(b), &redis.ZRangeBy{Min: strconv.FormatInt(now.UnixMilli(), 10), Max: "+inf"}).Result()
+	all, err := s.rdb.ZRangeByScore(ctx, s.registryKey(), &redis.ZRangeBy{Min: strconv.FormatInt(now.UnixMilli(), 10), Max: "+inf"}).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range all {
+		if label, ok := strings.CutPrefix(m, b.name+"@"); ok {
+			out = append(out, label)
+		}
+	}
+	return out, nil
 }
 
 // CheckLayout reports, naming the board, a periodic board whose keys in
@@ -361,12 +372,12 @@ func (s *Store) periodLabels(ctx context.Context, b *Board, now time.Time) ([]st
 // applied ranges, its past periods unread and a redelivered batch counted
 // again in the new layout. A hash-tag: period board's own "w" hash holds
 // only "gen"; applied ranges there are the one-tag layout's. A one-tag
-// periodic board has no period registry.
+// periodic board has no period in the registry.
 func (s *Store) CheckLayout(ctx context.Context) error {
 	type probe struct {
 		b      *Board
 		fields *redis.StringSliceCmd
-		reg    *redis.IntCmd
+		reg    *redis.ScanCmd
 	}
 	var ps []probe
 	pp := s.rdb.Pipeline()
@@ -375,7 +386,7 @@ func (s *Store) CheckLayout(ctx context.Context) error {
 		case b.spread:
 			ps = append(ps, probe{b: b, fields: pp.HKeys(ctx, s.prefix(b)+"w")})
 		case b.kind == Periodic:
-			ps = append(ps, probe{b: b, reg: pp.Exists(ctx, s.registryKey(b))})
+			ps = append(ps, probe{b: b, reg: pp.ZScan(ctx, s.registryKey(), 0, glob.Escape(b.name+"@")+"*", 10000)})
 		}
 	}
 	if len(ps) == 0 {
@@ -389,14 +400,14 @@ func (s *Store) CheckLayout(ctx context.Context) error {
 			for _, f := range p.fields.Val() {
 				if f != "gen" {
 					return fmt.Errorf("board %s: hash-tag is period, but Redis holds the board in the one-tag layout (%s field %q): "+
-						"set hash-tag: board again, or start the board over under a new name (rostrum boards prune removes the old keys)",
+						"stop the processors and run rostrum boards migrate, or set hash-tag: board on the board",
 						p.b.name, s.prefix(p.b)+"w", f)
 				}
 			}
-		} else if p.reg.Val() > 0 {
-			return fmt.Errorf("board %s: hash-tag is board, but Redis holds the board with one hash tag per period (%s exists): "+
+		} else if keys, _ := p.reg.Val(); len(keys) > 0 {
+			return fmt.Errorf("board %s: hash-tag is board, but Redis holds the board with one hash tag per period (%s lists %s): "+
 				"set hash-tag: period again, or start the board over under a new name (rostrum boards prune removes the old keys)",
-				p.b.name, s.registryKey(p.b))
+				p.b.name, s.registryKey(), keys[0])
 		}
 	}
 	return nil

@@ -143,7 +143,7 @@ func (s *Store) restoreSpread(ctx context.Context, b *Board, newest string, keep
 	for _, l := range keep {
 		p, _ := b.ParsePeriod(l)
 		exp := b.slotExpireAt(b.expireAt(p).UnixMilli(), p.End.UnixMilli())
-		reg.ZAddNX(ctx, s.registryKey(b), redis.Z{Score: float64(exp), Member: l})
+		reg.ZAddNX(ctx, s.registryKey(), redis.Z{Score: float64(exp), Member: registryMember(b, l)})
 	}
 	if _, err := reg.Exec(ctx); err != nil {
 		return written, fmt.Errorf("board %s: restore settled: register periods: %w", b.name, err)

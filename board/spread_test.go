@@ -415,7 +415,7 @@ func TestSpreadPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(orphans) != 1 || len(orphans["hourly"]) < 6*2+2 {
+	if len(orphans) != 1 || len(orphans["hourly"]) < 6*2+1 {
 		t.Fatalf("orphans: %d boards, %d keys of hourly", len(orphans), len(orphans["hourly"]))
 	}
 	n, err := board.DeleteKeys(ctx, rdb, orphans)

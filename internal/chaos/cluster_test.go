@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,8 +83,10 @@ func TestClusterSlotMigration(t *testing.T) {
 	// The boards' slots, and the slots of the weekly board's periods (one
 	// hash tag per period: board/keys.go), from its registry.
 	tags := []string{"weekly-score", "room-gifts-7d", "item-trades"}
-	for _, l := range rc.ZRange(ctx, "rostrum:"+EnvName+":board:{weekly-score}:r", 0, -1).Val() {
-		tags = append(tags, "weekly-score@"+l)
+	for _, m := range rc.ZRange(ctx, "rostrum:"+EnvName+":{rostrum:"+EnvName+":generation}:board-periods", 0, -1).Val() {
+		if strings.HasPrefix(m, "weekly-score@") {
+			tags = append(tags, m)
+		}
 	}
 	if len(tags) == 3 {
 		t.Fatal("the weekly board registered no period")
