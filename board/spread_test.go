@@ -763,3 +763,15 @@ func TestSpreadOneCallPerBoard(t *testing.T) {
 		t.Fatalf("first batch of another store: %d round trips, %d scripts; want 2 (register, apply) and 3", trips, scripts)
 	}
 }
+
+// TestRegistrySlot: the period registry hashes to the slot of the
+// environment's generation marker (sink/generation.go), so no node can lose
+// it without losing the marker.
+func TestRegistrySlot(t *testing.T) {
+	for _, env := range []string{"test", "prod", "a-b"} {
+		reg := board.NewStore(nil, env, nil).RegistryKey()
+		if board.KeySlot(reg) != board.KeySlot("rostrum:"+env+":generation") {
+			t.Fatalf("env %s: registry slot %d, generation marker slot %d", env, board.KeySlot(reg), board.KeySlot("rostrum:"+env+":generation"))
+		}
+	}
+}
