@@ -57,7 +57,7 @@ type Late struct {
 type call struct {
 	board  int
 	label  string
-	expire int64 // with label: when the period's keys expire (Unix ms)
+	expire int64 // with label: when the period's slot expires (Unix ms, slotExpireAt)
 	parts  []*part
 	done   []ranges
 	slices []string
@@ -261,7 +261,7 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	if any, settled := c.removals(); any && (bd.kind == Rolling || bd.kind == Windows) {
 		check = "R"
 	} else if settled && bd.kind == Periodic && !bd.spread {
-		check = "S" // a board that spreads does not settle: it has no snapshots
+		check = "S" // a hash-tag: period call removes from its own period's snapshot: nothing to declare
 	}
 	maxt, halfLife, target, spreadArg := bd.maxTotal, "", "", ""
 	if bd.spread {

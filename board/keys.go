@@ -23,19 +23,21 @@ import (
 // A board without per-window slices has only the q = 1 set: the layout of
 // earlier versions.
 
-// The periods of a periodic board. With one hash tag per board (hash-tag:
-// board, the default) a period's keys are P+"p:<label>:<part>". With
-// hash-tag: period each period has a tag of its own, the board's name and
-// the label joined by "@" (board names have no "@"):
+// The periods of a periodic board. With hash-tag: period (the default)
+// each period has a tag of its own, the board's name and the label joined
+// by "@" (board names have no "@"):
 //
 //	rostrum:<env>:board:{<name>@<label>}:<part>
 //
 // and everything one period's scripts touch is under it: besides its
 // ranking, member states and id set, its own applied ranges and
-// generation ("w", the layout of the board's "w" hash) and counters ("n").
-// The board's own tag keeps what spans periods: the registry of the
-// periods created (P+"r", registry below) and the board's "w" hash, whose
-// "gen" field alone marks the board as adopted.
+// generation ("w", the layout of the board's "w" hash), counters ("n"),
+// settle state ("st"), snapshot ("S", "S:i", "S:j") and deferred
+// removals ("d"). The board's own tag keeps what spans periods: its "w"
+// hash, whose "gen" field alone marks the board as adopted, and the settle
+// state, outbox and index of settled periods. With hash-tag: board (one
+// tag per board, the layout of earlier versions) a period's keys are
+// P+"p:<label>:<part>".
 
 // periodPrefix returns the prefix of the keys of board b's period label;
 // its part names follow.
