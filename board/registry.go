@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/rostrumhq/rostrum/internal/glob"
 )
 
 // Boards with one hash tag per period (hash-tag: period, docs/DESIGN.md §8
@@ -377,16 +375,17 @@ func (s *Store) CheckLayout(ctx context.Context) error {
 	type probe struct {
 		b      *Board
 		fields *redis.StringSliceCmd
-		reg    *redis.ScanCmd
 	}
 	var ps []probe
+	oneTag := false
 	pp := s.rdb.Pipeline()
 	for _, b := range s.boards {
 		switch {
 		case b.spread:
 			ps = append(ps, probe{b: b, fields: pp.HKeys(ctx, s.prefix(b)+"w")})
 		case b.kind == Periodic:
-			ps = append(ps, probe{b: b, reg: pp.ZScan(ctx, s.registryKey(), 0, glob.Escape(b.name+"@")+"*", 10000)})
+			ps = append(ps, probe{b: b})
+			oneTag = true
 		}
 	}
 	if len(ps) == 0 {
@@ -394,6 +393,19 @@ func (s *Store) CheckLayout(ctx context.Context) error {
 	}
 	if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
 		return fmt.Errorf("board: check key layout: %w", err)
+	}
+	registered := map[string]string{} // board → one of its registered periods
+	if oneTag {
+		iter := s.rdb.ZScan(ctx, s.registryKey(), 0, "*", 1000).Iterator()
+		for k := 0; iter.Next(ctx); k++ {
+			if k%2 == 0 { // member, score, member, …
+				name, _, _ := strings.Cut(iter.Val(), "@")
+				registered[name] = iter.Val()
+			}
+		}
+		if err := iter.Err(); err != nil {
+			return fmt.Errorf("board: check key layout: %w", err)
+		}
 	}
 	for _, p := range ps {
 		if p.fields != nil {
@@ -404,10 +416,10 @@ func (s *Store) CheckLayout(ctx context.Context) error {
 						p.b.name, s.prefix(p.b)+"w", f)
 				}
 			}
-		} else if keys, _ := p.reg.Val(); len(keys) > 0 {
+		} else if m, ok := registered[p.b.name]; ok {
 			return fmt.Errorf("board %s: hash-tag is board, but Redis holds the board with one hash tag per period (%s lists %s): "+
 				"set hash-tag: period again, or start the board over under a new name (rostrum boards prune removes the old keys)",
-				p.b.name, s.registryKey(), keys[0])
+				p.b.name, s.registryKey(), m)
 		}
 	}
 	return nil
