@@ -85,7 +85,9 @@ func (c *call) sent(k int, e *entry) bool { return c.done[k] == nil || !c.done[k
 // Apply writes a batch: one script call per board (all pipelined in one round
 // trip), each guarded by the board's applied offset ranges per partition so
 // that a redelivered record has no second effect, in whatever order ranges
-// arrive. A part whose offsets were applied in part (a partial redelivery,
+// arrive. A hash-tag: period board has one call per period it touches (and
+// its current period), each guarded by that period's ranges; a period met
+// for the first time is registered first (registry.go). A part whose offsets were applied in part (a partial redelivery,
 // or a replay that meets a range another log replayed) is re-sent event by
 // event in a second round trip. A retried Apply of the same batch is
 // harmless.
