@@ -775,3 +775,44 @@ func TestRegistrySlot(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkApplyPeriodic applies batches of 500 gifts of the current hour
+// (4 partitions, 200 rooms) to an hourly board with one hash tag per board
+// and one per period: the common batch costs the same one script call.
+func BenchmarkApplyPeriodic(b *testing.B) {
+	rdb := testenv.StartRedis(b).Client()
+	for _, tag := range hashTags {
+		b.Run(tag, func(b *testing.B) {
+			ctx := context.Background()
+			bs, err := board.Compile([]board.Config{{Name: "hourly-" + tag, Events: []string{"gift"}, Member: "room_id",
+				Kind: "periodic", Period: "hour", Tie: "first-reached", HashTag: tag}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			st := board.NewStore(rdb, "bench", bs)
+			if err := st.Adopt(ctx, "g1"); err != nil {
+				b.Fatal(err)
+			}
+			at := time.Now().UTC().Truncate(time.Hour).Add(time.Hour + time.Minute)
+			var next [4]int64
+			batch := st.NewBatch()
+			b.ResetTimer()
+			for range b.N {
+				batch.Reset()
+				for i := range 500 {
+					p := int32(i % 4)
+					off := next[p]
+					next[p]++
+					batch.Cover("in", p, off, off)
+					if err := batch.Add("in", p, off, at, []codec.Event{{RoomID: fmt.Sprintf("r-%d", i%200), Type: codec.TypeGift,
+						Value: 1, TS: at.UnixMilli()}}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := st.Apply(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
