@@ -268,6 +268,9 @@ func (s *Store) register(ctx context.Context, refs []periodRef) ([]bool, error) 
 	if len(regs) == 0 {
 		return ok, nil
 	}
+	// Registrations whose slot expired go with the new ones (the wall
+	// clock: Redis expires the keys by its own).
+	pp.ZRemRangeByScore(ctx, s.registryKey(), "-inf", "("+strconv.FormatInt(time.Now().UnixMilli(), 10))
 	if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
 		return nil, fmt.Errorf("board: register periods: %w", err)
 	}

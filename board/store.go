@@ -68,7 +68,7 @@ func (s *Store) Adopt(ctx context.Context, gen string) error {
 	if err := s.CheckLayout(ctx); err != nil {
 		return err
 	}
-	if err := s.adoptPeriods(ctx, gen, s.now()); err != nil {
+	if err := s.adoptPeriods(ctx, gen, time.Now()); err != nil { // the wall clock: Redis expires the periods' keys by its own
 		return err
 	}
 	p := s.rdb.Pipeline()
