@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,12 +25,15 @@ type Store struct {
 	now    func() time.Time
 	gen    string
 	page   int // members one settle call copies; SettlePage
+
+	mu    sync.Mutex
+	known map[string]bool // "board@label": periods registered (registry.go)
 }
 
 // NewStore returns a store for boards in environment env, writing through
 // rdb (a single node, failover or cluster client).
 func NewStore(rdb redis.UniversalClient, env string, boards []*Board) *Store {
-	s := &Store{rdb: rdb, lua: redisscript.NewRunner(rdb, scripts...), env: env, boards: boards, byName: map[string]*Board{}, now: time.Now, page: SettlePage}
+	s := &Store{rdb: rdb, lua: redisscript.NewRunner(rdb, scripts...), env: env, boards: boards, byName: map[string]*Board{}, now: time.Now, page: SettlePage, known: map[string]bool{}}
 	for _, b := range boards {
 		s.byName[b.name] = b
 	}
@@ -57,7 +61,16 @@ func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{"
 // marker) and stamps every board whose state has no generation yet with
 // it: after Redis lost its data, a board's scripts refuse to apply until
 // the processor has noticed and replays its log under the new generation.
+// On a hash-tag: period board it stamps every registered period
+// (registry.go). It fails, naming the board, when a board's keys are in
+// the layout of the other hash-tag (CheckLayout).
 func (s *Store) Adopt(ctx context.Context, gen string) error {
+	if err := s.CheckLayout(ctx); err != nil {
+		return err
+	}
+	if err := s.adoptPeriods(ctx, gen, time.Now()); err != nil { // the wall clock: Redis expires the periods' keys by its own
+		return err
+	}
 	p := s.rdb.Pipeline()
 	for _, b := range s.boards {
 		p.HSetNX(ctx, s.prefix(b)+"w", "gen", gen)
@@ -70,11 +83,20 @@ func (s *Store) Adopt(ctx context.Context, gen string) error {
 }
 
 // Counters returns a board's counters kept in Redis: events found late by
-// the scripts, and score updates that saturated at max-total.
+// the scripts, and score updates that saturated at max-total. A hash-tag:
+// period board keeps them per period: they are summed over the periods
+// not expired yet.
 func (s *Store) Counters(ctx context.Context, board string) (late, saturated int64, err error) {
 	b, ok := s.byName[board]
 	if !ok {
 		return 0, 0, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
+	}
+	if b.spread {
+		n, err := s.spreadCounters(ctx, b, s.now(), "late", "saturated")
+		if err != nil {
+			return 0, 0, fmt.Errorf("board %s: counters: %w", board, err)
+		}
+		return n[0], n[1], nil
 	}
 	v, err := s.rdb.HMGet(ctx, s.prefix(b)+"n", "late", "saturated").Result()
 	if err != nil {
