@@ -34,7 +34,8 @@ type runner struct {
 	admin   *redisNodes   // INFO, FLUSHALL, ZCARD: never the measured client
 	rep     *Report
 
-	rateProfiled bool // the fixed-rate run's CPU profile was taken
+	rateProfiled    bool // the fixed-rate run's CPU profile was taken
+	rateMemProfiled bool // and its allocation profiles
 }
 
 func (b *runner) problem(format string, args ...any) {

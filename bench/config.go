@@ -98,6 +98,8 @@ type Config struct {
 	// PipelineBatches runs the processor with its batch pipeline on
 	// (processor.Config.PipelineBatches), for A/B comparisons.
 	PipelineBatches bool
+	// AckDelay is processor.Config.AckDelay (0: its default).
+	AckDelay time.Duration
 	// WALDir is the parent of the WAL directories the rostrum runs create
 	// (and remove). Default: the system's temporary directory.
 	WALDir string
@@ -110,6 +112,11 @@ type Config struct {
 	// the measured window of the fixed-rate run (of the first one, with
 	// Rates), warm-up excluded.
 	RateCPUProfile io.Writer
+	// RateMemProfile and RateMemProfileBase, when set, receive the
+	// allocation profile (pprof "allocs") at the end and at the start of
+	// the measured window of the (first) fixed-rate run: the window's
+	// allocations are their difference (go tool pprof -base).
+	RateMemProfile, RateMemProfileBase io.Writer
 	// MemProfile, when set, receives the allocation profile (pprof "allocs")
 	// taken when the rostrum flat-out run ends. It counts every allocation
 	// since the process started, so the workload generation shows too.

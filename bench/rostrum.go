@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -157,6 +158,7 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 		TopN:            cfg.TopN,
 		MaxPollRecords:  cfg.MaxPollRecords,
 		PipelineBatches: cfg.PipelineBatches,
+		AckDelay:        cfg.AckDelay,
 		// The stable step as `rostrum run` takes it by default.
 		Dwell: stability.DefaultDwell, Grace: stability.DefaultGrace, Margin: stability.DefaultMargin,
 		Logger:    cfg.Logger,
@@ -438,6 +440,13 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 			}
 		}()
 	}
+	memProfiling := b.cfg.RateMemProfile != nil && !b.rateMemProfiled
+	if memProfiling {
+		b.rateMemProfiled = true
+		if err := writeAllocs(b.cfg.RateMemProfileBase); err != nil {
+			return Result{}, fmt.Errorf("bench: --rate-memprofile: %w", err)
+		}
+	}
 	pl.mark()
 	start := time.Now()
 	events, records := offer(b.cfg.RateDuration, len(w.Records))
@@ -451,6 +460,11 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 	if profiling {
 		pprof.StopCPUProfile()
 		profiling = false
+	}
+	if memProfiling {
+		if err := writeAllocs(b.cfg.RateMemProfile); err != nil {
+			return Result{}, fmt.Errorf("bench: --rate-memprofile: %w", err)
+		}
 	}
 	after, err := m.snap(ctx)
 	if err != nil {
@@ -474,4 +488,14 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 			modeRate, elapsed.Seconds(), b.cfg.RateDuration)
 	}
 	return r, nil
+}
+
+// writeAllocs writes the allocation profile so far to w (nothing when w is
+// nil), after a GC so that it is up to date.
+func writeAllocs(w io.Writer) error {
+	if w == nil {
+		return nil
+	}
+	runtime.GC()
+	return pprof.Lookup("allocs").WriteTo(w, 0)
 }

@@ -50,8 +50,14 @@ type Late struct {
 // script is to move the base it answers "replan" (once per half-life), and
 // the call is sent again with rebase set and the slices read and
 // declared: the rebase rewrites every one (decay.go).
+//
+// A hash-tag: period board has one call per period (label set): its parts
+// cover the batch's offsets like any other call's, but hold only that
+// period's events and removals (periodCalls, registry.go).
 type call struct {
 	board  int
+	label  string
+	expire int64 // with label: when the period's slot expires (Unix ms, slotExpireAt)
 	parts  []*part
 	done   []ranges
 	slices []string
@@ -79,7 +85,9 @@ func (c *call) sent(k int, e *entry) bool { return c.done[k] == nil || !c.done[k
 // Apply writes a batch: one script call per board (all pipelined in one round
 // trip), each guarded by the board's applied offset ranges per partition so
 // that a redelivered record has no second effect, in whatever order ranges
-// arrive. A part whose offsets were applied in part (a partial redelivery,
+// arrive. A hash-tag: period board has one call per period it touches (and
+// its current period), each guarded by that period's ranges; a period met
+// for the first time is registered first (registry.go). A part whose offsets were applied in part (a partial redelivery,
 // or a replay that meets a range another log replayed) is re-sent event by
 // event in a second round trip. A retried Apply of the same batch is
 // harmless.
@@ -91,11 +99,23 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 	var res Result
 	var calls []call
 	b.seal()
+	var spread []int
 	for bi, parts := range b.parts {
 		if len(parts) == 0 {
 			continue
 		}
+		if b.boards[bi].spread {
+			spread = append(spread, bi)
+			continue
+		}
 		calls = append(calls, call{board: bi, parts: parts, done: make([]ranges, len(parts))})
+	}
+	if len(spread) > 0 {
+		pc, err := s.periodCalls(ctx, b, spread)
+		if err != nil {
+			return res, err
+		}
+		calls = append(calls, pc...)
 	}
 	reset := false
 	for attempt := 0; len(calls) > 0; attempt++ {
@@ -187,7 +207,7 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 		}
 		i += 2
 		if again == nil {
-			again = &call{board: c.board}
+			again = &call{board: c.board, label: c.label, expire: c.expire}
 		}
 		again.parts = append(again.parts, c.parts[pi])
 		again.done = append(again.done, done)
@@ -224,7 +244,7 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 // except in parts re-sent event by event.
 func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	bd := b.boards[c.board]
-	P := s.prefix(bd)
+	P := s.callPrefix(bd, c)
 	kind := "r"
 	switch bd.kind {
 	case Periodic:
@@ -244,16 +264,19 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 	check := ""
 	if any, settled := c.removals(); any && bd.kind == Rolling {
 		check = "R"
-	} else if settled && bd.kind == Periodic {
-		check = "S"
+	} else if settled && bd.kind == Periodic && !bd.spread {
+		check = "S" // a hash-tag: period call removes from its own period's snapshot: nothing to declare
 	}
-	maxt, halfLife, target := bd.maxTotal, "", ""
+	maxt, halfLife, target, spreadArg := bd.maxTotal, "", "", ""
+	if bd.spread {
+		spreadArg = strconv.FormatInt(c.expire, 10)
+	}
 	if bd.halfLife > 0 {
 		// The decayed sums are ranked as they are, below 2^53 (decay.go).
 		maxt, halfLife, target = codec.MaxAmount, strconv.FormatInt(bd.halfLife.Milliseconds(), 10), strconv.FormatInt(bd.decayTarget(s.now()), 10)
 	}
 	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), maxt,
-		bd.epoch.UnixMilli(), bd.windowsArg(), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target, bd.lengthsArg()}
+		bd.epoch.UnixMilli(), bd.windowsArg(), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target, spreadArg, bd.lengthsArg()}
 	type fkey struct {
 		bucket int64
 		member string
@@ -316,7 +339,16 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 			}
 		}
 	}
-	return applyKeys(P, bd, b, c), args
+	return s.applyKeys(P, bd, b, c), args
+}
+
+// callPrefix returns the prefix P of call c's keys: the board's, or the
+// period's own on a hash-tag: period board.
+func (s *Store) callPrefix(bd *Board, c *call) string {
+	if bd.spread {
+		return s.periodPrefix(bd, c.label)
+	}
+	return s.prefix(bd)
 }
 
 // applyKeys returns every key the apply script may touch for call c, the
@@ -326,7 +358,7 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 // retried), where one that builds undeclared keys would fail half-way on
 // the first key already moved, its earlier writes kept, and count them
 // again on the retry.
-func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
+func (s *Store) applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 	keys := []string{P + "w", P + "n"}
 	if bd.kind == Periodic {
 		keys = append(keys, P+"st")
@@ -355,7 +387,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 				for _, l := range e.rm.labels {
 					if !labels[l] {
 						labels[l] = true
-						keys = append(keys, periodKey(P, l, "z"), periodKey(P, l, "m"))
+						keys = append(keys, s.periodKey(bd, l, "z"), s.periodKey(bd, l, "m"))
 					}
 				}
 				continue
@@ -366,7 +398,7 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 			seen[e.bucket] = true
 			if bd.kind == Periodic {
 				l := b.periods[c.board][e.bucket].label
-				keys = append(keys, periodKey(P, l, "z"), periodKey(P, l, "m"), periodKey(P, l, "i"))
+				keys = append(keys, s.periodKey(bd, l, "z"), s.periodKey(bd, l, "m"), s.periodKey(bd, l, "i"))
 			} else if bd.kind == Total {
 				keys = append(keys, P+"T:i:"+strconv.FormatInt(e.bucket, 10))
 			} else if bd.kind == Windows {
@@ -382,7 +414,9 @@ func applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 		}
 	}
 	if any, _ := c.removals(); any || c.rebase {
-		if bd.kind == Periodic {
+		if bd.spread {
+			keys = append(keys, P+"d", P+"S") // the period's deferred removals and snapshot
+		} else if bd.kind == Periodic {
 			keys = append(keys, P+"d", P+"SL")
 		}
 		keys = append(keys, c.slices...)
@@ -418,7 +452,7 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 				set := sliceSetKey(s.prefix(bd), q)
 				reads = append(reads, read{k, set, pp.ZRange(ctx, set, 0, -1)})
 			}
-		case settled && bd.kind == Periodic:
+		case settled && bd.kind == Periodic && !bd.spread:
 			reads = append(reads, read{k, "", pp.ZRange(ctx, s.prefix(bd)+"SL", 0, -1)})
 		}
 	}

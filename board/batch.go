@@ -21,6 +21,11 @@ type Batch struct {
 	free    []*part
 	covers  []cover // per topic-partition: the offsets the batch read (Cover)
 	coverIx map[partKey]int
+	// newest is the newest record time added (Unix ms; the newest event
+	// time of records added without one), 0 for none: its period is the
+	// current one of a hash-tag: period board, which gets the batch's
+	// covered offsets even without events of its own (periodCalls).
+	newest int64
 }
 
 // cover is the range of offsets a batch read from one topic-partition.
@@ -99,9 +104,10 @@ func NewBatch(boards []*Board) *Batch {
 func (b *Batch) ResetKeepCovers() {
 	covers := b.covers
 	ix := b.coverIx
+	newest := b.newest
 	b.covers, b.coverIx = nil, map[partKey]int{}
 	b.Reset()
-	b.covers, b.coverIx = covers, ix
+	b.covers, b.coverIx, b.newest = covers, ix, newest
 }
 
 // Reset empties the batch, keeping its memory.
@@ -119,6 +125,7 @@ func (b *Batch) Reset() {
 		}
 	}
 	b.events = 0
+	b.newest = 0
 	b.covers = b.covers[:0]
 	clear(b.coverIx)
 }
@@ -204,6 +211,9 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 		}
 	}
 	rt := recordTime.UnixMilli()
+	if !recordTime.IsZero() {
+		b.newest = max(b.newest, rt)
+	}
 	// A record's remove events apply before its other events, wherever
 	// they stand in it, so that a partition's parts split at record
 	// boundaries.
@@ -218,6 +228,9 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 		ev := &evs[i]
 		if !ev.Type.Counted() {
 			continue
+		}
+		if recordTime.IsZero() {
+			b.newest = max(b.newest, ev.TS)
 		}
 		for bi, bd := range b.boards {
 			if !bd.Counts(ev.Type) {

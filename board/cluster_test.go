@@ -149,7 +149,11 @@ func startMigrations(t *testing.T, c *testenv.RedisCluster, bs []*board.Board) [
 	}
 	var out []*migration
 	for _, b := range bs {
-		slot := int(c.Client().ClusterKeySlot(ctx, "rostrum:test:board:{"+b.Name()+"}:w").Val())
+		tag := b.Name()
+		if b.SpreadsPeriods() { // the current period's slot (board/keys.go)
+			tag += "@" + b.Period(time.Now()).Label
+		}
+		slot := int(c.Client().ClusterKeySlot(ctx, "rostrum:test:board:{"+tag+"}:w").Val())
 		from := -1
 		for i, n := range nodes {
 			if keys, _ := n.ClusterGetKeysInSlot(ctx, slot, 1).Result(); len(keys) > 0 {

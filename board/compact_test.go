@@ -25,14 +25,16 @@ import (
 func TestScoreHoldsState(t *testing.T) {
 	rdb := testenv.StartRedis(t).Client()
 	ctx := context.Background()
-	bs, err := board.Compile([]board.Config{
+	// One hash tag per board: the keys of the older layout are written
+	// below by name.
+	bs, err := board.Compile(tagged("board", []board.Config{
 		{Name: "hourly", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour",
 			Tie: "first-reached", MaxTotal: 100, AllowNegative: true, SettleTop: 10},
 		{Name: "hourly-none", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour", AllowNegative: true},
 		// No floor: a negative sum is exact in the score too.
 		{Name: "hourly-net", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour",
 			Tie: "first-reached", AllowNegative: true, Floor: "none", SettleTop: 10},
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package board
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Key building for the board keys listed in doc.go ("Redis keys"), for the
@@ -28,10 +29,53 @@ import (
 // members to read, and its slice sets list only the slices that have an
 // id set.
 
-// periodKey returns the key of a periodic board's period label: part
-// "z" (the ranking), "m" (member states) or "i" (event ids). P is
-// Store.prefix.
-func periodKey(P, label, part string) string { return P + "p:" + label + ":" + part }
+// The periods of a periodic board. With hash-tag: period (the default)
+// each period has a tag of its own, the board's name and the label joined
+// by "@" (board names have no "@"):
+//
+//	rostrum:<env>:board:{<name>@<label>}:<part>
+//
+// and everything one period's scripts touch is under it: besides its
+// ranking, member states and id set, its own applied ranges and
+// generation ("w", the layout of the board's "w" hash), counters ("n"),
+// settle state ("st"), snapshot ("S", "S:i", "S:j") and deferred
+// removals ("d"). The board's own tag keeps what spans periods: its "w"
+// hash, whose "gen" field alone marks the board as adopted, and the settle
+// state, outbox and index of settled periods. With hash-tag: board (one
+// tag per board, the layout of earlier versions) a period's keys are
+// P+"p:<label>:<part>".
+
+// periodPrefix returns the prefix of the keys of board b's period label;
+// its part names follow.
+func (s *Store) periodPrefix(b *Board, label string) string {
+	if b.spread {
+		return "rostrum:" + s.env + ":board:{" + b.name + "@" + label + "}:"
+	}
+	return s.prefix(b) + "p:" + label + ":"
+}
+
+// periodKey returns the key of board b's period label: part "z" (the
+// ranking), "m" (member states) or "i" (event ids); with hash-tag: period
+// also "w" (applied ranges, generation) and "n" (counters).
+func (s *Store) periodKey(b *Board, label, part string) string {
+	return s.periodPrefix(b, label) + part
+}
+
+// registryKey returns the key of the environment's registry of the
+// periods of its hash-tag: period boards: "<board>@<label>" → the Unix ms
+// at which the period's slot expires (registry.go). Its hash tag is the
+// name of the environment's generation marker (sink/generation.go,
+// docs/DESIGN.md §7), so Redis Cluster keeps the registry on the marker's
+// slot: a node that loses the registry loses the marker with it, which
+// makes every processor adopt a new generation and replay its log. A
+// registry anywhere else could be lost together with a period it lists,
+// and the period would then look new.
+func (s *Store) registryKey() string {
+	return "rostrum:" + s.env + ":{rostrum:" + s.env + ":generation}:board-periods"
+}
+
+// registryMember returns board b's period label as a registry member.
+func registryMember(b *Board, label string) string { return b.name + "@" + label }
 
 // windowKey returns the key of a rolling or windows board's window j
 // ranking; the member states of every window are in P+"m".
@@ -89,6 +133,19 @@ func (b *Board) windowsArg() string {
 		qs[j] = strconv.FormatInt(q, 10)
 	}
 	return n + ":" + strings.Join(qs, ",")
+}
+
+// slotExpireAt returns when the slot of a hash-tag: period board's period
+// ending at end (Unix ms), whose ranking keys expire at live, is no longer
+// written: its applied ranges, generation and counters expire then. A
+// board that settles keeps them as long as the period's snapshot, which a
+// removal from settled snapshots still writes.
+func (b *Board) slotExpireAt(live, end int64) int64 {
+	if !b.settle {
+		return live
+	}
+	snap := end + (time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).Milliseconds()
+	return max(live, snap)
 }
 
 // lengthsArg is a windows board's lengths argument of the scripts

@@ -29,7 +29,8 @@ func Orphans(ctx context.Context, rdb redis.UniversalClient, env string, keep []
 		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
 		for iter.Next(ctx) {
 			key := iter.Val()
-			name, _, ok := strings.Cut(strings.TrimPrefix(key, prefix), "}:")
+			tag, _, ok := strings.Cut(strings.TrimPrefix(key, prefix), "}:")
+			name, _, _ := strings.Cut(tag, "@") // hash-tag: period: {name@label}
 			if !ok || kept[name] {
 				continue
 			}
@@ -55,20 +56,41 @@ func Orphans(ctx context.Context, rdb redis.UniversalClient, env string, keep []
 }
 
 // DeleteKeys removes the keys Orphans found (UNLINK, so Redis frees them in
-// the background). A board's keys share its hash tag, so each batch is one
-// command on one cluster slot.
+// the background). One command holds keys of one cluster slot: a board's
+// keys share its hash tag, except the periods of a hash-tag: period board,
+// each under a tag of its own.
 func DeleteKeys(ctx context.Context, rdb redis.UniversalClient, orphans map[string][]string) (int64, error) {
 	var n int64
-	for name, keys := range orphans {
-		for len(keys) > 0 {
-			batch := keys[:min(len(keys), 500)]
-			d, err := rdb.Unlink(ctx, batch...).Result()
-			if err != nil {
-				return n, fmt.Errorf("board %s: delete keys: %w", name, err)
+	for name, all := range orphans {
+		bySlot := map[int][]string{}
+		var slots []int
+		for _, k := range all {
+			sl := keySlot(k)
+			if _, ok := bySlot[sl]; !ok {
+				slots = append(slots, sl)
 			}
-			n += d
-			keys = keys[len(batch):]
+			bySlot[sl] = append(bySlot[sl], k)
+		}
+		for _, sl := range slots {
+			if err := unlink(ctx, rdb, name, bySlot[sl], &n); err != nil {
+				return n, err
+			}
 		}
 	}
 	return n, nil
+}
+
+// unlink removes keys of one slot, 500 per command, adding the number
+// removed to n.
+func unlink(ctx context.Context, rdb redis.UniversalClient, name string, keys []string, n *int64) error {
+	for len(keys) > 0 {
+		batch := keys[:min(len(keys), 500)]
+		d, err := rdb.Unlink(ctx, batch...).Result()
+		if err != nil {
+			return fmt.Errorf("board %s: delete keys: %w", name, err)
+		}
+		*n += d
+		keys = keys[len(batch):]
+	}
+	return nil
 }

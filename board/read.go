@@ -159,7 +159,7 @@ func (s *Store) target(board, period, window string) (target, error) {
 			}
 		}
 		t.period, t.origin = p.Label, p.Start.UnixMilli()
-		t.zset, t.state = periodKey(P, p.Label, "z"), periodKey(P, p.Label, "m")
+		t.zset, t.state = s.periodKey(b, p.Label, "z"), s.periodKey(b, p.Label, "m")
 		return t, nil
 	}
 	if period != "" {

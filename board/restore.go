@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Restoring settlement after Redis lost its data (docs/DESIGN.md §8
@@ -66,13 +67,21 @@ func (s *Store) RestoreSettled(ctx context.Context, values [][]byte) (int, error
 		}
 		slices.Sort(labels) // labels of one board sort in time order
 		keep := labels[max(0, len(labels)-b.settleRetention):]
+		if b.spread {
+			n, err := s.restoreSpread(ctx, b, labels[len(labels)-1], keep, recs)
+			written += n
+			if err != nil {
+				return written, err
+			}
+			continue
+		}
 		P := s.prefix(b)
 		keys := []string{P + "st", P + "SL"}
 		args := []any{labels[len(labels)-1], b.settleRetention, len(keep)}
 		for _, l := range keep {
 			r := recs[l]
 			p, _ := b.ParsePeriod(l)
-			expireAt := p.End.Add(time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).UnixMilli()
+			expireAt := s.snapExpireAt(b, p)
 			keys = append(keys, P+"S:"+l, P+"S:"+l+":i")
 			args = append(args, l, p.Start.UnixMilli(), expireAt, strconv.FormatInt(r.Members, 10)+" "+strconv.FormatInt(r.ClosedAt, 10), len(r.Top))
 			for _, e := range r.Top {
@@ -89,6 +98,64 @@ func (s *Store) RestoreSettled(ctx context.Context, values [][]byte) (int, error
 		}
 		n, _ := cmds[0].Int()
 		written += n
+	}
+	return written, nil
+}
+
+// restoreSpread restores a hash-tag: period board's settlement: each kept
+// period's snapshot and frozen flag in its own slot (restoreperiod.lua,
+// one call per period, pipelined), then the board's frozen mark and index
+// of settled periods (restore.lua without snapshots). The snapshots come
+// first: once the mark moves, Settle reads the index.
+func (s *Store) restoreSpread(ctx context.Context, b *Board, newest string, keep []string, recs map[string]settledJSON) (int, error) {
+	type call struct {
+		keys []string
+		args []any
+	}
+	calls := make([]call, 0, len(keep))
+	for _, l := range keep {
+		r := recs[l]
+		p, _ := b.ParsePeriod(l)
+		Q, snap := s.periodPrefix(b, l), s.snapKey(b, l)
+		args := []any{l, s.snapExpireAt(b, p), max(s.snapExpireAt(b, p), b.expireAt(p).UnixMilli()),
+			strconv.FormatInt(r.Members, 10) + " " + strconv.FormatInt(r.ClosedAt, 10)}
+		for _, e := range r.Top {
+			total, err := b.ParseUnits(e.Total.String())
+			if err != nil {
+				return 0, fmt.Errorf("board %s: restore settled %s: total %q: %w", b.name, l, e.Total, err)
+			}
+			args = append(args, strconv.FormatInt(total, 10)+" "+strconv.FormatInt(e.ReachedAt, 10)+" "+e.Member)
+		}
+		calls = append(calls, call{[]string{Q + "st", snap, snap + ":i"}, args})
+	}
+	cmds, err := s.eval(ctx, restorePeriodLua, len(calls), func(k int) ([]string, []any) { return calls[k].keys, calls[k].args })
+	if err != nil {
+		return 0, fmt.Errorf("board %s: restore settled: %w", b.name, err)
+	}
+	written := 0
+	for _, c := range cmds {
+		n, _ := c.Int()
+		written += n
+	}
+	// Register the restored periods without stamping them: Adopt, which
+	// follows, stamps them with the new generation.
+	reg := s.rdb.Pipeline()
+	for _, l := range keep {
+		p, _ := b.ParsePeriod(l)
+		exp := b.slotExpireAt(b.expireAt(p).UnixMilli(), p.End.UnixMilli())
+		reg.ZAddNX(ctx, s.registryKey(), redis.Z{Score: float64(exp), Member: registryMember(b, l)})
+	}
+	if _, err := reg.Exec(ctx); err != nil {
+		return written, fmt.Errorf("board %s: restore settled: register periods: %w", b.name, err)
+	}
+	P := s.prefix(b)
+	args := []any{newest, b.settleRetention, 0, len(keep)}
+	for _, l := range keep {
+		p, _ := b.ParsePeriod(l)
+		args = append(args, l, p.Start.UnixMilli())
+	}
+	if _, err := s.eval(ctx, restoreLua, 1, func(int) ([]string, []any) { return []string{P + "st", P + "SL"}, args }); err != nil {
+		return written, fmt.Errorf("board %s: restore settled: %w", b.name, err)
 	}
 	return written, nil
 }

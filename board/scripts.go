@@ -36,6 +36,9 @@ var (
 	// settleLua freezes a closed period and copies one page of its
 	// snapshot; lua/settle.lua.
 	settleLua = redisscript.MustParse(luaFiles, "lua/settle.lua")
+	// settledLua writes the record of a period of a hash-tag: period
+	// board into the board's outbox once; lua/settled.lua.
+	settledLua = redisscript.MustParse(luaFiles, "lua/settled.lua")
 	// outboxLua claims and acknowledges the records of settled periods;
 	// lua/outbox.lua.
 	outboxLua = redisscript.MustParse(luaFiles, "lua/outbox.lua")
@@ -43,11 +46,14 @@ var (
 	// restoreLua restores a board's settlement from its published
 	// records after Redis lost its data; lua/restore.lua.
 	restoreLua = redisscript.MustParse(luaFiles, "lua/restore.lua")
+	// restorePeriodLua restores one settled period of a hash-tag: period
+	// board in its own slot; lua/restoreperiod.lua.
+	restorePeriodLua = redisscript.MustParse(luaFiles, "lua/restoreperiod.lua")
 
 	// rebaseLua moves a decay board's base to its target while no event
 	// arrives; lua/rebase.lua (decay.lua is shared with apply.lua).
 	rebaseLua = redisscript.MustParse(luaFiles, "lua/rebase.lua")
 
 	// scripts is every script the store runs, loaded on NOSCRIPT.
-	scripts = []*redisscript.Script{applyLua, expireLua, expireWindowsLua, readLua, settleLua, outboxLua, restoreLua, rebaseLua, membersLua}
+	scripts = []*redisscript.Script{applyLua, expireLua, expireWindowsLua, readLua, settleLua, settledLua, outboxLua, restoreLua, restorePeriodLua, rebaseLua, membersLua}
 )

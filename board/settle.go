@@ -115,16 +115,29 @@ func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *S
 // settlePeriod runs settle.lua for period p until it is settled. It
 // returns false when another period is being settled first (another
 // processor's state, read again by the caller).
+//
+// On a hash-tag: period board the period is copied in its own slot and
+// recorded in the board's (settleSpread).
 func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *SettleResult) (bool, error) {
 	P := s.prefix(b)
-	snap := P + "S:" + p.Label
-	keys := []string{P + "w", P + "st", periodKey(P, p.Label, "z"), periodKey(P, p.Label, "m"), snap, snap + ":j", snap + ":i", P + "o", P + "SL", P + "d"}
+	snap := s.snapKey(b, p.Label)
+	keys := []string{P + "w", P + "st", s.periodKey(b, p.Label, "z"), s.periodKey(b, p.Label, "m"), snap, snap + ":j", snap + ":i", P + "o", P + "SL", P + "d"}
+	if b.spread {
+		Q := s.periodPrefix(b, p.Label)
+		keys = []string{Q + "w", Q + "st", Q + "z", Q + "m", snap, snap + ":j", snap + ":i", Q + "d"}
+		// The period's hash must carry the generation: a period without
+		// events was never registered.
+		exp := b.slotExpireAt(b.expireAt(p).UnixMilli(), p.End.UnixMilli())
+		if _, err := s.register(ctx, []periodRef{{b: b, label: p.Label, expire: exp}}); err != nil {
+			return false, err
+		}
+	}
 	head, _ := json.Marshal(b.name)
 	per, _ := json.Marshal(p.Label)
 	closedAt := p.End.Add(b.grace).UnixMilli()
-	expireAt := p.End.Add(time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).UnixMilli()
+	expireAt := s.snapExpireAt(b, p)
 	args := []any{s.gen, p.Label, closedAt, b.settleTop, s.page, expireAt, p.Start.UnixMilli(), b.settleRetention,
-		`{"board":` + string(head) + `,"period":` + string(per), b.scale, b.floorArg(), b.compactArg()}
+		`{"board":` + string(head) + `,"period":` + string(per), b.scale, b.floorArg(), b.compactArg(), boolArg(b.spread), max(expireAt, b.expireAt(p).UnixMilli())}
 	for {
 		cmds, err := s.eval(ctx, settleLua, 1, func(int) ([]string, []any) { return keys, args })
 		if err != nil {
@@ -138,18 +151,70 @@ func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *Settl
 		switch vals[0] {
 		case "reset":
 			return false, fmt.Errorf("board %s: settle: %w", b.name, ranking.ErrRedisReset)
-		case "done":
+		case "done", "settled":
+			if b.spread {
+				return true, s.settleSpread(ctx, b, p, res)
+			}
+			if vals[0] == "settled" {
+				res.Settled++
+			}
 			return true, nil
 		case "busy":
 			return false, nil
-		case "settled":
-			res.Settled++
-			return true, nil
 		case "more":
 			continue
 		}
 		return false, fmt.Errorf("board %s: settle %s: unexpected reply %v", b.name, p.Label, vals)
 	}
+}
+
+// settleSpread records period p of a hash-tag: period board once
+// settle.lua copied it: the period's slot keeps the record (snapshot key
+// ":j") until settled.lua, in the board's slot, has written it into the
+// outbox (only while the board's frozen mark is below the label, moving
+// the mark in the same step), then it is deleted. A crash before the
+// delete leaves the copy, and the next call finds the mark and writes
+// nothing; a crash before settled.lua ran leaves the copy for the next
+// call to record. So the record is written once.
+func (s *Store) settleSpread(ctx context.Context, b *Board, p Period, res *SettleResult) error {
+	P := s.prefix(b)
+	j := s.snapKey(b, p.Label) + ":j"
+	record, err := s.rdb.Get(ctx, j).Result()
+	if err != nil && err != redis.Nil {
+		return fmt.Errorf("board %s: settle %s: %w", b.name, p.Label, err)
+	}
+	cmds, err := s.eval(ctx, settledLua, 1, func(int) ([]string, []any) {
+		return []string{P + "w", P + "st", P + "o", P + "SL"}, []any{s.gen, p.Label, record, p.Start.UnixMilli(), b.settleRetention}
+	})
+	if err != nil {
+		return err
+	}
+	switch v := cmds[0].Val(); v {
+	case "reset":
+		return fmt.Errorf("board %s: settle: %w", b.name, ranking.ErrRedisReset)
+	case int64(1):
+		res.Settled++
+	}
+	if err := s.rdb.Del(ctx, j).Err(); err != nil {
+		return fmt.Errorf("board %s: settle %s: %w", b.name, p.Label, err)
+	}
+	return nil
+}
+
+// snapKey returns the key of the snapshot of board b's settled period
+// label; its info is snapKey+":i", its record while it is copied
+// snapKey+":j".
+func (s *Store) snapKey(b *Board, label string) string {
+	if b.spread {
+		return s.periodPrefix(b, label) + "S"
+	}
+	return s.prefix(b) + "S:" + label
+}
+
+// snapExpireAt returns when the snapshot keys of b's period p expire:
+// settle-retention periods after it, plus the grace.
+func (s *Store) snapExpireAt(b *Board, p Period) int64 {
+	return p.End.Add(time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).UnixMilli()
 }
 
 // ClaimSettled returns the outbox records of every settling board that no
@@ -249,8 +314,8 @@ func (s *Store) Settled(ctx context.Context, board, period string, offset, n int
 		return SettledPage{}, err
 	}
 	pp := s.rdb.Pipeline()
-	info := pp.Get(ctx, P+"S:"+period+":i")
-	list := pp.LRange(ctx, P+"S:"+period, int64(offset), int64(offset+n-1))
+	info := pp.Get(ctx, s.snapKey(b, period)+":i")
+	list := pp.LRange(ctx, s.snapKey(b, period), int64(offset), int64(offset+n-1))
 	if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
 		return SettledPage{}, fmt.Errorf("board %s: settled %s: %w", board, period, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,12 +26,15 @@ type Store struct {
 	now    func() time.Time
 	gen    string
 	page   int // members one settle call copies; SettlePage
+
+	mu    sync.Mutex
+	known map[string]bool // "board@label": periods registered (registry.go)
 }
 
 // NewStore returns a store for boards in environment env, writing through
 // rdb (a single node, failover or cluster client).
 func NewStore(rdb redis.UniversalClient, env string, boards []*Board) *Store {
-	s := &Store{rdb: rdb, lua: redisscript.NewRunner(rdb, scripts...), env: env, boards: boards, byName: map[string]*Board{}, now: time.Now, page: SettlePage}
+	s := &Store{rdb: rdb, lua: redisscript.NewRunner(rdb, scripts...), env: env, boards: boards, byName: map[string]*Board{}, now: time.Now, page: SettlePage, known: map[string]bool{}}
 	for _, b := range boards {
 		s.byName[b.name] = b
 	}
@@ -58,11 +62,15 @@ func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{"
 // marker) and stamps every board whose state has no generation yet with
 // it: after Redis lost its data, a board's scripts refuse to apply until
 // the processor has noticed and replays its log under the new generation.
-//
-// It first checks that no windows board holds keys of the layout before
-// packed slices (checkLayout), and fails naming the board if one does.
+// On a hash-tag: period board it stamps every registered period
+// (registry.go). It fails, naming the board, when a board's keys are in
+// the layout of the other hash-tag, or a windows board's in the layout
+// before packed slices (CheckLayout).
 func (s *Store) Adopt(ctx context.Context, gen string) error {
-	if err := s.checkLayout(ctx); err != nil {
+	if err := s.CheckLayout(ctx); err != nil {
+		return err
+	}
+	if err := s.adoptPeriods(ctx, gen, time.Now()); err != nil { // the wall clock: Redis expires the periods' keys by its own
 		return err
 	}
 	p := s.rdb.Pipeline()
@@ -76,14 +84,14 @@ func (s *Store) Adopt(ctx context.Context, gen string) error {
 	return nil
 }
 
-// checkLayout fails with an error wrapping ErrEarlierLayout when a windows
-// board holds state of the layout of earlier commits: slice hashes
-// (member → sum), or member states without packed slices (lua/packed.lua).
-// This version neither reads nor subtracts those slices, so the board's
-// windows would keep their sums for ever; it stops instead. It reads each
-// slice set, a few member states, and then checks the listed slices'
-// hashes, in two round trips.
-func (s *Store) checkLayout(ctx context.Context) error {
+// checkWindowsLayout fails with an error wrapping ErrEarlierLayout when a
+// windows board holds state of the layout of earlier commits: slice
+// hashes (member → sum), or member states without packed slices
+// (lua/packed.lua). This version neither reads nor subtracts those
+// slices, so the board's windows would keep their sums for ever; it stops
+// instead. It reads each slice set, a few member states, and then checks
+// the listed slices' hashes, in two round trips.
+func (s *Store) checkWindowsLayout(ctx context.Context) error {
 	var ws []*Board
 	for _, b := range s.boards {
 		if b.kind == Windows {
@@ -138,18 +146,27 @@ func (s *Store) checkLayout(ctx context.Context) error {
 	return nil
 }
 
-// earlier is checkLayout's error for board b, found holding what.
+// earlier is checkWindowsLayout's error for board b, found holding what.
 func (s *Store) earlier(b *Board, what string) error {
 	return fmt.Errorf("board %s: %w (%s): this version keeps a windows board's slices packed in its member states and would never subtract those; "+
 		"delete the board's keys (%s*; its windows start empty) or keep running the earlier version until its windows have drained", b.name, ErrEarlierLayout, what, s.prefix(b))
 }
 
 // Counters returns a board's counters kept in Redis: events found late by
-// the scripts, and score updates that saturated at max-total.
+// the scripts, and score updates that saturated at max-total. A hash-tag:
+// period board keeps them per period: they are summed over the periods
+// not expired yet.
 func (s *Store) Counters(ctx context.Context, board string) (late, saturated int64, err error) {
 	b, ok := s.byName[board]
 	if !ok {
 		return 0, 0, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
+	}
+	if b.spread {
+		n, err := s.spreadCounters(ctx, b, s.now(), "late", "saturated")
+		if err != nil {
+			return 0, 0, fmt.Errorf("board %s: counters: %w", board, err)
+		}
+		return n[0], n[1], nil
 	}
 	v, err := s.rdb.HMGet(ctx, s.prefix(b)+"n", "late", "saturated").Result()
 	if err != nil {

@@ -21,10 +21,10 @@ import (
 func dur(d time.Duration) *time.Duration { return &d }
 
 // testBoards covers every kind, op and tie, with zones that change their
-// clocks during the simulated days.
-func testBoards(t testing.TB) []*board.Board {
+// clocks during the simulated days; its periodic boards take hash-tag tag.
+func testBoards(t testing.TB, tag string) []*board.Board {
 	t.Helper()
-	bs, err := board.Compile([]board.Config{
+	bs, err := board.Compile(tagged(tag, []board.Config{
 		{Name: "hour-berlin", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
 			TZ: "Europe/Berlin", Tie: "first-reached", Grace: dur(30 * time.Second)},
 		{Name: "day-ny", Events: []string{"received", "read", "passed"}, Member: "user_id", Value: "one",
@@ -50,7 +50,7 @@ func testBoards(t testing.TB) []*board.Board {
 			Windows: []board.Window{{Length: 10 * time.Minute, Slice: 10 * time.Minute}, {Length: 12 * time.Minute, Slice: 2 * time.Minute}}},
 		{Name: "trades-tie", Events: []string{"trade", "gift"}, Member: "user_id", Kind: "windows", Slice: 2 * time.Minute,
 			Windows: board.Lengths(4*time.Minute, 20*time.Minute), Tie: "first-reached", MaxTotal: 150},
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +85,23 @@ type sim struct {
 	parts                int32                          // partitions fed; 0: 2
 }
 
-func newSim(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Time) *sim {
-	return newSimOf(t, rdb, seed, start, testBoards(t))
+func newSim(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Time, tag string) *sim {
+	return newSimOf(t, rdb, seed, start, testBoards(t, tag))
 }
+
+// tagged sets hash-tag: tag on the periodic boards of cs.
+func tagged(tag string, cs []board.Config) []board.Config {
+	for i := range cs {
+		if cs[i].Kind == "periodic" {
+			cs[i].HashTag = tag
+		}
+	}
+	return cs
+}
+
+// hashTags are the layouts of periodic boards the tests run on: one tag
+// per board and one per period.
+var hashTags = []string{"board", "period"}
 
 func newSimOf(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Time, bs []*board.Board) *sim {
 	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 7)), boards: bs, store: board.NewStore(rdb, "test", bs),
@@ -343,12 +357,13 @@ func (s *sim) run(steps int) {
 func TestRandomizedAgainstModel(t *testing.T) {
 	r := testenv.StartRedis(t)
 	for seed := range uint64(3) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+		tag := hashTags[seed%2]
+		t.Run(fmt.Sprint(seed, " ", tag), func(t *testing.T) {
 			if err := r.Client().FlushAll(context.Background()).Err(); err != nil {
 				t.Fatal(err)
 			}
 			// Across Berlin's and New York's spring-forward nights, a week and a month boundary.
-			s := newSim(t, r.Client(), seed, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC))
+			s := newSim(t, r.Client(), seed, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC), tag)
 			if seed == 2 {
 				// Across the autumn night when Berlin's 02:00-03:00 happens twice.
 				s.now = time.Date(2027, 10, 30, 20, 0, 0, 0, time.UTC)
@@ -370,10 +385,19 @@ func TestRandomizedAgainstModel(t *testing.T) {
 // every script touches only its board's slot.
 func TestCluster(t *testing.T) {
 	c := testenv.StartRedisCluster(t)
-	s := newSim(t, c.Client(), 42, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC))
-	s.run(150)
-	if s.total.Applied == 0 {
-		t.Fatal("nothing applied")
+	for _, tag := range hashTags {
+		t.Run(tag, func(t *testing.T) {
+			if err := c.Client().ForEachMaster(context.Background(), func(ctx context.Context, n *redis.Client) error {
+				return n.FlushAll(ctx).Err()
+			}); err != nil {
+				t.Fatal(err)
+			}
+			s := newSim(t, c.Client(), 42, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC), tag)
+			s.run(150)
+			if s.total.Applied == 0 {
+				t.Fatal("nothing applied")
+			}
+		})
 	}
 }
 
@@ -386,80 +410,87 @@ func TestCluster(t *testing.T) {
 // boards record the ranges of offsets they applied, not only the highest.
 func TestReplayAfterRedisLoss(t *testing.T) {
 	r := testenv.StartRedis(t)
-	ctx := context.Background()
-	for _, tc := range []struct {
-		name    string
-		overlap int  // batches the two logs have in common
-		newer   bool // the newer range replays first
-		rewind  bool // the older log is gone: everything is re-consumed in batches of other sizes
-	}{
+	for _, tc := range []replayCase{
 		{"disjoint in order", 0, false, false},
 		{"disjoint newer first", 0, true, false},
 		{"overlapping in order", 3, false, false},
 		{"overlapping newer first", 3, true, false},
 		{"newer then rewind", 2, true, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := r.Client().FlushAll(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			s := newSim(t, r.Client(), 11, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC))
-			var batches [][]rec
-			for range 40 {
-				s.now = s.now.Add(time.Duration(s.rng.Int64N(int64(time.Minute))))
-				var recs []rec
-				for p := int32(0); p < 2; p++ {
-					recs = append(recs, s.produce(p, 1+s.rng.IntN(5))...)
-				}
-				batches = append(batches, recs)
-				for _, r := range recs {
-					s.record(r)
-				}
-			}
-			// Before the loss: everything applied once, in order.
-			for _, b := range batches {
-				s.applyStore(b)
-			}
-			s.check()
-			if err := r.Client().FlushAll(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			// The newer log starts inside the older one when they overlap:
-			// its first batch redelivers the older log's last batches and
-			// one more, as a new owner refetches from the committed offset.
-			older, newer := batches[:25], batches[25:]
-			if tc.overlap > 0 {
-				first := slices.Concat(batches[25-tc.overlap : 26]...)
-				slices.SortStableFunc(first, func(a, b rec) int { return int(a.partition - b.partition) })
-				newer = append([][]rec{first}, batches[26:]...)
-			}
-			logs := [][][]rec{older, newer}
-			if tc.newer {
-				logs[0], logs[1] = newer, older
-			}
-			if tc.rewind {
-				logs = logs[:1] // the older log was pruned: Kafka is rewound instead
-			}
-			for _, log := range logs {
-				for _, b := range log {
-					s.applyStore(b)
-				}
-			}
-			if tc.rewind {
-				var all []rec
-				for _, b := range batches {
-					all = append(all, b...)
-				}
-				for len(all) > 0 {
-					n := min(len(all), 1+s.rng.IntN(12))
-					s.applyStore(all[:n])
-					all = all[n:]
-				}
-			}
-			s.check()
-			if (tc.overlap > 0 && !tc.newer || tc.rewind) && s.total.Splits == 0 {
-				t.Error("no part overlapped the applied offsets")
-			}
-		})
+		for _, tag := range hashTags {
+			t.Run(tc.name+" "+tag, func(t *testing.T) { testReplayAfterRedisLoss(t, r, tc, tag) })
+		}
+	}
+}
+
+// replayCase is a case of TestReplayAfterRedisLoss.
+type replayCase struct {
+	name    string
+	overlap int  // batches the two logs have in common
+	newer   bool // the newer range replays first
+	rewind  bool // the older log is gone: everything is re-consumed in batches of other sizes
+}
+
+func testReplayAfterRedisLoss(t *testing.T, r *testenv.Redis, tc replayCase, tag string) {
+	ctx := context.Background()
+	if err := r.Client().FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s := newSim(t, r.Client(), 11, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC), tag)
+	var batches [][]rec
+	for range 40 {
+		s.now = s.now.Add(time.Duration(s.rng.Int64N(int64(time.Minute))))
+		var recs []rec
+		for p := int32(0); p < 2; p++ {
+			recs = append(recs, s.produce(p, 1+s.rng.IntN(5))...)
+		}
+		batches = append(batches, recs)
+		for _, r := range recs {
+			s.record(r)
+		}
+	}
+	// Before the loss: everything applied once, in order.
+	for _, b := range batches {
+		s.applyStore(b)
+	}
+	s.check()
+	if err := r.Client().FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The newer log starts inside the older one when they overlap:
+	// its first batch redelivers the older log's last batches and
+	// one more, as a new owner refetches from the committed offset.
+	older, newer := batches[:25], batches[25:]
+	if tc.overlap > 0 {
+		first := slices.Concat(batches[25-tc.overlap : 26]...)
+		slices.SortStableFunc(first, func(a, b rec) int { return int(a.partition - b.partition) })
+		newer = append([][]rec{first}, batches[26:]...)
+	}
+	logs := [][][]rec{older, newer}
+	if tc.newer {
+		logs[0], logs[1] = newer, older
+	}
+	if tc.rewind {
+		logs = logs[:1] // the older log was pruned: Kafka is rewound instead
+	}
+	for _, log := range logs {
+		for _, b := range log {
+			s.applyStore(b)
+		}
+	}
+	if tc.rewind {
+		var all []rec
+		for _, b := range batches {
+			all = append(all, b...)
+		}
+		for len(all) > 0 {
+			n := min(len(all), 1+s.rng.IntN(12))
+			s.applyStore(all[:n])
+			all = all[n:]
+		}
+	}
+	s.check()
+	if (tc.overlap > 0 && !tc.newer || tc.rewind) && s.total.Splits == 0 {
+		t.Error("no part overlapped the applied offsets")
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/rostrumhq/rostrum/internal/testenv"
 )
@@ -249,14 +251,57 @@ func TestPublishNeedsLeaseLeft(t *testing.T) {
 	r := newRig(t, nil, func(o *Options) { o.Lease, o.ProduceTimeout = 3*time.Second, time.Second })
 	// 1.5s left: more than the produce timeout, less than it plus the
 	// landing time (1s).
-	err := r.svc.publish(t.Context(), time.Now().Add(-1500*time.Millisecond), commandTopic, "r-l", `{"room_id":"r-l"}`)
+	err := r.svc.publish(t.Context(), time.Now().Add(-1500*time.Millisecond), entry{}, commandTopic, "r-l", `{"room_id":"r-l"}`)
 	if !errors.Is(err, errLeaseEnding) {
 		t.Fatalf("publish with 1.5s of a 3s lease left: %v, want errLeaseEnding", err)
 	}
-	if err := r.svc.publish(t.Context(), time.Now(), commandTopic, "r-l", `{"room_id":"r-l"}`); err != nil {
+	if err := r.svc.publish(t.Context(), time.Now(), entry{}, commandTopic, "r-l", `{"room_id":"r-l"}`); err != nil {
 		t.Fatalf("publish with the whole lease left: %v", err)
 	}
 	if n := len(r.kafka.ReadAll(commandTopic)); n != 1 {
 		t.Fatalf("%d records on the topic, want only the one published within its lease", n)
+	}
+}
+
+// TestLeaseHeldWhileProduceUnanswered: the brokers hold a start's produce
+// request unanswered for longer than the outbox lease, then append it. The
+// writer answers 503 after its produce timeout but keeps the entry's lease
+// while the produce is unresolved, so a sweep after the lease would have
+// ended finds the entry still leased and publishes nothing; once the record
+// has landed, the sweep finds it on the topic and drops the entry. The
+// command is on its topic once (without the hold, the sweep publishes it
+// and the held request lands after it: twice).
+func TestLeaseHeldWhileProduceUnanswered(t *testing.T) {
+	r := newRig(t, nil, func(o *Options) { o.Lease, o.ProduceTimeout = 3*time.Second, time.Second })
+	fake := r.kafka.Fake()
+	release := make(chan struct{})
+	var held atomic.Int32
+	fake.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if held.Add(1) == 1 {
+			fake.SleepControl(func() { <-release })
+		}
+		return nil, nil, false
+	})
+	if p := r.do("POST", "/v1/rooms/r-h/recording/start", `{"by":"u-1"}`); p.Status != 503 {
+		t.Fatalf("start whose produce is unanswered: %d %s, want 503", p.Status, p.Body)
+	}
+	time.Sleep(3500 * time.Millisecond) // past the lease the step took
+	if n, err := r.svc.Sweep(t.Context()); err != nil || n != 0 {
+		t.Fatalf("sweep while the produce is unanswered published %d (%v), want 0: the lease is held", n, err)
+	}
+	close(release)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(r.kafka.ReadAll(commandTopic)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the held record never landed")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.sweepUntilEmpty("r-h")
+	if n := len(r.kafka.ReadAll(commandTopic)); n != 1 {
+		t.Fatalf("%d start records on the topic, want 1", n)
+	}
+	if held.Load() == 0 {
+		t.Fatal("no produce reached the broker")
 	}
 }

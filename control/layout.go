@@ -46,7 +46,7 @@ func (s *Service) PutLayout(ctx context.Context, room string, body []byte, ifMat
 		if err := s.fault("step"); err != nil {
 			return 0, err
 		}
-		if err := s.publish(ctx, leased, s.opt.LayoutTopic, room, record); err != nil {
+		if err := s.publish(ctx, leased, entry{k.Out, field}, s.opt.LayoutTopic, room, record); err != nil {
 			return 0, err
 		}
 		if err := s.fault("published"); err != nil {

@@ -63,14 +63,15 @@ import (
 // the broker appends it, and makes it visible, within landing() of the
 // send (half of Lease − ProduceTimeout, 10s by default).
 //
-// What the lease cannot bound is a live publisher whose request got no
-// answer in time: franz-go's idempotent producer never fails a record whose
-// fate it does not know (to keep sequence numbers valid) and retries it,
-// after the connection's deadline (ProduceTimeout plus franz-go's request
-// overhead), for as long as the process lives. If such a retry lands after
-// the lease has ended and a recovery has looked, the record is on the topic
-// twice. Consumers keep dropping tokens they have acted on (docs/DESIGN.md
-// §12).
+// A live publisher whose request got no answer in time is another matter:
+// franz-go's idempotent producer never fails a record whose fate it does
+// not know (to keep sequence numbers valid) and retries it, after the
+// connection's deadline, for as long as the process lives. Such a publisher
+// answers at ProduceTimeout but keeps renewing the entry's lease (publish,
+// hold) until the produce resolves, so no recovery looks before the record
+// has landed or failed for good. Only a publisher stalled past the rest of
+// its lease between two renewals can still see its record published twice;
+// consumers keep dropping tokens they have acted on (docs/DESIGN.md §12).
 
 // lookBack is how far before a record's "at" a recovery's lookup starts.
 const lookBack = time.Minute
@@ -99,7 +100,7 @@ func (s *Service) recover(ctx context.Context, room string) (published, left int
 			return published, left, fmt.Errorf("control: look up outbox entry %s of %s: %w", field, room, err)
 		}
 		if !there {
-			if err := s.publish(ctx, leased, topic, room, record); err != nil {
+			if err := s.publish(ctx, leased, entry{k.Out, field}, topic, room, record); err != nil {
 				return published, left, err
 			}
 		}

@@ -71,7 +71,7 @@ func (s *Service) change(ctx context.Context, room string, op int, action, by, i
 		if err := s.fault("step"); err != nil {
 			return Answer{}, err
 		}
-		if err := s.publish(ctx, leased, s.opt.CommandsTopic, room, record); err != nil {
+		if err := s.publish(ctx, leased, entry{k.Out, field}, s.opt.CommandsTopic, room, record); err != nil {
 			return Answer{}, err // the entry stays; it is published after its lease
 		}
 		if err := s.fault("published"); err != nil {

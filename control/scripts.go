@@ -18,8 +18,9 @@ var (
 	recordingScript = redisscript.MustParse(luaFiles, "lua/recording.lua")
 	layoutScript    = redisscript.MustParse(luaFiles, "lua/layout.lua")
 	claimScript     = redisscript.MustParse(luaFiles, "lua/claim.lua")
+	renewScript     = redisscript.MustParse(luaFiles, "lua/renew.lua")
 
-	scripts = []*redisscript.Script{recordingScript, layoutScript, claimScript}
+	scripts = []*redisscript.Script{recordingScript, layoutScript, claimScript, renewScript}
 )
 
 // Operations of recording.lua (ARGV[1]); the script names the same codes.

@@ -147,27 +147,89 @@ func (s *Service) disarm(ctx context.Context, room, member, field string) {
 // for the record and published it. The entry stays for that recovery.
 var errLeaseEnding = errors.New("control: too little of the outbox lease left to publish")
 
+// errUnresolved is returned by publish when the produce got no answer
+// within ProduceTimeout: the record may still land. The publisher keeps
+// the entry's lease until the produce resolves (hold).
+var errUnresolved = errors.New("control: the brokers did not answer the produce in time")
+
+// entry names an outbox entry: the room's outbox hash and the field.
+type entry struct{ out, field string }
+
 // publish produces records (key: room) to topic and waits for Kafka's
-// acknowledgement, at most ProduceTimeout, if the caller's lease, taken no
-// earlier than leased, lasts that long. The records keep the client's
-// timestamp, the publisher's clock when it produces them, after their
-// step's "at": franz-go counts kgo.RecordDeliveryTimeout from a record's
-// timestamp, so a recovered record stamped with its old "at" would time
-// out before it is sent.
-func (s *Service) publish(ctx context.Context, leased time.Time, topic, room string, values ...string) error {
+// acknowledgement, at most ProduceTimeout, if the caller's lease of entry,
+// taken no earlier than leased, lasts that long. The records keep the
+// client's timestamp, the publisher's clock when it produces them, after
+// their step's "at": franz-go counts kgo.RecordDeliveryTimeout from a
+// record's timestamp, so a recovered record stamped with its old "at" would
+// time out before it is sent.
+//
+// franz-go's idempotent producer does not fail a record it has sent and
+// got no answer for (it retries it), so a produce can outlive
+// ProduceTimeout and land much later. publish then answers errUnresolved
+// and holds the entry's lease until the produce resolves: no recovery can
+// claim the entry, look for its record and publish it again before the
+// record has landed or failed for good.
+func (s *Service) publish(ctx context.Context, leased time.Time, e entry, topic, room string, values ...string) error {
 	if time.Since(leased)+s.opt.ProduceTimeout+s.landing() >= s.opt.Lease {
 		return fmt.Errorf("control: publish to %s: %w", topic, errLeaseEnding)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.ProduceTimeout)
-	defer cancel()
 	rs := make([]*kgo.Record, len(values))
 	for i, v := range values {
 		rs[i] = &kgo.Record{Topic: topic, Key: []byte(room), Value: []byte(v)}
 	}
-	if err := s.pr.ProduceSync(ctx, rs...).FirstErr(); err != nil {
-		return fmt.Errorf("control: publish to %s: %w", topic, err)
+	done := make(chan error, 1)
+	go func() {
+		// Records not sent by then fail at ProduceTimeout; a sent one
+		// resolves when the brokers answer one of its retries.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.ProduceTimeout)
+		defer cancel()
+		done <- s.pr.ProduceSync(pctx, rs...).FirstErr()
+	}()
+	wait := time.NewTimer(s.opt.ProduceTimeout + produceGrace)
+	defer wait.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("control: publish to %s: %w", topic, err)
+		}
+		return nil
+	case <-wait.C:
+		go s.hold(e, room, done)
+		return fmt.Errorf("control: publish to %s: %w", topic, errUnresolved)
 	}
-	return nil
+}
+
+// produceGrace is how long publish waits beyond ProduceTimeout for the
+// producer's own answer (the failure of a record it did not send).
+const produceGrace = 100 * time.Millisecond
+
+// hold renews the lease of entry e until its produce resolves (done). If
+// a renewal finds the lease ended (the process stalled longer than what was
+// left of it), it stops: a recovery may then publish the record a second
+// time, which is logged.
+func (s *Service) hold(e entry, room string, done <-chan error) {
+	tick := time.NewTicker(s.opt.Lease / 4)
+	defer tick.Stop()
+	for renew := true; ; renew = false {
+		if !renew {
+			select {
+			case err := <-done:
+				s.lg.Info("control: an unanswered produce resolved; its outbox entry goes to the recovery after its lease",
+					zap.String("room", room), zap.String("entry", e.field), zap.Error(err))
+				return
+			case <-tick.C:
+			}
+		}
+		ok, err := s.lua.Run(context.Background(), renewScript, []string{e.out}, e.field, ms(s.opt.Lease)).Int()
+		switch {
+		case err != nil:
+			s.lg.Warn("control: renew the lease of an outbox entry", zap.String("room", room), zap.String("entry", e.field), zap.Error(err))
+		case ok == 0:
+			s.lg.Warn("control: the lease of an outbox entry ended while its produce was unanswered; a recovery may publish its record again",
+				zap.String("room", room), zap.String("entry", e.field))
+			return
+		}
+	}
 }
 
 // landing is the time a publisher leaves, after its last possible send,

@@ -132,18 +132,25 @@ func (b *batch) run(ctx context.Context) error {
 		b.outputs = nil
 	}
 	// Commit after everything above. A failed commit (for example after the
-	// group moved on) is logged, not retried: the next owner redelivers the
-	// batch and the watermarks make that harmless.
+	// group moved on) is logged and committed again when the processor is
+	// idle (commit.go); meanwhile a next owner redelivers the batch and the
+	// watermarks make that harmless.
 	if b.rewound || b.afterRewind {
 		// The partitions were moved back to re-consume what Redis lost;
-		// committing this batch's offsets would skip that on a crash.
+		// committing this batch's offsets would skip that on a crash, and
+		// so would committing an earlier batch's that failed.
+		p.failedCommits.forget(nil)
 		p.lg.Info("batch not committed: its partitions were rewound")
 	} else if err := p.cl.CommitRecords(ctx, b.recs...); err != nil {
+		p.failedCommits.failed(b.recs)
 		p.lg.Warn("offset commit failed; the batch will be redelivered and skipped by the watermarks", zap.Error(err))
-	} else if b.walSeq > 0 {
-		p.walSeq = b.walSeq
+	} else {
+		p.failedCommits.committed(b.recs)
+		if b.walSeq > 0 {
+			p.walSeq = b.walSeq
+		}
 	}
-	p.acks = append(p.acks[:0], b.acks...)
+	p.acks.add(b.acks, time.Now())
 	p.stats.Records.Add(int64(len(b.recs)))
 	p.stats.Events.Add(int64(b.events))
 	p.stats.DLQ.Add(int64(len(b.dlq) + len(b.lateDLQ)))
@@ -165,17 +172,18 @@ func (b *batch) resolve(ctx context.Context) error {
 	var states []ranking.RoomState
 	var merged []ranking.Merged
 	var err error
+	acks := p.acks.take(b.roomTS, start, p.cfg.AckDelay)
 	if ms, ok := p.store.(mergingStore); ok {
-		states, merged, err = ms.ApplyMerge(ctx, b.rooms, p.acks, b)
+		states, merged, err = ms.ApplyMerge(ctx, b.rooms, acks, b)
 	} else {
-		states, err = p.store.Apply(ctx, b.rooms, p.acks)
+		states, err = p.store.Apply(ctx, b.rooms, acks)
 		merged = make([]ranking.Merged, len(states))
 	}
 	if err != nil {
 		return err
 	}
 	p.cfg.Observer.RedisRoundTrip("apply", time.Since(start))
-	p.acks = p.acks[:0] // cleared in Redis by this Apply
+	p.acks.done() // cleared in Redis by this Apply
 	// Rooms the sink merged and stored in the apply itself are done; the
 	// others are merged and stored here.
 	rest := make([]ranking.RoomState, 0, len(states))

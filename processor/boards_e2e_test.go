@@ -339,7 +339,11 @@ func TestBoardCoverCarried(t *testing.T) {
 		t.Errorf("rostrum_board_events_total{result=counted} = %v, want %d", got, gifts)
 	}
 	for _, b := range bs {
-		w, err := rc.HGetAll(context.Background(), "rostrum:"+env+":board:{"+b.Name()+"}:w").Result()
+		tag := b.Name() // the board's hash tag, or its period's (board/keys.go)
+		if b.SpreadsPeriods() {
+			tag += "@" + b.Period(time.UnixMilli(ts)).Label
+		}
+		w, err := rc.HGetAll(context.Background(), "rostrum:"+env+":board:{"+tag+"}:w").Result()
 		if err != nil {
 			t.Fatal(err)
 		}

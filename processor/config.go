@@ -110,6 +110,14 @@ type Config struct {
 	// comes first. See backpressure.go.
 	UnreadyFailures int
 	UnreadyAfter    time.Duration
+	// AckDelay is how long the acknowledgement of a published output may
+	// wait to ride in the room's next apply script, where it costs nothing,
+	// before it is sent on its own (acks.go). Default 1s; negative: every
+	// acknowledgement goes with the next batch. An output whose
+	// acknowledgement was still waiting when the processor crashed or lost
+	// the room's partition is published again, with its seq and identical
+	// content.
+	AckDelay time.Duration
 	// PipelineBatches turns the batch pipeline on (pipeline.go): the next
 	// batch is polled, decoded and appended to the WAL while the current
 	// one is in Redis. Default false: each batch is polled only after the
@@ -221,6 +229,9 @@ func (c *Config) withDefaults() {
 	if c.UnreadyAfter == 0 {
 		c.UnreadyAfter = 10 * time.Second
 	}
+	if c.AckDelay == 0 {
+		c.AckDelay = time.Second
+	}
 	if c.MaxRoomsPerApply == 0 {
 		c.MaxRoomsPerApply = 50000
 	}
@@ -275,6 +286,8 @@ func (c Config) Validate() error {
 		return bad("Margin", "must be between 0 (off) and %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
 	case c.DueInterval < time.Millisecond:
 		return bad("DueInterval", "must be at least 1ms, got %s", c.DueInterval)
+	case c.AckDelay > time.Minute:
+		return bad("AckDelay", "must be at most 1m (negative: none), got %s", c.AckDelay)
 	case c.UnreadyFailures < 1:
 		return bad("UnreadyFailures", "must be at least 1, got %d", c.UnreadyFailures)
 	case c.UnreadyAfter <= 0:

@@ -66,11 +66,11 @@ func (p *Processor) stepDue(ctx context.Context, until int64) (int, error) {
 		b.roomTS[d.Room] = d.At
 	}
 	trips++
-	states, err := p.store.Apply(ctx, b.rooms, p.acks)
+	states, err := p.store.Apply(ctx, b.rooms, p.acks.take(b.roomTS, time.Now(), p.cfg.AckDelay))
 	if err != nil {
 		return 0, err
 	}
-	p.acks = p.acks[:0]
+	p.acks.done()
 	err = b.merge(ctx, states)
 	trips += b.storeTrips
 	if err != nil {
@@ -85,7 +85,7 @@ func (p *Processor) stepDue(ctx context.Context, until int64) (int, error) {
 		p.stats.Published.Add(int64(len(b.outputs)))
 		p.cfg.Observer.Published(len(b.outputs))
 	}
-	p.acks = append(p.acks, b.acks...)
+	p.acks.add(b.acks, time.Now())
 	p.stats.DueSteps.Add(int64(len(due)))
 
 	next := make([]int64, len(due))

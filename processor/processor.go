@@ -14,7 +14,6 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
 
@@ -33,10 +32,13 @@ type Processor struct {
 	dropMuted bool                  // audio leads the score (after spotlight, screen share): a muted member leaves the shown list at once
 	lastDue   time.Time             // last look for due rooms
 
-	acks     []ranking.Ack // outputs published by the last batch, acknowledged in the next
-	fold     folder        // reused by the timer's and recovery's batches
-	folds    [2]folder     // poll batches: one in stage 2, one prepared (pipeline.go)
-	nextFold int           // index in folds of the next poll batch
+	acks ackQueue // outputs published, waiting to be acknowledged in Redis (acks.go)
+	// failedCommits: offsets whose commit failed, committed again when idle
+	// (commit.go)
+	failedCommits failedCommits
+	fold          folder    // reused by the timer's and recovery's batches
+	folds         [2]folder // poll batches: one in stage 2, one prepared (pipeline.go)
+	nextFold      int       // index in folds of the next poll batch
 	// The last batch's stage 2 (from its launch to its end) and prepare
 	// times, to pace the next poll (pipeline.go); Run goroutine only.
 	lastStage2, lastPrepare time.Duration
@@ -135,6 +137,7 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) {
 			p.assigned.Add(-int64(count(r)))
 			p.assignments.Add(1)
+			p.failedCommits.forget(r)
 			p.cfg.Observer.Rebalance("revoked", count(r))
 			p.lg.Info("partitions revoked", zap.Any("partitions", r))
 		}),
@@ -143,6 +146,7 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 			p.joined.Store(false)
 			p.assigned.Add(-int64(count(l)))
 			p.assignments.Add(1)
+			p.failedCommits.forget(l)
 			p.cfg.Observer.Rebalance("lost", count(l))
 			p.lg.Warn("partitions lost", zap.Any("partitions", l))
 		}),
@@ -331,13 +335,18 @@ func (p *Processor) Run(ctx context.Context) error {
 			p.cl.AllowRebalance()
 			return err
 		}
+		if len(recs) == 0 && ctx.Err() == nil {
+			p.retryCommits(ctx) // the partitions are still this processor's
+		}
 		p.rebalanceWaiting.Store(false)
 		p.cl.AllowRebalance()
 		if ctx.Err() != nil {
+			p.flushAcks(drain)
 			return nil
 		}
 		p.maybeStepDue(ctx)
 		if len(recs) == 0 {
+			p.flushAcks(ctx)
 			p.checkIdle(ctx)
 		}
 	}

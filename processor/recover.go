@@ -89,7 +89,7 @@ func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) 
 		}
 		p.stats.Published.Add(int64(len(rb.outputs)))
 	}
-	p.acks = append(p.acks, rb.acks...)
+	p.acks.add(rb.acks, time.Now())
 	if !covered {
 		if err := p.rewind(ctx, time.Now().Add(-p.cfg.RebuildWindow)); err != nil {
 			return false, err

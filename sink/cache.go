@@ -44,7 +44,29 @@ type stateCache struct {
 	mu      sync.Mutex
 	rooms   map[string]*cachedRoom
 	members int
-	scratch map[string]int // planRoom's user index, reused under mu
+	scratch map[string]int  // planRoom's user index, reused under mu
+	parts   map[partKey]any // partArg's boxed names, under mu
+}
+
+// partKey names a topic-partition.
+type partKey struct {
+	topic     string
+	partition int32
+}
+
+// partArg returns the part's "topic/partition", boxed once per
+// topic-partition rather than built on every apply. Call it under mu.
+func (c *stateCache) partArg(p *ranking.Part) any {
+	k := partKey{p.Topic, p.Partition}
+	if a, ok := c.parts[k]; ok {
+		return a
+	}
+	if c.parts == nil {
+		c.parts = map[partKey]any{}
+	}
+	a := any(partName(p))
+	c.parts[k] = a
+	return a
 }
 
 // cachedRoom is a room's member states as stored in Redis under token, and

@@ -208,7 +208,7 @@ func testStateCache(t *testing.T, maxMembers, users int, otherRules *codec.Meeti
 		if r.IntN(50) == 0 { // a room expires on both sides
 			k := sink.RoomKeys("test", roomName(r.IntN(rooms)))
 			for _, c := range []*redis.Client{ca, cb} {
-				if err := c.Del(ctx, k.Members, k.Ranking, k.Stable, k.Watermarks).Err(); err != nil {
+				if err := c.Del(ctx, k.Members, k.Ranking, k.Stable).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -222,7 +222,7 @@ func testStateCache(t *testing.T, maxMembers, users int, otherRules *codec.Meeti
 		// The cached side refreshes TTLs less often, but no key is ever
 		// left without one (a ranking emptied and created again included).
 		k := sink.RoomKeys("test", roomName(room))
-		for _, key := range []string{k.Members, k.Ranking, k.Stable, k.Watermarks} {
+		for _, key := range []string{k.Members, k.Ranking, k.Stable} {
 			if ttl := ca.PTTL(ctx, key).Val(); ttl == -1 {
 				t.Fatalf("%s has no TTL", key)
 			}
@@ -275,10 +275,9 @@ func dumpRoom(t *testing.T, c *redis.Client, room string) map[string]any {
 	stable := c.HGetAll(ctx, k.Stable).Val()
 	delete(stable, "mv")
 	return map[string]any{
-		"members":    c.HGetAll(ctx, k.Members).Val(),
-		"ranking":    c.ZRangeWithScores(ctx, k.Ranking, 0, -1).Val(),
-		"stable":     stable,
-		"watermarks": c.HGetAll(ctx, k.Watermarks).Val(),
+		"members": c.HGetAll(ctx, k.Members).Val(),
+		"ranking": c.ZRangeWithScores(ctx, k.Ranking, 0, -1).Val(),
+		"stable":  stable,
 	}
 }
 
@@ -340,7 +339,7 @@ func TestStateCacheTTL(t *testing.T) {
 		applyAt(t, s, "r", offset, codec.Event{RoomID: "r", UserID: "a", Type: typ, TS: base + offset})
 	}
 	apply(codec.TypeJoin) // the full script: every TTL set
-	for _, key := range []string{k.Members, k.Ranking, k.Stable, k.Watermarks} {
+	for _, key := range []string{k.Members, k.Ranking, k.Stable} {
 		if err := c.PExpire(ctx, key, time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -361,7 +360,7 @@ func TestStateCacheTTL(t *testing.T) {
 	}
 	time.Sleep(ttl/8 + 50*time.Millisecond)
 	apply(codec.TypeVolume) // fast, after an eighth of the TTL: every key refreshed
-	for _, key := range []string{k.Members, k.Ranking, k.Stable, k.Watermarks} {
+	for _, key := range []string{k.Members, k.Ranking, k.Stable} {
 		if got := c.PTTL(ctx, key).Val(); got <= 0 || got > ttl {
 			t.Fatalf("%s: TTL %v after the periodic refresh, want within (0, %v]", key, got, ttl)
 		}
@@ -379,7 +378,7 @@ func TestRolledBackDetected(t *testing.T) {
 	c := testenv.StartRedis(t).Client()
 	s := newSink(t, c)
 	k := sink.RoomKeys("test", "r1")
-	keys := []string{k.Members, k.Ranking, k.Stable, k.Watermarks}
+	keys := []string{k.Members, k.Ranking, k.Stable}
 	join := func(user string, offset int64) ranking.RoomUpdate {
 		return update("r1", user, 0, offset, codec.Event{Type: codec.TypeJoin, TS: base + offset})
 	}

@@ -57,10 +57,41 @@ type change struct {
 
 // arena holds the buffers of one Apply's plans, sized for all of them, so
 // that planning allocates per Apply rather than per room and member.
+//
+// Script arguments are boxed as pointers into the arena (str, num, raw):
+// go-redis writes a *string, an *int64 and an encoding.BinaryMarshaler like
+// the value itself, and a pointer fits in an interface value without an
+// allocation, where a string, an int64 ≥ 256 or a []byte boxed by value
+// allocates one each. A boxed value is never changed: a slice that grows
+// leaves the pointers into its old array valid and holding the same values.
 type arena struct {
 	changes []change
 	args    []any
 	packed  []byte
+	strs    []string
+	nums    []int64
+	raws    []rawArg
+}
+
+// rawArg is a script argument written as its bytes.
+type rawArg []byte
+
+// MarshalBinary returns the bytes; go-redis writes them as the argument.
+func (b *rawArg) MarshalBinary() ([]byte, error) { return *b, nil }
+
+func (a *arena) str(s string) any {
+	a.strs = append(a.strs, s)
+	return &a.strs[len(a.strs)-1]
+}
+
+func (a *arena) num(v int64) any {
+	a.nums = append(a.nums, v)
+	return &a.nums[len(a.nums)-1]
+}
+
+func (a *arena) raw(b []byte) any {
+	a.raws = append(a.raws, b)
+	return &a.raws[len(a.raws)-1]
 }
 
 func (a *arena) init(rooms []ranking.RoomUpdate) {
@@ -72,6 +103,9 @@ func (a *arena) init(rooms []ranking.RoomUpdate) {
 	a.changes = make([]change, 0, members)
 	a.args = make([]any, 0, args)
 	a.packed = make([]byte, 0, ranking.StateSize*members)
+	a.strs = make([]string, 0, 8*len(rooms))
+	a.nums = make([]int64, 0, 6*len(rooms)+members)
+	a.raws = make([]rawArg, 0, members)
 }
 
 // argsBound returns at most how many arguments room u's fastLua takes, and
@@ -246,29 +280,30 @@ func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack
 		topn = "0"
 	}
 	if ack != nil {
-		ackSeq = ack.Seq
+		ackSeq = ar.num(ack.Seq)
 	}
 	a := ar.args[len(ar.args):]
-	a = append(a, r.args[0], topn, pl.expect, pl.next, bump, ackSeq)
-	a, err := r.planMerge(a, cr, u, pl, merge)
+	a = append(a, r.args[0], topn, ar.str(pl.expect), ar.str(pl.next), bump, ackSeq)
+	a, err := r.planMerge(a, ar, cr, u, pl, merge)
 	if err != nil {
 		return nil, err
 	}
 	a = append(a, r.ttlMode(cr, u, pl, rankedBefore == 0 && zadds > 0), r.rulesArg, len(u.Parts))
-	for _, part := range u.Parts {
-		a = append(a, partName(&part), part.Last)
+	for i := range u.Parts {
+		part := &u.Parts[i]
+		a = append(a, c.partArg(part), ar.num(part.Last))
 	}
 	a = append(a, len(changed))
 	for i := range changed {
 		m := &changed[i]
 		start := len(ar.packed)
 		ar.packed = m.state.AppendBinary(ar.packed)
-		a = append(a, m.arg, ar.packed[start:len(ar.packed):len(ar.packed)])
+		a = append(a, m.arg, ar.raw(ar.packed[start:len(ar.packed):len(ar.packed)]))
 	}
 	a = append(a, zadds)
 	for i := range changed {
 		if m := &changed[i]; m.score != ranking.Unranked {
-			a = append(a, int64(m.score), m.arg)
+			a = append(a, ar.num(int64(m.score)), m.arg)
 		}
 	}
 	// As applyLua: every changed member that is not ranked is ZREMed and
@@ -311,7 +346,7 @@ func (r *Redis) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, new
 // cache, its stable hash is known, and no output of it awaits an ack (the
 // processor must republish that one, and only the script's read has its
 // bytes).
-func (r *Redis) planMerge(a []any, cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, merge ranking.StableStep) ([]any, error) {
+func (r *Redis) planMerge(a []any, ar *arena, cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, merge ranking.StableStep) ([]any, error) {
 	cs := &cr.stable
 	pending := cs.pending
 	if pl.ack != nil && pending == pl.ack.Seq {
@@ -332,7 +367,7 @@ func (r *Redis) planMerge(a []any, cr *cachedRoom, u *ranking.RoomUpdate, pl *fa
 	}
 	pl.merged = st
 	if !store {
-		return append(a, mergeMerged, cs.seq, cs.version, cs.state, "", "", "", ""), nil
+		return append(a, mergeMerged, ar.num(cs.seq), ar.num(cs.version), ar.str(cs.state), "", "", "", ""), nil
 	}
 	up.Room, up.PrevSeq, up.Version, up.PrevState = u.Room, cs.seq, st.Version, cs.state
 	pl.update = &up
@@ -340,7 +375,7 @@ func (r *Redis) planMerge(a []any, cr *cachedRoom, u *ranking.RoomUpdate, pl *fa
 	if up.StateOnly {
 		mode = mergeState
 	}
-	return append(a, mode, cs.seq, cs.version, cs.state, "", strings.Join(up.List, ","), up.Out, up.State), nil
+	return append(a, mode, ar.num(cs.seq), ar.num(cs.version), ar.str(cs.state), "", ar.str(strings.Join(up.List, ",")), ar.raw(up.Out), ar.str(up.State)), nil
 }
 
 // fillFromCache sets st's raw top list and the scores of its stable members
@@ -365,7 +400,7 @@ func (cr *cachedRoom) stableScores(st *ranking.RoomState) {
 // fastRoom queues room u's fastLua on p.
 func (r *Redis) fastRoom(ctx context.Context, p *redisscript.Pipe, u *ranking.RoomUpdate, pl *fastPlan) *redis.Cmd {
 	k := RoomKeys(r.opt.Env, u.Room)
-	return p.Run(ctx, fastLua, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, pl.args...)
+	return p.Run(ctx, fastLua, []string{k.Members, k.Ranking, k.Stable}, pl.args...)
 }
 
 // finishFast reads fastLua's reply into st, and confirms the cache entry or

@@ -1,13 +1,19 @@
 package sink
 
+import "strings"
+
 // Keys names the Redis keys of one room. Every key carries the room in one
 // hash tag ({…}), so all of a room's keys live in one Redis Cluster slot and
 // one script can touch them together.
 type Keys struct {
-	Members    string // hash: user id → packed MemberState
-	Ranking    string // sorted set: ranked user id → codec score
-	Stable     string // hash: seq, list (comma-separated ids), v (ranking version), pending and out (an output not yet acknowledged as published), h (hysteresis state, stability.State's text), mv (state token), r (rules version)
-	Watermarks string // hash: "topic/partition" → last applied offset
+	Members string // hash: user id → packed MemberState
+	Ranking string // sorted set: ranked user id → codec score
+	Stable  string // hash: seq, list (comma-separated ids), v (ranking version), pending and out (an output not yet acknowledged as published), h (hysteresis state, stability.State's text), mv (state token), r (rules version)
+	// Watermarks is the hash where earlier versions kept the room's
+	// watermarks ("topic/partition" → last applied offset); they are fields
+	// of the stable hash now, and the room's first full apply moves them
+	// there (lua/apply.lua).
+	Watermarks string
 }
 
 // RoomKeys returns the keys of room in environment env:
@@ -16,8 +22,21 @@ type Keys struct {
 //
 // (the braces around the room are the hash tag; the env is literal text).
 func RoomKeys(env, room string) Keys {
-	p := RoomPrefix(env, room)
-	return Keys{Members: p + "m", Ranking: p + "z", Stable: p + "s", Watermarks: p + "w"}
+	// One string holds the four names, so that building them is one
+	// allocation: a room's keys are built for every apply.
+	var b strings.Builder
+	n := len("rostrum:") + len(env) + len(":{") + len(room) + len("}:") + 1
+	b.Grow(4 * n)
+	for _, kind := range []byte("mzsw") {
+		b.WriteString("rostrum:")
+		b.WriteString(env)
+		b.WriteString(":{")
+		b.WriteString(room)
+		b.WriteString("}:")
+		b.WriteByte(kind)
+	}
+	all := b.String()
+	return Keys{Members: all[:n], Ranking: all[n : 2*n], Stable: all[2*n : 3*n], Watermarks: all[3*n:]}
 }
 
 // RoomPrefix is the text every key of room in env starts with,

@@ -1,9 +1,10 @@
 -- apply.lua (applyLua in scripts.go): applies one board's share of a batch
 -- atomically.
 --
--- KEYS: 1 the board's watermark hash (P .. 'w'); every other key is built
+-- KEYS: 1 the watermark hash (P .. 'w': the board's, or with spread the
+--       period's); every other key is built
 --       from the prefix P and carries the same hash tag; every key the
---       script may touch is declared (see applyKeys in store.go)
+--       script may touch is declared (see applyKeys in apply.go)
 -- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'c'
 --       periodic whose score holds the state, 'r' rolling, 'v' windows,
 --       't' total), 4 op, 5 tie (1/0), 6 rb, 7 res
@@ -12,8 +13,13 @@
 --       call removes from a rolling board's slices, 'S': from a periodic
 --       board's settled snapshots, '' neither), 13 floor ('' = none),
 --       14 negative values allowed (1/0), 15 half-life ms ('' = no decay),
---       16 decay base target, 17 a windows board's lengths
---       ("slicems:n1,…,nk", packed.lua; '' for other kinds), then per part:
+--       16 decay base target, 17 spread: a hash-tag: period board's call
+--       for one period gives the expire-at ms of the period's keys (P is
+--       that period's prefix and its keys are P .. 'z' etc., its ranges
+--       and counters P .. 'w' and P .. 'n', expiring with it); '' else
+--       (period keys are P .. 'p:<label>:z' etc.), 18 a windows board's
+--       lengths ("slicems:n1,…,nk", packed.lua; '' for other kinds),
+--       then per part:
 --       "topic/partition", first offset, last offset, each (1/0),
 --       removals, then per removal: member, settled (1/0),
 --       offset, n labels, labels (periodic: the periods it clears),
@@ -43,7 +49,11 @@
 -- every slice of every slice set; with settled, out of every settled snapshot kept (the one
 -- being copied: deferred as 'S <member>'). The slices and snapshots are
 -- read by the caller to declare their keys: when the script finds one it
--- was not given it answers {'replan'} before writing anything.
+-- was not given it answers {'replan'} before writing anything. With spread
+-- a call is one period's: a removal lists at most that period, and with
+-- settled takes the member out of that period's snapshot P .. 'S' (or
+-- defers it while the period is copied); the caller sends it to each
+-- settled period (registry.go).
 --
 -- Totals are sums kept exactly; the score ranks max(sum, floor) (score.lua).
 -- On a periodic board of kind 'c' (first-reached at 1 ms) the score holds
@@ -103,11 +113,18 @@ local nwin, wq, gq = windows(ARGV[10])
 local halfLife, base = tonumber(ARGV[15]), nil
 if istotal and halfLife then base = rebase(P, tonumber(ARGV[16])) end
 local rdecay = halfLife ~= nil and not istotal and not periodic
+local spread = ARGV[17] ~= ''
 local slicems, wn = nil, nil
-if packed then slicems, wn = wlengths(ARGV[17]) end
+if packed then slicems, wn = wlengths(ARGV[18]) end
 local known = {}
 for _, q in ipairs(gq) do known[q] = true end
-local i = 18
+local i = 19
+
+-- pkey returns the prefix of period label's keys (keys.go periodPrefix).
+local function pkey(label)
+  if spread then return P end
+  return P .. 'p:' .. label .. ':'
+end
 
 local declared = nil
 if ARGV[12] ~= '' or rdecay then
@@ -158,11 +175,13 @@ local function removeMember(member, settled, labels)
       if busy and l == busy then
         redis.call('SADD', P .. 'd', member)
       else
-        redis.call('ZREM', P .. 'p:' .. l .. ':z', member)
-        redis.call('HDEL', P .. 'p:' .. l .. ':m', member)
+        redis.call('ZREM', pkey(l) .. 'z', member)
+        redis.call('HDEL', pkey(l) .. 'm', member)
       end
     end
-    if settled then
+    if settled and spread then -- this period's snapshot, or its copy when it is copied
+      if busy then redis.call('SADD', P .. 'd', 'S ' .. member) else snapRemove(P .. 'S', member) end
+    elseif settled then
       if busy then redis.call('SADD', P .. 'd', 'S ' .. member) end
       for _, l in ipairs(redis.call('ZRANGE', P .. 'SL', 0, -1)) do
         if l ~= busy then snapRemove(P .. 'S:' .. l, member) end
@@ -265,7 +284,7 @@ local function periodicBucket(pi, bucket, org, exp, ne)
     lateBucket(pi, bucket, ne)
     return
   end
-  local pre = P .. 'p:' .. bucket .. ':'
+  local pre = pkey(bucket)
   local zk, mk, ik = pre .. 'z', pre .. 'm', pre .. 'i'
   addEntries(zk, mk, ik, org, ne, 1)
   redis.call('PEXPIREAT', zk, exp)
@@ -538,6 +557,10 @@ if late > 0 then redis.call('HINCRBY', P .. 'n', 'late', late) end
 local saturated = sat + rsat
 if saturated > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', saturated) end
 if closed > 0 then redis.call('HINCRBY', P .. 'n', 'gaps_closed', closed) end
+if spread then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[17])
+  redis.call('PEXPIREAT', P .. 'n', ARGV[17])
+end
 local reply = {applied + removed, skipped, dup, saturated, closed, #splits / 2}
 for _, v in ipairs(splits) do reply[#reply+1] = v end
 reply[#reply+1] = #lates / 2

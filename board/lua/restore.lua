@@ -8,7 +8,10 @@
 -- ARGV: 1 the newest settled label, 2 settle-retention, 3 snapshots, then
 --       per snapshot: label, period start ms, expire-at ms, info
 --       ("members closed_at"), n entries, entries ("total reached member",
---       in rank order)
+--       in rank order); then optionally n labels indexed without a
+--       snapshot here, per label: label, period start ms (a hash-tag:
+--       period board: its snapshots are in the periods' own slots,
+--       restoreperiod.lua)
 --
 -- The frozen mark only moves forward (a settlement that ran since keeps
 -- its own); a snapshot that exists is left alone.
@@ -34,6 +37,10 @@ for _ = 1, tonumber(ARGV[3]) do
   end
   i = i + n
   k = k + 2
+end
+for _ = 1, tonumber(ARGV[i] or '0') do
+  redis.call('ZADD', KEYS[2], ARGV[i+2], ARGV[i+1])
+  i = i + 2
 end
 redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[2]) - 1)
 return written

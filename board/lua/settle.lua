@@ -14,7 +14,18 @@
 --       head of the record ('{"board":"…","period":"…"'), 10 scale,
 --       11 floor ('' = none: the total is the sum), 12 the reached bits
 --       when the score holds the state of members missing from the
---       member hash (apply.lua kind 'c'), else ''
+--       member hash (apply.lua kind 'c'), else '', 13 spread ('1': a
+--       hash-tag: period board, below; '' else), 14 with spread: when the
+--       period's settle state expires (ms: the later of its keys' and its
+--       snapshot's expiry)
+--
+-- With spread every key is the period's own (P the period's prefix, see
+-- keys.go): KEYS 1 P .. 'w', 2 P .. 'st', 3 P .. 'z', 4 P .. 'm', 5
+-- P .. 'S', 6 P .. 'S:j', 7 P .. 'S:i', 8 the deferred removals P .. 'd';
+-- the settle state is the period's own ('frozen' is its label once it is
+-- frozen), and the last step keeps the record in P .. 'S:j' instead of
+-- writing the board's outbox and index, which are in the board's slot:
+-- settled.lua does that (settle.go).
 --
 -- The settle state hash holds 'frozen' (the label of the newest frozen
 -- period: labels of one board sort in time order, and apply.lua refuses
@@ -49,6 +60,9 @@ if busy and busy ~= label then return {'busy', busy} end
 local top, pagesz, scale = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[10])
 local tfloor = nil
 if ARGV[11] ~= nil and ARGV[11] ~= '' then tfloor = tonumber(ARGV[11]) end
+local spread = ARGV[13] == '1'
+local D = KEYS[10]
+if spread then D = KEYS[8] end
 local cursor, members
 if not busy then
   if frozen and label <= frozen then return {'done'} end
@@ -117,15 +131,23 @@ end
 -- Last step: the record, the info, then the deferred removals.
 local body = redis.call('GET', KEYS[6]) or ''
 local record = ARGV[9] .. ',"closed_at":' .. ARGV[3] .. ',"members":' .. members .. ',"top":[' .. body .. ']}'
-redis.call('HSET', KEYS[8], label, record)
+if spread then
+  redis.call('SET', KEYS[6], record)
+  redis.call('PEXPIREAT', KEYS[6], ARGV[6])
+else
+  redis.call('HSET', KEYS[8], label, record)
+  redis.call('DEL', KEYS[6])
+end
 redis.call('SET', KEYS[7], members .. ' ' .. ARGV[3])
-redis.call('DEL', KEYS[6])
 redis.call('PEXPIREAT', KEYS[5], ARGV[6])
 redis.call('PEXPIREAT', KEYS[7], ARGV[6])
-redis.call('ZADD', KEYS[9], ARGV[7], label)
-redis.call('ZREMRANGEBYRANK', KEYS[9], 0, -tonumber(ARGV[8]) - 1)
+if not spread then
+  redis.call('ZADD', KEYS[9], ARGV[7], label)
+  redis.call('ZREMRANGEBYRANK', KEYS[9], 0, -tonumber(ARGV[8]) - 1)
+end
 redis.call('HDEL', KEYS[2], 'busy', 'cursor', 'members')
-local d = redis.call('SMEMBERS', KEYS[10])
+if spread then redis.call('PEXPIREAT', KEYS[2], ARGV[14]) end
+local d = redis.call('SMEMBERS', D)
 for _, m in ipairs(d) do
   if string.sub(m, 1, 2) == 'S ' then
     local tail = ' ' .. string.sub(m, 3)
@@ -137,5 +159,5 @@ for _, m in ipairs(d) do
     redis.call('HDEL', KEYS[4], m)
   end
 end
-if #d > 0 then redis.call('DEL', KEYS[10]) end
+if #d > 0 then redis.call('DEL', D) end
 return {'settled', members}

@@ -55,10 +55,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxPoll := fs.Int("max-poll-records", 50000, "records per batch at most")
 	stateCache := fs.Int("state-cache", sink.DefaultCacheMembers, "member states kept in memory by the sink, as in rostrum run (0: off)")
 	pipeline := fs.Bool("pipeline-batches", false, "run the processor with its batch pipeline on, as rostrum run --pipeline-batches (for A/B comparisons)")
+	ackDelayFlag := fs.Duration("ack-delay", time.Second, "how long an output's acknowledgement waits to ride in the room's next apply, as rostrum run --ack-delay (0: with the next batch)")
 	walSync := fs.String("wal-sync", "always", "WAL fsync policy: always or none")
 	walDir := fs.String("wal-dir", "", "parent directory of the runs' WAL directories (removed afterwards); empty: the system's temporary directory")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the rostrum flat-out run to this file")
+	rateMemProfile := fs.String("rate-memprofile", "", "write the allocation profiles at the end and (to FILE.base) at the start of the measured window of the (first) fixed-rate run: go tool pprof -base FILE.base bin/rostrum FILE")
 	rateCPUProfile := fs.String("rate-cpuprofile", "", "write a CPU profile of the measured window of the (first) fixed-rate run to this file")
 	memProfile := fs.String("memprofile", "", "write the allocation profile at the end of the rostrum flat-out run to this file")
 	logLevel := fs.String("log-level", "warn", "processor log level: debug, info, warn, error")
@@ -110,6 +112,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MaxPollRecords:  *maxPoll,
 		StateCache:      *stateCache,
 		PipelineBatches: *pipeline,
+		AckDelay:        ackDelay(*ackDelayFlag),
 		WALDir:          *walDir,
 		Logger:          lg,
 		Progress:        stderr,
@@ -169,7 +172,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, p := range []struct {
 		path string
 		dst  *io.Writer
-	}{{*cpuProfile, &cfg.CPUProfile}, {*rateCPUProfile, &cfg.RateCPUProfile}, {*memProfile, &cfg.MemProfile}} {
+	}{{*cpuProfile, &cfg.CPUProfile}, {*rateCPUProfile, &cfg.RateCPUProfile}, {*memProfile, &cfg.MemProfile},
+		{*rateMemProfile, &cfg.RateMemProfile}, {base(*rateMemProfile), &cfg.RateMemProfileBase}} {
 		if p.path == "" {
 			continue
 		}
@@ -205,3 +209,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// base names the start-of-window profile of --rate-memprofile FILE:
+// FILE.base ("" without the flag).
+func base(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + ".base"
+}

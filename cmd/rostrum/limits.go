@@ -15,6 +15,7 @@ type limitFlags struct {
 	maxRoomMembers   int
 	maxRoomsPerApply int
 	pipeline         bool
+	ackDelay         time.Duration
 	stateCache       int
 	unreadyFailures  int
 	unreadyAfter     time.Duration
@@ -25,6 +26,7 @@ func (f *limitFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory (about 190 B each) so that an apply merges and scores in Go and Redis only stores the results (0: off)")
 	fs.IntVar(&f.maxRoomsPerApply, "max-rooms-per-apply", 50000, "rooms written per Redis round trip at most; a batch touching more is applied in several")
 	fs.BoolVar(&f.pipeline, "pipeline-batches", false, "turn the batch pipeline on: poll, decode and WAL-append the next batch while the current one is in Redis (off by default until it measures better; no effect with boards)")
+	fs.DurationVar(&f.ackDelay, "ack-delay", time.Second, "how long the acknowledgement of a published output waits to ride in the room's next apply before it is sent on its own (0: with the next batch); after a crash, outputs acknowledged within it are published again, identical")
 	fs.IntVar(&f.unreadyFailures, "unready-failures", 3, "/readyz reports not ready after this many failed attempts of a batch in a row")
 	fs.DurationVar(&f.unreadyAfter, "unready-after", 10*time.Second, "or after a batch has been failing this long")
 }
@@ -37,8 +39,18 @@ func (f *limitFlags) apply(pc *processor.Config, so *sink.Options, walDir string
 	so.CacheMembers = f.stateCache
 	pc.MaxRoomsPerApply = f.maxRoomsPerApply
 	pc.PipelineBatches = f.pipeline
+	pc.AckDelay = ackDelay(f.ackDelay)
 	pc.UnreadyFailures = f.unreadyFailures
 	pc.UnreadyAfter = f.unreadyAfter
 	// Beside the WAL: it says which Redis data set the WAL was applied to.
 	pc.GenerationFile = filepath.Join(walDir, "redis-generation")
+}
+
+// ackDelay turns the --ack-delay flag into processor.Config.AckDelay, where
+// 0 means the default and a negative delay none.
+func ackDelay(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

@@ -46,7 +46,7 @@ func TestBoardsPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := func(pattern string) int { return len(rc.Keys(ctx, pattern).Val()) }
-	a, b := keys("rostrum:test:board:{gifts-a}:*"), keys("rostrum:test:board:{gifts-b}:*")
+	a, b := keys("rostrum:test:board:{gifts-a[}@]*"), keys("rostrum:test:board:{gifts-b[}@]*")
 	if a == 0 || b == 0 {
 		t.Fatalf("boards not filled: %d and %d keys", a, b)
 	}
@@ -55,17 +55,17 @@ func TestBoardsPrune(t *testing.T) {
 	if !strings.Contains(out, fmt.Sprintf("board gifts-b: %d keys", b)) || strings.Contains(out, "gifts-a") {
 		t.Fatalf("listing:\n%s", out)
 	}
-	if keys("rostrum:test:board:{gifts-b}:*") != b {
+	if keys("rostrum:test:board:{gifts-b[}@]*") != b {
 		t.Fatal("keys deleted without --delete")
 	}
 	out = run("boards", "prune", "--config", config("gifts-a"), "--delete")
 	if !strings.Contains(out, fmt.Sprintf("deleted %d keys of 1 removed boards", b)) {
 		t.Fatalf("delete:\n%s", out)
 	}
-	if n := keys("rostrum:test:board:{gifts-b}:*"); n != 0 {
+	if n := keys("rostrum:test:board:{gifts-b[}@]*"); n != 0 {
 		t.Fatalf("%d keys of the removed board left", n)
 	}
-	if keys("rostrum:test:board:{gifts-a}:*") != a || keys("rostrum:other:board:*") != 1 {
+	if keys("rostrum:test:board:{gifts-a[}@]*") != a || keys("rostrum:other:board:*") != 1 {
 		t.Fatal("prune deleted keys of a kept board or of another environment")
 	}
 	if out := run("boards", "prune", "--config", config("gifts-a")); !strings.Contains(out, "no keys of removed boards") {

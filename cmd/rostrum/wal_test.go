@@ -112,7 +112,7 @@ func TestWALReplayBoards(t *testing.T) {
 	}
 	// u-1 sent 20+40+60, u-0 10+30+50.
 	day := time.UnixMilli(ts).UTC().Format("2006-01-02")
-	got, err := r.Client().ZRevRangeWithScores(context.Background(), "rostrum:test:board:{gifts-day}:p:"+day+":z", 0, -1).Result()
+	got, err := r.Client().ZRevRangeWithScores(context.Background(), "rostrum:test:board:{gifts-day@"+day+"}:z", 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,4 +143,71 @@ func giftWAL(t *testing.T, n, users int, ts int64) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// TestWALReplayRefusesOtherLayout: a board replayed with hash-tag: board
+// (the layout of earlier commits) and then replayed again without it (one
+// tag per period, the default) would count everything a second time in the
+// new layout; the replay stops, naming the board and the hash-tag.
+func TestWALReplayRefusesOtherLayout(t *testing.T) {
+	ts := time.Now().UnixMilli()
+	dir := giftWAL(t, 6, 2, ts)
+	r := testenv.StartRedis(t)
+	replay := func(yaml string) error {
+		cfg := filepath.Join(t.TempDir(), "rostrum.yaml")
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return Main(context.Background(), []string{"wal", "replay", "--wal-dir", dir, "--redis", r.Addr, "--env", "test", "--log-level", "error", "--config", cfg}, io.Discard, io.Discard)
+	}
+	if err := replay("boards:\n  - {name: gifts-day, events: [gift], member: user_id, kind: periodic, period: day, hash-tag: board}\n"); err != nil {
+		t.Fatal(err)
+	}
+	err := replay("boards:\n  - {name: gifts-day, events: [gift], member: user_id, kind: periodic, period: day}\n")
+	if err == nil || !strings.Contains(err.Error(), "board gifts-day: hash-tag is period") {
+		t.Fatalf("replay into the other layout: %v", err)
+	}
+}
+
+// TestBoardsMigrate: a board replayed in the one-tag layout (hash-tag:
+// board) is moved by rostrum boards migrate; the replay in the new layout
+// then runs, counts nothing again, and reads the same ranking from the
+// period's own keys; a second migrate finds nothing to do.
+func TestBoardsMigrate(t *testing.T) {
+	ts := time.Now().UnixMilli()
+	dir := giftWAL(t, 6, 2, ts)
+	r := testenv.StartRedis(t)
+	config := func(yaml string) string {
+		cfg := filepath.Join(t.TempDir(), "rostrum.yaml")
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	oldCfg := config("boards:\n  - {name: gifts-day, events: [gift], member: user_id, kind: periodic, period: day, hash-tag: board}\n")
+	newCfg := config("boards:\n  - {name: gifts-day, events: [gift], member: user_id, kind: periodic, period: day}\n")
+	run := func(args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := Main(context.Background(), append(args, "--redis", r.Addr, "--env", "test", "--log-level", "error"), &stdout, &stderr); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+		}
+		return stdout.String()
+	}
+	run("wal", "replay", "--wal-dir", dir, "--config", oldCfg)
+	if out := run("boards", "migrate", "--config", newCfg); !strings.Contains(out, "migrated 1 boards: ") {
+		t.Fatalf("migrate: %s", out)
+	}
+	if out := run("boards", "migrate", "--config", newCfg); !strings.Contains(out, "no board to migrate") {
+		t.Fatalf("migrate again: %s", out)
+	}
+	run("wal", "replay", "--wal-dir", dir, "--config", newCfg)
+	day := time.UnixMilli(ts).UTC().Format("2006-01-02")
+	got, err := r.Client().ZRevRangeWithScores(context.Background(), "rostrum:test:board:{gifts-day@"+day+"}:z", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Member != "u-1" || got[0].Score != 120 || got[1].Member != "u-0" || got[1].Score != 90 {
+		t.Fatalf("board after the migration and a replay: %v", got)
+	}
 }

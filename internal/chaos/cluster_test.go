@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,8 +24,9 @@ import (
 // included, against a three-master Redis Cluster and, while the processor
 // writes, migrates to another master key by key (CLUSTER SETSLOT
 // IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE) the slots of five busy rooms
-// and of three boards (each board's keys share its hash tag, so one slot
-// holds all of a board). Meanwhile the scripts meet ASK redirections and
+// and of three boards (a rolling or windows board's keys share its hash
+// tag, so one slot holds all of it; the weekly board's periods each have a
+// tag of their own, and each of their slots moves too). Meanwhile the scripts meet ASK redirections and
 // TRYAGAIN (a script whose keys are split between the two masters), which
 // the batch retries absorb. At the end the meeting state and every board
 // must equal the models: nothing lost, nothing applied twice.
@@ -78,13 +80,29 @@ func TestClusterSlotMigration(t *testing.T) {
 	for p.Stats().BoardEvents.Load() == 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
-	for _, name := range []string{"weekly-score", "room-gifts-7d", "item-trades"} {
-		key := "rostrum:" + EnvName + ":board:{" + name + "}:w"
+	// The boards' slots, and the slots of the weekly board's periods (one
+	// hash tag per period: board/keys.go), from its registry.
+	tags := []string{"weekly-score", "room-gifts-7d", "item-trades"}
+	for _, m := range rc.ZRange(ctx, "rostrum:"+EnvName+":{rostrum:"+EnvName+":generation}:board-periods", 0, -1).Val() {
+		if strings.HasPrefix(m, "weekly-score@") {
+			tags = append(tags, m)
+		}
+	}
+	if len(tags) == 3 {
+		t.Fatal("the weekly board registered no period")
+	}
+	migrated := map[int]bool{}
+	for _, tag := range tags {
+		key := "rostrum:" + EnvName + ":board:{" + tag + "}:w"
 		slot := int(rc.ClusterKeySlot(ctx, key).Val())
+		if migrated[slot] {
+			continue
+		}
+		migrated[slot] = true
 		from := m.owner(ctx, slot)
 		to := (from + 1) % 3
 		moved += m.migrate(ctx, slot, from, to)
-		t.Logf("board %s: slot %d moved from master %d to %d", name, slot, from, to)
+		t.Logf("board %s: slot %d moved from master %d to %d", tag, slot, from, to)
 	}
 	for i := range 5 {
 		room := fmt.Sprintf("r-%d", i)

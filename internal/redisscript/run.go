@@ -45,7 +45,7 @@ type call struct {
 // Run queues a call of s (EVALSHA) and returns its command, which holds the
 // reply once Pipelined returns.
 func (p *Pipe) Run(ctx context.Context, s *Script, keys []string, args ...any) *redis.Cmd {
-	cmd := p.EvalSha(ctx, s.sha, keys, args...)
+	cmd := evalSha(ctx, p.Pipeliner, s, keys, args)
 	p.calls = append(p.calls, call{s: s, keys: keys, args: args, cmd: cmd})
 	return cmd
 }
@@ -99,7 +99,7 @@ func (r *Runner) Pipelined(ctx context.Context, fill func(p *Pipe)) error {
 	again := r.c.Pipeline()
 	cmds := make([]*redis.Cmd, len(failed))
 	for i, c := range failed {
-		cmds[i] = again.EvalSha(ctx, c.s.sha, c.keys, c.args...)
+		cmds[i] = evalSha(ctx, again, c.s, c.keys, c.args)
 	}
 	_, _ = again.Exec(ctx)
 	for i, c := range failed {
@@ -122,4 +122,24 @@ func (r *Runner) Run(ctx context.Context, s *Script, keys []string, args ...any)
 // SHA-1 called, and nothing ran.
 func isNoScript(err error) bool {
 	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
+}
+
+// evalSha queues EVALSHA of s on p as go-redis's EvalSha does (the first
+// key at position 3, for Redis Cluster routing), but with the SHA-1 and the
+// keys boxed as pointers, which go-redis writes like the strings they point
+// to: a call then allocates its argument slice and its command, not one
+// interface value per key as well. keys must not change until the reply.
+func evalSha(ctx context.Context, p redis.Pipeliner, s *Script, keys []string, args []any) *redis.Cmd {
+	a := make([]any, 3+len(keys), 3+len(keys)+len(args))
+	a[0], a[1], a[2] = "evalsha", &s.sha, len(keys)
+	for i := range keys {
+		a[3+i] = &keys[i]
+	}
+	a = append(a, args...)
+	cmd := redis.NewCmd(ctx, a...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	_ = p.Process(ctx, cmd)
+	return cmd
 }

@@ -11,7 +11,9 @@
 -- the ranking version, the hysteresis state and the pending output it was
 -- merged from, so a batch takes one round trip instead of two.
 --
--- KEYS: as apply.lua
+-- KEYS: 1 members hash, 2 ranking zset, 3 stable hash (apply.lua's first
+--       three; the watermarks are fields of the stable hash, read with its
+--       other fields and written with them)
 -- ARGV: 1 ttl ms, 2 top-n (0: no top list, the sink computes it),
 --       3 token expected, 4 new token ("": the member states are
 --       unchanged), 5 bump the ranking version (0/1), 6 seq of an output
@@ -43,7 +45,10 @@ local MERGE_NONE, MERGE_MERGED, MERGE_STORE, MERGE_STATE = 0, 1, 2, 3 -- luachec
 -- TTL refresh, ARGV[15] (ttlNone, ... in scripts.go)
 local TTL_NONE, TTL_RANKING, TTL_ALL = 0, 1, 2 -- luacheck: ignore 211
 
-local st = redis.call('HMGET', KEYS[3], 'seq', 'list', 'pending', 'out', 'v', 'h', 'mv', 'r')
+local nparts = tonumber(ARGV[17])
+local fields = {'seq', 'list', 'pending', 'out', 'v', 'h', 'mv', 'r'}
+for k = 0, nparts-1 do fields[9+k] = ARGV[18+2*k] end
+local st = redis.call('HMGET', KEYS[3], unpack(fields))
 if st[7] ~= ARGV[3] or st[8] ~= ARGV[16] then return {-1, st[7] or ''} end
 local ttl, topn, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[7])
 local seq = tonumber(st[1] or '0')
@@ -53,17 +58,14 @@ if mode > MERGE_NONE then
   if st[3] and st[3] == st[1] and not acked then pend = st[3] end
   if seq ~= tonumber(ARGV[8]) or tonumber(st[5] or '0') ~= tonumber(ARGV[9]) or (st[6] or '') ~= ARGV[10] or pend ~= ARGV[11] then return {-1} end
 end
-local nparts = tonumber(ARGV[17])
+-- the stable hash's changes, watermarks included, in one HSET and at most
+-- one HDEL at the end
+local set, del = {}, {}
+local function put(f, x) set[#set+1] = f; set[#set+1] = x end
 local i = 18
-if nparts > 0 then
-  local names, set = {}, {}
-  for k = 0, nparts-1 do names[k+1] = ARGV[i+2*k] end
-  local wm = redis.call('HMGET', KEYS[4], unpack(names))
-  for k = 0, nparts-1 do
-    if tonumber(ARGV[i+2*k+1]) <= tonumber(wm[k+1] or '-1') then return {-2} end
-    set[#set+1] = names[k+1]; set[#set+1] = ARGV[i+2*k+1]
-  end
-  redis.call('HSET', KEYS[4], unpack(set))
+for k = 0, nparts-1 do
+  if tonumber(ARGV[i+2*k+1]) <= tonumber(st[9+k] or '-1') then return {-2} end
+  put(ARGV[i+2*k], ARGV[i+2*k+1])
 end
 i = i + 2*nparts
 -- runs cmd over the next n groups of width w of ARGV, in chunks that stay
@@ -80,10 +82,7 @@ end
 each('HSET', KEYS[1], 2)
 each('ZADD', KEYS[2], 2)
 each('ZREM', KEYS[2], 1)
--- the stable hash's changes, in one HSET and at most one HDEL
 local v = tonumber(st[5] or '0')
-local set, del = {}, {}
-local function put(f, x) set[#set+1] = f; set[#set+1] = x end
 if ARGV[5] == '1' then v = v + 1; put('v', v) end
 if ARGV[4] ~= '' then put('mv', ARGV[4]) end
 if mode == MERGE_STORE then
@@ -100,7 +99,7 @@ local applied = 0
 if nparts > 0 then applied = 1 end
 local refresh = tonumber(ARGV[15])
 if refresh == TTL_ALL then
-  for k = 1, 4 do redis.call('PEXPIRE', KEYS[k], ttl) end
+  for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ttl) end
 elseif refresh == TTL_RANKING then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
