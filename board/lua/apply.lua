@@ -318,6 +318,27 @@ end
 -- (counted as saturated): the sums stay exact, and the window sum the sum
 -- of the slices.
 local rsat = 0
+-- windowsAdd counts an event of value v at ts for member, whose state st
+-- ({reached_at, total of window 1, …}) it updates: v goes into each window j
+-- that takes the event's slice (take[j], and its slice set counts the entry:
+-- new[wq[j]]), and each window's ranking follows the member's total there
+-- (a total of 0 is not ranked). Shared by the rolling and the windows
+-- (packed) paths.
+local function windowsAdd(st, member, v, ts, take, new)
+  applied = applied + 1
+  local moved = ts > st[1]
+  if moved then st[1] = ts end
+  for j = 1, nwin do
+    local tj = take[j] and new[wq[j]] ~= nil
+    if tj then st[j+1] = st[j+1] + v end
+    if st[j+1] == 0 then
+      if tj then redis.call('ZREM', P .. 'z:' .. (j-1), member) end
+    elseif tj or moved then
+      redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
+    end
+  end
+end
+
 local function rollingBucket(pi, bucket, h, ne)
   local s = tonumber(bucket)
   local take, any, gs = {}, false, {}
@@ -380,18 +401,7 @@ local function rollingBucket(pi, bucket, h, ne)
       st = rparse(redis.call('HGET', mk, member), nwin)
     end
     if st then
-      applied = applied + 1
-      local moved = ts > st[1]
-      if moved then st[1] = ts end
-      for j = 1, nwin do
-        local tj = take[j] and new[wq[j]] ~= nil
-        if tj then st[j+1] = st[j+1] + v end
-        if st[j+1] == 0 then
-          if tj then redis.call('ZREM', P .. 'z:' .. (j-1), member) end
-        elseif tj or moved then
-          redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
-        end
-      end
+      windowsAdd(st, member, v, ts, take, new)
       redis.call('HSET', mk, member, rformat(st, nwin))
     end
   end
@@ -464,18 +474,7 @@ local function windowsBucket(pi, bucket, ne)
       if not ok then
         rsat = rsat + 1
       else
-        applied = applied + 1
-        local moved = ts > st[1]
-        if moved then st[1] = ts end
-        for j = 1, nwin do
-          local tj = take[j] and new[wq[j]] ~= nil
-          if tj then st[j+1] = st[j+1] + v end
-          if st[j+1] == 0 then
-            if tj then redis.call('ZREM', P .. 'z:' .. (j-1), member) end
-          elseif tj or moved then
-            redis.call('ZADD', P .. 'z:' .. (j-1), score(st[j+1], st[1], origin0), member)
-          end
-        end
+        windowsAdd(st, member, v, ts, take, new)
         local d1
         if segs then
           -- The slice added is the first above each taking window's last
