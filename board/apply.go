@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -117,7 +118,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 		}
 		calls = append(calls, pc...)
 	}
-	reset := false
+	var reset []string // the boards (and periods) whose generation differed
 	for attempt := 0; len(calls) > 0; attempt++ {
 		if attempt == 10 {
 			// A part re-sent event by event is never refused, so this
@@ -141,7 +142,11 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 				return res, fmt.Errorf("board %s: apply: %w", bd.name, err)
 			}
 			if len(vals) == 1 && vals[0] == "reset" {
-				reset = true
+				name := bd.name
+				if calls[k].label != "" {
+					name += "@" + calls[k].label
+				}
+				reset = append(reset, name)
 				continue
 			}
 			if len(vals) == 1 && vals[0] == "replan" {
@@ -160,8 +165,8 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 		}
 		calls = next
 	}
-	if reset {
-		return res, fmt.Errorf("board: a board's generation changed: %w", ranking.ErrRedisReset)
+	if len(reset) > 0 {
+		return res, fmt.Errorf("board: the generation of %s changed: %w", strings.Join(reset, ", "), ranking.ErrRedisReset)
 	}
 	return res, nil
 }

@@ -816,3 +816,48 @@ func BenchmarkApplyPeriodic(b *testing.B) {
 		})
 	}
 }
+
+// TestAdoptStampsOverAnotherGeneration: a board holding another
+// generation than the one adopted (a processor that read the marker just
+// before Redis lost its data stamped the emptied Redis with it, or the
+// marker alone was lost) is stamped anew by Adopt, so its calls are not
+// refused for ever; a board that lost its generation is refused until
+// Adopt.
+func TestAdoptStampsOverAnotherGeneration(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.StartRedis(t).Client()
+	bs, err := board.Compile([]board.Config{
+		{Name: "hourly-one", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
+			Tie: "first-reached", Retention: 60, Settle: "false", HashTag: "board"},
+		{Name: "rolling", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Hour, Slices: 24},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := board.NewStore(rdb, "test", bs)
+	if err := st.Adopt(ctx, "g-old"); err != nil {
+		t.Fatal(err)
+	}
+	feed := hourlyFeed(time.Now().UTC().Truncate(time.Hour), 1, false)
+	apply := func() error {
+		b := st.NewBatch()
+		addFeed(t, b, feed[0])
+		_, err := st.Apply(ctx, b)
+		return err
+	}
+	if err := apply(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Adopt(ctx, "g-new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(); err != nil {
+		t.Fatalf("apply after adopting g-new over boards stamped g-old: %v", err)
+	}
+	if err := rdb.HDel(ctx, "rostrum:test:board:{rolling}:w", "gen").Err(); err != nil { // the board lost its keys
+		t.Fatal(err)
+	}
+	if err := apply(); !errors.Is(err, ranking.ErrRedisReset) {
+		t.Fatalf("apply to a board that lost its generation: %v, want ErrRedisReset", err)
+	}
+}

@@ -59,9 +59,14 @@ func (s *Store) NewBatch() *Batch { return NewBatch(s.boards) }
 func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{" + b.name + "}:" }
 
 // Adopt makes Apply expect Redis generation gen (the sink's generation
-// marker) and stamps every board whose state has no generation yet with
-// it: after Redis lost its data, a board's scripts refuse to apply until
-// the processor has noticed and replays its log under the new generation.
+// marker) and stamps every board with it: after Redis lost its data, a
+// board's scripts refuse to apply until the processor has noticed and
+// replays its log under the new generation. The stamp overwrites: a board
+// may hold another generation without having lost its keys (Redis lost
+// the marker alone, or a processor that read the marker just before a
+// loss stamped the emptied Redis with it), and a stamp that kept it would
+// make every later call refuse, for ever; the log replay that follows each
+// Adopt re-applies what the board lost, and its ranges skip the rest.
 // On a hash-tag: period board it stamps every registered period
 // (registry.go). It fails, naming the board, when a board's keys are in
 // the layout of the other hash-tag, or a windows board's in the layout
@@ -75,7 +80,7 @@ func (s *Store) Adopt(ctx context.Context, gen string) error {
 	}
 	p := s.rdb.Pipeline()
 	for _, b := range s.boards {
-		p.HSetNX(ctx, s.prefix(b)+"w", "gen", gen)
+		p.HSet(ctx, s.prefix(b)+"w", "gen", gen)
 	}
 	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("board: adopt generation: %w", err)
