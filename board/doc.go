@@ -253,8 +253,12 @@
 // new batches, counts each retained record once. The board watermark hash
 // carries the generation adopted (Adopt); a script that finds another one
 // refuses to apply (ranking.ErrRedisReset), so a processor replays its log before
-// it applies new batches. What no log holds any more (and no Kafka rewind
-// re-reads) is lost for the boards.
+// it applies new batches. Adopt overwrites the stamp: a board may hold
+// another generation without having lost its keys (a processor that read
+// the marker just before a loss stamped the emptied Redis with it, or the
+// marker alone was lost), and a stamp that kept it would refuse every call
+// for ever. What no log holds any more (and no Kafka rewind re-reads) is
+// lost for the boards.
 //
 // # Member reads
 //
