@@ -108,14 +108,7 @@ func TestSlotMigrationNeverApplyHalf(t *testing.T) {
 			for _, w := range windows {
 				j, _ := b.Window(w)
 				want := m.Ranking(bi, period, j)
-				page, err := st.Top(ctx, b.Name(), period, w, 0, board.MaxPage)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := make([]boardmodel.Entry, len(page.Members))
-				for i, e := range page.Members {
-					got[i] = boardmodel.Entry(e)
-				}
+				got, _ := topEntries(t, st, b.Name(), period, w)
 				if !slices.Equal(got, want) {
 					t.Fatalf("+%v %s %s%s:\n redis %v\n model %v", at, b.Name(), period, w, got, want)
 				}

@@ -105,14 +105,7 @@ func TestScoreHoldsState(t *testing.T) {
 		t.Helper()
 		for bi, bd := range bs {
 			want := m.Ranking(bi, label, 0)
-			page, err := st.Top(ctx, bd.Name(), label, "", 0, board.MaxPage)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := make([]boardmodel.Entry, len(page.Members))
-			for i, e := range page.Members {
-				got[i] = boardmodel.Entry(e)
-			}
+			got, _ := topEntries(t, st, bd.Name(), label, "")
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s: %s:\n redis %v\n model %v", step, bd.Name(), got, want)
 			}

@@ -175,19 +175,12 @@ func testSpreadPeriods(t *testing.T, rdb redis.UniversalClient, cluster *testenv
 		}
 		for _, l := range labels {
 			want := m.Ranking(bi, l, 0)
-			page, err := st.Top(ctx, b.Name(), l, "", 0, board.MaxPage)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := make([]boardmodel.Entry, len(page.Members))
-			for i, e := range page.Members {
-				got[i] = boardmodel.Entry(e)
-			}
+			got, total := topEntries(t, st, b.Name(), l, "")
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s %s:\n redis %v\n model %v", b.Name(), l, got, want)
 			}
-			if page.TotalMembers != int64(len(want)) {
-				t.Fatalf("%s %s: %d members, model %d", b.Name(), l, page.TotalMembers, len(want))
+			if total != int64(len(want)) {
+				t.Fatalf("%s %s: %d members, model %d", b.Name(), l, total, len(want))
 			}
 		}
 	}
@@ -331,14 +324,7 @@ func TestSpreadPeriodLostAlone(t *testing.T) {
 	other.SetClock(func() time.Time { return start.Add(3 * time.Hour) })
 	for _, l := range m.Periods(0) {
 		want := m.Ranking(0, l, 0)
-		page, err := other.Top(ctx, "hourly", l, "", 0, board.MaxPage)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := make([]boardmodel.Entry, len(page.Members))
-		for i, e := range page.Members {
-			got[i] = boardmodel.Entry(e)
-		}
+		got, _ := topEntries(t, other, "hourly", l, "")
 		if !slices.Equal(got, want) {
 			t.Fatalf("%s after the replay:\n redis %v\n model %v", l, got, want)
 		}
@@ -502,14 +488,7 @@ func TestRemoveFromSettled(t *testing.T) {
 			st.SetClock(func() time.Time { return at })
 			for _, l := range m.Periods(0)[2:] { // the others are no longer kept (retention 1)
 				want := m.Ranking(0, l, 0)
-				page, err := st.Top(ctx, "h", l, "", 0, board.MaxPage)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := make([]boardmodel.Entry, len(page.Members))
-				for i, e := range page.Members {
-					got[i] = boardmodel.Entry(e)
-				}
+				got, _ := topEntries(t, st, "h", l, "")
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s:\n redis %v\n model %v", l, got, want)
 				}
@@ -640,14 +619,7 @@ func testMigrate(t *testing.T, rdb redis.UniversalClient) {
 	for bi, bd := range newBs {
 		for _, l := range m.Periods(bi) {
 			want := m.Ranking(bi, l, 0)
-			page, err := st.Top(ctx, bd.Name(), l, "", 0, board.MaxPage)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := make([]boardmodel.Entry, len(page.Members))
-			for i, e := range page.Members {
-				got[i] = boardmodel.Entry(e)
-			}
+			got, _ := topEntries(t, st, bd.Name(), l, "")
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s %s:\n redis %v\n model %v", bd.Name(), l, got, want)
 			}
@@ -860,4 +832,19 @@ func TestAdoptStampsOverAnotherGeneration(t *testing.T) {
 	if err := apply(); !errors.Is(err, ranking.ErrRedisReset) {
 		t.Fatalf("apply to a board that lost its generation: %v, want ErrRedisReset", err)
 	}
+}
+
+// topEntries reads the whole ranking of board name's period or window from
+// st as model entries, with the page's count of members.
+func topEntries(t *testing.T, st *board.Store, name, period, window string) ([]boardmodel.Entry, int64) {
+	t.Helper()
+	page, err := st.Top(context.Background(), name, period, window, 0, board.MaxPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]boardmodel.Entry, len(page.Members))
+	for i, e := range page.Members {
+		got[i] = boardmodel.Entry(e)
+	}
+	return got, page.TotalMembers
 }
