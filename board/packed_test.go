@@ -194,15 +194,8 @@ func TestWindowsPackedAgainstModel(t *testing.T) {
 // a window, and an event that would take a sum beyond is not counted
 // (saturated) rather than rounded.
 func TestWindowsPackedSumEdges(t *testing.T) {
-	rdb := testenv.StartRedis(t).Client()
 	ctx := context.Background()
-	bs, err := board.Compile([]board.Config{{Name: "big", Events: []string{"gift"}, Member: "room_id", Kind: "windows",
-		Windows:       []board.Window{{Length: 2 * time.Minute, Slice: time.Minute}, {Length: time.Hour, Slice: 30 * time.Minute}},
-		AllowNegative: true, Floor: "none", MaxTotal: codec.MaxAmount, Grace: dur(time.Second)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := board.NewStore(rdb, "test", bs)
+	st, bs, rdb := bigWindowsStore(t)
 	t0 := time.Date(2027, 5, 3, 10, 0, 0, 0, time.UTC)
 	const max = codec.MaxAmount
 	off := int64(0)
@@ -350,15 +343,8 @@ func TestAdoptRefusesEarlierWindowsLayout(t *testing.T) {
 // stays in range (another slice of the window is negative, and the short
 // window no longer holds the large slice).
 func TestWindowsPackedSliceSaturates(t *testing.T) {
-	rdb := testenv.StartRedis(t).Client()
 	ctx := context.Background()
-	bs, err := board.Compile([]board.Config{{Name: "big", Events: []string{"gift"}, Member: "room_id", Kind: "windows",
-		Windows:       []board.Window{{Length: 2 * time.Minute, Slice: time.Minute}, {Length: time.Hour, Slice: 30 * time.Minute}},
-		AllowNegative: true, Floor: "none", MaxTotal: codec.MaxAmount, Grace: dur(time.Second)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := board.NewStore(rdb, "test", bs)
+	st, bs, _ := bigWindowsStore(t)
 	t0 := time.Date(2027, 5, 3, 10, 0, 0, 0, time.UTC)
 	off := int64(0)
 	apply := func(at time.Duration, v int64) board.Result {
@@ -394,3 +380,19 @@ func TestWindowsPackedSliceSaturates(t *testing.T) {
 }
 
 const max64 = codec.MaxAmount
+
+// bigWindowsStore returns a store on a fresh redis-server with one windows
+// board, "big", whose sums may reach ±(2^53 − 1): a 2-minute window on
+// 1-minute slices and an hour on 30-minute slices, negative values allowed;
+// with the board and the Redis client.
+func bigWindowsStore(t *testing.T) (*board.Store, []*board.Board, *redis.Client) {
+	t.Helper()
+	bs, err := board.Compile([]board.Config{{Name: "big", Events: []string{"gift"}, Member: "room_id", Kind: "windows",
+		Windows:       []board.Window{{Length: 2 * time.Minute, Slice: time.Minute}, {Length: time.Hour, Slice: 30 * time.Minute}},
+		AllowNegative: true, Floor: "none", MaxTotal: codec.MaxAmount, Grace: dur(time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := testenv.StartRedis(t).Client()
+	return board.NewStore(rdb, "test", bs), bs, rdb
+}
