@@ -105,6 +105,7 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 	log := &countingLog{Log: wl, appended: make(chan struct{}, 1)}
 	store := &heldStore{Redis: rs, log: log, entered: make(chan struct{}), release: make(chan struct{})}
 	p, err := processor.New(ctx, processor.Config{Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 500, PipelineBatches: true,
+		DueInterval: 30 * time.Second, GenerationCheckEvery: 30 * time.Second,
 		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute}}, store, log)
 	if err != nil {
 		t.Fatal(err)
@@ -134,15 +135,15 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	half := len(w.trace) / 2
-	idx := func(from, to int) []int {
-		out := make([]int, 0, to-from)
-		for i := from; i < to; i++ {
-			out = append(out, i)
-		}
-		return out
+	// The first record alone, so that the first batch holds it alone and
+	// no later batch can be prepared before its apply is held; the rest
+	// once that apply is held. A poll that comes back empty rightly drains
+	// the pipeline (it waits for the held batch), so the polls here wait
+	// long (DueInterval, GenerationCheckEvery) for the rest to arrive.
+	if w.trace[0].Bad != "" {
+		t.Fatalf("the trace's first record is bad (%s): the held apply would not be the first batch's", w.trace[0].Bad)
 	}
-	produce(idx(0, half))
+	produce([]int{0})
 	select {
 	case <-store.entered:
 	case err := <-done:
@@ -150,10 +151,13 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the first batch never reached Redis")
 	}
-	// Whatever the first polls held, a WAL append after the first apply
-	// began (of the rest of the first half, or of the second half sent
-	// now) happened while that apply was held.
-	produce(idx(half, len(w.trace)))
+	// A WAL append after the first apply began happened while that apply
+	// was held.
+	rest := make([]int, 0, len(w.trace)-1)
+	for i := 1; i < len(w.trace); i++ {
+		rest = append(rest, i)
+	}
+	produce(rest)
 	deadline := time.After(time.Minute)
 	for log.appends.Load() == store.atEntry {
 		select {
