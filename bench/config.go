@@ -95,6 +95,8 @@ type Config struct {
 	// (sink.Options.CacheMembers): 0 none; `rostrum bench`'s default is
 	// sink.DefaultCacheMembers, as `rostrum run`'s.
 	StateCache int
+	// RoomsPerScript is sink.Options.RoomsPerScript (0: its default).
+	RoomsPerScript int
 	// PipelineBatches runs the processor with its batch pipeline on
 	// (processor.Config.PipelineBatches), for A/B comparisons.
 	PipelineBatches bool

@@ -136,7 +136,7 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 	pl.stages = &stages{Observer: m}
 	pl.rc = b.newClient(0)
 	pl.rc.AddHook(pl.hook)
-	store, err := sink.New(pl.rc, sink.Options{Env: env, TopN: cfg.TopN, CacheMembers: cfg.StateCache, Logger: cfg.Logger})
+	store, err := sink.New(pl.rc, sink.Options{Env: env, TopN: cfg.TopN, CacheMembers: cfg.StateCache, RoomsPerScript: cfg.RoomsPerScript, Logger: cfg.Logger})
 	if err != nil {
 		pl.close()
 		return nil, err

@@ -3,6 +3,8 @@ package sink
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -12,7 +14,7 @@ import (
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
-// Apply writes the rooms' updates, each room in one atomic script guarded
+// Apply writes the rooms' updates, each room atomically in a script guarded
 // by its watermarks, and clears the pending marks of acks, all in one
 // pipelined round trip. It returns one RoomState per room, in order. The
 // same round trip peeks at the due set's earliest entry (see PeekDue).
@@ -51,17 +53,22 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 	}
 	var gen *redis.Cmd
 	var due *redis.ZSliceCmd
-	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
+	var fast []fastCall
+	full := make([]*redis.Cmd, len(rooms)) // the full script's call of each room that takes it
+	_, err = r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		due = p.ZRangeWithScores(ctx, dueKey(r.opt.Env), 0, 0)
-		for _, a := range acks {
-			p.Run(ctx, ackLua, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
-		}
-		out := make([]*redis.Cmd, len(rooms))
+		r.queueAcks(ctx, p, acks)
+		var out []*redis.Cmd
 		for i := range rooms {
-			if plans != nil && plans[i] != nil {
-				out[i] = r.fastRoom(ctx, p, &rooms[i], plans[i])
-			} else {
-				out[i] = r.applyRoom(ctx, p, &rooms[i], false)
+			if plans == nil || plans[i] == nil {
+				full[i] = r.applyRoom(ctx, p, &rooms[i], false)
+				out = append(out, full[i])
+			}
+		}
+		if plans != nil {
+			fast = r.queueFast(ctx, p, rooms, plans)
+			for _, fc := range fast {
+				out = append(out, fc.cmd)
 			}
 		}
 		for _, pl := range plans {
@@ -92,9 +99,14 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 	merged = make([]ranking.Merged, len(rooms))
 	var again []int
 	var rolledBack error
-	for i, c := range cmds {
-		if plans != nil && plans[i] != nil {
-			ok, err := r.finishFast(c, &rooms[i], plans[i], &states[i])
+	for _, fc := range fast {
+		replies, err := fc.replies()
+		if err != nil {
+			r.forget(rooms)
+			return nil, nil, fmt.Errorf("sink: apply rooms: %w", err)
+		}
+		for j, i := range fc.rooms {
+			ok, err := r.finishFast(replies[j], &rooms[i], plans[i], &states[i])
 			if errors.Is(err, ErrRedisRolledBack) {
 				rolledBack, err = err, nil
 			}
@@ -107,6 +119,10 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 			} else if plans[i].merged != nil {
 				merged[i] = ranking.Merged{Done: true, Update: plans[i].update}
 			}
+		}
+	}
+	for i, c := range full {
+		if c == nil {
 			continue
 		}
 		if err := r.finishFull(c, rooms[i].Room, &states[i]); err != nil {
@@ -114,6 +130,7 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 			return nil, nil, err
 		}
 	}
+	slices.Sort(again)
 	if len(again) > 0 {
 		// Redis may have lost its data since the first round trip: this
 		// one reads the marker again, after its scripts, and both reads
@@ -122,11 +139,15 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 			return nil, nil, r.resetFailed(rooms, err)
 		}
 		cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
+			var acks []ranking.Ack
+			for _, i := range again {
+				if a := plans[i].ack; a != nil {
+					acks = append(acks, *a)
+				}
+			}
+			r.queueAcks(ctx, p, acks)
 			out := make([]*redis.Cmd, len(again))
 			for j, i := range again {
-				if a := plans[i].ack; a != nil {
-					p.Run(ctx, ackLua, []string{RoomKeys(r.opt.Env, a.Room).Stable}, a.Seq)
-				}
 				out[j] = r.applyRoom(ctx, p, &rooms[i], false)
 			}
 			gen = r.readGeneration(ctx, p)
@@ -153,6 +174,21 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 		return nil, nil, rolledBack
 	}
 	return states, merged, nil
+}
+
+// queueAcks queues ackLua for acks on p, up to Options.RoomsPerScript
+// rooms per call.
+func (r *Redis) queueAcks(ctx context.Context, p *redisscript.Pipe, acks []ranking.Ack) {
+	per := r.opt.RoomsPerScript
+	keys := make([]string, len(acks))
+	args := make([]any, len(acks))
+	for i := range acks {
+		keys[i], args[i] = RoomKeys(r.opt.Env, acks[i].Room).Stable, acks[i].Seq
+	}
+	for a := 0; a < len(acks); a += per {
+		b := min(a+per, len(acks))
+		p.Run(ctx, ackLua, keys[a:b:b], args[a:b:b]...)
+	}
 }
 
 // resetFailed handles a failed generation check: after a data loss the

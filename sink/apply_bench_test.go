@@ -20,14 +20,25 @@ import (
 // apply at a moderate event rate: the room is in the state cache, and the
 // batch brings it one or two members' updates from one partition (a batch of
 // 300 rooms out of 5,000 rooms of 100 members). Besides the client's time
-// per room it reports Redis's: redis-µs/room is the time Redis spent
-// running the scripts (commandstats, EVALSHA), redis-cmds/room the commands
-// Redis ran per room (scripts and the commands inside them).
+// per room it reports Redis's: redis-cpu-µs/room is the CPU time of the
+// Redis process (INFO cpu: the scripts, and reading and parsing the calls
+// and writing the replies), redis-µs/room the time Redis spent running the
+// scripts (commandstats, EVALSHA), redis-cmds/room the commands Redis ran
+// per room (scripts and the commands inside them).
+//
+// The sub-benchmarks send 1 room per script call and
+// sink.DefaultRoomsPerScript.
 func BenchmarkApplySmallFold(b *testing.B) {
+	for _, per := range []int{1, sink.DefaultRoomsPerScript} {
+		b.Run(fmt.Sprintf("rooms-per-script=%d", per), func(b *testing.B) { benchSmallFold(b, per) })
+	}
+}
+
+func benchSmallFold(b *testing.B, perScript int) {
 	const rooms, members, perBatch = 5000, 100, 300
 	ctx := context.Background()
 	c := testenv.StartRedis(b).Client()
-	s, err := sink.New(c, sink.Options{Env: "bench", CacheMembers: sink.DefaultCacheMembers, TopN: 7})
+	s, err := sink.New(c, sink.Options{Env: "bench", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomsPerScript: perScript})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,6 +78,7 @@ func BenchmarkApplySmallFold(b *testing.B) {
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
+	cpu0 := redisCPU(b, c)
 	b.ResetTimer()
 	n := 0
 	for b.Loop() {
@@ -82,7 +94,9 @@ func BenchmarkApplySmallFold(b *testing.B) {
 		n++
 	}
 	b.StopTimer()
+	cpu := redisCPU(b, c) - cpu0
 	usec, calls, cmds := commandStats(b, c)
+	b.ReportMetric(cpu*1e6/float64(n*perBatch), "redis-cpu-µs/room")
 	b.ReportMetric(float64(usec)/float64(n*perBatch), "redis-µs/room")
 	b.ReportMetric(float64(cmds)/float64(n*perBatch), "redis-cmds/room")
 	b.ReportMetric(float64(calls)/float64(n*perBatch), "scripts/room")
@@ -121,4 +135,22 @@ func commandStats(b *testing.B, c *redis.Client) (evalUsec, evalCalls, cmds int6
 		}
 	}
 	return evalUsec, evalCalls, cmds
+}
+
+// redisCPU returns the Redis process's CPU time so far, in seconds (INFO
+// cpu, used_cpu_user + used_cpu_sys).
+func redisCPU(b *testing.B, c *redis.Client) float64 {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cpu float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if k == "used_cpu_user" || k == "used_cpu_sys" {
+			x, _ := strconv.ParseFloat(v, 64)
+			cpu += x
+		}
+	}
+	return cpu
 }

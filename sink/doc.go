@@ -28,7 +28,9 @@
 // A sink keeps an in-process copy of the member states of the rooms it
 // writes (Options.CacheMembers bounds it). For a room it holds, Apply merges
 // the updates into the copy, computes the scores and the raw top-N in Go,
-// and sends a small script (fastLua) that only stores the results. Every
+// and sends a small script (fastLua) that only stores the results; on a
+// single node one call carries up to Options.RoomsPerScript such rooms,
+// each applied as by a call of its own. Every
 // script that changes a room's member states writes a new state token in
 // the room's stable hash, and fastLua writes only while the token is still
 // the one the copy was taken at; otherwise it changes nothing and the room

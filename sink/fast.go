@@ -397,24 +397,73 @@ func (cr *cachedRoom) stableScores(st *ranking.RoomState) {
 	}
 }
 
-// fastRoom queues room u's fastLua on p.
-func (r *Redis) fastRoom(ctx context.Context, p *redisscript.Pipe, u *ranking.RoomUpdate, pl *fastPlan) *redis.Cmd {
-	k := RoomKeys(r.opt.Env, u.Room)
-	return p.Run(ctx, fastLua, []string{k.Members, k.Ranking, k.Stable}, pl.args...)
+// fastCall is one queued call of fastLua and the rooms it applies.
+type fastCall struct {
+	cmd   *redis.Cmd
+	rooms []int // indices into the apply's rooms, in the call's order
 }
 
-// finishFast reads fastLua's reply into st, and confirms the cache entry or
+// queueFast queues the fast plans' fastLua calls on p, up to
+// Options.RoomsPerScript rooms per call, in the rooms' order.
+func (r *Redis) queueFast(ctx context.Context, p *redisscript.Pipe, rooms []ranking.RoomUpdate, plans []*fastPlan) []fastCall {
+	var idx []int
+	var nargs int
+	for i, pl := range plans {
+		if pl != nil {
+			idx = append(idx, i)
+			nargs += 1 + len(pl.args)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	per := r.opt.RoomsPerScript
+	calls := make([]fastCall, 0, (len(idx)+per-1)/per)
+	keys := make([]string, 0, 3*len(idx))
+	args := make([]any, 0, nargs)
+	for len(idx) > 0 {
+		n := min(per, len(idx))
+		k0, a0 := len(keys), len(args)
+		for _, i := range idx[:n] {
+			k := RoomKeys(r.opt.Env, rooms[i].Room)
+			keys = append(keys, k.Members, k.Ranking, k.Stable)
+			args = append(args, len(plans[i].args))
+			args = append(args, plans[i].args...)
+		}
+		cmd := p.Run(ctx, fastLua, keys[k0:len(keys):len(keys)], args[a0:len(args):len(args)]...)
+		calls = append(calls, fastCall{cmd: cmd, rooms: idx[:n:n]})
+		idx = idx[n:]
+	}
+	return calls
+}
+
+// replies returns the call's reply of each of its rooms.
+func (fc *fastCall) replies() ([][]any, error) {
+	vals, err := fc.cmd.Slice()
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) != len(fc.rooms) {
+		return nil, fmt.Errorf("fast script replied for %d rooms of %d", len(vals), len(fc.rooms))
+	}
+	out := make([][]any, len(vals))
+	for j, v := range vals {
+		room, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("fast script replied %T for a room", v)
+		}
+		out[j] = room
+	}
+	return out, nil
+}
+
+// finishFast reads the room's reply of fastLua into st, and confirms the cache entry or
 // drops it. It reports false when the room must take the full script (the
 // token, a watermark or the merged-from stable state moved on; nothing was
 // written, the ack included), and ErrRedisRolledBack with false when the
 // room holds an older token of this process than the one it last wrote.
-func (r *Redis) finishFast(c *redis.Cmd, u *ranking.RoomUpdate, pl *fastPlan, st *ranking.RoomState) (bool, error) {
+func (r *Redis) finishFast(vals []any, u *ranking.RoomUpdate, pl *fastPlan, st *ranking.RoomState) (bool, error) {
 	cache := r.cache
-	vals, err := c.Slice()
-	if err != nil {
-		cache.drop(u.Room)
-		return false, fmt.Errorf("sink: apply room %q: %w", u.Room, err)
-	}
 	if len(vals) == 0 {
 		cache.drop(u.Room)
 		return false, fmt.Errorf("sink: apply room %q: empty reply", u.Room)

@@ -31,8 +31,19 @@ type Options struct {
 	// sends Redis only the results (see stateCache). 0: off, every apply
 	// merges in Lua; `rostrum run`'s default is DefaultCacheMembers.
 	CacheMembers int
-	Logger       *zap.Logger // nil: no logs
+	// RoomsPerScript is how many cached rooms one call of the fast script
+	// applies on a single Redis node (see lua/fast.lua): a call costs Redis
+	// about as much again as a small room's own commands. 1: a call per
+	// room. Against a Redis Cluster every call holds one room, whatever
+	// this says. Default DefaultRoomsPerScript.
+	RoomsPerScript int
+	Logger         *zap.Logger // nil: no logs
 }
+
+// DefaultRoomsPerScript is Options.RoomsPerScript's default: enough rooms
+// that the call's own cost is spread thin, few enough that one call blocks
+// Redis for a few milliseconds at most.
+const DefaultRoomsPerScript = 64
 
 // Redis is the meeting ranking store. It is safe for concurrent use; the
 // processor calls it once or twice per poll batch.
@@ -63,6 +74,8 @@ func (opt Options) Validate() error {
 		return config.Errorf("sink.Options", "MaxMembers", "must be >= 0 (0: no cap), got %d", opt.MaxMembers)
 	case opt.CacheMembers < 0:
 		return config.Errorf("sink.Options", "CacheMembers", "must be >= 0 (0: off), got %d", opt.CacheMembers)
+	case opt.RoomsPerScript < 0 || opt.RoomsPerScript > 1024:
+		return config.Errorf("sink.Options", "RoomsPerScript", "must be between 0 (default %d) and 1024, got %d", DefaultRoomsPerScript, opt.RoomsPerScript)
 	}
 	return nil
 }
@@ -84,6 +97,12 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 	}
 	if err := opt.Validate(); err != nil {
 		return nil, err
+	}
+	if opt.RoomsPerScript == 0 {
+		opt.RoomsPerScript = DefaultRoomsPerScript
+	}
+	if _, cluster := c.(*redis.ClusterClient); cluster {
+		opt.RoomsPerScript = 1 // a script's keys must share a slot
 	}
 	r := &Redis{c: c, lua: redisscript.NewRunner(c, scripts...), opt: opt, cache: newStateCache(opt.CacheMembers)}
 	m := opt.Meeting

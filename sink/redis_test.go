@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -264,6 +265,9 @@ func TestRoomTTL(t *testing.T) {
 
 // TestClusterSlots runs the sink against a three-master Redis Cluster: every
 // script touches keys of one hash tag, so rooms spread over all masters work.
+// The second and third applies take the cached rooms' fast path and carry
+// acknowledgements, whose calls hold one room each there (a call of several
+// rooms would fail with CROSSSLOT).
 func TestClusterSlots(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster start skipped in -short mode")
@@ -271,17 +275,93 @@ func TestClusterSlots(t *testing.T) {
 	ctx := context.Background()
 	cl := testenv.StartRedisCluster(t)
 	s := newSink(t, cl.Client())
-	var ups []ranking.RoomUpdate
-	for i := 0; i < 50; i++ {
-		ups = append(ups, update(fmt.Sprintf("room-%d", i), "a", 0, 1, codec.Event{Type: codec.TypeAudio, Value: 1, TS: base}))
+	var acks []ranking.Ack
+	for round := int64(1); round <= 3; round++ {
+		var ups []ranking.RoomUpdate
+		for i := 0; i < 50; i++ {
+			ups = append(ups, update(fmt.Sprintf("room-%d", i), "a", 0, round, codec.Event{Type: codec.TypeAudio, Value: round % 2, TS: base + round}))
+		}
+		st, err := s.Apply(ctx, ups, acks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acks = acks[:0]
+		var stable []ranking.StableUpdate
+		for i := range st {
+			if !st[i].Applied || len(st[i].Top) != 1 {
+				t.Fatalf("round %d, room %d: %+v", round, i, st[i])
+			}
+			stable = append(stable, ranking.StableUpdate{Room: st[i].Room, PrevSeq: st[i].Seq, Version: st[i].Version, List: []string{"a"}, Out: []byte("out")})
+			acks = append(acks, ranking.Ack{Room: st[i].Room, Seq: st[i].Seq + 1})
+		}
+		if ok, err := s.StoreStable(ctx, stable); err != nil || slices.Contains(ok, false) {
+			t.Fatalf("round %d: store %v %v", round, ok, err)
+		}
 	}
-	st, err := s.Apply(ctx, ups, nil)
+	if st := s.CacheStats(); st.Fast != 100 {
+		t.Fatalf("fast applies %d, want 100 (rounds 2 and 3): %+v", st.Fast, st)
+	}
+}
+
+// TestFastCallRoomsIndependent applies several cached rooms in one call of
+// the fast script, one of which another processor wrote since: that room
+// alone is refused and takes the full script, the others are applied by
+// the fast one, and every room ends as a sink without the cache leaves it.
+func TestFastCallRoomsIndependent(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	ref := testenv.StartRedis(t).Client()
+	a, other := newSink(t, c), newSink(t, c)
+	plain, err := sink.New(ref, sink.Options{Env: "test", TopN: 7, RoomTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range st {
-		if !st[i].Applied || len(st[i].Top) != 1 {
-			t.Fatalf("room %d: %+v", i, st[i])
+	rooms := []string{"r1", "r2", "r3", "r4", "r5"}
+	apply := func(w *sink.Redis, users []string, last int64, vol int64) []ranking.RoomState {
+		t.Helper()
+		var ups []ranking.RoomUpdate
+		for _, room := range rooms {
+			for _, user := range users {
+				u := update(room, user, 0, last, codec.Event{Type: codec.TypeVolume, Value: vol, TS: base + last})
+				if n := len(ups); n > 0 && ups[n-1].Room == room {
+					ups[n-1].Parts[0].Members = append(ups[n-1].Parts[0].Members, u.Parts[0].Members...)
+					continue
+				}
+				ups = append(ups, u)
+			}
+		}
+		got, err := w.Apply(ctx, ups, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := plain.Apply(ctx, ups, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if !reflect.DeepEqual(norm(got[i]), norm(want[i])) {
+				t.Fatalf("%s:\ncached %+v\nplain  %+v", rooms[i], got[i], want[i])
+			}
+		}
+		return got
+	}
+	apply(a, []string{"x", "y"}, 1, 10) // fills a's cache: full script
+	// The other processor writes r3 only.
+	if _, err := other.Apply(ctx, []ranking.RoomUpdate{update("r3", "z", 0, 2, codec.Event{Type: codec.TypeVolume, Value: 50, TS: base + 2})}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.Apply(ctx, []ranking.RoomUpdate{update("r3", "z", 0, 2, codec.Event{Type: codec.TypeVolume, Value: 50, TS: base + 2})}, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := a.CacheStats()
+	apply(a, []string{"y"}, 3, 30) // one call of the fast script for the five rooms
+	st := a.CacheStats()
+	if fast, stale, full := st.Fast-before.Fast, st.Stale-before.Stale, st.Full-before.Full; fast != 4 || stale != 1 || full != 1 {
+		t.Fatalf("fast %d, stale %d, full %d; want 4, 1, 1", fast, stale, full)
+	}
+	for _, room := range rooms {
+		if got, want := dumpRoom(t, c, room), dumpRoom(t, ref, room); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s stored:\ncached %v\nplain  %v", room, got, want)
 		}
 	}
 }

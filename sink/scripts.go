@@ -20,12 +20,13 @@ var (
 	applyLua = redisscript.MustParse(luaFiles, "lua/apply.lua")
 	// fastLua is applyLua's fast path: it writes the member states and
 	// scores the sink merged from its state cache, and with a merge mode
-	// stores the stable step as commitLua would; lua/fast.lua.
+	// stores the stable step as commitLua would, for one room or several
+	// (Options.RoomsPerScript); lua/fast.lua.
 	fastLua = redisscript.MustParse(luaFiles, "lua/fast.lua")
 	// commitLua stores a room's new stable list and hysteresis state under
 	// a compare-and-set, and marks the output pending; lua/commit.lua.
 	commitLua = redisscript.MustParse(luaFiles, "lua/commit.lua")
-	// ackLua clears a room's pending output once published; lua/ack.lua.
+	// ackLua clears rooms' pending outputs once published; lua/ack.lua.
 	ackLua = redisscript.MustParse(luaFiles, "lua/ack.lua")
 	// settleLua moves or removes a room's due entry unless it changed
 	// since read; lua/settle.lua.

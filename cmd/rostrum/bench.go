@@ -54,6 +54,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	topN := fs.Int("top-n", 7, "length of the stable top list, 1..100")
 	maxPoll := fs.Int("max-poll-records", 50000, "records per batch at most")
 	stateCache := fs.Int("state-cache", sink.DefaultCacheMembers, "member states kept in memory by the sink, as in rostrum run (0: off)")
+	roomsPerScript := fs.Int("rooms-per-script", sink.DefaultRoomsPerScript, "cached rooms per Redis script call, as rostrum run --rooms-per-script (1: a call per room)")
 	pipeline := fs.Bool("pipeline-batches", false, "run the processor with its batch pipeline on, as rostrum run --pipeline-batches (for A/B comparisons)")
 	ackDelayFlag := fs.Duration("ack-delay", time.Second, "how long an output's acknowledgement waits to ride in the room's next apply, as rostrum run --ack-delay (0: with the next batch)")
 	walSync := fs.String("wal-sync", "always", "WAL fsync policy: always or none")
@@ -111,6 +112,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		TopN:            *topN,
 		MaxPollRecords:  *maxPoll,
 		StateCache:      *stateCache,
+		RoomsPerScript:  *roomsPerScript,
 		PipelineBatches: *pipeline,
 		AckDelay:        ackDelay(*ackDelayFlag),
 		WALDir:          *walDir,

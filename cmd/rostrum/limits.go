@@ -17,6 +17,7 @@ type limitFlags struct {
 	pipeline         bool
 	ackDelay         time.Duration
 	stateCache       int
+	roomsPerScript   int
 	unreadyFailures  int
 	unreadyAfter     time.Duration
 }
@@ -24,6 +25,7 @@ type limitFlags struct {
 func (f *limitFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxRoomMembers, "max-room-members", 100000, "members kept per room at most; a new member beyond it goes to the DLQ (0: no cap)")
 	fs.IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory (about 190 B each) so that an apply merges and scores in Go and Redis only stores the results (0: off)")
+	fs.IntVar(&f.roomsPerScript, "rooms-per-script", sink.DefaultRoomsPerScript, "cached rooms one Redis script call applies on a single Redis node (1: a call per room; always 1 on a Redis Cluster)")
 	fs.IntVar(&f.maxRoomsPerApply, "max-rooms-per-apply", 50000, "rooms written per Redis round trip at most; a batch touching more is applied in several")
 	fs.BoolVar(&f.pipeline, "pipeline-batches", false, "turn the batch pipeline on: poll, decode and WAL-append the next batch while the current one is in Redis (off by default until it measures better; no effect with boards)")
 	fs.DurationVar(&f.ackDelay, "ack-delay", time.Second, "how long the acknowledgement of a published output waits to ride in the room's next apply before it is sent on its own (0: with the next batch); after a crash, outputs acknowledged within it are published again, identical")
@@ -37,6 +39,7 @@ func (f *limitFlags) register(fs *flag.FlagSet) {
 func (f *limitFlags) apply(pc *processor.Config, so *sink.Options, walDir string) {
 	so.MaxMembers = f.maxRoomMembers
 	so.CacheMembers = f.stateCache
+	so.RoomsPerScript = f.roomsPerScript
 	pc.MaxRoomsPerApply = f.maxRoomsPerApply
 	pc.PipelineBatches = f.pipeline
 	pc.AckDelay = ackDelay(f.ackDelay)

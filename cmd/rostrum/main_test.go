@@ -53,6 +53,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	cases := map[string][]string{
 		"--top-n":               {"--top-n", "101"},
 		"--state-cache":         {"--state-cache", "-1"},
+		"--rooms-per-script":    {"--rooms-per-script", "-1"},
 		"--max-room-members":    {"--max-room-members", "-1"},
 		"--unready-failures":    {"--unready-failures", "-1"},
 		"--max-rooms-per-apply": {"--max-rooms-per-apply", "-5"},

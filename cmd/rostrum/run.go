@@ -260,7 +260,7 @@ var runFlagNames = map[string]string{
 	"Grace": "--grace", "Margin": "--margin", "DueInterval": "--due-interval",
 	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after",
 	"MaxRoomsPerApply": "--max-rooms-per-apply", "ShutdownTimeout": "--shutdown-timeout", "RoomTTL": "--room-ttl",
-	"MaxMembers": "--max-room-members", "CacheMembers": "--state-cache",
+	"MaxMembers": "--max-room-members", "CacheMembers": "--state-cache", "RoomsPerScript": "--rooms-per-script",
 	"Partitions": "--topic-partitions", "OutputPartitions": "--output-partitions",
 	"ReplicationFactor": "--replication-factor",
 	"UnknownTypes":      "--unknown-types",

@@ -1,13 +1,16 @@
--- ack.lua (ackLua in scripts.go): clears a room's pending mark, and drops the
--- stored copy of the output, once the output with that seq has been
+-- ack.lua (ackLua in scripts.go): clears rooms' pending marks, and drops the
+-- stored copies of their outputs, once the output with that seq has been
 -- published: the copy exists only to republish after a crash (about 20 bytes
 -- per ranked member that idle rooms would otherwise keep). A newer pending
--- output stays pending.
+-- output stays pending. One call clears one room's mark or, on a single
+-- node, several rooms' (see Options.RoomsPerScript).
 --
--- KEYS: 1 stable hash
--- ARGV: 1 published seq
+-- KEYS: the stable hash of each room
+-- ARGV: each room's published seq, in the same order
 --
 -- Reply: 1
 
-if redis.call('HGET', KEYS[1], 'pending') == ARGV[1] then redis.call('HDEL', KEYS[1], 'pending', 'out') end
+for k = 1, #KEYS do
+  if redis.call('HGET', KEYS[k], 'pending') == ARGV[k] then redis.call('HDEL', KEYS[k], 'pending', 'out') end
+end
 return 1
