@@ -179,6 +179,9 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 	if p.Stats().Batches.Load() < 2 {
 		t.Errorf("%d batches, want at least 2", p.Stats().Batches.Load())
 	}
+	if p.Stats().Overlapped.Load() == 0 {
+		t.Error("Stats.Overlapped is 0, though a batch was prepared while the held one was in stage 2")
+	}
 	w.check()
 }
 

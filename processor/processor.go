@@ -86,7 +86,11 @@ type Stats struct {
 	// run between batches and belong to none.
 	DueRoundTrips atomic.Int64
 	Retries       atomic.Int64 // failed batch attempts retried
-	RedisResets   atomic.Int64 // times Redis was found empty and rebuilt
+	// Overlapped counts the batches whose stage 1 (poll, decode, WAL
+	// append) ended while the batch before was still in stage 2: the batch
+	// pipeline at work (Config.PipelineBatches).
+	Overlapped  atomic.Int64
+	RedisResets atomic.Int64 // times Redis was found empty and rebuilt
 
 	BoardEvents    atomic.Int64 // board events counted by the boards
 	BoardSaturated atomic.Int64 // board score updates whose total exceeded max-total
@@ -308,6 +312,13 @@ func (p *Processor) Run(ctx context.Context) error {
 			if err == nil {
 				if err = p.prepareWithRetry(ctx, drain, b); err != nil {
 					_, _ = p.land(&fl)
+				}
+			}
+			if err == nil && fl != nil {
+				select {
+				case <-fl.finished:
+				default:
+					p.stats.Overlapped.Add(1)
 				}
 			}
 			if err == nil {

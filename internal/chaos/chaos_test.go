@@ -74,9 +74,13 @@ func TestChaos(t *testing.T) {
 	for _, sc := range []struct {
 		name, stable string
 		share        int
-	}{{"defaults", processor.StabilityHysteresis, 2}, {"seed", processor.StabilitySeed, 1}} {
+	}{{"defaults", processor.StabilityHysteresis, 2}, {"seed", processor.StabilitySeed, 1}, {"pipeline", processor.StabilityHysteresis, 1}} {
 		t.Run(sc.name, func(t *testing.T) {
-			got := runChaos(t, sc.stable, sc.share)
+			run := runChaos
+			if sc.name == "pipeline" {
+				run = runPipelineChaos
+			}
+			got := run(t, sc.stable, sc.share)
 			for k, n := range got {
 				hits[k] += n
 			}
@@ -234,6 +238,75 @@ func runChaos(t *testing.T, stable string, share int) map[Kind]int {
 	return sched.Hits()
 }
 
+// runPipelineChaos runs one schedule with the processors' batch pipeline
+// on (--pipeline-batches), which boards turn off: so no boards here, only
+// the meeting ranking, checked as in runChaos (nothing lost, nothing
+// applied twice, every published list explained). It returns how many
+// faults of each kind struck work in flight.
+func runPipelineChaos(t *testing.T, stable string, share int) map[Kind]int {
+	records, steps, seed, spread := chaosSize(t, share)
+	r := testenv.StartRedis(t, testenv.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
+	cfg := trace.DefaultConfig(seed)
+	cfg.Records = records
+	cfg.Rooms = 60
+	cfg.MaxMembers = 200
+	tr, split := Trace(cfg, nil)
+	h := New(t, []string{r.Addr}, tr, nil, stable)
+	h.Pipeline = true
+	rc := r.Client()
+
+	start := time.Now()
+	h.Start(0)
+	sched := NewSchedule(h, r, seed)
+	produced := h.Produce(0, split, spread/2)
+	sched.Run(steps / 2)
+	if err := <-produced; err != nil {
+		t.Fatalf("produce trace: %v", err)
+	}
+	produced = h.Produce(split, len(tr), spread/2)
+	sched.Run(steps - steps/2)
+	if err := <-produced; err != nil {
+		t.Fatalf("produce trace: %v", err)
+	}
+	for slot := range Slots {
+		if h.Proc(slot) == nil {
+			h.Start(slot)
+		}
+	}
+	h.WaitCaughtUp(5 * time.Minute)
+	h.WaitRebuilt(func() (string, error) {
+		return rc.Get(context.Background(), "rostrum:"+EnvName+":generation").Result()
+	}, 2*time.Minute)
+	h.WaitSettled(rc, time.Minute)
+	for slot := range Slots {
+		h.Stop(slot)
+	}
+	took := time.Since(start)
+
+	for _, f := range sched.Faults {
+		if f.Kind == RedisWipe {
+			h.In.Losses = append(h.In.Losses, f.Begin)
+		}
+	}
+	rep, err := Check(context.Background(), rc, h.Kafka.ReadAll(h.Topics.TopN), h.Kafka.ReadAll(h.Topics.DLQ), nil, h.Inputs(), h.In)
+	if err != nil {
+		t.Fatal(err)
+	}
+	printFigures(t, h, sched, rep, seed, took, nil)
+	overlapped := h.CountLog(OverlapLog)
+	t.Logf("processes that prepared a batch while the one before was in stage 2: %d", overlapped)
+	if overlapped == 0 {
+		t.Error("no processor overlapped two batches: the schedule did not run the batch pipeline")
+	}
+	if !rep.OK() {
+		for _, p := range rep.Problems {
+			t.Error(p)
+		}
+		t.Fatalf("lost %d, applied twice %d, moved %d, mismatched %d; processor logs in %s", rep.Lost, rep.AppliedTwice, rep.Moved, rep.Mismatch, h.LogDir())
+	}
+	return sched.Hits()
+}
+
 func printFigures(t *testing.T, h *Harness, s *Schedule, rep *Report, seed uint64, took time.Duration, expired []board.ExpireResult) {
 	events, bad := 0, 0
 	for _, r := range h.In.Trace {
@@ -242,8 +315,12 @@ func printFigures(t *testing.T, h *Harness, s *Schedule, rep *Report, seed uint6
 			bad++
 		}
 	}
-	t.Logf("chaos seed %d, --stability %s: %d records (%d events, %d bad), %d rooms, %d members (%d ranked at the end), %s",
-		seed, h.Stability, len(h.In.Trace), events, bad, rep.Rooms, rep.Members, rep.Ranked, took.Round(time.Second))
+	mode := "--stability " + h.Stability
+	if h.Pipeline {
+		mode += " --pipeline-batches, no boards"
+	}
+	t.Logf("chaos seed %d, %s: %d records (%d events, %d bad), %d rooms, %d members (%d ranked at the end), %s",
+		seed, mode, len(h.In.Trace), events, bad, rep.Rooms, rep.Members, rep.Ranked, took.Round(time.Second))
 	counts, hits := s.Counts(), s.Hits()
 	rec, idle := s.Recovery()
 	t.Logf("faults: %d in all; processes started %d, stopped with a failing batch abandoned %d", len(s.Faults), h.starts, h.Abandoned)

@@ -33,6 +33,8 @@ const (
 	redisEnv   = "ROSTRUM_CHAOS_REDIS"
 	walEnv     = "ROSTRUM_CHAOS_WAL"
 	stableEnv  = "ROSTRUM_CHAOS_STABILITY"
+	// pipelineEnv "1": the batch pipeline on, no boards (Harness.Pipeline)
+	pipelineEnv = "ROSTRUM_CHAOS_PIPELINE"
 )
 
 // exitAbandoned is a child's exit status when it was stopped (SIGTERM)
@@ -118,15 +120,22 @@ func runChild() int {
 	defer log.Close()
 	cfg := ProcessorConfig(strings.Split(os.Getenv(brokersEnv), ","), walDir, lg, os.Getenv(stableEnv))
 	cfg.Observer = batchObserver{processor.NopObserver{}, track}
-	if cfg.Boards, err = Boards(); err != nil {
-		return fail(err)
+	if os.Getenv(pipelineEnv) == "1" {
+		cfg.PipelineBatches = true
+	} else {
+		if cfg.Boards, err = Boards(); err != nil {
+			return fail(err)
+		}
+		cfg.BoardStore = board.NewStore(rc, EnvName, cfg.Boards)
 	}
-	cfg.BoardStore = board.NewStore(rc, EnvName, cfg.Boards)
 	p, err := processor.New(ctx, cfg, store, trackedLog{log, track})
 	if err != nil {
 		return fail(err)
 	}
 	fmt.Println("ready") // the signal handler is installed
+	if cfg.PipelineBatches {
+		go logOverlap(ctx, p, lg)
+	}
 	if err := p.Run(ctx); err != nil {
 		if ctx.Err() != nil {
 			// Stopped while its batch was failing (Redis wiped again and
@@ -143,6 +152,28 @@ func runChild() int {
 	return 0
 }
 
+// OverlapLog is the message a child with the batch pipeline logs once, at
+// its first batch prepared while the one before was in stage 2
+// (processor.Stats.Overlapped): the pipeline schedule requires it.
+const OverlapLog = "batches overlapped"
+
+// logOverlap logs OverlapLog once p overlapped a batch.
+func logOverlap(ctx context.Context, p *processor.Processor, lg *zap.Logger) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n := p.Stats().Overlapped.Load(); n > 0 {
+				lg.Info(OverlapLog, zap.Int64("batches", n))
+				return
+			}
+		}
+	}
+}
+
 // Proc is a processor running as a child process.
 type Proc struct {
 	Slot   int
@@ -152,8 +183,9 @@ type Proc struct {
 }
 
 // startProc starts the test binary as a processor on walDir, its stderr
-// appended to logPath, and waits until it is ready.
-func startProc(slot int, brokers, redisAddrs []string, walDir, logPath, stable string) (*Proc, error) {
+// appended to logPath, and waits until it is ready; pipeline: with the
+// batch pipeline on and no boards.
+func startProc(slot int, brokers, redisAddrs []string, walDir, logPath, stable string, pipeline bool) (*Proc, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -165,6 +197,9 @@ func startProc(slot int, brokers, redisAddrs []string, walDir, logPath, stable s
 		redisEnv+"="+strings.Join(redisAddrs, ","),
 		walEnv+"="+walDir,
 		stableEnv+"="+stable)
+	if pipeline {
+		cmd.Env = append(cmd.Env, pipelineEnv+"=1")
+	}
 	cmd.Stderr = logf
 	dieWithParent(cmd)
 	stdout, err := cmd.StdoutPipe()

@@ -42,6 +42,10 @@ type Harness struct {
 	In         *Input
 	// Stability is the processors' stable strategy (ProcessorConfig).
 	Stability string
+	// Pipeline runs the processors with the batch pipeline on and no
+	// boards (with boards its stages run one after the other): set it
+	// before the first Start.
+	Pipeline bool
 	// Nudges counts the records WaitCaughtUp produced to stalled partitions.
 	Nudges int
 	// Abandoned counts the processors stopped (SIGTERM) while their batch
@@ -114,7 +118,7 @@ func (h *Harness) Start(slot int) {
 	h.T.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		p, err := startProc(slot, h.Kafka.Seeds, h.RedisAddrs, h.walDirs[slot], filepath.Join(h.logDir, fmt.Sprintf("slot-%d.log", slot)), h.Stability)
+		p, err := startProc(slot, h.Kafka.Seeds, h.RedisAddrs, h.walDirs[slot], filepath.Join(h.logDir, fmt.Sprintf("slot-%d.log", slot)), h.Stability, h.Pipeline)
 		if err == nil {
 			h.procs[slot] = p
 			h.starts++
