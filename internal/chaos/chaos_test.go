@@ -113,22 +113,31 @@ func requireHits(t *testing.T, hits map[Kind]int) {
 	}
 }
 
-// runChaos runs one schedule with the processors' stable strategy stable
-// and returns how many faults of each kind struck work in flight.
-func runChaos(t *testing.T, stable string, share int) map[Kind]int {
+// chaosSetup starts a schedule's redis-server and returns it with the
+// configuration of its meeting trace, its number of faults and how long
+// the trace is produced over (chaosSize).
+func chaosSetup(t *testing.T, share int) (r *testenv.Redis, cfg trace.Config, steps int, spread time.Duration) {
 	records, steps, seed, spread := chaosSize(t, share)
 	// Append-only file with fsync always: a SIGKILLed server comes back with
 	// every write it acknowledged (RedisKeep); Restart(false) deletes it
 	// (RedisWipe).
-	r := testenv.StartRedis(t, testenv.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
-	cfg := trace.DefaultConfig(seed)
+	r = testenv.StartRedis(t, testenv.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
+	cfg = trace.DefaultConfig(seed)
 	cfg.Records = records
 	cfg.Rooms = 60
 	cfg.MaxMembers = 200
+	return r, cfg, steps, spread
+}
+
+// runChaos runs one schedule with the processors' stable strategy stable
+// and returns how many faults of each kind struck work in flight.
+func runChaos(t *testing.T, stable string, share int) map[Kind]int {
+	r, cfg, steps, spread := chaosSetup(t, share)
+	seed := cfg.Seed
 	// Board events are at most 2 hours old when produced (boards.yaml says
 	// why), 2 % of them 8 days old: late on every board.
 	now := time.Now()
-	bcfg := trace.BoardConfig{Seed: seed, Records: records / 5, Now: now.UnixMilli(), Rooms: 60, Users: 80, Items: 12,
+	bcfg := trace.BoardConfig{Seed: seed, Records: cfg.Records / 5, Now: now.UnixMilli(), Rooms: 60, Users: 80, Items: 12,
 		ArrayRate: 0.3, IDRate: 0.35, RetryRate: 0.05, LateRate: 0.02, DecimalRate: 0.3,
 		Cheaters: 4, CheatRate: 0.02, RemoveRate: 0.005, RemoveBoards: CheaterBoards}
 	tr, split := Trace(cfg, &bcfg)
@@ -149,24 +158,7 @@ func runChaos(t *testing.T, stable string, share int) map[Kind]int {
 	h.In.SettleFirst = start
 	h.Start(0)
 	sched := NewSchedule(h, r, seed)
-	produced := h.Produce(0, split, spread/2)
-	sched.Run(steps / 2)
-	if err := <-produced; err != nil {
-		t.Fatalf("produce trace: %v", err)
-	}
-	produced = h.Produce(split, len(tr), spread/2)
-	sched.Run(steps - steps/2)
-
-	// Let everything finish: every slot runs (so that every WAL is applied
-	// to the current Redis generation), the group catches up.
-	if err := <-produced; err != nil {
-		t.Fatalf("produce trace: %v", err)
-	}
-	for slot := range Slots {
-		if h.Proc(slot) == nil {
-			h.Start(slot)
-		}
-	}
+	streamUnderFaults(t, h, sched, split, steps, spread)
 	waitDecayBoundary(decayAt)
 	h.WaitCaughtUp(5 * time.Minute)
 	h.WaitRebuilt(func() (string, error) {
@@ -238,32 +230,18 @@ func runChaos(t *testing.T, stable string, share int) map[Kind]int {
 	return sched.Hits()
 }
 
-// runPipelineChaos runs one schedule with the processors' batch pipeline
-// on (--pipeline-batches), which boards turn off: so no boards here, only
-// the meeting ranking, checked as in runChaos (nothing lost, nothing
-// applied twice, every published list explained). It returns how many
-// faults of each kind struck work in flight.
-func runPipelineChaos(t *testing.T, stable string, share int) map[Kind]int {
-	records, steps, seed, spread := chaosSize(t, share)
-	r := testenv.StartRedis(t, testenv.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
-	cfg := trace.DefaultConfig(seed)
-	cfg.Records = records
-	cfg.Rooms = 60
-	cfg.MaxMembers = 200
-	tr, split := Trace(cfg, nil)
-	h := New(t, []string{r.Addr}, tr, nil, stable)
-	h.Pipeline = true
-	rc := r.Client()
-
-	start := time.Now()
-	h.Start(0)
-	sched := NewSchedule(h, r, seed)
+// streamUnderFaults produces the harness's trace over spread, its two
+// halves (split there) each while half of the schedule's steps run, then
+// lets everything finish: every slot runs again (so that every WAL is
+// applied to the current Redis generation).
+func streamUnderFaults(t *testing.T, h *Harness, sched *Schedule, split, steps int, spread time.Duration) {
+	t.Helper()
 	produced := h.Produce(0, split, spread/2)
 	sched.Run(steps / 2)
 	if err := <-produced; err != nil {
 		t.Fatalf("produce trace: %v", err)
 	}
-	produced = h.Produce(split, len(tr), spread/2)
+	produced = h.Produce(split, len(h.In.Trace), spread/2)
 	sched.Run(steps - steps/2)
 	if err := <-produced; err != nil {
 		t.Fatalf("produce trace: %v", err)
@@ -273,6 +251,25 @@ func runPipelineChaos(t *testing.T, stable string, share int) map[Kind]int {
 			h.Start(slot)
 		}
 	}
+}
+
+// runPipelineChaos runs one schedule with the processors' batch pipeline
+// on (--pipeline-batches), which boards turn off: so no boards here, only
+// the meeting ranking, checked as in runChaos (nothing lost, nothing
+// applied twice, every published list explained). It returns how many
+// faults of each kind struck work in flight.
+func runPipelineChaos(t *testing.T, stable string, share int) map[Kind]int {
+	r, cfg, steps, spread := chaosSetup(t, share)
+	seed := cfg.Seed
+	tr, split := Trace(cfg, nil)
+	h := New(t, []string{r.Addr}, tr, nil, stable)
+	h.Pipeline = true
+	rc := r.Client()
+
+	start := time.Now()
+	h.Start(0)
+	sched := NewSchedule(h, r, seed)
+	streamUnderFaults(t, h, sched, split, steps, spread)
 	h.WaitCaughtUp(5 * time.Minute)
 	h.WaitRebuilt(func() (string, error) {
 		return rc.Get(context.Background(), "rostrum:"+EnvName+":generation").Result()
