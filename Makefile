@@ -39,13 +39,18 @@ deps-browser:
 screenshot: deps-browser
 	ROSTRUM_SCREENSHOT=$(CURDIR)/docs/screenshot.png $(GO) test ./web -run '^TestScreenshot$$' -count=1 -v
 
-## test: every test, against a real redis-server and an in-process Kafka broker.
+## test: every test, against a real redis-server and an in-process Kafka broker; then each
+## micro-benchmark of bench-micro once, so that a benchmark that no longer runs fails here.
+MICRO_BENCH = 'Decode|Fold|Layout|Meeting|Merge|Append|Replay|PlanRoom'
+MICRO_PKGS = ./codec ./processor ./sink ./stability ./wal
 test: deps vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -count=1 -run '^$$' -bench $(MICRO_BENCH) -benchtime 1x $(MICRO_PKGS)
 
 ## chaos: the full fault schedules, with rostrum run's defaults (about 100 faults over a
-## 300,000-record trace and 60,000 board records) and with --stability seed (half that); short
-## ones run in `make test`. CHAOS_SEED picks another schedule.
+## 300,000-record trace and 60,000 board records), with --stability seed and with
+## --pipeline-batches without boards (half that each); short ones run in `make test`. CHAOS_SEED
+## picks another schedule.
 CHAOS_SEED ?= 6
 chaos: deps
 	ROSTRUM_CHAOS=full ROSTRUM_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 25m -run '^TestChaos$$' -v ./internal/chaos
@@ -94,7 +99,7 @@ bench-curve: deps build
 
 ## bench-micro: the hot-path micro-benchmarks, benchstat-friendly (-count 6).
 bench-micro:
-	$(GO) test -run '^$$' -bench 'Decode|Fold|Layout|Meeting|Merge|Append|Replay|PlanRoom' -benchmem -count 6 ./codec ./processor ./sink ./stability ./wal
+	$(GO) test -run '^$$' -bench $(MICRO_BENCH) -benchmem -count 6 $(MICRO_PKGS)
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:

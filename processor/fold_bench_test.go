@@ -16,7 +16,7 @@ import (
 func BenchmarkDecodeFold(b *testing.B) {
 	cfg := trace.DefaultConfig(11)
 	cfg.Records, cfg.Rooms, cfg.MaxMembers = 1000, 20, 100
-	cfg.BadRate, cfg.DupRate = 0, 0
+	cfg.BadRate, cfg.DupRate, cfg.UnknownRate = 0, 0, 0
 	topics := TopicsFor("", "bench")
 	var recs []*kgo.Record
 	events := 0
@@ -47,7 +47,7 @@ func BenchmarkDecodeFold(b *testing.B) {
 func BenchmarkFold(b *testing.B) {
 	cfg := trace.DefaultConfig(11)
 	cfg.Records, cfg.Rooms, cfg.MaxMembers = 1000, 20, 100
-	cfg.BadRate, cfg.DupRate = 0, 0
+	cfg.BadRate, cfg.DupRate, cfg.UnknownRate = 0, 0, 0
 	dec := codec.NewDecoder(codec.DecodeConfig{MaxFutureSkew: 1000 * time.Hour})
 	type rec struct {
 		part int32

@@ -64,6 +64,10 @@ type change struct {
 // allocation, where a string, an int64 ≥ 256 or a []byte boxed by value
 // allocates one each. A boxed value is never changed: a slice that grows
 // leaves the pointers into its old array valid and holding the same values.
+//
+// The rooms' plans, the states merged in the apply and their top lists and
+// stable scores are cut from slabs of the arena too: they live as long as
+// the apply's result, and a room no longer costs an allocation for each.
 type arena struct {
 	changes []change
 	args    []any
@@ -71,6 +75,10 @@ type arena struct {
 	strs    []string
 	nums    []int64
 	raws    []rawArg
+	plans   []fastPlan
+	states  []ranking.RoomState
+	ranked  []ranking.Ranked
+	scores  []float64
 }
 
 // rawArg is a script argument written as its bytes.
@@ -94,7 +102,40 @@ func (a *arena) raw(b []byte) any {
 	return &a.raws[len(a.raws)-1]
 }
 
-func (a *arena) init(rooms []ranking.RoomUpdate) {
+// plan returns a new, zero plan cut from the arena.
+func (a *arena) plan() *fastPlan {
+	a.plans = append(a.plans, fastPlan{})
+	return &a.plans[len(a.plans)-1]
+}
+
+// state returns a new RoomState cut from the arena, set to st.
+func (a *arena) state(st ranking.RoomState) *ranking.RoomState {
+	a.states = append(a.states, st)
+	return &a.states[len(a.states)-1]
+}
+
+// rankedBuf returns an empty slice of capacity n cut from the arena; an
+// append beyond n moves it out of the arena.
+func (a *arena) rankedBuf(n int) []ranking.Ranked {
+	if cap(a.ranked)-len(a.ranked) < n {
+		a.ranked = make([]ranking.Ranked, 0, 64*n)
+	}
+	at := len(a.ranked)
+	a.ranked = a.ranked[:at+n]
+	return a.ranked[at : at : at+n]
+}
+
+// scoresBuf is rankedBuf for scores.
+func (a *arena) scoresBuf(n int) []float64 {
+	if cap(a.scores)-len(a.scores) < n {
+		a.scores = make([]float64, 0, 64*n)
+	}
+	at := len(a.scores)
+	a.scores = a.scores[:at+n]
+	return a.scores[at : at : at+n]
+}
+
+func (a *arena) init(rooms []ranking.RoomUpdate, topN int) {
 	var args, members int
 	for i := range rooms {
 		n, m := argsBound(&rooms[i])
@@ -106,6 +147,10 @@ func (a *arena) init(rooms []ranking.RoomUpdate) {
 	a.strs = make([]string, 0, 8*len(rooms))
 	a.nums = make([]int64, 0, 6*len(rooms)+members)
 	a.raws = make([]rawArg, 0, members)
+	a.plans = make([]fastPlan, 0, len(rooms))
+	a.states = make([]ranking.RoomState, 0, len(rooms))
+	a.ranked = make([]ranking.Ranked, 0, topN*len(rooms))
+	a.scores = make([]float64, 0, topN*len(rooms))
 }
 
 // argsBound returns at most how many arguments room u's fastLua takes, and
@@ -142,7 +187,7 @@ func (r *Redis) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranki
 	plans := make([]*fastPlan, len(rooms))
 	c := r.cache
 	var ar arena
-	ar.init(rooms)
+	ar.init(rooms, r.opt.TopN)
 	ackOf := make(map[string]int, len(acks))
 	for i := range acks {
 		if _, dup := ackOf[acks[i].Room]; !dup {
@@ -185,7 +230,8 @@ func (r *Redis) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranki
 // ZREMed.
 func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack, ar *arena, merge ranking.StableStep) (*fastPlan, error) {
 	c := r.cache
-	pl := &fastPlan{room: cr, expect: cr.token, ack: ack}
+	pl := ar.plan()
+	pl.room, pl.expect, pl.ack = cr, cr.token, ack
 
 	// The room's updates, one per user.
 	ar.reserve(u)
@@ -355,11 +401,13 @@ func (r *Redis) planMerge(a []any, ar *arena, cr *cachedRoom, u *ranking.RoomUpd
 	if merge == nil || !pl.goTop || !cs.known || pending != 0 || len(u.Parts) == 0 {
 		return append(a, mergeNone, "", "", "", "", "", "", ""), nil
 	}
-	st := &ranking.RoomState{Room: u.Room, Applied: true, Seq: cs.seq, Stable: cs.list, Version: cs.version,
-		HState: cs.state, Refused: pl.refused}
+	st := ar.state(ranking.RoomState{Room: u.Room, Applied: true, Seq: cs.seq, Stable: cs.list, Version: cs.version,
+		HState: cs.state, Refused: pl.refused})
 	if pl.bump {
 		st.Version++
 	}
+	st.Top = ar.rankedBuf(r.opt.TopN)
+	st.StableScores = ar.scoresBuf(len(st.Stable))
 	r.fillFromCache(st, cr)
 	up, store, err := merge.Step(st)
 	if err != nil {
@@ -379,9 +427,13 @@ func (r *Redis) planMerge(a []any, ar *arena, cr *cachedRoom, u *ranking.RoomUpd
 }
 
 // fillFromCache sets st's raw top list and the scores of its stable members
-// from the cached room.
+// from the cached room, in st.Top's and st.StableScores's arrays when they
+// have room.
 func (r *Redis) fillFromCache(st *ranking.RoomState, cr *cachedRoom) {
-	st.Top = cr.top(make([]ranking.Ranked, 0, r.opt.TopN), r.opt.TopN)
+	if cap(st.Top) < r.opt.TopN {
+		st.Top = make([]ranking.Ranked, 0, r.opt.TopN)
+	}
+	st.Top = cr.top(st.Top, r.opt.TopN)
 	cr.stableScores(st)
 }
 

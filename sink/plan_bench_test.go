@@ -8,11 +8,13 @@ import (
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
-// BenchmarkPlanRoom measures the state cache's apply plan of one room of 100
+// BenchmarkPlanRoom measures the state cache's apply plan of a room of 100
 // members: 8 members changed, spread over 3 topic-partition parts, the way a
-// meeting batch touches a room.
+// meeting batch touches a room, with the stable step taken. An operation
+// plans 64 such rooms (the same room again) with one arena, as an apply
+// does; allocs/room is what each room costs beyond the arena.
 func BenchmarkPlanRoom(b *testing.B) {
-	r, err := New(nil, Options{Env: "bench"})
+	r, err := New(nil, Options{Env: "bench", CacheMembers: DefaultCacheMembers})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,14 +39,31 @@ func BenchmarkPlanRoom(b *testing.B) {
 	merge := ranking.StepFunc(func(*ranking.RoomState) (ranking.StableUpdate, bool, error) {
 		return ranking.StableUpdate{}, false, nil
 	})
-	rooms := []ranking.RoomUpdate{u}
+	const perOp = 64
+	rooms := make([]ranking.RoomUpdate, perOp)
+	for i := range rooms {
+		rooms[i] = u
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		var ar arena
-		ar.init(rooms)
-		cr.token = "t"
-		if _, err := r.planRoom(cr, &rooms[0], nil, &ar, merge); err != nil {
-			b.Fatal(err)
+		ar.init(rooms, r.opt.TopN)
+		for i := range rooms {
+			cr.token = "t"
+			if _, err := r.planRoom(cr, &rooms[i], nil, &ar, merge); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
+	var ar arena
+	ar.init(rooms, r.opt.TopN)
+	allocs := testing.AllocsPerRun(20, func() {
+		for i := range rooms {
+			cr.token = "t"
+			if _, err := r.planRoom(cr, &rooms[i], nil, &ar, merge); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(allocs/perOp, "allocs/room")
 }
