@@ -54,22 +54,19 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 	var gen *redis.Cmd
 	var due *redis.ZSliceCmd
 	var fast []fastCall
-	full := make([]*redis.Cmd, len(rooms)) // the full script's call of each room that takes it
+	var full []*redis.Cmd // the full script's call of each room that takes it
 	_, err = r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		due = p.ZRangeWithScores(ctx, dueKey(r.opt.Env), 0, 0)
 		r.queueAcks(ctx, p, acks)
+		fast, full = r.queueRooms(ctx, p, rooms, plans)
 		var out []*redis.Cmd
-		for i := range rooms {
-			if plans == nil || plans[i] == nil {
-				full[i] = r.applyRoom(ctx, p, &rooms[i], false)
-				out = append(out, full[i])
+		for _, c := range full {
+			if c != nil {
+				out = append(out, c)
 			}
 		}
-		if plans != nil {
-			fast = r.queueFast(ctx, p, rooms, plans)
-			for _, fc := range fast {
-				out = append(out, fc.cmd)
-			}
+		for _, fc := range fast {
+			out = append(out, fc.cmd)
 		}
 		for _, pl := range plans {
 			if pl != nil && pl.update != nil && pl.update.Due > 0 {

@@ -455,38 +455,51 @@ type fastCall struct {
 	rooms []int // indices into the apply's rooms, in the call's order
 }
 
-// queueFast queues the fast plans' fastLua calls on p, up to
-// Options.RoomsPerScript rooms per call, in the rooms' order.
-func (r *Redis) queueFast(ctx context.Context, p *redisscript.Pipe, rooms []ranking.RoomUpdate, plans []*fastPlan) []fastCall {
-	var idx []int
-	var nargs int
-	for i, pl := range plans {
+// queueRooms queues every room's script on p, in the rooms' order: the
+// full script for a room without a plan, fastLua for the others, up to
+// Options.RoomsPerScript consecutive planned rooms per call. full[i] is
+// room i's full-script call (nil for a planned room). The order matters
+// for a room the apply holds twice (planned once, then left to the full
+// script, see plan): its calls run in the order of its updates, so that
+// the later one's watermarks do not skip the earlier one.
+func (r *Redis) queueRooms(ctx context.Context, p *redisscript.Pipe, rooms []ranking.RoomUpdate, plans []*fastPlan) (fast []fastCall, full []*redis.Cmd) {
+	full = make([]*redis.Cmd, len(rooms))
+	var planned, nargs int
+	for _, pl := range plans {
 		if pl != nil {
-			idx = append(idx, i)
+			planned++
 			nargs += 1 + len(pl.args)
 		}
 	}
-	if len(idx) == 0 {
-		return nil
-	}
-	per := r.opt.RoomsPerScript
-	calls := make([]fastCall, 0, (len(idx)+per-1)/per)
-	keys := make([]string, 0, 3*len(idx))
+	idx := make([]int, 0, planned)
+	keys := make([]string, 0, 3*planned)
 	args := make([]any, 0, nargs)
-	for len(idx) > 0 {
-		n := min(per, len(idx))
-		k0, a0 := len(keys), len(args)
-		for _, i := range idx[:n] {
-			k := RoomKeys(r.opt.Env, rooms[i].Room)
-			keys = append(keys, k.Members, k.Ranking, k.Stable)
-			args = append(args, len(plans[i].args))
-			args = append(args, plans[i].args...)
+	var i0, k0, a0 int // where the call being filled starts in idx, keys and args
+	flush := func() {
+		if len(idx) == i0 {
+			return
 		}
 		cmd := p.Run(ctx, fastLua, keys[k0:len(keys):len(keys)], args[a0:len(args):len(args)]...)
-		calls = append(calls, fastCall{cmd: cmd, rooms: idx[:n:n]})
-		idx = idx[n:]
+		fast = append(fast, fastCall{cmd: cmd, rooms: idx[i0:len(idx):len(idx)]})
+		i0, k0, a0 = len(idx), len(keys), len(args)
 	}
-	return calls
+	for i := range rooms {
+		if plans == nil || plans[i] == nil {
+			flush()
+			full[i] = r.applyRoom(ctx, p, &rooms[i], false)
+			continue
+		}
+		k := RoomKeys(r.opt.Env, rooms[i].Room)
+		keys = append(keys, k.Members, k.Ranking, k.Stable)
+		args = append(args, len(plans[i].args))
+		args = append(args, plans[i].args...)
+		idx = append(idx, i)
+		if len(idx)-i0 == r.opt.RoomsPerScript {
+			flush()
+		}
+	}
+	flush()
+	return fast, full
 }
 
 // replies returns the call's reply of each of its rooms.

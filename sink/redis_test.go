@@ -366,6 +366,43 @@ func TestFastCallRoomsIndependent(t *testing.T) {
 	}
 }
 
+// TestRoomTwiceInOneApply gives one apply two updates of a cached room, of
+// one partition: the first is planned from the cache, the second takes the
+// full script (the plan holds the room). Their calls must run in the order
+// of the updates: the other way round, the second's watermark would make
+// the first look applied already, and its member would be lost.
+func TestRoomTwiceInOneApply(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	ref := testenv.StartRedis(t).Client()
+	s := newSink(t, c)
+	plain, err := sink.New(ref, sink.Options{Env: "test", TopN: 7, RoomTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vol := func(v, ts int64) codec.Event { return codec.Event{Type: codec.TypeVolume, Value: v, TS: base + ts} }
+	batches := [][]ranking.RoomUpdate{
+		{update("r1", "x", 0, 1, vol(5, 1)), update("r2", "x", 0, 2, vol(5, 2))},
+		{update("r1", "a", 0, 5, vol(10, 5)), update("r2", "y", 0, 6, vol(10, 6)), update("r1", "b", 0, 7, vol(20, 7))},
+	}
+	for _, b := range batches {
+		if _, err := s.Apply(ctx, b, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := plain.Apply(ctx, b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.CacheStats(); st.Fast == 0 {
+		t.Fatalf("no room took the fast script: %+v", st)
+	}
+	for _, room := range []string{"r1", "r2"} {
+		if got, want := dumpRoom(t, c, room), dumpRoom(t, ref, room); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s stored:\ncached %v\nplain  %v", room, got, want)
+		}
+	}
+}
+
 // TestStableRefusedAfterRankingChanged covers two processors applying one
 // room at once: P reads the raw top-N, Q changes the ranking (and, finding
 // the stable list still right, stores nothing), then P tries to store a list
