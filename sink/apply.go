@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -127,7 +126,6 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 			return nil, nil, err
 		}
 	}
-	slices.Sort(again)
 	if len(again) > 0 {
 		// Redis may have lost its data since the first round trip: this
 		// one reads the marker again, after its scripts, and both reads

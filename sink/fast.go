@@ -114,25 +114,15 @@ func (a *arena) state(st ranking.RoomState) *ranking.RoomState {
 	return &a.states[len(a.states)-1]
 }
 
-// rankedBuf returns an empty slice of capacity n cut from the arena; an
-// append beyond n moves it out of the arena.
-func (a *arena) rankedBuf(n int) []ranking.Ranked {
-	if cap(a.ranked)-len(a.ranked) < n {
-		a.ranked = make([]ranking.Ranked, 0, 64*n)
+// cut returns an empty slice of capacity n cut from slab (a new slab when
+// it has no room left); an append beyond n moves the slice out of the slab.
+func cut[T any](slab *[]T, n int) []T {
+	if cap(*slab)-len(*slab) < n {
+		*slab = make([]T, 0, 64*n)
 	}
-	at := len(a.ranked)
-	a.ranked = a.ranked[:at+n]
-	return a.ranked[at : at : at+n]
-}
-
-// scoresBuf is rankedBuf for scores.
-func (a *arena) scoresBuf(n int) []float64 {
-	if cap(a.scores)-len(a.scores) < n {
-		a.scores = make([]float64, 0, 64*n)
-	}
-	at := len(a.scores)
-	a.scores = a.scores[:at+n]
-	return a.scores[at : at : at+n]
+	at := len(*slab)
+	*slab = (*slab)[:at+n]
+	return (*slab)[at : at : at+n]
 }
 
 func (a *arena) init(rooms []ranking.RoomUpdate, topN int) {
@@ -406,8 +396,8 @@ func (r *Redis) planMerge(a []any, ar *arena, cr *cachedRoom, u *ranking.RoomUpd
 	if pl.bump {
 		st.Version++
 	}
-	st.Top = ar.rankedBuf(r.opt.TopN)
-	st.StableScores = ar.scoresBuf(len(st.Stable))
+	st.Top = cut(&ar.ranked, r.opt.TopN)
+	st.StableScores = cut(&ar.scores, len(st.Stable))
 	r.fillFromCache(st, cr)
 	up, store, err := merge.Step(st)
 	if err != nil {
@@ -522,11 +512,12 @@ func (fc *fastCall) replies() ([][]any, error) {
 	return out, nil
 }
 
-// finishFast reads the room's reply of fastLua into st, and confirms the cache entry or
-// drops it. It reports false when the room must take the full script (the
-// token, a watermark or the merged-from stable state moved on; nothing was
-// written, the ack included), and ErrRedisRolledBack with false when the
-// room holds an older token of this process than the one it last wrote.
+// finishFast reads the room's reply of fastLua (vals) into st, and confirms
+// the cache entry or drops it. It reports false when the room must take the
+// full script (the token, a watermark or the merged-from stable state moved
+// on; nothing was written, the ack included), and ErrRedisRolledBack with
+// false when the room holds an older token of this process than the one it
+// last wrote.
 func (r *Redis) finishFast(vals []any, u *ranking.RoomUpdate, pl *fastPlan, st *ranking.RoomState) (bool, error) {
 	cache := r.cache
 	if len(vals) == 0 {
