@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/rostrumhq/rostrum/docs"
+	"github.com/rostrumhq/rostrum/internal/problem"
 )
 
 // loadOpenAPI loads and validates docs/openapi.yaml.
@@ -70,7 +74,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		h.ServeHTTP(rec, req)
 		res := rec.Result()
 		body, _ := io.ReadAll(res.Body)
-		in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route}
+		in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: credentialPresent}}
 		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil && res.StatusCode < 400 {
 			t.Errorf("%s: the request does not match the document, yet was answered %d: %v", p, res.StatusCode, err)
 		}
@@ -85,6 +90,106 @@ func TestOpenAPIResponses(t *testing.T) {
 			Options: &openapi3filter.Options{IncludeResponseStatus: true}}
 		if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 			t.Errorf("%s: %d %s\ndoes not match docs/openapi.yaml: %v", p, res.StatusCode, body, err)
+		}
+	}
+}
+
+// credentialPresent is the AuthenticationFunc of TestOpenAPIResponses: a
+// security scheme is met when its credential is in the request (the value
+// is the server's to check). The test server has no read tokens and the
+// requests carry none, so a read passes only by an empty requirement ({}):
+// a read the document says needs a credential fails.
+func credentialPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	s, r := in.SecurityScheme, in.RequestValidationInput.Request
+	switch {
+	case s.Type == "http" && s.Scheme == "bearer":
+		if strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+			return nil
+		}
+	case s.Type == "apiKey" && s.In == "query":
+		if r.URL.Query().Get(s.Name) != "" {
+			return nil
+		}
+	case s.Type == "apiKey" && s.In == "header":
+		if r.Header.Get(s.Name) != "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("no %s credential", in.SecuritySchemeName)
+}
+
+// TestOpenAPIOperations checks what the linter cannot: every operation
+// declares its security (security: [] where it is open), a summary and an
+// operationId; one that takes a credential declares 401, one with a body
+// 415; every error answer is a problem whose status and code agree with
+// internal/problem (the control 409 and the /readyz 503 excepted), and the
+// Problem schema's code enum is exactly the codes internal/problem defines.
+func TestOpenAPIOperations(t *testing.T) {
+	doc := loadOpenAPI(t)
+	src, err := os.ReadFile("../internal/problem/problem.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, m := range regexp.MustCompile(`= "([a-z-]+)" +// \d{3}`).FindAllStringSubmatch(string(src), -1) {
+		codes = append(codes, m[1])
+	}
+	var enum []string
+	for _, v := range doc.Components.Schemas["Problem"].Value.Properties["code"].Value.Enum {
+		enum = append(enum, fmt.Sprint(v))
+	}
+	slices.Sort(codes)
+	slices.Sort(enum)
+	if len(codes) == 0 || !slices.Equal(codes, enum) {
+		t.Errorf("Problem.code enum %v, internal/problem defines %v", enum, codes)
+	}
+	for p, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			name := method + " " + p
+			if op.Summary == "" || op.OperationID == "" {
+				t.Errorf("%s: no summary or operationId", name)
+			}
+			if op.Security == nil {
+				t.Errorf("%s: no security (security: [] where the route is open)", name)
+				continue
+			}
+			credential := false
+			for _, req := range *op.Security {
+				credential = credential || len(req) > 0
+			}
+			if credential && op.Responses.Value("401") == nil {
+				t.Errorf("%s takes a credential but declares no 401", name)
+			}
+			if op.RequestBody != nil && op.Responses.Value("415") == nil {
+				t.Errorf("%s takes a body but declares no 415", name)
+			}
+			for status, ref := range op.Responses.Map() {
+				n, err := strconv.Atoi(status)
+				if err != nil || n < 400 || status == "409" || p == "/readyz" {
+					continue
+				}
+				mt := ref.Value.Content.Get(problem.ContentType)
+				if mt == nil || len(ref.Value.Content) != 1 {
+					t.Errorf("%s %s: not only %s", name, status, problem.ContentType)
+					continue
+				}
+				got := map[string][]any{}
+				for _, s := range append(openapi3.SchemaRefs{mt.Schema}, mt.Schema.Value.AllOf...) {
+					for _, k := range []string{"status", "code"} {
+						if prop := s.Value.Properties[k]; prop != nil && len(prop.Value.Enum) > 0 {
+							got[k] = prop.Value.Enum
+						}
+					}
+				}
+				if !slices.Contains(got["code"], any(problem.CodeFor(n))) || !slices.Equal(got["status"], []any{float64(n)}) {
+					t.Errorf("%s %s: status %v and code %v, want %d and %s among them", name, status, got["status"], got["code"], n, problem.CodeFor(n))
+				}
+				for _, c := range got["code"] {
+					if !slices.Contains(enum, fmt.Sprint(c)) {
+						t.Errorf("%s %s: code %v is not in the Problem schema", name, status, c)
+					}
+				}
+			}
 		}
 	}
 }
