@@ -5,7 +5,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tidy test-race bench-curve all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos soak
+.PHONY: openapi-lint tidy test-race bench-curve all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos soak
 
 all: build
 
@@ -84,10 +84,32 @@ vet:
 	$(GO) vet -tags docker $(PKGS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## lint: vet, staticcheck, and luacheck over every .lua file (settings in .luacheckrc).
-lint: deps vet tidy
+## lint: vet, staticcheck, luacheck over every .lua file (settings in .luacheckrc), and Redocly's
+## recommended rules over docs/openapi.yaml (openapi-lint).
+lint: deps vet tidy openapi-lint
 	luacheck --formatter plain .
 	$(GO) run $(STATICCHECK) $(PKGS)
+
+## openapi-lint: Redocly CLI (the version pinned in tools/openapi/package-lock.json) lints
+## docs/openapi.yaml with its recommended rules (tools/openapi/redocly.yaml; deliberate exceptions in
+## tools/openapi/.redocly.lint-ignore.yaml) and fails on any error. No network: telemetry and the
+## update check are off.
+REDOCLY = tools/openapi/node_modules/@redocly/cli/bin/cli.js
+openapi-lint: $(REDOCLY)
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+	  node $(REDOCLY) lint --config tools/openapi/redocly.yaml docs/openapi.yaml
+
+## The linter's install: node and npm (Debian's when missing; Redocly CLI 2 needs Node.js 20.19+ or
+## 22.12+), then `npm ci` of the lock file into the git-ignored tools/openapi/node_modules (npm
+## registry only, no install scripts); again only when the lock file changes.
+$(REDOCLY): tools/openapi/package.json tools/openapi/package-lock.json
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { \
+	  echo "installing nodejs and npm (needed by make lint)"; \
+	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm; }
+	@node -e 'const [a, b] = process.versions.node.split(".").map(Number); if (!(a == 20 && b >= 19 || a == 22 && b >= 12 || a > 22)) { console.error("make lint: Redocly CLI needs Node.js 20.19+ or 22.12+, not " + process.version); process.exit(1) }'
+	cd tools/openapi && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
 
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
