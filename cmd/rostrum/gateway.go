@@ -185,8 +185,8 @@ func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap
 	defer signal.Stop(hup)
 	go func() {
 		for range hup {
-			reload(lg, "--gateway-token-file", cfg.Tokens != nil, func() error { return cfg.Tokens.Reload() })
-			reload(lg, "--gateway-hmac-secret-file", cfg.Secrets != nil, func() error { return cfg.Secrets.Reload() })
+			reload(lg, "--gateway-token-file", cfg.Tokens != nil, func() error { _, err := cfg.Tokens.Reload(); return err })
+			reload(lg, "--gateway-hmac-secret-file", cfg.Secrets != nil, func() error { _, err := cfg.Secrets.Reload(); return err })
 			reload(lg, "--gateway-tls-cert", tlsConfig != nil, func() error {
 				c, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
 				if err == nil {
