@@ -142,8 +142,6 @@ func (c *Config) withDefaults() {
 // Validate checks c after the defaults; its messages name the flag.
 func (c *Config) Validate() error {
 	switch {
-	case c.Client == nil:
-		return errors.New("gateway: Config.Client is nil")
 	case c.Routes.Empty():
 		return errors.New("--route or --route-default is required: the gateway must know which environment a room belongs to")
 	case c.Tokens == nil && c.Secrets == nil && !c.Insecure:
@@ -160,8 +158,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--gateway-signature-mode must be %s or %s, got %q", SignatureTimestamped, SignatureBody, c.SignatureMode)
 	case c.MaxSkew <= 0:
 		return fmt.Errorf("--gateway-signature-max-skew must be positive, got %s", c.MaxSkew)
-	case strings.EqualFold(c.SignatureHeader, c.TimestampHeader):
+	case c.SignatureHeader != "" && strings.EqualFold(c.SignatureHeader, c.TimestampHeader):
 		return fmt.Errorf("--gateway-signature-header and --gateway-timestamp-header must differ, both are %q", c.SignatureHeader)
+	case c.Client == nil:
+		return errors.New("gateway: Config.Client is nil")
 	}
 	return nil
 }
