@@ -116,19 +116,21 @@ func validSource(s string) bool { return s == "rtc" || s == "client" || s == "si
 func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string) {
 	start := time.Now()
 	id := g.requestID(r)
+	// Every answer before the body is read closes the connection, so that
+	// a body that never comes holds nothing.
 	if !validSource(source) {
+		w.Header().Set("Connection", "close")
 		g.fail(w, id, "other", start, http.StatusNotFound, fmt.Sprintf("unknown source %q: the sources are rtc, client and signal", source))
 		return
 	}
 	if r.Method != http.MethodPost {
+		w.Header().Set("Connection", "close")
 		w.Header().Set("Allow", http.MethodPost)
 		g.fail(w, id, source, start, http.StatusMethodNotAllowed, "callbacks are POSTed")
 		return
 	}
 	// The headers first: a request without a credential they can vouch
-	// for is refused before it takes a slot or sends its body. The
-	// connection is closed after such an answer, so that a body that never
-	// comes holds nothing.
+	// for is refused before it takes a slot or sends its body.
 	verdict, why := g.checkHeaders(r, start)
 	if verdict == refused {
 		w.Header().Set("Connection", "close")
