@@ -33,8 +33,12 @@ func TestTokensValidAndRotate(t *testing.T) {
 	if err := os.WriteFile(p, []byte("beta\ngamma\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := tk.Reload(); err != nil {
+	c, err := tk.Reload()
+	if err != nil {
 		t.Fatal(err)
+	}
+	if c != (Change{Before: 2, After: 2, Added: 1, Removed: 1}) {
+		t.Errorf("change %+v, want 2 → 2, 1 added, 1 removed", c)
 	}
 	if tk.Valid("alpha") || !tk.Valid("beta") || !tk.Valid("gamma") || tk.Len() != 2 {
 		t.Errorf("after reload: alpha %v beta %v gamma %v len %d", tk.Valid("alpha"), tk.Valid("beta"), tk.Valid("gamma"), tk.Len())
@@ -43,7 +47,7 @@ func TestTokensValidAndRotate(t *testing.T) {
 	if err := os.WriteFile(p, []byte("\n# none\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := tk.Reload(); !errors.Is(err, ErrNoTokens) {
+	if _, err := tk.Reload(); !errors.Is(err, ErrNoTokens) {
 		t.Fatalf("Reload of an empty file: %v, want ErrNoTokens", err)
 	}
 	if !tk.Valid("gamma") {
@@ -116,7 +120,7 @@ func TestSecretsVerifyAndRotate(t *testing.T) {
 	if err := os.WriteFile(p, []byte("new-secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(); err != nil {
+	if _, err := s.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	if s.Verify(body, SignHMAC([]byte("old-secret"), body)) || !s.Verify(body, SignHMAC([]byte("new-secret"), body)) {
@@ -125,7 +129,7 @@ func TestSecretsVerifyAndRotate(t *testing.T) {
 	if err := os.WriteFile(p, []byte("\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(); !errors.Is(err, ErrNoTokens) || strings.Contains(err.Error(), "new-secret") {
+	if _, err := s.Reload(); !errors.Is(err, ErrNoTokens) || strings.Contains(err.Error(), "new-secret") {
 		t.Fatalf("Reload of an empty file: %v", err)
 	}
 	if !s.Verify(body, SignHMAC([]byte("new-secret"), body)) {
@@ -134,5 +138,63 @@ func TestSecretsVerifyAndRotate(t *testing.T) {
 	var zero Secrets
 	if zero.Verify(body, SignHMAC(nil, body)) {
 		t.Error("the zero Secrets verified a signature")
+	}
+}
+
+// TestTimestampedSignature: the signature binds the timestamp, the method,
+// the path and the body; any one changed fails it.
+func TestTimestampedSignature(t *testing.T) {
+	secrets := [][]byte{[]byte("old-secret-0123456789"), []byte("new-secret-0123456789")}
+	body := []byte(`{"room_id":"r-1"}`)
+	sig := SignRequest(secrets[1], 1700000000, "POST", "/v1/callbacks/rtc", body)
+	if !VerifyRequest(secrets, "1700000000", "POST", "/v1/callbacks/rtc", body, sig) ||
+		!VerifyRequest(secrets, "1700000000", "POST", "/v1/callbacks/rtc", body, "sha256="+sig) {
+		t.Fatal("the signature of the request did not verify")
+	}
+	for name, ok := range map[string]bool{
+		"timestamp": VerifyRequest(secrets, "1700000001", "POST", "/v1/callbacks/rtc", body, sig),
+		"method":    VerifyRequest(secrets, "1700000000", "PUT", "/v1/callbacks/rtc", body, sig),
+		"path":      VerifyRequest(secrets, "1700000000", "POST", "/v1/callbacks/client", body, sig),
+		"body":      VerifyRequest(secrets, "1700000000", "POST", "/v1/callbacks/rtc", []byte(`{"room_id":"r-2"}`), sig),
+		"secret":    VerifyRequest([][]byte{[]byte("other-secret-0123456789")}, "1700000000", "POST", "/v1/callbacks/rtc", body, sig),
+		"body-only": VerifyHMAC(secrets, body, sig),
+	} {
+		if ok {
+			t.Errorf("another %s verified", name)
+		}
+	}
+	// A body-only signature is not a timestamped one either.
+	if VerifyRequest(secrets, "1700000000", "POST", "/v1/callbacks/rtc", body, SignHMAC(secrets[0], body)) {
+		t.Error("a body-only signature verified as timestamped")
+	}
+}
+
+// TestMinBytes: with MinBytes a short token or secret is refused, at load
+// and at reload (which keeps the set in force); the error names the file
+// and the line, never the value.
+func TestMinBytes(t *testing.T) {
+	p := writeFile(t, "# ops\n0123456789abcdef\nshort-one\n")
+	_, err := LoadTokens(p, MinBytes(MinLength))
+	if !errors.Is(err, ErrShort) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "line 3") || strings.Contains(err.Error(), "short-one") {
+		t.Fatalf("short token: %v", err)
+	}
+	if _, err := LoadSecrets(p, MinBytes(MinLength)); !errors.Is(err, ErrShort) {
+		t.Fatalf("short secret: %v", err)
+	}
+	if _, err := LoadTokens(p); err != nil {
+		t.Fatalf("without MinBytes: %v", err)
+	}
+	if err := os.WriteFile(p, []byte("0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := LoadTokens(p, MinBytes(MinLength))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("tiny\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tk.Reload(); !errors.Is(err, ErrShort) || !tk.Valid("0123456789abcdef") {
+		t.Fatalf("reload of a short token: %v, the old set kept: %v", err, tk.Valid("0123456789abcdef"))
 	}
 }

@@ -10,40 +10,59 @@ import (
 // switch from the old to the new one while both verify. It is safe for
 // concurrent use, and Reload may run while requests are being checked.
 type Secrets struct {
-	path string
+	file fileSpec
 
 	mu      sync.RWMutex
 	secrets [][]byte
 }
 
 // LoadSecrets reads the secrets of path. A file without one is
-// ErrNoTokens, for the same reason as LoadTokens.
-func LoadSecrets(path string) (*Secrets, error) {
-	s := &Secrets{path: path}
-	if err := s.Reload(); err != nil {
+// ErrNoTokens, for the same reason as LoadTokens; with MinBytes, a secret
+// shorter than that is ErrShort.
+func LoadSecrets(path string, opts ...Option) (*Secrets, error) {
+	s := &Secrets{file: newFileSpec(path, "secret", opts)}
+	if _, err := s.Reload(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// Reload reads the file again (for example on SIGHUP). On an error the
-// secrets in force stay in force. Errors name the file, never a secret.
-func (s *Secrets) Reload() error {
-	secrets, err := readLines(s.path, "secret")
+// Reload reads the file again (for example on SIGHUP) and says how the set
+// changed. On an error the secrets in force stay in force. Errors name the
+// file, never a secret.
+func (s *Secrets) Reload() (Change, error) {
+	secrets, err := s.file.read()
 	if err != nil {
-		return err
+		return Change{}, err
 	}
 	s.mu.Lock()
+	c := diff(s.secrets, secrets)
 	s.secrets = secrets
 	s.mu.Unlock()
-	return nil
+	return c, nil
 }
 
-// Verify reports whether signature is the HMAC-SHA256 of body under one
-// of the secrets in force (see VerifyHMAC). The zero Secrets verifies
-// nothing.
+// Len is the number of secrets in force.
+func (s *Secrets) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.secrets)
+}
+
+// Verify reports whether signature is the body-only signature of body
+// under one of the secrets in force (see VerifyHMAC). The zero Secrets
+// verifies nothing.
 func (s *Secrets) Verify(body []byte, signature string) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return len(s.secrets) > 0 && VerifyHMAC(s.secrets, body, signature)
+}
+
+// VerifyRequest reports whether signature is the timestamped signature of
+// a request under one of the secrets in force (see VerifyRequest). The
+// zero Secrets verifies nothing.
+func (s *Secrets) VerifyRequest(timestamp, method, path string, body []byte, signature string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.secrets) > 0 && VerifyRequest(s.secrets, timestamp, method, path, body, signature)
 }

@@ -1,13 +1,10 @@
 package auth
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 )
@@ -20,58 +17,39 @@ var ErrNoTokens = errors.New("no token in file")
 // Tokens is a set of bearer tokens read from a file. The zero value holds
 // no token and accepts nothing.
 type Tokens struct {
-	path string
+	file fileSpec
 
 	mu     sync.RWMutex
 	hashes [][sha256.Size]byte // SHA-256 of each token: fixed length, so one compare costs the same for every token
 }
 
 // LoadTokens reads the tokens of path: one per line, blank lines and lines
-// starting with '#' ignored, surrounding white space trimmed.
-func LoadTokens(path string) (*Tokens, error) {
-	t := &Tokens{path: path}
-	if err := t.Reload(); err != nil {
+// starting with '#' ignored, surrounding white space trimmed. With
+// MinBytes, a token shorter than that is ErrShort.
+func LoadTokens(path string, opts ...Option) (*Tokens, error) {
+	t := &Tokens{file: newFileSpec(path, "token", opts)}
+	if _, err := t.Reload(); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// Reload reads the file again (for example on SIGHUP). On an error the
-// tokens in force stay in force.
-func (t *Tokens) Reload() error {
-	lines, err := readLines(t.path, "token")
+// Reload reads the file again (for example on SIGHUP) and says how the set
+// changed. On an error the tokens in force stay in force.
+func (t *Tokens) Reload() (Change, error) {
+	lines, err := t.file.read()
 	if err != nil {
-		return err
+		return Change{}, err
 	}
 	hashes := make([][sha256.Size]byte, len(lines))
 	for i, l := range lines {
 		hashes[i] = sha256.Sum256(l)
 	}
 	t.mu.Lock()
+	c := change(t.hashes, hashes)
 	t.hashes = hashes
 	t.mu.Unlock()
-	return nil
-}
-
-// readLines returns the lines of the file at path: blank lines and lines
-// starting with '#' dropped, surrounding white space trimmed. A file with
-// no line left is ErrNoTokens. Errors name the file (what says what it
-// holds), never a line of it.
-func readLines(path, what string) ([][]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("auth: read %s file: %w", what, err)
-	}
-	var lines [][]byte
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		if l = bytes.TrimSpace(l); len(l) > 0 && l[0] != '#' {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		return nil, fmt.Errorf("auth: %s file %s: %w", what, path, ErrNoTokens)
-	}
-	return lines, nil
+	return c, nil
 }
 
 // Len is the number of tokens in force.

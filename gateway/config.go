@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -16,9 +17,28 @@ import (
 // the topic name.
 var Sources = []string{"rtc", "client", "signal"}
 
-// DefaultSignatureHeader is the header that carries an HMAC signature of
-// the body when Config.SignatureHeader is empty.
+// DefaultSignatureHeader is the header that carries an HMAC signature
+// when Config.SignatureHeader is empty.
 const DefaultSignatureHeader = "X-Rostrum-Signature"
+
+// DefaultTimestampHeader is the header that carries the Unix time, in
+// seconds, of a timestamped signature when Config.TimestampHeader is
+// empty.
+const DefaultTimestampHeader = "X-Rostrum-Timestamp"
+
+// Signature modes (Config.SignatureMode), see docs/DESIGN.md §11.
+const (
+	// SignatureTimestamped (recommended, the default): the signature is
+	// the HMAC-SHA256 of timestamp "." method "." path "." body
+	// (auth.SignRequest), the timestamp in TimestampHeader and within
+	// MaxSkew of the gateway's clock. A request replayed after the window,
+	// or a body sent to another route, is refused.
+	SignatureTimestamped = "timestamped"
+	// SignatureBody: the signature is the HMAC-SHA256 of the body alone
+	// (auth.SignHMAC), for senders that sign that way. It cannot stop a
+	// replay of the request, nor its body sent to another route.
+	SignatureBody = "body"
+)
 
 // Config configures a Gateway. Zero values take the defaults noted.
 type Config struct {
@@ -33,21 +53,37 @@ type Config struct {
 
 	// Tokens, when set, are the bearer tokens a request may carry.
 	Tokens *auth.Tokens
-	// Secrets, when set, are the HMAC-SHA256 secrets a body signature
-	// (in SignatureHeader) may be made with.
+	// Secrets, when set, are the HMAC-SHA256 secrets a signature (in
+	// SignatureHeader) may be made with. A request that carries a
+	// signature while no secret is configured is refused before its body
+	// is read.
 	Secrets *auth.Secrets
-	// SignatureHeader names the header of the body signature; default
+	// SignatureMode is SignatureTimestamped or SignatureBody; default
+	// SignatureTimestamped.
+	SignatureMode string
+	// SignatureHeader names the header of the signature; default
 	// DefaultSignatureHeader.
 	SignatureHeader string
+	// TimestampHeader names the header of a timestamped signature's Unix
+	// time in seconds; default DefaultTimestampHeader.
+	TimestampHeader string
+	// MaxSkew is how far a timestamp may be from the gateway's clock, either
+	// way; default 5m.
+	MaxSkew time.Duration
 	// Insecure lets a gateway without Tokens and Secrets accept every
 	// request. Without it, New refuses a Config with no credential.
 	Insecure bool
 
 	// MaxBodyBytes is the largest body accepted (413 above); default 1 MiB.
 	MaxBodyBytes int64
-	// MaxInflight is how many callback requests may be pending at once;
-	// one more is a 503 with Retry-After. Default 1024.
+	// MaxInflight is how many callback requests, their credentials
+	// checked, may be pending at once; one more is a 503 with Retry-After.
+	// As many signed requests again may be reading their body to have
+	// their signature checked. Default 1024.
 	MaxInflight int
+	// ReadTimeout bounds the reading of a request, headers and body: a body
+	// not in by then is a 408. Default 10s.
+	ReadTimeout time.Duration
 	// ProduceTimeout bounds the wait for the brokers' acknowledgements
 	// (503 after it); default 10s. The client should carry a
 	// RecordDeliveryTimeout no longer than it (NewProducer sets one).
@@ -62,6 +98,8 @@ const (
 	DefaultMaxBodyBytes   = 1 << 20
 	DefaultMaxInflight    = 1024
 	DefaultProduceTimeout = 10 * time.Second
+	DefaultReadTimeout    = 10 * time.Second
+	DefaultMaxSkew        = 5 * time.Minute
 )
 
 // ErrNoCredential is returned by Validate for a Config with neither tokens
@@ -71,6 +109,18 @@ var ErrNoCredential = errors.New("no credential configured: give --gateway-token
 func (c *Config) withDefaults() {
 	if c.SignatureHeader == "" {
 		c.SignatureHeader = DefaultSignatureHeader
+	}
+	if c.SignatureMode == "" {
+		c.SignatureMode = SignatureTimestamped
+	}
+	if c.TimestampHeader == "" {
+		c.TimestampHeader = DefaultTimestampHeader
+	}
+	if c.MaxSkew == 0 {
+		c.MaxSkew = DefaultMaxSkew
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = DefaultReadTimeout
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
@@ -92,8 +142,6 @@ func (c *Config) withDefaults() {
 // Validate checks c after the defaults; its messages name the flag.
 func (c *Config) Validate() error {
 	switch {
-	case c.Client == nil:
-		return errors.New("gateway: Config.Client is nil")
 	case c.Routes.Empty():
 		return errors.New("--route or --route-default is required: the gateway must know which environment a room belongs to")
 	case c.Tokens == nil && c.Secrets == nil && !c.Insecure:
@@ -104,6 +152,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--max-inflight must be at least 1, got %d", c.MaxInflight)
 	case c.ProduceTimeout <= 0:
 		return fmt.Errorf("--produce-timeout must be positive, got %s", c.ProduceTimeout)
+	case c.ReadTimeout <= 0:
+		return fmt.Errorf("--read-timeout must be positive, got %s", c.ReadTimeout)
+	case c.SignatureMode != SignatureTimestamped && c.SignatureMode != SignatureBody:
+		return fmt.Errorf("--gateway-signature-mode must be %s or %s, got %q", SignatureTimestamped, SignatureBody, c.SignatureMode)
+	case c.MaxSkew <= 0:
+		return fmt.Errorf("--gateway-signature-max-skew must be positive, got %s", c.MaxSkew)
+	case c.SignatureHeader != "" && strings.EqualFold(c.SignatureHeader, c.TimestampHeader):
+		return fmt.Errorf("--gateway-signature-header and --gateway-timestamp-header must differ, both are %q", c.SignatureHeader)
+	case c.Client == nil:
+		return errors.New("gateway: Config.Client is nil")
 	}
 	return nil
 }

@@ -2,16 +2,59 @@ package gateway
 
 import (
 	"net/http"
-
-	"github.com/rostrumhq/rostrum/auth"
+	"strconv"
+	"time"
 )
 
 // A request is authenticated by either credential the gateway has: a
-// bearer token, or an HMAC-SHA256 signature of its body. The Config's
-// credentials are optional; a nil one accepts nothing.
+// bearer token, or an HMAC-SHA256 signature (timestamped, or of the body
+// only, by Config.SignatureMode). Everything that the headers alone can
+// decide is decided before the request takes an in-flight slot or a byte
+// of its body is read: a bearer token, a signature with no secret to check
+// it against, a missing or stale timestamp. Only the signature itself
+// needs the body. The Config's credentials are optional; a nil one
+// accepts nothing.
 
-func allowBearer(t *auth.Tokens, r *http.Request) bool { return t != nil && t.Allow(r) }
+// verdict is what the headers say of a request's credentials.
+type verdict int
 
-func verifySignature(s *auth.Secrets, body []byte, signature string) bool {
-	return s != nil && s.Verify(body, signature)
+const (
+	refused verdict = iota // 401 now
+	allowed                // open gateway, or a valid bearer token
+	signed                 // a signature to check once the body is in
+)
+
+// checkHeaders judges the credentials in r's headers at now; for a refused
+// request it says why, in words for the answer (never a credential).
+func (g *Gateway) checkHeaders(r *http.Request, now time.Time) (verdict, string) {
+	if g.open || (g.cfg.Tokens != nil && g.cfg.Tokens.Allow(r)) {
+		return allowed, ""
+	}
+	if r.Header.Get(g.cfg.SignatureHeader) == "" {
+		return refused, "missing or invalid credential: send Authorization: Bearer <token> or a signature in " + g.cfg.SignatureHeader
+	}
+	if g.cfg.Secrets == nil {
+		return refused, "a signature in " + g.cfg.SignatureHeader + ", but this gateway has no signing secret (--gateway-hmac-secret-file): send Authorization: Bearer <token>"
+	}
+	if g.cfg.SignatureMode == SignatureTimestamped {
+		ts := r.Header.Get(g.cfg.TimestampHeader)
+		sec, err := strconv.ParseInt(ts, 10, 64)
+		if err != nil {
+			return refused, "a timestamped signature needs the Unix time in seconds in " + g.cfg.TimestampHeader
+		}
+		if d := now.Sub(time.Unix(sec, 0)); d > g.cfg.MaxSkew || d < -g.cfg.MaxSkew {
+			return refused, "the time in " + g.cfg.TimestampHeader + " is more than " + g.cfg.MaxSkew.String() + " from the gateway's clock (--gateway-signature-max-skew): sign each request when it is sent"
+		}
+	}
+	return signed, ""
+}
+
+// verifySignature checks the signature of a signed request against its
+// body, in the configured mode.
+func (g *Gateway) verifySignature(r *http.Request, body []byte) bool {
+	sig := r.Header.Get(g.cfg.SignatureHeader)
+	if g.cfg.SignatureMode == SignatureBody {
+		return g.cfg.Secrets.Verify(body, sig)
+	}
+	return g.cfg.Secrets.VerifyRequest(r.Header.Get(g.cfg.TimestampHeader), r.Method, r.URL.Path, body, sig)
 }

@@ -24,6 +24,15 @@
 //     that order (a failed request's records that landed after all may be
 //     anywhere in between). TestGatewayNo2xxWithoutAck checks it under
 //     produce errors and delays.
+//   - Credentials before resources: a request is judged on its headers
+//     (a bearer token; a signature only when a secret is configured; in
+//     the timestamped mode a timestamp within MaxSkew) before it takes an
+//     in-flight slot or a byte of its body is read, and a 401 on the
+//     headers closes the connection. A signed request reads its body, within
+//     ReadTimeout, in a pool of its own, so signatures that will not verify
+//     never hold the in-flight slots (credentials.go).
+//   - No broker text in answers: a failed produce is logged with the
+//     request id; the answer names the class (503, 413) only.
 //   - Routing: a route.Table maps each room to an environment; the record
 //     goes to {prefix}{env}.callbacks.{source}, keyed by the room id, with
 //     the headers below. A room no rule routes is a 422 and nothing of the

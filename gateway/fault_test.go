@@ -156,3 +156,17 @@ func TestGatewayNo2xxWithoutAck(t *testing.T) {
 		}
 	}
 }
+
+// TestGateway503CarriesNoKafkaError: when the brokers refuse the records,
+// the answer says so without the broker's error text (it is logged).
+func TestGateway503CarriesNoKafkaError(t *testing.T) {
+	r := newRig(t, "test", func(c *gateway.Config) { c.ProduceTimeout = 2 * time.Second })
+	r.kafka.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Count: -1, Err: kerr.InvalidRecord})
+	a := r.post(t, "rtc", "application/json", `{"room_id":"p-1"}`)
+	wantError(t, a, http.StatusServiceUnavailable, "nothing of this request is confirmed")
+	for _, leak := range []string{"INVALID_RECORD", kerr.InvalidRecord.Description, "callbacks.rtc"} {
+		if strings.Contains(a.raw, leak) {
+			t.Errorf("the 503 carries %q: %s", leak, a.raw)
+		}
+	}
+}

@@ -1,9 +1,12 @@
 package gateway_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -358,61 +361,220 @@ func writeFile(t *testing.T, name, text string) string {
 	return p
 }
 
-func TestGatewayAuthBearerAndHMAC(t *testing.T) {
-	tokFile := writeFile(t, "tokens", "tok-old\n")
-	secFile := writeFile(t, "secrets", "sig-old\n")
-	tokens, err := auth.LoadTokens(tokFile)
-	if err != nil {
+// Credentials of the tests: 16 bytes or more, as the commands require.
+const (
+	tokOld = "tok-old-0123456789"
+	tokNew = "tok-new-0123456789"
+	sigOld = "sig-old-0123456789"
+	sigNew = "sig-new-0123456789"
+)
+
+// signed returns the headers of a timestamped signature of body on source's
+// route at ts under secret.
+func signed(secret, source, body string, ts time.Time) []string {
+	sec := ts.Unix()
+	return []string{"X-Rostrum-Signature", auth.SignRequest([]byte(secret), sec, http.MethodPost, "/v1/callbacks/"+source, []byte(body)),
+		"X-Rostrum-Timestamp", strconv.FormatInt(sec, 10)}
+}
+
+func credentialRig(t *testing.T, mode string, opts ...rigOpt) (r *rig, tokFile, secFile string, tokens *auth.Tokens, secrets *auth.Secrets) {
+	t.Helper()
+	tokFile = writeFile(t, "tokens", tokOld+"\n")
+	secFile = writeFile(t, "secrets", sigOld+"\n")
+	var err error
+	if tokens, err = auth.LoadTokens(tokFile, auth.MinBytes(auth.MinLength)); err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := auth.LoadSecrets(secFile)
-	if err != nil {
+	if secrets, err = auth.LoadSecrets(secFile, auth.MinBytes(auth.MinLength)); err != nil {
 		t.Fatal(err)
 	}
-	r := newRig(t, "test", func(c *gateway.Config) {
-		c.Insecure, c.Tokens, c.Secrets, c.SignatureHeader = false, tokens, secrets, "X-Vendor-Signature"
+	r = newRig(t, "test", append([]rigOpt{func(c *gateway.Config) {
+		c.Insecure, c.Tokens, c.Secrets, c.SignatureMode = false, tokens, secrets, mode
+	}}, opts...)...)
+	return r, tokFile, secFile, tokens, secrets
+}
+
+// check posts body to source with hdr and wants code; a 401 must carry no
+// credential.
+func (r *rig) check(t *testing.T, code int, source, body string, hdr ...string) {
+	t.Helper()
+	a := r.post(t, source, "application/json", body, hdr...)
+	if a.code != code {
+		t.Fatalf("headers %q: %d %s, want %d", hdr, a.code, a.raw, code)
+	}
+	if code == http.StatusUnauthorized {
+		wantError(t, a, code, "")
+		if strings.Contains(a.raw, "tok-") || strings.Contains(a.raw, "sig-") {
+			t.Errorf("a secret in the answer: %s", a.raw)
+		}
+	}
+}
+
+// TestGatewayAuthBearerAndRotation: bearer tokens, and both credential
+// files rotated by Reload (what SIGHUP does).
+func TestGatewayAuthBearerAndRotation(t *testing.T) {
+	r, tokFile, secFile, tokens, secrets := credentialRig(t, "")
+	body := `{"room_id":"p-1"}`
+	r.check(t, 401, "rtc", body)
+	r.check(t, 401, "rtc", body, "Authorization", "Bearer wrong")
+	r.check(t, 202, "rtc", body, "Authorization", "Bearer "+tokOld)
+	r.check(t, 202, "rtc", body, signed(sigOld, "rtc", body, time.Now())...)
+
+	if err := os.WriteFile(tokFile, []byte(tokNew+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secFile, []byte(sigNew+"\n"+sigOld+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.check(t, 202, "rtc", body, "Authorization", "Bearer "+tokOld) // not re-read yet
+	if _, err := tokens.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := secrets.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	r.check(t, 401, "rtc", body, "Authorization", "Bearer "+tokOld)
+	r.check(t, 202, "rtc", body, "Authorization", "Bearer "+tokNew)
+	r.check(t, 202, "rtc", body, signed(sigNew, "rtc", body, time.Now())...)
+	r.check(t, 202, "rtc", body, signed(sigOld, "rtc", body, time.Now())...)
+}
+
+// TestGatewayTimestampedSignature: the recommended mode refuses a signed
+// request replayed outside the window, a body signed for another route, a
+// body-only signature and a missing timestamp. A replay inside the window
+// is accepted (docs/DESIGN.md §11 says what that leaves to the sender).
+func TestGatewayTimestampedSignature(t *testing.T) {
+	r, _, _, _, _ := credentialRig(t, gateway.SignatureTimestamped, func(c *gateway.Config) {
+		c.SignatureHeader, c.MaxSkew = "X-Rostrum-Signature", 2*time.Minute
 	})
 	body := `{"room_id":"p-1"}`
-	sign := func(secret string) string { return auth.SignHMAC([]byte(secret), []byte(body)) }
-	check := func(code int, hdr ...string) {
-		t.Helper()
-		a := r.post(t, "rtc", "application/json", body, hdr...)
-		if a.code != code {
-			t.Fatalf("headers %q: %d %s, want %d", hdr, a.code, a.raw, code)
-		}
-		if code == http.StatusUnauthorized {
-			wantError(t, a, code, "")
-			if strings.Contains(a.raw, "tok-") || strings.Contains(a.raw, "sig-") {
-				t.Errorf("a secret in the answer: %s", a.raw)
-			}
-		}
-	}
-	check(401)
-	check(401, "Authorization", "Bearer wrong")
-	check(202, "Authorization", "Bearer tok-old")
-	check(202, "X-Vendor-Signature", sign("sig-old"))
-	check(202, "X-Vendor-Signature", "sha256="+sign("sig-old"))
-	check(401, "X-Vendor-Signature", sign("other"))
-	check(401, "X-Rostrum-Signature", sign("sig-old")) // not the configured header
+	now := time.Now()
+	fresh := signed(sigOld, "rtc", body, now)
+	r.check(t, 202, "rtc", body, fresh...)
+	r.check(t, 202, "rtc", body, fresh...) // a replay within the window
+	r.check(t, 202, "rtc", body, "X-Rostrum-Signature", "sha256="+fresh[1], "X-Rostrum-Timestamp", fresh[3])
+	r.check(t, 202, "rtc", body, signed(sigOld, "rtc", body, now.Add(-90*time.Second))...)
 
-	// Rotation: the files change, Reload (what SIGHUP does) takes them.
-	if err := os.WriteFile(tokFile, []byte("tok-new\n"), 0o600); err != nil {
+	// The same request, captured and replayed after the window.
+	r.check(t, 401, "rtc", body, signed(sigOld, "rtc", body, now.Add(-3*time.Minute))...)
+	r.check(t, 401, "rtc", body, signed(sigOld, "rtc", body, now.Add(3*time.Minute))...)
+	// A body signed for /v1/callbacks/client, sent to rtc.
+	r.check(t, 401, "rtc", body, signed(sigOld, "client", body, now)...)
+	r.check(t, 202, "client", body, signed(sigOld, "client", body, now)...)
+	// Another body, the timestamp moved, the body-only form, no timestamp.
+	r.check(t, 401, "rtc", `{"room_id":"p-2"}`, fresh...)
+	r.check(t, 401, "rtc", body, "X-Rostrum-Signature", fresh[1], "X-Rostrum-Timestamp", strconv.FormatInt(now.Unix()+1, 10))
+	r.check(t, 401, "rtc", body, "X-Rostrum-Signature", auth.SignHMAC([]byte(sigOld), []byte(body)), "X-Rostrum-Timestamp", fresh[3])
+	r.check(t, 401, "rtc", body, "X-Rostrum-Signature", fresh[1])
+	r.check(t, 401, "rtc", body, signed("sig-other-0123456789", "rtc", body, now)...)
+	a := r.post(t, "rtc", "application/json", body, signed(sigOld, "rtc", body, now.Add(-time.Hour))...)
+	wantError(t, a, 401, "--gateway-signature-max-skew")
+}
+
+// TestGatewayBodySignatureMode: the explicit body mode accepts the
+// signature of the body alone, in the configured header, on any route
+// (what it cannot stop), and no timestamped one.
+func TestGatewayBodySignatureMode(t *testing.T) {
+	r, _, _, _, _ := credentialRig(t, gateway.SignatureBody, func(c *gateway.Config) { c.SignatureHeader = "X-Vendor-Signature" })
+	body := `{"room_id":"p-1"}`
+	sig := auth.SignHMAC([]byte(sigOld), []byte(body))
+	r.check(t, 202, "rtc", body, "X-Vendor-Signature", sig)
+	r.check(t, 202, "rtc", body, "X-Vendor-Signature", "sha256="+sig)
+	r.check(t, 202, "client", body, "X-Vendor-Signature", sig)
+	r.check(t, 401, "rtc", body, "X-Vendor-Signature", auth.SignHMAC([]byte("sig-other-0123456789"), []byte(body)))
+	r.check(t, 401, "rtc", body, "X-Rostrum-Signature", sig) // not the configured header
+	ts := signed(sigOld, "rtc", body, time.Now())
+	r.check(t, 401, "rtc", body, "X-Vendor-Signature", ts[1], "X-Rostrum-Timestamp", ts[3])
+}
+
+// rawRequest sends the headers of a callback POST announcing a body of
+// length bytes and the first bytes of that body, and returns the open
+// connection.
+func rawRequest(t *testing.T, url string, length int, first string, hdr ...string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(secFile, []byte("sig-new\nsig-old\n"), 0o600); err != nil {
+	t.Cleanup(func() { c.Close() })
+	var b strings.Builder
+	fmt.Fprintf(&b, "POST /v1/callbacks/rtc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", length)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		fmt.Fprintf(&b, "%s: %s\r\n", hdr[i], hdr[i+1])
+	}
+	b.WriteString("\r\n" + first)
+	if _, err := io.WriteString(c, b.String()); err != nil {
 		t.Fatal(err)
 	}
-	check(202, "Authorization", "Bearer tok-old") // not re-read yet
-	if err := tokens.Reload(); err != nil {
-		t.Fatal(err)
+	return c
+}
+
+// readStatus reads the answer on c; a guard of 20 s stands for "never".
+func readStatus(t *testing.T, c net.Conn) int {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
 	}
-	if err := secrets.Reload(); err != nil {
-		t.Fatal(err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestGatewaySignatureWithoutSecretRefusedAtOnce: with no HMAC secret
+// configured, a request carrying a signature is refused on its headers: a
+// body that never arrives still gets its 401, and such requests hold no
+// slot.
+func TestGatewaySignatureWithoutSecretRefusedAtOnce(t *testing.T) {
+	r, _, _, _, _ := credentialRig(t, "", func(c *gateway.Config) { c.Secrets, c.MaxInflight = nil, 1 })
+	body := `{"room_id":"p-1"}`
+	for range 2 {
+		c := rawRequest(t, r.srv.URL, 100, `{"room_id":`, signed(sigOld, "rtc", body, time.Now())...)
+		if code := readStatus(t, c); code != http.StatusUnauthorized {
+			t.Fatalf("a signature with no secret configured: %d, want 401", code)
+		}
 	}
-	check(401, "Authorization", "Bearer tok-old")
-	check(202, "Authorization", "Bearer tok-new")
-	check(202, "X-Vendor-Signature", sign("sig-new"))
-	check(202, "X-Vendor-Signature", sign("sig-old"))
+	a := r.post(t, "rtc", "application/json", body, signed(sigOld, "rtc", body, time.Now())...)
+	wantError(t, a, 401, "--gateway-hmac-secret-file")
+	r.check(t, 202, "rtc", body, "Authorization", "Bearer "+tokOld)
+}
+
+// TestGatewaySlowSignedBodiesHoldNoInflightSlot: signed requests whose
+// bodies trickle in (their signature cannot be checked yet) do not take
+// the in-flight slots, so a request with a valid bearer token is served.
+func TestGatewaySlowSignedBodiesHoldNoInflightSlot(t *testing.T) {
+	r, _, _, _, _ := credentialRig(t, "", func(c *gateway.Config) { c.MaxInflight = 2 })
+	forged := []string{"X-Rostrum-Signature", strings.Repeat("ab", 32), "X-Rostrum-Timestamp", strconv.FormatInt(time.Now().Unix(), 10)}
+	for range 2 {
+		rawRequest(t, r.srv.URL, 100, `{"room_id":`, forged...)
+	}
+	// Both slow requests are in the handler: counted as verifying (or, if
+	// they took in-flight slots, as in flight).
+	for deadline := time.Now().Add(time.Minute); ; {
+		m := r.get(t, "/metrics")
+		if strings.Contains(m, "\nrostrum_gateway_verifying_requests 2\n") || strings.Contains(m, "\nrostrum_gateway_inflight_requests 2\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow requests never reached the handler")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.check(t, 202, "rtc", `{"room_id":"p-1"}`, "Authorization", "Bearer "+tokOld)
+	// A third signed request finds the verifying slots taken.
+	a := r.post(t, "rtc", "application/json", `{"room_id":"p-1"}`, forged...)
+	wantError(t, a, http.StatusServiceUnavailable, "--max-inflight")
+}
+
+// TestGatewaySlowBodyTimesOut: a body that does not arrive within
+// ReadTimeout is a 408, and its slot is free again.
+func TestGatewaySlowBodyTimesOut(t *testing.T) {
+	r, _, _, _, _ := credentialRig(t, "", func(c *gateway.Config) { c.MaxInflight, c.ReadTimeout = 1, 200*time.Millisecond })
+	c := rawRequest(t, r.srv.URL, 100, `{"room_id":`, "Authorization", "Bearer "+tokOld)
+	if code := readStatus(t, c); code != http.StatusRequestTimeout {
+		t.Fatalf("a body that never arrives: %d, want 408", code)
+	}
+	r.check(t, 202, "rtc", `{"room_id":"p-1"}`, "Authorization", "Bearer "+tokOld)
 }
 
 func TestGatewayRefusesToStartWithoutCredential(t *testing.T) {

@@ -3,39 +3,31 @@ package gateway
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"net"
-	"net/http"
 	"time"
+
+	"github.com/rostrumhq/rostrum/internal/httpserve"
 )
+
+// shutdownGrace is how long requests in flight may finish once Serve's
+// context ends: long enough for a produce to be acknowledged.
+const shutdownGrace = 15 * time.Second
 
 // Serve answers HTTP (or, with tlsConfig, HTTPS) requests on ln until ctx
 // ends, then stops accepting, lets pending requests finish for up to
-// 15 seconds and returns nil. It closes ln.
+// 15 seconds and returns nil. It closes ln. The server's limits
+// (internal/httpserve) follow the Config: a request must be read within
+// ReadTimeout, and answered within ReadTimeout plus ProduceTimeout and a
+// margin.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config) error {
-	srv := &http.Server{
-		Handler:           g,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       g.cfg.ProduceTimeout + 30*time.Second,
-		IdleTimeout:       2 * time.Minute,
-		TLSConfig:         tlsConfig,
-		ErrorLog:          nil,
-	}
-	if tlsConfig != nil {
-		ln = tls.NewListener(ln, tlsConfig)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	err := srv.Serve(ln)
-	if errors.Is(err, http.ErrServerClosed) {
-		<-done
-		return nil
-	}
-	return err
+	return httpserve.Serve(ctx, ln, g, httpserve.Options{
+		Limits: httpserve.Limits{
+			ReadTimeout:  g.cfg.ReadTimeout,
+			WriteTimeout: g.cfg.ReadTimeout + g.cfg.ProduceTimeout + 5*time.Second,
+		},
+		TLS:    tlsConfig,
+		Grace:  shutdownGrace,
+		Name:   "gateway",
+		Logger: g.cfg.Logger,
+	})
 }

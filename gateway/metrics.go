@@ -20,6 +20,7 @@ type Metrics struct {
 	bytes    *prometheus.CounterVec   // rostrum_gateway_produced_bytes_total{env,source}
 	objects  *prometheus.CounterVec   // rostrum_gateway_objects_accepted_total{source}
 	inflight prometheus.Gauge         // rostrum_gateway_inflight_requests
+	verify   prometheus.Gauge         // rostrum_gateway_verifying_requests
 }
 
 // NewMetrics registers the gateway's series, with the Go runtime and
@@ -51,10 +52,14 @@ func NewMetrics() *Metrics {
 		}, []string{"source"}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rostrum_gateway_inflight_requests",
-			Help: "Callback requests being handled now.",
+			Help: "Callback requests being handled now, their credentials checked (at most --max-inflight).",
+		}),
+		verify: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rostrum_gateway_verifying_requests",
+			Help: "Signed callback requests reading their body to have the signature checked (at most --max-inflight).",
 		}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.records, m.bytes, m.objects, m.inflight,
+	reg.MustRegister(m.requests, m.latency, m.records, m.bytes, m.objects, m.inflight, m.verify,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -71,7 +76,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // codes are the status codes the handler answers with, as label values.
 var codes = func() map[int]string {
 	out := map[int]string{}
-	for _, c := range []int{200, 202, 400, 401, 404, 405, 413, 415, 422, 500, 503} {
+	for _, c := range []int{200, 202, 400, 401, 404, 405, 408, 413, 415, 422, 500, 503} {
 		out[c] = strconv.Itoa(c)
 	}
 	return out
@@ -94,5 +99,6 @@ func MetricNames() []string {
 		"rostrum_gateway_produced_bytes_total",
 		"rostrum_gateway_objects_accepted_total",
 		"rostrum_gateway_inflight_requests",
+		"rostrum_gateway_verifying_requests",
 	}
 }

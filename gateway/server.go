@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,13 +40,14 @@ const retryAfter = "1"
 // Gateway is the HTTP handler of `rostrum gateway`: the callback endpoint,
 // /healthz, /readyz and /metrics. It is safe for concurrent use.
 type Gateway struct {
-	cfg    Config
-	sem    chan struct{}                // one slot per pending callback request
-	topics map[string]map[string]string // env → source → topic
-	idBase string                       // random per process; request ids are idBase-counter
-	idSeq  atomic.Uint64
-	bufs   sync.Pool // *[]byte body buffers
-	open   bool      // no credential and Insecure: every request passes
+	cfg       Config
+	sem       chan struct{}                // one slot per pending callback request whose credentials were checked
+	verifying chan struct{}                // one slot per signed request reading its body to check the signature
+	topics    map[string]map[string]string // env → source → topic
+	idBase    string                       // random per process; request ids are idBase-counter
+	idSeq     atomic.Uint64
+	bufs      sync.Pool // *[]byte body buffers
+	open      bool      // no credential and Insecure: every request passes
 }
 
 // New returns a Gateway for cfg, or an error when cfg is invalid (see
@@ -56,7 +58,8 @@ func New(cfg Config) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, sem: make(chan struct{}, cfg.MaxInflight), topics: map[string]map[string]string{}}
+	g := &Gateway{cfg: cfg, sem: make(chan struct{}, cfg.MaxInflight), verifying: make(chan struct{}, cfg.MaxInflight),
+		topics: map[string]map[string]string{}}
 	for _, env := range cfg.Routes.Envs() {
 		g.topics[env] = map[string]string{}
 		for _, s := range Sources {
@@ -113,52 +116,88 @@ func validSource(s string) bool { return s == "rtc" || s == "client" || s == "si
 func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string) {
 	start := time.Now()
 	id := g.requestID(r)
+	// Every answer before the body is read closes the connection, so that
+	// a body that never comes holds nothing.
 	if !validSource(source) {
+		w.Header().Set("Connection", "close")
 		g.fail(w, id, "other", start, http.StatusNotFound, fmt.Sprintf("unknown source %q: the sources are rtc, client and signal", source))
 		return
 	}
 	if r.Method != http.MethodPost {
+		w.Header().Set("Connection", "close")
 		w.Header().Set("Allow", http.MethodPost)
 		g.fail(w, id, source, start, http.StatusMethodNotAllowed, "callbacks are POSTed")
 		return
+	}
+	// The headers first: a request without a credential they can vouch
+	// for is refused before it takes a slot or sends its body.
+	verdict, why := g.checkHeaders(r, start)
+	if verdict == refused {
+		w.Header().Set("Connection", "close")
+		g.fail(w, id, source, start, http.StatusUnauthorized, why)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		w.Header().Set("Connection", "close")
+		g.fail(w, id, source, start, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type must be application/json, got %q", r.Header.Get("Content-Type")))
+		return
+	}
+	// Every request gets a deadline for its body, whatever server runs the
+	// handler (Serve sets the same one for the whole request).
+	_ = http.NewResponseController(w).SetReadDeadline(start.Add(g.cfg.ReadTimeout))
+
+	// A signed request's body is read to check the signature, holding a
+	// slot of its own (as many as --max-inflight), never an in-flight one:
+	// signatures that will not verify cannot crowd out authenticated
+	// requests.
+	var body []byte
+	read := false // body is in
+	if verdict == signed {
+		select {
+		case g.verifying <- struct{}{}:
+		default:
+			w.Header().Set("Connection", "close")
+			g.busy(w, id, source, start)
+			return
+		}
+		g.cfg.Metrics.verify.Inc()
+		bufp, b, ok := g.readBodyOrFail(w, r, id, source, start)
+		if bufp != nil {
+			defer g.bufs.Put(bufp)
+		}
+		verified := ok && g.verifySignature(r, b)
+		g.cfg.Metrics.verify.Dec()
+		<-g.verifying
+		if !ok { // answered
+			return
+		}
+		if !verified {
+			g.fail(w, id, source, start, http.StatusUnauthorized, "invalid signature in "+g.cfg.SignatureHeader)
+			return
+		}
+		body, read = b, true
 	}
 	select {
 	case g.sem <- struct{}{}:
 		defer func() { <-g.sem }()
 	default:
-		w.Header().Set("Retry-After", retryAfter)
-		g.fail(w, id, source, start, http.StatusServiceUnavailable, fmt.Sprintf("too many pending requests (--max-inflight %d); retry later", g.cfg.MaxInflight))
+		if !read {
+			w.Header().Set("Connection", "close")
+		}
+		g.busy(w, id, source, start)
 		return
 	}
 	g.cfg.Metrics.inflight.Inc()
 	defer g.cfg.Metrics.inflight.Dec()
-
-	// A request carrying no signature can be refused before its body is
-	// read; a signed one is checked once the body is in.
-	signature := r.Header.Get(g.cfg.SignatureHeader)
-	if signature == "" && !g.open && !allowBearer(g.cfg.Tokens, r) {
-		g.fail(w, id, source, start, http.StatusUnauthorized, "missing or invalid credential: send Authorization: Bearer <token> or a body signature in "+g.cfg.SignatureHeader)
-		return
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		g.fail(w, id, source, start, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type must be application/json, got %q", r.Header.Get("Content-Type")))
-		return
-	}
-	bufp, body, err := g.readBody(r)
-	if bufp != nil {
-		defer g.bufs.Put(bufp)
-	}
-	if err != nil {
-		if errors.Is(err, errTooLarge) {
-			g.fail(w, id, source, start, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes (--max-body-bytes)", g.cfg.MaxBodyBytes))
+	if !read {
+		bufp, b, ok := g.readBodyOrFail(w, r, id, source, start)
+		if bufp != nil {
+			defer g.bufs.Put(bufp)
+		}
+		if !ok {
 			return
 		}
-		g.fail(w, id, source, start, http.StatusBadRequest, "reading the body: "+err.Error())
-		return
-	}
-	if signature != "" && !g.open && !verifySignature(g.cfg.Secrets, body, signature) && !allowBearer(g.cfg.Tokens, r) {
-		g.fail(w, id, source, start, http.StatusUnauthorized, "invalid body signature in "+g.cfg.SignatureHeader)
-		return
+		body = b
 	}
 
 	objs, array, err := Parse(body)
@@ -191,9 +230,11 @@ func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string
 	err = g.cfg.Client.ProduceSync(ctx, ptrs...).FirstErr()
 	cancel()
 	if err != nil {
-		code, msg := http.StatusServiceUnavailable, "the brokers did not acknowledge every record ("+err.Error()+"); nothing of this request is confirmed: retry all of it"
+		// The broker's error is logged, never sent: it names brokers,
+		// topics and partitions, which are no business of the sender.
+		code, msg := http.StatusServiceUnavailable, "the brokers did not acknowledge every record; nothing of this request is confirmed: retry all of it"
 		if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
-			code, msg = http.StatusRequestEntityTooLarge, "a record is larger than the brokers accept ("+err.Error()+")"
+			code, msg = http.StatusRequestEntityTooLarge, "a record is larger than the brokers accept"
 		} else {
 			w.Header().Set("Retry-After", retryAfter)
 		}
@@ -220,6 +261,31 @@ func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string
 }
 
 var errTooLarge = errors.New("body too large")
+
+// busy answers 503: every slot of its kind is taken.
+func (g *Gateway) busy(w http.ResponseWriter, id, source string, start time.Time) {
+	w.Header().Set("Retry-After", retryAfter)
+	g.fail(w, id, source, start, http.StatusServiceUnavailable, fmt.Sprintf("too many pending requests (--max-inflight %d); retry later", g.cfg.MaxInflight))
+}
+
+// readBodyOrFail reads the body (readBody); when that fails it answers
+// (413, 408 or 400) and returns false. The buffer, when not nil, goes back
+// to the pool once the body is no longer needed.
+func (g *Gateway) readBodyOrFail(w http.ResponseWriter, r *http.Request, id, source string, start time.Time) (*[]byte, []byte, bool) {
+	bufp, body, err := g.readBody(r)
+	switch {
+	case err == nil:
+		return bufp, body, true
+	case errors.Is(err, errTooLarge):
+		g.fail(w, id, source, start, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes (--max-body-bytes)", g.cfg.MaxBodyBytes))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		g.fail(w, id, source, start, http.StatusRequestTimeout, fmt.Sprintf("the body did not arrive within %s (--read-timeout)", g.cfg.ReadTimeout))
+	default:
+		g.fail(w, id, source, start, http.StatusBadRequest, "reading the body: "+err.Error())
+	}
+	return bufp, nil, false
+}
 
 // readBody reads the body into a pooled buffer, up to MaxBodyBytes.
 func (g *Gateway) readBody(r *http.Request) (*[]byte, []byte, error) {

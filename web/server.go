@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/tls"
 	"embed"
 	"errors"
 	"io/fs"
@@ -87,6 +88,8 @@ type Options struct {
 	// Control serves the recording control and layout API (control.Service's
 	// Handler), mounted at ControlRoutes when not nil.
 	Control http.Handler
+
+	TLS *tls.Config // when not nil, ListenAndServe serves HTTPS with it
 }
 
 // Server is the HTTP handler of the page and its API. It is safe for
@@ -188,6 +191,9 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 		return err
 	}
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	if s.opt.TLS != nil {
+		ln = tls.NewListener(ln, s.opt.TLS)
+	}
 	hs.RegisterOnShutdown(func() { s.once.Do(func() { close(s.stop) }) })
 	s.lg.Info("http serving", zap.String("addr", ln.Addr().String()))
 	errc := make(chan error, 1)

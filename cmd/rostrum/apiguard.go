@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/web"
 )
 
@@ -18,7 +17,7 @@ type apiGuardFlags struct {
 }
 
 func (f *apiGuardFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.readTokenFile, "read-token-file", "", "bearer tokens for every read of the /v1 API, one a line (the live page passes ?token=); empty: reads are open")
+	fs.StringVar(&f.readTokenFile, "read-token-file", "", "bearer tokens for every read of the /v1 API, one a line, each at least 16 bytes (the live page passes ?token=); re-read on SIGHUP; empty: reads are open")
 	fs.StringVar(&f.corsOrigins, "cors-origins", "", "origins whose pages may call the API from a browser, comma-separated (\"*\": any); empty: no CORS headers")
 	fs.Float64Var(&f.rateLimit, "rate-limit", 0, "API requests per second per client address (429 with Retry-After beyond it); 0: no limit")
 	fs.IntVar(&f.rateBurst, "rate-burst", 20, "requests a client may send at once before --rate-limit applies")
@@ -34,9 +33,9 @@ func (f *apiGuardFlags) apply(opts *web.Options) error {
 		return fmt.Errorf("--rate-burst must be at least 1, got %d", f.rateBurst)
 	}
 	if f.readTokenFile != "" {
-		t, err := auth.LoadTokens(f.readTokenFile)
+		t, err := loadTokens("--read-token-file", f.readTokenFile)
 		if err != nil {
-			return fmt.Errorf("--read-token-file: %w", err)
+			return err
 		}
 		opts.ReadTokens = t
 	}

@@ -20,7 +20,7 @@ type boardAdminFlags struct {
 }
 
 func (f *boardAdminFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.tokenFile, "admin-token-file", "", "bearer tokens of the board administration route (POST /v1/boards/{name}/members/{member}/remove), one a line; without it the route answers 403")
+	fs.StringVar(&f.tokenFile, "admin-token-file", "", "bearer tokens of the board administration route (POST /v1/boards/{name}/members/{member}/remove), one a line, each at least 16 bytes; re-read on SIGHUP; without it the route answers 403")
 	fs.DurationVar(&f.produceTimeout, "admin-produce-timeout", 10*time.Second, "how long a board administration request waits for Kafka to acknowledge its event")
 }
 
@@ -32,11 +32,7 @@ func (f *boardAdminFlags) tokens() (*auth.Tokens, error) {
 	if f.produceTimeout < time.Second {
 		return nil, fmt.Errorf("--admin-produce-timeout must be at least 1s (the Kafka client's least delivery timeout), got %s", f.produceTimeout)
 	}
-	t, err := auth.LoadTokens(f.tokenFile)
-	if err != nil {
-		return nil, fmt.Errorf("--admin-token-file: %w", err)
-	}
-	return t, nil
+	return loadTokens("--admin-token-file", f.tokenFile)
 }
 
 // callbackProducer produces to one topic with a client of its own and

@@ -131,7 +131,7 @@ func TestBoardRemoveEndToEnd(t *testing.T) {
 		"  - {name: gifts, events: [gift], member: user_id, kind: periodic, period: day, settle: false}\n" +
 		"  - {name: room-gifts, events: [gift], member: room_id, kind: rolling, slice: 1h, slices: 24}\n"
 	tokens := filepath.Join(t.TempDir(), "admin-tokens")
-	if err := os.WriteFile(tokens, []byte("adm-1\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("adm-1-0123456789ab\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	base := boardsRun(t, k, r, cfg, "--admin-token-file", tokens)
@@ -152,7 +152,7 @@ func TestBoardRemoveEndToEnd(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"/v1/boards/gifts/members/u-1/remove", "/v1/boards/room-gifts/members/r-1/remove"} {
-		if code, body := postRemove(t, base+p, "adm-1"); code != 202 || !strings.Contains(body, `"id":"rm-`) {
+		if code, body := postRemove(t, base+p, "adm-1-0123456789ab"); code != 202 || !strings.Contains(body, `"id":"rm-`) {
 			t.Fatalf("%s: %d %s, want 202 with the id", p, code, body)
 		}
 	}
@@ -164,7 +164,7 @@ func TestBoardRemoveEndToEnd(t *testing.T) {
 	}
 
 	closed := boardsRun(t, k, testenv.StartRedis(t), cfg)
-	if code, body := postRemove(t, closed+"/v1/boards/gifts/members/u-2/remove", "adm-1"); code != 403 {
+	if code, body := postRemove(t, closed+"/v1/boards/gifts/members/u-2/remove", "adm-1-0123456789ab"); code != 403 {
 		t.Fatalf("without --admin-token-file: %d %s, want 403", code, body)
 	}
 }
@@ -179,7 +179,7 @@ func TestBoardRemoveUnacknowledged(t *testing.T) {
 	}
 	st := board.NewStore(testenv.StartRedis(t).Client(), "test", bs)
 	tokens := filepath.Join(t.TempDir(), "admin-tokens")
-	if err := os.WriteFile(tokens, []byte("adm-1\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("adm-1-0123456789ab\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	f := boardAdminFlags{tokenFile: tokens, produceTimeout: time.Second}
@@ -194,7 +194,7 @@ func TestBoardRemoveUnacknowledged(t *testing.T) {
 	defer pr.Close()
 	srv := httptest.NewServer(web.New(web.Options{Source: emptySource{}, Boards: st, AdminTokens: at, Producer: pr}))
 	defer srv.Close()
-	if code, body := postRemove(t, srv.URL+"/v1/boards/gifts/members/u-1/remove", "adm-1"); code != 503 || !strings.Contains(body, "did not acknowledge") {
+	if code, body := postRemove(t, srv.URL+"/v1/boards/gifts/members/u-1/remove", "adm-1-0123456789ab"); code != 503 || !strings.Contains(body, "did not acknowledge") {
 		t.Fatalf("%d %s, want 503", code, body)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -34,7 +33,7 @@ type controlFlags struct {
 }
 
 func (c *controlFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.tokenFile, "control-token-file", "", "bearer tokens of the control API (/v1/rooms/{room}/recording, …/layout), one a line; without it the API answers 403")
+	fs.StringVar(&c.tokenFile, "control-token-file", "", "bearer tokens of the control API (/v1/rooms/{room}/recording, …/layout), one a line, each at least 16 bytes; re-read on SIGHUP; without it the API answers 403")
 	fs.BoolVar(&c.insecure, "control-insecure", false, "serve the control API without tokens (demo only; logged as a warning)")
 	fs.IntVar(&c.replicas, "control-replicas", 0, "Redis replicas that must confirm a control change (WAIT) before it is answered")
 	fs.DurationVar(&c.replicaTimeout, "control-replica-timeout", time.Second, "how long a control change waits for --control-replicas")
@@ -46,9 +45,17 @@ func (c *controlFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.idempotencyTTL, "control-idempotency-ttl", 24*time.Hour, "how long the answer to an Idempotency-Key is kept")
 }
 
-// service builds the control API of env on rc, producing with a client of
-// its own to brokers.
-func (c *controlFlags) service(rc redis.UniversalClient, brokers []string, kopts []kgo.Opt, topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) (*control.Service, func(), error) {
+// tokens reads --control-token-file; nil when it is not set.
+func (c *controlFlags) tokens() (*auth.Tokens, error) {
+	if c.tokenFile == "" {
+		return nil, nil
+	}
+	return loadTokens("--control-token-file", c.tokenFile)
+}
+
+// service builds the control API of env on rc, guarded by tokens (see
+// tokens), producing with a client of its own to brokers.
+func (c *controlFlags) service(rc redis.UniversalClient, tokens *auth.Tokens, brokers []string, kopts []kgo.Opt, topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) (*control.Service, func(), error) {
 	o := control.Options{
 		Env: env, CommandsTopic: topics.Commands, LayoutTopic: topics.Layout,
 		RoomTTL: roomTTL, History: c.history, MaxBodyBytes: c.maxBody,
@@ -56,13 +63,7 @@ func (c *controlFlags) service(rc redis.UniversalClient, brokers []string, kopts
 		Lease: c.lease, ProduceTimeout: c.produceTimeout, SweepInterval: c.sweepEvery,
 		IdempotencyTTL: c.idempotencyTTL, Insecure: c.insecure, Logger: lg,
 	}
-	if c.tokenFile != "" {
-		t, err := auth.LoadTokens(c.tokenFile)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--control-token-file: %w", err)
-		}
-		o.Tokens = t
-	}
+	o.Tokens = tokens
 	if f := os.Getenv(faultEnv); f == "control-step" || f == "control-published" {
 		at := strings.TrimPrefix(f, "control-")
 		o.Fault = func(point string) error {

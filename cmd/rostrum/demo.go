@@ -70,6 +70,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return errors.New("--kafka-sasl and --kafka-tls* need --brokers: the embedded broker has neither")
 	case f.redis == "" && f.sec.redisSet:
 		return errors.New("--redis-user, --redis-password and --redis-tls* need --redis: the embedded Redis has none of them")
+	case f.httpTLS.cert != "" || f.httpTLS.key != "":
+		return errors.New("--http-tls-cert and --http-tls-key are for rostrum run: the demo serves its page over plain HTTP")
 	}
 	kopts, err := f.sec.kafkaOpts()
 	if err != nil {

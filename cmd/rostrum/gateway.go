@@ -3,21 +3,15 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/signal"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/gateway"
 )
 
@@ -28,12 +22,16 @@ type gatewayFlags struct {
 	createTopics               bool
 	routes                     routeFlags
 	tokenFile, hmacSecretFile  string
+	signatureMode              string
 	signatureHeader            string
+	timestampHeader            string
+	maxSkew                    time.Duration
 	insecure                   bool
-	tlsCert, tlsKey            string
+	tls                        listenTLSFlags // --gateway-tls-cert, --gateway-tls-key
 	maxBodyBytes               int64
 	maxInflight                int
 	produceTimeout             time.Duration
+	readTimeout                time.Duration
 	logFormat, logLevel        string
 	config                     string
 	sec                        securityFlags
@@ -47,15 +45,18 @@ func (f *gatewayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
 	fs.BoolVar(&f.createTopics, "create-topics", false, "create missing callback topics at start instead of failing")
 	f.routes.register(fs)
-	fs.StringVar(&f.tokenFile, "gateway-token-file", "", "file of bearer tokens, one per line (several while rotating); re-read on SIGHUP")
-	fs.StringVar(&f.hmacSecretFile, "gateway-hmac-secret-file", "", "file of HMAC-SHA256 secrets, one per line, that a body signature may be made with; re-read on SIGHUP")
-	fs.StringVar(&f.signatureHeader, "gateway-signature-header", gateway.DefaultSignatureHeader, "header carrying the hex HMAC-SHA256 of the body (an optional sha256= prefix is accepted)")
+	fs.StringVar(&f.tokenFile, "gateway-token-file", "", "file of bearer tokens, one per line (several while rotating), each at least 16 bytes; re-read on SIGHUP")
+	fs.StringVar(&f.hmacSecretFile, "gateway-hmac-secret-file", "", "file of HMAC-SHA256 signing secrets, one per line (several while rotating), each at least 16 bytes; re-read on SIGHUP")
+	fs.StringVar(&f.signatureMode, "gateway-signature-mode", gateway.SignatureTimestamped, "what a signature covers: timestamped (recommended: HMAC of timestamp.method.path.body, the Unix time in --gateway-timestamp-header) or body (the body alone: cannot stop a replay or a body sent to another route)")
+	fs.StringVar(&f.signatureHeader, "gateway-signature-header", gateway.DefaultSignatureHeader, "header carrying the hex HMAC-SHA256 signature (an optional sha256= prefix is accepted)")
+	fs.StringVar(&f.timestampHeader, "gateway-timestamp-header", gateway.DefaultTimestampHeader, "header carrying the Unix time in seconds of a timestamped signature")
+	fs.DurationVar(&f.maxSkew, "gateway-signature-max-skew", gateway.DefaultMaxSkew, "how far a timestamped signature's time may be from the gateway's clock, either way")
 	fs.BoolVar(&f.insecure, "gateway-insecure", false, "start without any credential: every request is accepted (testing only)")
-	fs.StringVar(&f.tlsCert, "gateway-tls-cert", "", "PEM certificate of the listener (with --gateway-tls-key): serve HTTPS; re-read on SIGHUP")
-	fs.StringVar(&f.tlsKey, "gateway-tls-key", "", "PEM private key of --gateway-tls-cert")
+	f.tls.register(fs, "gateway", "the listener")
 	fs.Int64Var(&f.maxBodyBytes, "max-body-bytes", gateway.DefaultMaxBodyBytes, "largest request body accepted (413 above)")
-	fs.IntVar(&f.maxInflight, "max-inflight", gateway.DefaultMaxInflight, "callback requests pending at once at most (503 with Retry-After above)")
+	fs.IntVar(&f.maxInflight, "max-inflight", gateway.DefaultMaxInflight, "callback requests pending at once at most, their credentials checked (503 with Retry-After above); as many signed requests again may be reading their body to have the signature checked")
 	fs.DurationVar(&f.produceTimeout, "produce-timeout", gateway.DefaultProduceTimeout, "how long a request waits for the brokers' acknowledgements before a 503")
+	fs.DurationVar(&f.readTimeout, "read-timeout", gateway.DefaultReadTimeout, "how long a request may take to arrive, headers and body (408 after it)")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names, and routes: a list of {env, pattern}")
@@ -119,39 +120,42 @@ func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap
 	cfg := gateway.Config{
 		Routes:          routes,
 		TopicPrefix:     f.topicPrefix,
+		SignatureMode:   f.signatureMode,
 		SignatureHeader: f.signatureHeader,
+		TimestampHeader: f.timestampHeader,
+		MaxSkew:         f.maxSkew,
 		Insecure:        f.insecure,
 		MaxBodyBytes:    f.maxBodyBytes,
 		MaxInflight:     f.maxInflight,
 		ProduceTimeout:  f.produceTimeout,
+		ReadTimeout:     f.readTimeout,
 		Logger:          lg,
 	}
+	var creds credentials
 	if f.tokenFile != "" {
-		if cfg.Tokens, err = auth.LoadTokens(f.tokenFile); err != nil {
-			return fmt.Errorf("--gateway-token-file: %w", err)
+		if cfg.Tokens, err = loadTokens("--gateway-token-file", f.tokenFile); err != nil {
+			return err
 		}
+		creds.tokens("--gateway-token-file", cfg.Tokens)
 	}
 	if f.hmacSecretFile != "" {
-		if cfg.Secrets, err = auth.LoadSecrets(f.hmacSecretFile); err != nil {
-			return fmt.Errorf("--gateway-hmac-secret-file: %w", err)
+		if cfg.Secrets, err = loadSecrets("--gateway-hmac-secret-file", f.hmacSecretFile); err != nil {
+			return err
 		}
+		creds.secrets("--gateway-hmac-secret-file", cfg.Secrets)
 	}
-	if f.maxBodyBytes < 2 || f.maxInflight < 1 || f.produceTimeout <= 0 {
+	if f.maxBodyBytes < 2 || f.maxInflight < 1 || f.produceTimeout <= 0 || f.readTimeout <= 0 || f.maxSkew <= 0 ||
+		(f.signatureMode != gateway.SignatureTimestamped && f.signatureMode != gateway.SignatureBody) {
 		return cfg.Validate() // names the flag
 	}
-	var cert atomic.Pointer[tls.Certificate]
+	cert, err := f.tls.load()
+	if err != nil {
+		return err
+	}
+	creds.cert("--gateway-tls-cert", cert)
 	var tlsConfig *tls.Config
-	switch {
-	case (f.tlsCert == "") != (f.tlsKey == ""):
-		return errors.New("--gateway-tls-cert and --gateway-tls-key go together: give both or neither")
-	case f.tlsCert != "":
-		c, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
-		if err != nil {
-			return fmt.Errorf("--gateway-tls-cert %s / --gateway-tls-key %s: %w", f.tlsCert, f.tlsKey, err)
-		}
-		cert.Store(&c)
-		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12,
-			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert.Load(), nil }}
+	if cert != nil {
+		tlsConfig = cert.TLSConfig()
 	}
 
 	opts := append([]kgo.Opt{kgo.SeedBrokers(splitList(f.brokers)...)}, kopts...)
@@ -180,22 +184,7 @@ func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap
 
 	// SIGHUP re-reads the token and secret files and the certificate; a
 	// file that fails to load leaves what is in force in force.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for range hup {
-			reload(lg, "--gateway-token-file", cfg.Tokens != nil, func() error { return cfg.Tokens.Reload() })
-			reload(lg, "--gateway-hmac-secret-file", cfg.Secrets != nil, func() error { return cfg.Secrets.Reload() })
-			reload(lg, "--gateway-tls-cert", tlsConfig != nil, func() error {
-				c, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
-				if err == nil {
-					cert.Store(&c)
-				}
-				return err
-			})
-		}
-	}()
+	defer creds.watch(ctx, lg)()
 
 	if ln == nil {
 		if ln, err = net.Listen("tcp", f.http); err != nil {
@@ -211,15 +200,4 @@ func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap
 	err = gw.Serve(ctx, ln, tlsConfig)
 	lg.Info("gateway stopped")
 	return err
-}
-
-func reload(lg *zap.Logger, what string, configured bool, fn func() error) {
-	if !configured {
-		return
-	}
-	if err := fn(); err != nil {
-		lg.Warn("reload failed; the previous one stays in force", zap.String("file", what), zap.Error(err))
-		return
-	}
-	lg.Info("reloaded", zap.String("file", what))
 }

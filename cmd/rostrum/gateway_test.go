@@ -3,17 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 )
 
@@ -48,7 +55,7 @@ func TestGatewayCommandRoutesFromConfigAndRotatesOnSIGHUP(t *testing.T) {
 	k := testenv.StartKafka(t)
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte("first\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("first-0123456789ab\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "gateway.yaml")
@@ -65,7 +72,9 @@ func TestGatewayCommandRoutesFromConfigAndRotatesOnSIGHUP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- runGateway(ctx, f, zaptest.NewLogger(t), nil, func(a string) { addr <- a }) }()
+	core, logs := observer.New(zap.InfoLevel)
+	lg := zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), core))
+	go func() { done <- runGateway(ctx, f, lg, nil, func(a string) { addr <- a }) }()
 	var url string
 	select {
 	case a := <-addr:
@@ -85,7 +94,7 @@ func TestGatewayCommandRoutesFromConfigAndRotatesOnSIGHUP(t *testing.T) {
 		return resp.StatusCode
 	}
 	for room, topic := range map[string]string{"p-1": "prod.callbacks.signal", "g-1": "gray.callbacks.signal", "x-1": "test.callbacks.signal"} {
-		if code := post("first", room); code != http.StatusAccepted {
+		if code := post("first-0123456789ab", room); code != http.StatusAccepted {
 			t.Fatalf("%s: %d", room, code)
 		}
 		if recs := k.ReadAll(topic); len(recs) != 1 || string(recs[0].Key) != room {
@@ -93,21 +102,37 @@ func TestGatewayCommandRoutesFromConfigAndRotatesOnSIGHUP(t *testing.T) {
 		}
 	}
 
-	if err := os.WriteFile(tokens, []byte("second\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("second-0123456789ab\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for post("second", "p-2") != http.StatusAccepted {
+	for post("second-0123456789ab", "p-2") != http.StatusAccepted {
 		if time.Now().After(deadline) {
 			t.Fatal("the rotated token was not accepted after SIGHUP")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if code := post("first", "p-3"); code != http.StatusUnauthorized {
+	if code := post("first-0123456789ab", "p-3"); code != http.StatusUnauthorized {
 		t.Errorf("the retired token: %d, want 401", code)
+	}
+	// An empty file (all tokens revoked) is refused: the set in force
+	// stays, with a warning.
+	if err := os.WriteFile(tokens, []byte("# none\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); logs.FilterMessageSnippet("stays in force").Len() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no warning after SIGHUP with an empty token file")
+		}
+	}
+	if code := post("second-0123456789ab", "p-4"); code != http.StatusAccepted {
+		t.Errorf("after a failed reload the token in force: %d, want 202", code)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -143,7 +168,7 @@ func TestRunRoutesAndDeprecatedRoomPattern(t *testing.T) {
 func TestSimulatePostsToTheGateway(t *testing.T) {
 	k := testenv.StartKafka(t)
 	tokens := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(tokens, []byte("# sim\ns1\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("# sim\nsim-0123456789abcd\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	f, err := parseGateway(t, "--brokers", strings.Join(k.Seeds, ","), "--create-topics", "--gateway-token-file", tokens,
@@ -176,6 +201,80 @@ func TestSimulatePostsToTheGateway(t *testing.T) {
 	for _, rec := range k.ReadAll("gray.callbacks.rtc") {
 		if !strings.HasPrefix(string(rec.Key), "gray-") {
 			t.Fatalf("record of room %q in gray", rec.Key)
+		}
+	}
+}
+
+// TestGatewayCommandSignatureModesAndTLS: the signature flags reach the
+// gateway (timestamped by default, body with --gateway-signature-mode
+// body), and --gateway-tls-cert serves HTTPS.
+func TestGatewayCommandSignatureModesAndTLS(t *testing.T) {
+	k := testenv.StartKafka(t)
+	certs := testenv.NewCerts(t)
+	const secret = "vendor-secret-0123456789"
+	secrets := filepath.Join(t.TempDir(), "secrets")
+	if err := os.WriteFile(secrets, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	ca, err := os.ReadFile(certs.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.AppendCertsFromPEM(ca)
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	body := []byte(`{"room_id":"p-1"}`)
+	for _, c := range []struct {
+		mode             string
+		timestamped, raw int // answers to a timestamped and a body-only signature
+	}{
+		{"", http.StatusAccepted, http.StatusUnauthorized},
+		{"body", http.StatusUnauthorized, http.StatusAccepted},
+	} {
+		args := []string{"--brokers", strings.Join(k.Seeds, ","), "--create-topics", "--route-default", "test", "--http", "127.0.0.1:0",
+			"--gateway-hmac-secret-file", secrets, "--gateway-tls-cert", certs.ServerCertFile, "--gateway-tls-key", certs.ServerKeyFile, "--log-level", "error"}
+		if c.mode != "" {
+			args = append(args, "--gateway-signature-mode", c.mode)
+		}
+		f, err := parseGateway(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		addr := make(chan string, 1)
+		done := make(chan error, 1)
+		go func() { done <- runGateway(ctx, f, zaptest.NewLogger(t), nil, func(a string) { addr <- a }) }()
+		var url string
+		select {
+		case a := <-addr:
+			url = "https://" + a + "/v1/callbacks/rtc"
+		case err := <-done:
+			t.Fatal(err)
+		}
+		post := func(hdr ...string) int {
+			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			for i := 0; i+1 < len(hdr); i += 2 {
+				req.Header.Set(hdr[i], hdr[i+1])
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		now := time.Now().Unix()
+		if code := post("X-Rostrum-Signature", auth.SignRequest([]byte(secret), now, "POST", "/v1/callbacks/rtc", body),
+			"X-Rostrum-Timestamp", strconv.FormatInt(now, 10)); code != c.timestamped {
+			t.Errorf("mode %q, a timestamped signature: %d, want %d", c.mode, code, c.timestamped)
+		}
+		if code := post("X-Rostrum-Signature", auth.SignHMAC([]byte(secret), body)); code != c.raw {
+			t.Errorf("mode %q, a body signature: %d, want %d", c.mode, code, c.raw)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -49,7 +49,10 @@ func main() {
 }
 
 // Main runs one command; it returns when the command is done or ctx ends.
+// SIGHUP never stops it: run, demo and gateway re-read their credential
+// files on it, every other command ignores it (reload.go).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	defer catchHangups()()
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")

@@ -64,6 +64,7 @@ type runFlags struct {
 	ops                                     opsFlags        // ops.go
 	boardAdmin                              boardAdminFlags // boardadmin.go
 	apiGuard                                apiGuardFlags   // apiguard.go
+	httpTLS                                 listenTLSFlags  // --http-tls-cert, --http-tls-key (reload.go)
 
 	warnings []string // found while parsing; logged by logger
 }
@@ -93,6 +94,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.http, "http", "127.0.0.1:8080", "address of the HTTP server: live page, /metrics, /healthz, /readyz, /v1/rooms/{room}/top (empty: off)")
+	f.httpTLS.register(fs, "http", "the --http listener (the page, the read, control and administration API)")
 	fs.DurationVar(&f.lagEvery, "lag-interval", 5*time.Second, "how often consumer lag is measured for /metrics")
 	fs.StringVar(&f.stability, "stability", processor.StabilityHysteresis, "stable top list strategy: hysteresis (members change only when it lasts) or seed (seed 003's merge); see docs/STABILITY.md")
 	fs.DurationVar(&f.dwell, "dwell", stability.DefaultDwell, "hysteresis: how long a member must hold its place in the raw top-N before it replaces a shown one (0: at once)")
@@ -309,6 +311,21 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	if err != nil {
 		return err
 	}
+	controlTokens, err := f.control.tokens()
+	if err != nil {
+		return err
+	}
+	cert, err := f.httpTLS.load()
+	if err != nil {
+		return err
+	}
+	// SIGHUP re-reads them all (reload.go); the process goes on.
+	var creds credentials
+	creds.tokens("--read-token-file", guard.ReadTokens)
+	creds.tokens("--admin-token-file", adminTokens)
+	creds.tokens("--control-token-file", controlTokens)
+	creds.cert("--http-tls-cert", cert)
+	defer creds.watch(ctx, lg)()
 	setRedisLogger(lg)
 	b := readBuild()
 	lg.Info("starting", zap.String("version", b.Version), zap.String("revision", b.revision()),
@@ -386,6 +403,9 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 			TopN:      pc.TopN,
 		}
 		opts.ReadTokens, opts.CORSOrigins, opts.RateLimit, opts.RateBurst = guard.ReadTokens, guard.CORSOrigins, guard.RateLimit, guard.RateBurst
+		if cert != nil {
+			opts.TLS = cert.TLSConfig()
+		}
 		if boards != nil {
 			opts.Boards, opts.Hints = boards, f.hintChain
 		}
@@ -399,7 +419,7 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 			defer pr.Close()
 			opts.Producer = pr
 		}
-		ctl, closeCtl, err := f.control.service(rc, pc.Brokers, pc.KafkaOpts, control.TopicsFor(f.topicPrefix, f.env), f.env, f.roomTTL, lg)
+		ctl, closeCtl, err := f.control.service(rc, controlTokens, pc.Brokers, pc.KafkaOpts, control.TopicsFor(f.topicPrefix, f.env), f.env, f.roomTTL, lg)
 		if err != nil {
 			stopSide()
 			return err

@@ -30,6 +30,7 @@ const (
 	Forbidden        = "forbidden"              // 403: the surface is closed
 	NotFound         = "not-found"              // 404: no such route, room, board, period, window, member or layout
 	MethodNotAllowed = "method-not-allowed"     // 405
+	RequestTimeout   = "request-timeout"        // 408: the body did not arrive in time
 	Conflict         = "conflict"               // 409: the state does not allow the change
 	PreconditionFail = "precondition-failed"    // 412: If-Match names another version
 	TooLarge         = "too-large"              // 413: a body over the limit
@@ -47,6 +48,7 @@ var titles = map[string]string{
 	Forbidden:        "Forbidden",
 	NotFound:         "Not found",
 	MethodNotAllowed: "Method not allowed",
+	RequestTimeout:   "Request timeout",
 	Conflict:         "Conflict",
 	PreconditionFail: "Precondition failed",
 	TooLarge:         "Content too large",
@@ -98,6 +100,8 @@ func CodeFor(status int) string {
 		return NotFound
 	case http.StatusMethodNotAllowed:
 		return MethodNotAllowed
+	case http.StatusRequestTimeout:
+		return RequestTimeout
 	case http.StatusConflict:
 		return Conflict
 	case http.StatusPreconditionFailed:
