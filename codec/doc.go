@@ -17,6 +17,14 @@
 // dead-letter record ("event[3].ts: required"). Outside bytes never make
 // the decoder panic; a fuzz test holds it to that.
 //
+// # Record headers
+//
+// records.go names the headers of the records rostrum produces and their
+// record kinds (content-type application/json and rostrum-schema
+// "<kind>/<major>", e.g. ranking.topn/1; the DLQ envelope; the redrive
+// headers), so that processor, control and dlq write and read them by one
+// name without importing one another (docs/topics/README.md).
+//
 // # Score encoding
 //
 // A Redis sorted-set score is an IEEE-754 double. Integers are exact in a

@@ -144,10 +144,13 @@ type command struct {
 	Params      json.RawMessage `json:"params"`
 }
 
+// commands returns the records of the commands topic, each checked for its
+// key and headers.
 func (r *rig) commands() []command {
 	r.t.Helper()
 	var out []command
 	for _, rec := range r.kafka.ReadAll(commandTopic) {
+		wantRecordKind(r.t, rec, "recording.command/1")
 		var c command
 		if err := json.Unmarshal(rec.Value, &c); err != nil {
 			r.t.Fatalf("command record %q: %v", rec.Value, err)

@@ -182,6 +182,7 @@ func TestLayout(t *testing.T) {
 		t.Fatalf("%d layout records, want 5", len(recs))
 	}
 	for i, rec := range recs {
+		wantRecordKind(t, rec, "rooms.layout/1")
 		var v struct {
 			RoomID  string          `json:"room_id"`
 			Version int64           `json:"version"`

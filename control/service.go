@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/redisscript"
 )
 
@@ -157,7 +158,10 @@ type entry struct{ out, field string }
 
 // publish produces records (key: room) to topic and waits for Kafka's
 // acknowledgement, at most ProduceTimeout, if the caller's lease of entry,
-// taken no earlier than leased, lasts that long. The records keep the
+// taken no earlier than leased, lasts that long. Each record carries the
+// headers of its kind (headersOf); the outbox keeps the value alone, so a
+// recovered record gets the same headers as its writer would have sent,
+// and a recovery's lookup compares key and value only. The records keep the
 // client's timestamp, the publisher's clock when it produces them, after
 // their step's "at": franz-go counts kgo.RecordDeliveryTimeout from a
 // record's timestamp, so a recovered record stamped with its old "at" would
@@ -175,7 +179,7 @@ func (s *Service) publish(ctx context.Context, leased time.Time, e entry, topic,
 	}
 	rs := make([]*kgo.Record, len(values))
 	for i, v := range values {
-		rs[i] = &kgo.Record{Topic: topic, Key: []byte(room), Value: []byte(v)}
+		rs[i] = &kgo.Record{Topic: topic, Key: []byte(room), Value: []byte(v), Headers: s.headersOf(topic)}
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -246,6 +250,20 @@ func (s *Service) fault(point string) error {
 		return nil
 	}
 	return s.opt.Fault(point)
+}
+
+// headersOf returns the headers of a record on topic (docs/DESIGN.md §2):
+// its content type and its kind, recording.command/1 on the commands topic,
+// rooms.layout/1 on the layout topic.
+func (s *Service) headersOf(topic string) []kgo.RecordHeader {
+	schema := codec.SchemaCommand
+	if topic == s.opt.LayoutTopic {
+		schema = codec.SchemaLayout
+	}
+	return []kgo.RecordHeader{
+		{Key: codec.HeaderContentType, Value: []byte(codec.ContentTypeJSON)},
+		{Key: codec.HeaderSchema, Value: []byte(schema)},
+	}
 }
 
 // topicOf returns the topic of an outbox field.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -103,6 +104,24 @@ func TestInspectAndRedrive(t *testing.T) {
 		if len(r.Headers) != 1 || r.Headers[0].Key != dlq.HeaderRedrivenFrom || string(r.Headers[0].Value) != topic+"/"+want.ID() {
 			t.Errorf("redriven record %d headers %v, want %s=%s/%s", i, r.Headers, dlq.HeaderRedrivenFrom, topic, want.ID())
 		}
+	}
+
+	// Each marker carries the headers of every DLQ record rostrum writes
+	// (docs/topics/dlq.md) and a null value.
+	markers := 0
+	for _, r := range k.ReadAll(topic) {
+		h := testenv.RecordHeaders(r)
+		if h[dlq.HeaderRedriveOf] == nil {
+			continue
+		}
+		markers++
+		if r.Value != nil || !slices.Equal(h["content-type"], []string{"application/json"}) ||
+			!slices.Equal(h["rostrum-schema"], []string{"callbacks.dlq/1"}) || len(h[dlq.HeaderRedrivenTo]) != 1 {
+			t.Errorf("marker value %q headers %v", r.Value, h)
+		}
+	}
+	if markers != 3 {
+		t.Errorf("%d markers, want 3", markers)
 	}
 
 	// The markers are not records; they mark the three as redriven.

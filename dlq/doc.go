@@ -15,12 +15,15 @@
 //	rostrum-offset         its offset there (decimal)
 //	rostrum-redriven-from  only on the DLQ copy of a redriven record that was rejected again:
 //	                       the DLQ record it was redriven from, "dlq-topic/partition/offset"
+//	content-type           application/json
+//	rostrum-schema         callbacks.dlq/1 (docs/topics/dlq.md)
 //
-// A redriven record carries rostrum-redriven-from naming its DLQ record.
-// After a record is redriven, Redrive appends a marker to the DLQ: an empty
-// value with the header rostrum-redrive-of ("partition/offset" of the DLQ
-// record) and rostrum-redriven-to ("topic/partition/offset" of the new
-// record). Markers are how a later Redrive knows what was done: a marked
+// A redriven record carries rostrum-redriven-from naming its DLQ record,
+// and no other header. After a record is redriven, Redrive appends a
+// marker to the DLQ: a null value with the header rostrum-redrive-of
+// ("partition/offset" of the DLQ record), rostrum-redriven-to
+// ("topic/partition/offset" of the new record), content-type and
+// rostrum-schema (callbacks.dlq/1). Markers are how a later Redrive knows what was done: a marked
 // record is skipped unless Selection.Again is set. Read and Summarize never
 // count markers as records.
 //

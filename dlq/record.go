@@ -6,18 +6,20 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rostrumhq/rostrum/codec"
 )
 
 // The headers of DLQ records and of redriven records (see the package
-// documentation).
+// documentation); the names are codec's, which the processor writes them by.
 const (
-	HeaderError        = "rostrum-error"
-	HeaderTopic        = "rostrum-topic"
-	HeaderPartition    = "rostrum-partition"
-	HeaderOffset       = "rostrum-offset"
-	HeaderRedrivenFrom = "rostrum-redriven-from"
-	HeaderRedriveOf    = "rostrum-redrive-of"
-	HeaderRedrivenTo   = "rostrum-redriven-to"
+	HeaderError        = codec.HeaderError
+	HeaderTopic        = codec.HeaderTopic
+	HeaderPartition    = codec.HeaderPartition
+	HeaderOffset       = codec.HeaderOffset
+	HeaderRedrivenFrom = codec.HeaderRedrivenFrom
+	HeaderRedriveOf    = codec.HeaderRedriveOf
+	HeaderRedrivenTo   = codec.HeaderRedrivenTo
 )
 
 // Record is one record of the DLQ with its headers read.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/rostrumhq/rostrum/codec"
 )
 
 // Redriven is one record Redrive produced (or, in a dry run, would have).
@@ -17,7 +19,9 @@ type Redriven struct {
 // Redrive reads the DLQ topic and produces every selected record that was
 // not redriven before (all selected ones with sel.Again) back to its source
 // topic: key and value unchanged, with the header rostrum-redriven-from
-// naming the DLQ record. After the brokers acknowledged a batch of them it
+// naming the DLQ record and no other (the DLQ envelope and its
+// content-type and rostrum-schema describe the DLQ copy, not a callback;
+// a DLQ copy of a record rejected again gets a fresh envelope). After the brokers acknowledged a batch of them it
 // appends their markers to the DLQ (see the package documentation). With
 // dryRun it only returns what it would produce. Records without a source
 // topic header are skipped. cl must be a producing client without consume
@@ -56,6 +60,8 @@ func Redrive(ctx context.Context, cl *kgo.Client, topic string, sel Selection, d
 			markers[i] = &kgo.Record{Topic: topic, Key: part[i].Key, Headers: []kgo.RecordHeader{
 				{Key: HeaderRedriveOf, Value: []byte(part[i].ID())},
 				{Key: HeaderRedrivenTo, Value: []byte(part[i].To)},
+				{Key: codec.HeaderContentType, Value: []byte(codec.ContentTypeJSON)},
+				{Key: codec.HeaderSchema, Value: []byte(codec.SchemaDLQ)},
 			}}
 		}
 		if err := cl.ProduceSync(ctx, markers...).FirstErr(); err != nil {

@@ -219,6 +219,7 @@ func (w *world) check() (outputs int) {
 	last := map[string]out{}
 	recs := w.kafka.ReadAll(w.topics.TopN)
 	for _, r := range recs {
+		wantRecordKind(t, r, "ranking.topn/1")
 		var o codec.Output
 		if err := json.Unmarshal(r.Value, &o); err != nil {
 			t.Fatalf("output %q: %v", r.Value, err)
@@ -296,6 +297,7 @@ func (w *world) check() (outputs int) {
 	}
 	var gotBad []string
 	for _, r := range w.kafka.ReadAll(w.topics.DLQ) {
+		wantRecordKind(t, r, "callbacks.dlq/1")
 		h := map[string]string{}
 		for _, kv := range r.Headers {
 			h[kv.Key] = string(kv.Value)
@@ -586,6 +588,20 @@ func TestProcessorRules(t *testing.T) {
 	k.Produce(topics.RTC, []byte("test-r-1"), []byte(good))
 	k.Produce(topics.RTC, []byte("prod-r-1"), []byte(fmt.Sprintf(`{"room_id":"prod-r-1","user_id":"u-1","type":"join","ts":%d}`, ts)))
 	k.Produce(topics.Client, []byte("test-r-1"), []byte(`{"room_id":"test-r-1","user_id":"u-2","type":"join","ts":1600000000000}`))
+	// A record redriven from the DLQ and rejected again: its DLQ copy keeps
+	// rostrum-redriven-from and gets a fresh envelope, whatever other
+	// headers the record came with.
+	redriven := &kgo.Record{Topic: topics.Signal, Key: []byte("test-r-1"),
+		Value: []byte(`{"room_id":"test-r-1","user_id":"u-3","type":"volume","value":1000,"ts":1}`),
+		Headers: []kgo.RecordHeader{
+			{Key: "rostrum-redriven-from", Value: []byte(topics.DLQ + "/0/7")},
+			{Key: "rostrum-error", Value: []byte("an earlier reason")},
+			{Key: "content-type", Value: []byte("text/plain")},
+			{Key: "rostrum-schema", Value: []byte("callbacks.dlq/1")},
+		}}
+	if err := k.Client().ProduceSync(context.Background(), redriven).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 
 	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
 	defer rc.Close()
@@ -602,7 +618,7 @@ func TestProcessorRules(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	for p.Stats().Records.Load() < 3 {
+	for p.Stats().Records.Load() < 4 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
@@ -611,15 +627,25 @@ func TestProcessorRules(t *testing.T) {
 	}
 	reasons := map[string]bool{}
 	for _, rec := range k.ReadAll(topics.DLQ) {
-		for _, h := range rec.Headers {
-			if h.Key == "rostrum-error" {
-				reasons[string(h.Value)] = true
+		wantRecordKind(t, rec, "callbacks.dlq/1")
+		h := testenv.RecordHeaders(rec)
+		if len(h["rostrum-error"]) != 1 || len(h["rostrum-topic"]) != 1 || len(h["rostrum-partition"]) != 1 || len(h["rostrum-offset"]) != 1 {
+			t.Fatalf("DLQ record headers %v, want the envelope once", h)
+		}
+		reasons[h["rostrum-error"][0]] = true
+		switch h["rostrum-topic"][0] {
+		case topics.Signal:
+			if !slices.Equal(h["rostrum-redriven-from"], []string{topics.DLQ + "/0/7"}) || h["rostrum-offset"][0] != "0" {
+				t.Fatalf("DLQ copy of a redriven record: headers %v", h)
 			}
+		case topics.RTC:
+			testenv.WriteExampleRecord(t, "callbacks.dlq", rec)
 		}
 	}
 	for _, want := range []string{
 		`event[0].room_id: "prod-r-1" does not belong to environment test (routes test=^test-)`,
 		`event[0].ts: 1600000000000 is before the score epoch 2025-01-01T00:00:00Z`,
+		`value: volume must be 0..999, got 1000`,
 	} {
 		if !reasons[want] {
 			t.Errorf("DLQ reason %q missing; have %v", want, reasons)
@@ -633,6 +659,8 @@ func TestProcessorRules(t *testing.T) {
 	if len(out) != 1 || !strings.Contains(string(out[0].Value), `"seq":1`) {
 		t.Fatalf("outputs %d, want one with seq 1", len(out))
 	}
+	wantRecordKind(t, out[0], "ranking.topn/1")
+	testenv.WriteExampleRecord(t, "ranking.topn", out[0])
 }
 
 // TestRedisLostMidStream restarts redis-server empty while the processor

@@ -8,8 +8,19 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/ranking"
 )
+
+// recordHeaders returns the two headers of every record rostrum produces
+// (codec.HeaderContentType, codec.HeaderSchema), for a record of kind
+// schema (docs/DESIGN.md §2).
+func recordHeaders(schema string) []kgo.RecordHeader {
+	return []kgo.RecordHeader{
+		{Key: codec.HeaderContentType, Value: []byte(codec.ContentTypeJSON)},
+		{Key: codec.HeaderSchema, Value: []byte(schema)},
+	}
+}
 
 // encodeOutput renders the output record of room st with the new stable list
 // (seq = st.Seq+1). Every member of list is in st.Top or, kept by the
@@ -27,9 +38,10 @@ func (p *Processor) encodeOutput(st *ranking.RoomState, list []string, ts int64)
 }
 
 // outputRecord wraps an encoded output for the topn topic, keyed by room so
-// that one room's outputs stay in order on one partition.
+// that one room's outputs stay in order on one partition, with the headers
+// of a ranking.topn/1 record.
 func (p *Processor) outputRecord(room string, value []byte) *kgo.Record {
-	return &kgo.Record{Topic: p.topics.TopN, Key: []byte(room), Value: value}
+	return &kgo.Record{Topic: p.topics.TopN, Key: []byte(room), Value: value, Headers: recordHeaders(codec.SchemaTopN)}
 }
 
 // publish produces the output records and returns once the brokers
@@ -75,27 +87,34 @@ func (p *Processor) publish(ctx context.Context, recs []*kgo.Record, oldest map[
 // dlqRecord copies a rejected record to the DLQ with its reason and origin.
 // A record redriven from the DLQ (`rostrum dlq redrive`) that is rejected
 // again keeps its rostrum-redriven-from header, so its new DLQ copy says so.
+// No other header of the rejected record is copied: the envelope
+// (callbacks.dlq/1) is the DLQ copy's own, made afresh for every rejection.
 func (p *Processor) dlqRecord(r *kgo.Record, reason string) *kgo.Record {
 	d := p.newDLQRecord(r, reason)
 	for _, h := range r.Headers {
-		if h.Key == "rostrum-redriven-from" {
+		if h.Key == codec.HeaderRedrivenFrom {
 			d.Headers = append(d.Headers, h)
 		}
 	}
 	return d
 }
 
+// newDLQRecord is the DLQ copy of r: its key and value as received, the
+// envelope first (rostrum-error is the first header), then the two headers
+// of every record rostrum produces. The value keeps the callback topics'
+// content type, application/json, even when the reason is that it does not
+// parse (docs/topics/dlq.md).
 func (p *Processor) newDLQRecord(r *kgo.Record, reason string) *kgo.Record {
 	return &kgo.Record{
 		Topic: p.topics.DLQ,
 		Key:   r.Key,
 		Value: r.Value,
-		Headers: []kgo.RecordHeader{
-			{Key: "rostrum-error", Value: []byte(reason)},
-			{Key: "rostrum-topic", Value: []byte(r.Topic)},
-			{Key: "rostrum-partition", Value: strconv.AppendInt(nil, int64(r.Partition), 10)},
-			{Key: "rostrum-offset", Value: strconv.AppendInt(nil, r.Offset, 10)},
-		},
+		Headers: append([]kgo.RecordHeader{
+			{Key: codec.HeaderError, Value: []byte(reason)},
+			{Key: codec.HeaderTopic, Value: []byte(r.Topic)},
+			{Key: codec.HeaderPartition, Value: strconv.AppendInt(nil, int64(r.Partition), 10)},
+			{Key: codec.HeaderOffset, Value: strconv.AppendInt(nil, r.Offset, 10)},
+		}, recordHeaders(codec.SchemaDLQ)...),
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -21,8 +22,9 @@ import (
 // BoardExpireEvery (so also without events) and as soon as a batch's
 // record time passes the next close. Each settled period's record goes
 // through the boards' outbox: written by the step that finishes the
-// snapshot, published here with key "board/period" on {env}.boards.settled,
-// then acknowledged (removed). A claim with a lease keeps two processors
+// snapshot, published here with key "board/period" on {env}.boards.settled
+// (a boards.settled/1 record, docs/topics/settled-boards.md), then
+// acknowledged (removed). A claim with a lease keeps two processors
 // from publishing one record at once; a processor that dies between the
 // broker's ack and its own leaves the record to be published again, with
 // the same bytes, after the lease.
@@ -123,7 +125,8 @@ func (p *Processor) publishSettled(ctx context.Context) error {
 		}
 		out := make([]*kgo.Record, len(recs))
 		for i, r := range recs {
-			out[i] = &kgo.Record{Topic: p.topics.Settled, Key: []byte(r.Key()), Value: r.Value}
+			out[i] = &kgo.Record{Topic: p.topics.Settled, Key: []byte(r.Key()), Value: r.Value,
+				Headers: recordHeaders(codec.SchemaSettled)}
 		}
 		pctx, cancel := context.WithTimeout(ctx, settleLease/2)
 		err = p.cl.ProduceSync(pctx, out...).FirstErr()
