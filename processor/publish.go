@@ -37,11 +37,17 @@ func (p *Processor) encodeOutput(st *ranking.RoomState, list []string, ts int64)
 	return p.cfg.Meeting.AppendOutput(make([]byte, 0, 64+96*len(list)), st.Room, st.Seq+1, ts, list, scores)
 }
 
+// topnHeaders are the headers of every output record, built once: the
+// client only reads a record's headers, so all output records share this
+// slice (an append to it copies, its capacity being its length). Never
+// written.
+var topnHeaders = recordHeaders(codec.SchemaTopN)
+
 // outputRecord wraps an encoded output for the topn topic, keyed by room so
 // that one room's outputs stay in order on one partition, with the headers
 // of a ranking.topn/1 record.
 func (p *Processor) outputRecord(room string, value []byte) *kgo.Record {
-	return &kgo.Record{Topic: p.topics.TopN, Key: []byte(room), Value: value, Headers: recordHeaders(codec.SchemaTopN)}
+	return &kgo.Record{Topic: p.topics.TopN, Key: []byte(room), Value: value, Headers: topnHeaders[:len(topnHeaders):len(topnHeaders)]}
 }
 
 // publish produces the output records and returns once the brokers
