@@ -1,6 +1,7 @@
 package problem
 
 import (
+	"mime"
 	"net/http"
 	"strings"
 )
@@ -78,4 +79,21 @@ func detailFor(r *http.Request, status int) string {
 		return "method " + r.Method + " is not allowed on this route; Allow lists those that are"
 	}
 	return ""
+}
+
+// RequireJSON answers 415 unsupported-media-type, and returns false, when
+// r does not say "Content-Type: application/json" (parameters such as
+// charset aside). Every write of the HTTP surfaces requires it, body or
+// not: a browser sends a form (application/x-www-form-urlencoded,
+// multipart/form-data, text/plain) to another origin without asking, but
+// a JSON request only after a CORS preflight the other origin must pass,
+// so no page of another site can make a write.
+func RequireJSON(w http.ResponseWriter, r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+		return true
+	}
+	w.Header().Set("Accept", "application/json") // RFC 9110 §15.5.16: the types it takes
+	Write(w, http.StatusUnsupportedMediaType, UnsupportedMedia, "send Content-Type: application/json", nil)
+	return false
 }
