@@ -64,6 +64,7 @@ type runFlags struct {
 	ops                                     opsFlags        // ops.go
 	boardAdmin                              boardAdminFlags // boardadmin.go
 	apiGuard                                apiGuardFlags   // apiguard.go
+	streams                                 streamFlags     // streams.go
 
 	warnings []string // found while parsing; logged by logger
 }
@@ -107,6 +108,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.ops.register(fs)
 	f.boardAdmin.register(fs)
 	f.apiGuard.register(fs)
+	f.streams.register(fs)
 }
 
 // parseFlags parses args, then fills unset flags from the environment and
@@ -305,6 +307,9 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	if err := f.apiGuard.apply(&guard); err != nil { // before any connection, like the admin tokens
 		return err
 	}
+	if err := f.streams.apply(&guard); err != nil {
+		return err
+	}
 	adminTokens, err := f.boardAdmin.tokens() // before any connection: a bad file stops start-up at once
 	if err != nil {
 		return err
@@ -386,6 +391,7 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 			TopN:      pc.TopN,
 		}
 		opts.ReadTokens, opts.CORSOrigins, opts.RateLimit, opts.RateBurst = guard.ReadTokens, guard.CORSOrigins, guard.RateLimit, guard.RateBurst
+		opts.MaxStreams, opts.MaxStreamsPerClient, opts.MaxStreamRooms = guard.MaxStreams, guard.MaxStreamsPerClient, guard.MaxStreamRooms
 		if boards != nil {
 			opts.Boards, opts.Hints = boards, f.hintChain
 		}
