@@ -65,7 +65,7 @@
 // are open, each shown room costs one read per interval, all of a poll's
 // rooms one call (one pipelined round trip with a BatchSource, as
 // sink.Redis is); a room found missing is not read again until the room
-// list names it. Streams are admitted up to Options.MaxStreams in all,
+// list, read for the streams that ask for it, names it. Streams are admitted up to Options.MaxStreams in all,
 // MaxStreamsPerClient per client and MaxStreamRooms distinct rooms (429 or
 // 503 problems with Retry-After beyond); a stream ends when its client
 // goes away or Serve shuts down.

@@ -28,14 +28,14 @@ const roomsEvery = 2 * time.Second
 // with N viewers of a room, Redis sees one read of it per interval, not N,
 // and the rooms of a poll are read in one call (one pipelined round trip
 // with a BatchSource). A room is read only while a stream shows it; the
-// room list only while a stream asked for it or shows a missing room;
-// nothing at all while no stream is open.
+// room list only while a stream asked for it; nothing at all while no
+// stream is open.
 //
 // A room found missing (no state) is not read again while it stays
-// missing: its streams get the "missing" event, and the room is read
-// again only once the room list (read every roomsEvery while such a room
-// is shown) names it. Made-up room ids thus cost one read each when their
-// first stream opens, and none per interval.
+// missing: its streams keep the "missing" event, and the room is read
+// again once the room list, read anyway for the streams that asked for it
+// (the live page does), names it. Made-up room ids thus cost one read
+// each when their first stream opens, and none per interval.
 //
 // The hub also admits streams: at most Options.MaxStreams in all,
 // MaxStreamsPerClient per client and MaxStreamRooms distinct rooms.
@@ -182,25 +182,20 @@ func (h *hub) unsubscribe(sub *subscriber) {
 	}
 }
 
-// wanted reports whether a stream wants the room list and whether the
-// poll needs it (to find missing rooms that appeared); ok is false when no
+// wanted reports whether a stream wants the room list; ok is false when no
 // stream is open, and the loop then stops.
-func (h *hub) wanted() (list, needList, ok bool) {
+func (h *hub) wanted() (list, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.subs) == 0 {
 		h.running = false
 		h.last = nil
-		return false, false, false
+		return false, false
 	}
 	for sub := range h.subs {
 		list = list || sub.rooms
 	}
-	needList = list
-	for _, st := range h.rooms {
-		needList = needList || st.missing
-	}
-	return list, needList, true
+	return list, true
 }
 
 // toRead returns the rooms to read this poll and those known missing.
@@ -278,11 +273,11 @@ func (h *hub) run() {
 		roomsRead time.Time
 	)
 	for {
-		list, needList, ok := h.wanted()
+		list, ok := h.wanted()
 		if !ok {
 			return
 		}
-		if needList && (rooms == nil || time.Since(roomsRead) >= roomsEvery) {
+		if list && (rooms == nil || time.Since(roomsRead) >= roomsEvery) {
 			if ids, b, err := h.readRooms(ctx); err == nil {
 				rooms, roomsRead = b, time.Now()
 				h.listed(ids)

@@ -195,14 +195,15 @@ func (p *pollCounter) await(t *testing.T, n int64) {
 }
 
 // TestEventsUnknownRoomNotPolled: a stream for a room with no state reads
-// it once and then not per poll; once the room list names the room, it is
-// read again and shown.
+// it once and then not per poll; once the room list (which the stream
+// asked for, as the live page does) names the room, it is read again and
+// shown.
 func TestEventsUnknownRoomNotPolled(t *testing.T) {
 	src := &countingSource{reads: map[string]int{}, exists: map[string]bool{}}
 	var polls pollCounter
 	ts := httptest.NewServer(web.New(web.Options{Source: src, Counters: polls.counters, Interval: time.Millisecond}))
 	t.Cleanup(ts.Close)
-	ch, _, hangUp := openStream(t, ts.URL+"/v1/events?room=made-up")
+	ch, _, hangUp := openStream(t, ts.URL+"/v1/events?rooms=1&room=made-up")
 	defer hangUp()
 	next(t, ch, "missing")
 	polls.await(t, 50)
