@@ -132,3 +132,19 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 		t.Errorf("405 body %s", rec.Body)
 	}
 }
+
+// TestHeaderLimit: headers over the limit (64 KiB by default) are refused
+// with 431 before any route runs.
+func TestHeaderLimit(t *testing.T) {
+	addr := serve(t, web.New(web.Options{Source: meetingSource(), Logger: zaptest.NewLogger(t)}))
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/rooms", nil)
+	req.Header.Set("X-Big", strings.Repeat("a", 100<<10))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("100 KiB of headers: %d, want 431", res.StatusCode)
+	}
+}
