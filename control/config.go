@@ -17,7 +17,7 @@ type Options struct {
 	LayoutTopic    string        // where layout changes go, compacted; required ({env}.rooms.layout)
 	RoomTTL        time.Duration // an idle room's recording state and its layout expire after this; default 24h
 	History        int           // finished recordings kept per room; default 10
-	MaxBodyBytes   int64         // largest request body (layout or start parameters); default 64 KiB
+	MaxBodyBytes   int64         // largest request body (layout or start parameters), 413 beyond; default 64 KiB
 	Replicas       int           // replicas that must confirm a change (WAIT) before it is answered; default 0
 	ReplicaTimeout time.Duration // how long WAIT waits for them; default 1s
 	// Lease is how long an outbox entry belongs to the request that wrote

@@ -89,7 +89,8 @@ func (p reply) json(t testing.TB) map[string]any {
 }
 
 // do sends a request with the valid token unless headers set
-// Authorization ("" removes it).
+// Authorization ("" removes it), and a write with Content-Type:
+// application/json unless headers set it.
 func (r *rig) do(method, path, body string, headers ...string) reply {
 	r.t.Helper()
 	return doHTTP(r.t, r.srv.URL, method, path, body, headers...)
@@ -114,6 +115,9 @@ func sendWith(c *http.Client, base, method, path, body string, headers ...string
 		return reply{}, err
 	}
 	req.Header.Set("Authorization", "Bearer "+testToken)
+	if method == http.MethodPost || method == http.MethodPut {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		if headers[i+1] == "" {
 			req.Header.Del(headers[i])

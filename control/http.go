@@ -25,12 +25,17 @@ import (
 //
 // Every request needs "Authorization: Bearer <token>" (401) unless the
 // Service is Insecure; with no tokens configured it is refused (403).
+// Writes (POST, PUT) need "Content-Type: application/json" (415): a page
+// of another site can post a form here, but JSON only after a CORS
+// preflight, so no such page can start a recording.
 // Errors are RFC 9457 problems (internal/problem; "error" repeats the
 // detail): 400 bad JSON, missing or invalid "by",
-// invalid room id or Idempotency-Key, body over Options.MaxBodyBytes; 404
-// other paths under these prefixes; 412 a stale If-Match (with the current
-// "version"); 503 Redis or Kafka unavailable. A 409 is not a problem: it
-// carries the current state, with "error" saying why.
+// invalid room id or Idempotency-Key; 404 other paths under these
+// prefixes; 405 another method on a route (with Allow); 412 a stale
+// If-Match (with the current "version"); 413 a body over
+// Options.MaxBodyBytes; 415 a write without the JSON content type; 503
+// Redis or Kafka unavailable. A 409 is not a problem: it carries the
+// current state, with "error" saying why.
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/rooms/{room}/recording/start", s.serveStart)
@@ -38,10 +43,7 @@ func (s *Service) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/rooms/{room}/recording", s.serveRecording)
 	mux.HandleFunc("PUT /v1/rooms/{room}/layout", s.servePutLayout)
 	mux.HandleFunc("GET /v1/rooms/{room}/layout", s.serveLayout)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such control route: "+r.Method+" "+r.URL.Path)
-	})
-	return s.guard(mux)
+	return s.guard(problem.Handler(mux)) // the mux's 404 and 405 as problems
 }
 
 // guard checks the credentials and the room id before any route runs.
@@ -74,7 +76,7 @@ type stopBody struct {
 
 func (s *Service) serveStart(w http.ResponseWriter, r *http.Request) {
 	room, idem, ok := s.roomAndKey(w, r)
-	if !ok {
+	if !ok || !problem.RequireJSON(w, r) {
 		return
 	}
 	var b startBody
@@ -95,7 +97,7 @@ func (s *Service) serveStart(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) serveStop(w http.ResponseWriter, r *http.Request) {
 	room, idem, ok := s.roomAndKey(w, r)
-	if !ok {
+	if !ok || !problem.RequireJSON(w, r) {
 		return
 	}
 	var b stopBody
@@ -124,7 +126,7 @@ func (s *Service) serveRecording(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) servePutLayout(w http.ResponseWriter, r *http.Request) {
 	room, _, ok := s.roomAndKey(w, r)
-	if !ok {
+	if !ok || !problem.RequireJSON(w, r) {
 		return
 	}
 	raw, ok := s.readBody(w, r)
@@ -204,7 +206,7 @@ func (s *Service) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("body larger than %d bytes", s.opt.MaxBodyBytes))
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes (--control-max-body)", s.opt.MaxBodyBytes))
 		} else {
 			writeError(w, http.StatusBadRequest, "read body: "+err.Error())
 		}

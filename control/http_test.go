@@ -33,13 +33,18 @@ func TestErrorCodes(t *testing.T) {
 		{"invalid room", "POST", "/v1/rooms/r%201/recording/start", `{"by":"u-1"}`, nil, 400, "invalid room id"},
 		{"room too long", "GET", "/v1/rooms/" + strings.Repeat("r", 129) + "/recording", "", nil, 400, "invalid room id"},
 		{"invalid Idempotency-Key", "POST", "/v1/rooms/r-1/recording/start", `{"by":"u-1"}`, []string{"Idempotency-Key", "a b"}, 400, "Idempotency-Key"},
-		{"oversized body", "POST", "/v1/rooms/r-1/recording/start", big, nil, 400, "body larger than 1024 bytes"},
-		{"oversized layout", "PUT", "/v1/rooms/r-1/layout", `{"x":"` + strings.Repeat("a", 2000) + `"}`, nil, 400, "body larger than 1024 bytes"},
+		{"oversized body", "POST", "/v1/rooms/r-1/recording/start", big, nil, 413, "body larger than 1024 bytes"},
+		{"oversized layout", "PUT", "/v1/rooms/r-1/layout", `{"x":"` + strings.Repeat("a", 2000) + `"}`, nil, 413, "body larger than 1024 bytes"},
+		// A form another site's page posts: never a write.
+		{"start as a form", "POST", "/v1/rooms/r-1/recording/start", `{"by":"u-1"}`, []string{"Content-Type", "text/plain"}, 415, "Content-Type: application/json"},
+		{"start as url-encoded", "POST", "/v1/rooms/r-1/recording/start", `by=u-1`, []string{"Content-Type", "application/x-www-form-urlencoded"}, 415, "Content-Type: application/json"},
+		{"stop without a type", "POST", "/v1/rooms/r-1/recording/stop", `{"by":"u-1"}`, []string{"Content-Type", ""}, 415, "Content-Type: application/json"},
+		{"layout as a form", "PUT", "/v1/rooms/r-1/layout", `{}`, []string{"Content-Type", "multipart/form-data; boundary=x"}, 415, "Content-Type: application/json"},
 		{"layout not an object", "PUT", "/v1/rooms/r-1/layout", `[1,2]`, nil, 400, "not a JSON object"},
 		{"layout bad JSON", "PUT", "/v1/rooms/r-1/layout", `{"tiles":`, nil, 400, "not a JSON object"},
 		{"persist not a bool", "PUT", "/v1/rooms/r-1/layout?persist=maybe", `{}`, nil, 400, "persist"},
-		{"unknown route", "GET", "/v1/rooms/r-1/recording/pause", "", nil, 404, "no such control route"},
-		{"wrong method", "DELETE", "/v1/rooms/r-1/layout", "", nil, 404, "no such control route"},
+		{"unknown route", "GET", "/v1/rooms/r-1/recording/pause", "", nil, 404, "no such route"},
+		{"wrong method", "DELETE", "/v1/rooms/r-1/layout", "", nil, 405, "method DELETE is not allowed"},
 		{"no layout", "GET", "/v1/rooms/r-1/layout", "", nil, 404, "no layout stored"},
 		{"stop while idle", "POST", "/v1/rooms/r-1/recording/stop", `{"by":"u-1"}`, nil, 409, "not recording"},
 		{"stale If-Match", "PUT", "/v1/rooms/r-1/layout", `{}`, []string{"If-Match", `"7"`}, 412, "layout is at version 0"},
@@ -69,7 +74,18 @@ func TestErrorCodes(t *testing.T) {
 			if tc.status == 401 && p.Header.Get("WWW-Authenticate") == "" {
 				t.Error("401 without WWW-Authenticate")
 			}
+			if want := map[int]string{401: "unauthorized", 405: "method-not-allowed", 413: "too-large", 415: "unsupported-media-type"}[tc.status]; want != "" && m["code"] != want {
+				t.Errorf("code %v, want %s", m["code"], want)
+			}
+			if tc.status == 405 && p.Header.Get("Allow") == "" {
+				t.Error("405 without Allow")
+			}
 		})
+	}
+
+	// None of the refused writes (the forms above all) started a recording.
+	if st := r.do("GET", "/v1/rooms/r-1/recording", "").json(t); st["state"] != "idle" || len(r.commands()) != 0 {
+		t.Fatalf("after refused writes: %v, %d commands", st, len(r.commands()))
 	}
 
 	// 409 for a start while recording, and for a stop naming another

@@ -3,6 +3,7 @@ package sink
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -25,31 +26,76 @@ import (
 // It returns ErrUnknownRoom when the room has no keys. It is safe for
 // concurrent use.
 func (r *Redis) RoomView(ctx context.Context, room string) (ranking.RoomView, error) {
-	k := RoomKeys(r.opt.Env, room)
+	views, errs := r.RoomViews(ctx, []string{room})
+	return views[0], errs[0]
+}
+
+// RoomViews reads many rooms as RoomView reads one, all in one pipelined
+// round trip (plus one per room whose stored list lags its ranking): the
+// live page's event streams read every room they show this way, once per
+// interval. views[i] and errs[i] are rooms[i]'s; errs[i] is
+// ErrUnknownRoom for a room with no keys. It is safe for concurrent use.
+func (r *Redis) RoomViews(ctx context.Context, rooms []string) (views []ranking.RoomView, errs []error) {
+	views, errs = make([]ranking.RoomView, len(rooms)), make([]error, len(rooms))
+	reads := make([]roomReads, len(rooms))
 	p := r.c.Pipeline()
-	st := p.HMGet(ctx, k.Stable, "seq", "list")
-	top := p.ZRevRangeWithScores(ctx, k.Ranking, 0, int64(r.opt.TopN-1))
-	card := p.ZCard(ctx, k.Ranking)
-	exists := p.Exists(ctx, k.Members, k.Ranking, k.Stable) // one hash tag: one slot
-	if _, err := p.Exec(ctx); err != nil {
-		return ranking.RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+	for i, room := range rooms {
+		k := RoomKeys(r.opt.Env, room)
+		reads[i] = roomReads{
+			keys:   k,
+			st:     p.HMGet(ctx, k.Stable, "seq", "list"),
+			top:    p.ZRevRangeWithScores(ctx, k.Ranking, 0, int64(r.opt.TopN-1)),
+			card:   p.ZCard(ctx, k.Ranking),
+			exists: p.Exists(ctx, k.Members, k.Ranking, k.Stable), // one hash tag: one slot
+		}
 	}
-	if exists.Val() == 0 {
+	_, _ = p.Exec(ctx) // each command keeps its own error
+	for i, room := range rooms {
+		v, err := r.finishView(ctx, room, reads[i])
+		if err != nil {
+			if !errors.Is(err, ranking.ErrUnknownRoom) {
+				err = fmt.Errorf("sink: read room %q: %w", room, err)
+			}
+			errs[i] = err
+			continue
+		}
+		views[i] = v
+	}
+	return views, errs
+}
+
+// roomReads are the pipelined commands that read one room.
+type roomReads struct {
+	keys   Keys
+	st     *redis.SliceCmd
+	top    *redis.ZSliceCmd
+	card   *redis.IntCmd
+	exists *redis.IntCmd
+}
+
+// finishView builds a room's view from its commands' replies.
+func (r *Redis) finishView(ctx context.Context, room string, q roomReads) (ranking.RoomView, error) {
+	for _, c := range []redis.Cmder{q.st, q.top, q.card, q.exists} {
+		if err := c.Err(); err != nil {
+			return ranking.RoomView{}, err
+		}
+	}
+	if q.exists.Val() == 0 {
 		return ranking.RoomView{}, ranking.ErrUnknownRoom
 	}
-	v := ranking.RoomView{Room: room, Members: int(card.Val())}
-	seq, list, err := parseStable(st.Val())
+	v := ranking.RoomView{Room: room, Members: int(q.card.Val())}
+	seq, list, err := parseStable(q.st.Val())
 	if err != nil {
-		return ranking.RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+		return ranking.RoomView{}, err
 	}
 	v.Seq = seq
 
-	v.Raw = make([]ranking.MemberView, 0, len(top.Val()))
-	for _, z := range top.Val() {
+	v.Raw = make([]ranking.MemberView, 0, len(q.top.Val()))
+	for _, z := range q.top.Val() {
 		user, _ := z.Member.(string)
 		m, err := r.memberFromScore(user, z.Score)
 		if err != nil {
-			return ranking.RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+			return ranking.RoomView{}, err
 		}
 		v.Raw = append(v.Raw, m)
 	}
@@ -69,8 +115,8 @@ func (r *Redis) RoomView(ctx context.Context, room string) (ranking.RoomView, er
 		}
 	}
 	if len(missing) > 0 {
-		if err := r.fillFromStates(ctx, k.Members, v.Stable, missing); err != nil {
-			return ranking.RoomView{}, fmt.Errorf("sink: read room %q: %w", room, err)
+		if err := r.fillFromStates(ctx, q.keys.Members, v.Stable, missing); err != nil {
+			return ranking.RoomView{}, err
 		}
 	}
 	return v, nil

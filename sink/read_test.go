@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -201,5 +202,43 @@ func TestRoomsCluster(t *testing.T) {
 	v, err := s.RoomView(ctx, "room-07")
 	if err != nil || len(v.Raw) != 1 || v.Raw[0].Audio != 1 {
 		t.Fatalf("RoomView on the cluster: %+v, %v", v, err)
+	}
+}
+
+// TestRoomViews: reading many rooms in one round trip gives each room what
+// RoomView gives it, in the order asked, an unknown room its
+// ErrUnknownRoom.
+func TestRoomViews(t *testing.T) {
+	ctx := context.Background()
+	s := newSink(t, testenv.StartRedis(t).Client())
+	ev := func(typ codec.Type, v int64, dt int64) codec.Event {
+		return codec.Event{Type: typ, Value: v, TS: base + dt}
+	}
+	setMember(t, s, "r1", "ann", 1, ev(codec.TypeAudio, 1, 0), ev(codec.TypeVolume, 500, 1))
+	setMember(t, s, "r1", "bob", 2, ev(codec.TypeVolume, 100, 3))
+	storeMerged(t, s, "r1")
+	setMember(t, s, "r3", "cai", 3, ev(codec.TypeJoin, 0, 5))
+	storeMerged(t, s, "r3")
+	setMember(t, s, "r3", "cai", 4, ev(codec.TypeLeave, 0, 6)) // the stored list lags: a second round trip
+
+	rooms := []string{"r3", "nobody", "r1"}
+	views, errs := s.RoomViews(ctx, rooms)
+	if len(views) != 3 || len(errs) != 3 {
+		t.Fatalf("%d views, %d errors for 3 rooms", len(views), len(errs))
+	}
+	for i, room := range rooms {
+		v, err := s.RoomView(ctx, room)
+		if !errors.Is(errs[i], err) && (err != nil || errs[i] != nil) {
+			t.Errorf("%s: error %v, RoomView's %v", room, errs[i], err)
+		}
+		if !reflect.DeepEqual(views[i], v) {
+			t.Errorf("%s: %+v, RoomView's %+v", room, views[i], v)
+		}
+	}
+	if !errors.Is(errs[1], ranking.ErrUnknownRoom) {
+		t.Fatalf("unknown room: %v", errs[1])
+	}
+	if views[0].Room != "r3" || len(views[0].Stable) != 1 || views[2].Room != "r1" || len(views[2].Raw) != 2 {
+		t.Fatalf("views %+v", views)
 	}
 }

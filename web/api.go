@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -186,21 +187,16 @@ type errorJSON struct {
 	Error string
 }
 
-// statusCodes name the problem code of an errorJSON answer by its status.
-var statusCodes = map[int]string{
-	http.StatusBadRequest: problem.BadRequest, http.StatusNotFound: problem.NotFound,
-	http.StatusConflict: problem.Conflict, http.StatusServiceUnavailable: problem.Unavailable,
-}
+// maxDetail bounds the detail of an error answer: a parameter it quotes
+// (a period label, a window) is cut, not echoed whole.
+const maxDetail = 300
 
 // writeJSON writes v as the answer's JSON body with code. An errorJSON is
-// written as a problem.
+// written as a problem whose code follows from the status (problem.CodeFor),
+// its text cut to maxDetail bytes.
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	if e, ok := v.(errorJSON); ok {
-		pc, ok := statusCodes[code]
-		if !ok {
-			pc = problem.Internal
-		}
-		problem.Write(w, code, pc, e.Error, nil)
+		problem.Write(w, code, problem.CodeFor(code), cut(e.Error, maxDetail), nil)
 		return
 	}
 	b := mustJSON(v)
@@ -208,6 +204,19 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// cut returns s cut to at most n bytes (on a rune boundary), marked with
+// an ellipsis when cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // validRoomID reports whether id is a valid room id: 1–128 bytes of

@@ -143,7 +143,7 @@ func (s *Server) boardTop(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) boardMember(w http.ResponseWriter, r *http.Request) {
-	if !s.haveBoards(w) {
+	if !s.haveBoards(w) || !s.validMember(w, r.PathValue("member")) {
 		return
 	}
 	q := r.URL.Query()
@@ -158,7 +158,7 @@ func (s *Server) boardMember(w http.ResponseWriter, r *http.Request) {
 func (s *Server) boardAround(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	n, ok := intParam(w, q.Get("n"), "n", 5)
-	if !ok || !s.haveBoards(w) {
+	if !ok || !s.haveBoards(w) || !s.validMember(w, r.PathValue("member")) {
 		return
 	}
 	p, err := s.opt.Boards.Around(r.Context(), r.PathValue("name"), r.PathValue("member"), n, q.Get("period"), q.Get("window"))

@@ -8,7 +8,7 @@
 //	GET /                      the page (static files embedded, no build step)
 //	GET /static/…              its HTML, CSS and JavaScript
 //	GET /healthz               200 "ok" while the process serves HTTP
-//	GET /readyz                200 "ok", or 503 with the reason (Options.Ready)
+//	GET /readyz                200 "ok", or 503: a problem naming the reason's class (Options.Ready)
 //	GET /metrics               Options.Metrics, when set
 //	GET /v1/openapi.yaml       the OpenAPI document (docs/openapi.yaml)
 //	GET /v1/rooms?limit=&offset=&q=  {"rooms":[{"room_id","seq","total_members"}…],"offset","limit","next_offset"}
@@ -35,10 +35,18 @@
 // evaluate Options.Hints on the same numbers; ids= takes at most
 // board.MaxMembers ids (400 beyond).
 //
-// Errors of the JSON routes are RFC 9457 problem details
-// (internal/problem): 400 for a malformed room id, 404 for a room with no
+// Every error answer is an RFC 9457 problem (internal/problem), 404 for a
+// path no route takes and 405 for a method a route does not take (with
+// Allow) included: 400 for a malformed room id, 404 for a room with no
 // state in Redis, 503 redis-unavailable when Redis fails (its error text is
-// logged, never sent).
+// logged, never sent). Writes (the remove route, the control routes) need
+// "Content-Type: application/json": 415 otherwise.
+//
+// Serve (and ListenAndServe) run the server under internal/httpserve's
+// limits (Options.Limits: header, read, write and idle timeouts, a header
+// size limit) and serve HTTPS with Options.TLS; an event stream lifts its
+// own write deadline. The guard (guard.go) applies the CORS policy, the
+// per-client rate limit and the read tokens before any route.
 //
 // One poller (hub.go) reads the Source and the counters once per
 // Options.Interval while at least one event stream is open, and hands the
@@ -54,8 +62,13 @@
 // state gives a "missing" event, a failed read an "unavailable" event with
 // a problem naming the class of failure. Without ?room= the stream carries
 // the counters (and with rooms=true the room list) only. However many streams
-// are open, each shown room costs one RoomView per interval; a stream ends
-// when its client goes away or ListenAndServe shuts down.
+// are open, each shown room costs one read per interval, all of a poll's
+// rooms one call (one pipelined round trip with a BatchSource, as
+// sink.Redis is); a room found missing is not read again until the room
+// list, read for the streams that ask for it, names it. Streams are admitted up to Options.MaxStreams in all,
+// MaxStreamsPerClient per client and MaxStreamRooms distinct rooms (429 or
+// 503 problems with Retry-After beyond); a stream ends when its client
+// goes away or Serve shuts down.
 //
 // The package never writes to Redis. It writes to Kafka in one place: the
 // remove route (remove.go) produces a remove event through

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rostrumhq/rostrum/internal/httpserve"
 	"github.com/rostrumhq/rostrum/internal/problem"
-
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
@@ -108,6 +108,9 @@ func (st *stream) send(event, key string, data []byte) (bool, error) {
 	return true, err
 }
 
+// streamRetryAfter is the Retry-After of a refused stream, in seconds.
+const streamRetryAfter = "5"
+
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	room := q.Get("room")
@@ -120,6 +123,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, http.StatusBadRequest, problem.BadRequest, "rooms must be true or false", nil)
 		return
 	}
+	sub := &subscriber{room: room, rooms: wantRooms, client: clientKey(r)}
+	series, no := s.hub.subscribe(sub)
+	if no != nil {
+		w.Header().Set("Retry-After", streamRetryAfter)
+		problem.Write(w, no.status, problem.CodeFor(no.status), no.detail, nil)
+		return
+	}
+	defer s.hub.unsubscribe(sub)
+	httpserve.LiftWriteDeadline(w) // a stream lives as long as its client
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -130,9 +142,6 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := &stream{w: w, last: make(map[string][]byte)}
-	sub := &subscriber{room: room, rooms: wantRooms}
-	series := s.hub.subscribe(sub)
-	defer s.hub.unsubscribe(sub)
 	if s.opt.Counters != nil {
 		if series == nil {
 			series = []sample{}

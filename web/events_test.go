@@ -38,30 +38,33 @@ func openStream(t *testing.T, url string) (<-chan sseEvent, *http.Response, func
 		t.Fatal(err)
 	}
 	ch := make(chan sseEvent, 128)
-	go func() {
-		defer close(ch)
-		defer res.Body.Close()
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(nil, 1<<20)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if ev != (sseEvent{}) {
-					ch <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, ":"):
-				ev.Event = ":"
-			case strings.HasPrefix(line, "event: "):
-				ev.Event = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.Data = strings.TrimPrefix(line, "data: ")
-			}
-		}
-	}()
+	go readEvents(res, ch)
 	return ch, res, cancel
+}
+
+// readEvents sends the events of res's body to ch and closes ch at its end.
+func readEvents(res *http.Response, ch chan<- sseEvent) {
+	defer close(ch)
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 1<<20)
+	var ev sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if ev != (sseEvent{}) {
+				ch <- ev
+			}
+			ev = sseEvent{}
+		case strings.HasPrefix(line, ":"):
+			ev.Event = ":"
+		case strings.HasPrefix(line, "event: "):
+			ev.Event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			ev.Data = strings.TrimPrefix(line, "data: ")
+		}
+	}
 }
 
 // next returns the next event named name, skipping others.
@@ -280,7 +283,7 @@ func TestEventsOnePollForAllViewers(t *testing.T) {
 	}
 	var counterCalls atomic.Int64
 	counters := func() web.Counters { return web.Counters{Events: 10 * counterCalls.Add(1)} }
-	ts := httptest.NewServer(web.New(web.Options{Source: src, Counters: counters, Interval: time.Millisecond}))
+	ts := httptest.NewServer(web.New(web.Options{Source: src, Counters: counters, Interval: time.Millisecond, MaxStreamsPerClient: viewers}))
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { close(gate) }) // first: let a held read end
 

@@ -1,11 +1,13 @@
 package web_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
@@ -48,10 +50,13 @@ func TestReadTokens(t *testing.T) {
 		{"/v1/rooms/r-1001/top", nil, 401},
 		{"/v1/rooms/r-1001/top", map[string]string{"Authorization": "Bearer wrong"}, 401},
 		{"/v1/rooms/r-1001/top", map[string]string{"Authorization": "Bearer r3ad"}, 200},
-		{"/v1/rooms/r-1001/top?token=r3ad", nil, 200},
 		{"/v1/rooms", nil, 401},
 		{"/api/rooms", nil, 401},
-		{"/v1/rooms?token=r3ad", nil, 200},
+		// A token in a URL lands in logs: only the event stream, which
+		// EventSource opens without headers, takes one there.
+		{"/v1/rooms/r-1001/top?token=r3ad", nil, 401},
+		{"/v1/rooms?token=r3ad", nil, 401},
+		{"/v1/events?token=wrong", nil, 401},
 		{"/healthz", nil, 200},
 		{"/v1/openapi.yaml", nil, 200},
 		{"/", nil, 200},
@@ -87,6 +92,16 @@ func TestCORS(t *testing.T) {
 	if res.StatusCode != 403 {
 		t.Errorf("preflight of an unlisted origin: %d, want 403", res.StatusCode)
 	}
+	// The answer depends on Origin whenever a policy is set: every answer
+	// says so, also those to no or an unlisted origin, or a cache would
+	// hand one origin's answer to another.
+	for _, hdr := range []map[string]string{nil, {"Origin": "https://evil.example"}, {"Origin": "https://layout.example"}} {
+		for _, path := range []string{"/v1/rooms/r-1001/top", "/v1/rooms/nowhere/top", "/v1/nothing"} {
+			if res := do(t, s, http.MethodGet, path, hdr); !slices.Contains(res.Header.Values("Vary"), "Origin") {
+				t.Errorf("GET %s %v: %d without Vary: Origin", path, hdr, res.StatusCode)
+			}
+		}
+	}
 	open := web.New(web.Options{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
 	res = do(t, open, http.MethodGet, "/v1/rooms/r-1001/top", map[string]string{"Origin": "https://layout.example"})
 	if res.Header.Get("Access-Control-Allow-Origin") != "" {
@@ -119,5 +134,18 @@ func TestRateLimit(t *testing.T) {
 	}
 	if res := from("10.0.0.1:5000", "/healthz"); res.StatusCode != 200 {
 		t.Errorf("probe of a limited client: %d", res.StatusCode)
+	}
+	// An IPv6 host holds a /64: its addresses share one bucket, another
+	// /64 has its own.
+	for i := range 3 {
+		if res := from(fmt.Sprintf("[2001:db8:1:2::%x]:5000", i+1), "/v1/rooms/r-1001/top"); res.StatusCode != 200 {
+			t.Fatalf("IPv6 request %d within the burst: %d", i+1, res.StatusCode)
+		}
+	}
+	if res := from("[2001:db8:1:2:ffff::9]:5000", "/v1/rooms/r-1001/top"); res.StatusCode != 429 {
+		t.Errorf("another address of the same /64 past its burst: %d, want 429", res.StatusCode)
+	}
+	if res := from("[2001:db8:1:3::1]:5000", "/v1/rooms/r-1001/top"); res.StatusCode != 200 {
+		t.Errorf("another /64: %d", res.StatusCode)
 	}
 }

@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -23,9 +25,20 @@ const roomsEvery = 2 * time.Second
 
 // hub takes one read of the Source and the counters per interval while at
 // least one event stream is open, and hands the same read to every stream:
-// with N viewers of a room, Redis sees one RoomView per interval, not N. A
-// room is read only while a stream shows it; the room list only while a
-// stream asked for it; nothing at all while no stream is open.
+// with N viewers of a room, Redis sees one read of it per interval, not N,
+// and the rooms of a poll are read in one call (one pipelined round trip
+// with a BatchSource). A room is read only while a stream shows it; the
+// room list only while a stream asked for it; nothing at all while no
+// stream is open.
+//
+// A room found missing (no state) is not read again while it stays
+// missing: its streams keep the "missing" event, and the room is read
+// again once the room list, read anyway for the streams that asked for it
+// (the live page does), names it. Made-up room ids thus cost one read
+// each when their first stream opens, and none per interval.
+//
+// The hub also admits streams: at most Options.MaxStreams in all,
+// MaxStreamsPerClient per client and MaxStreamRooms distinct rooms.
 //
 // Each stream has a mailbox of one frame: the hub overwrites a frame the
 // stream has not taken yet, so a slow viewer skips reads and never slows
@@ -35,6 +48,8 @@ type hub struct {
 
 	mu      sync.Mutex
 	subs    map[*subscriber]struct{}
+	clients map[string]int         // client → its open streams
+	rooms   map[string]*roomStatus // room → its streams and whether it is missing
 	running bool
 	last    *frame   // the last poll's frame, handed to a new stream at once
 	series  []sample // the last seriesLen samples, oldest first
@@ -65,10 +80,17 @@ type sample struct {
 	LagSeconds      float64  `json:"lag_seconds"`
 }
 
+// roomStatus is what the hub knows of a room the streams show.
+type roomStatus struct {
+	streams int  // open streams showing it
+	missing bool // its last read found no state: not read until listed
+}
+
 // subscriber is one open stream's place in the hub.
 type subscriber struct {
 	room   string // "" for none
 	rooms  bool   // wants the room list
+	client string // clientKey of its request
 	notify chan struct{}
 
 	mu    sync.Mutex
@@ -76,7 +98,7 @@ type subscriber struct {
 }
 
 func newHub(s *Server) *hub {
-	return &hub{s: s, subs: map[*subscriber]struct{}{}, failing: map[string]bool{}}
+	return &hub{s: s, subs: map[*subscriber]struct{}{}, clients: map[string]int{}, rooms: map[string]*roomStatus{}, failing: map[string]bool{}}
 }
 
 // take returns the frame waiting in the mailbox, if any.
@@ -98,13 +120,39 @@ func (sub *subscriber) put(f *frame) {
 	}
 }
 
-// subscribe adds a stream and starts the poll loop if it was not running.
-// It returns the samples so far, for the stream's first "series" event.
-func (h *hub) subscribe(sub *subscriber) []sample {
+// refusal is why a stream was not admitted: the answer's status and
+// detail.
+type refusal struct {
+	status int
+	detail string
+}
+
+// subscribe admits a stream and starts the poll loop if it was not
+// running. It returns the samples so far, for the stream's first "series"
+// event, or why the stream is refused (and then holds nothing).
+func (h *hub) subscribe(sub *subscriber) ([]sample, *refusal) {
 	sub.notify = make(chan struct{}, 1)
+	o := &h.s.opt
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	switch {
+	case len(h.subs) >= o.MaxStreams:
+		return nil, &refusal{http.StatusServiceUnavailable, fmt.Sprintf("%d event streams are open, the most this server holds (--max-streams); retry later", o.MaxStreams)}
+	case h.clients[sub.client] >= o.MaxStreamsPerClient:
+		return nil, &refusal{http.StatusTooManyRequests, fmt.Sprintf("this client holds %d event streams open, the most one client may (--max-streams-per-client); close one or retry later", o.MaxStreamsPerClient)}
+	case sub.room != "" && h.rooms[sub.room] == nil && len(h.rooms) >= o.MaxStreamRooms:
+		return nil, &refusal{http.StatusServiceUnavailable, fmt.Sprintf("the open event streams show %d rooms, the most this server reads (--max-stream-rooms); retry later", o.MaxStreamRooms)}
+	}
 	h.subs[sub] = struct{}{}
+	h.clients[sub.client]++
+	if sub.room != "" {
+		st := h.rooms[sub.room]
+		if st == nil {
+			st = &roomStatus{}
+			h.rooms[sub.room] = st
+		}
+		st.streams++
+	}
 	if l := h.last; l != nil {
 		if _, ok := l.views[sub.room]; ok || sub.room == "" {
 			sub.put(l)
@@ -114,33 +162,95 @@ func (h *hub) subscribe(sub *subscriber) []sample {
 		h.running = true
 		go h.run()
 	}
-	return append([]sample(nil), h.series...)
+	return append([]sample(nil), h.series...), nil
 }
 
 func (h *hub) unsubscribe(sub *subscriber) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.subs[sub]; !ok {
+		return
+	}
 	delete(h.subs, sub)
-	h.mu.Unlock()
+	if h.clients[sub.client]--; h.clients[sub.client] <= 0 {
+		delete(h.clients, sub.client)
+	}
+	if st := h.rooms[sub.room]; st != nil {
+		if st.streams--; st.streams <= 0 {
+			delete(h.rooms, sub.room)
+		}
+	}
 }
 
-// wanted returns the rooms the open streams show and whether one wants the
-// room list; ok is false when no stream is open, and the loop then stops.
-func (h *hub) wanted() (rooms map[string]bool, list, ok bool) {
+// wanted reports whether a stream wants the room list; ok is false when no
+// stream is open, and the loop then stops.
+func (h *hub) wanted() (list, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.subs) == 0 {
 		h.running = false
 		h.last = nil
-		return nil, false, false
+		return false, false
 	}
-	rooms = map[string]bool{}
 	for sub := range h.subs {
-		if sub.room != "" {
-			rooms[sub.room] = true
-		}
 		list = list || sub.rooms
 	}
-	return rooms, list, true
+	return list, true
+}
+
+// toRead returns the rooms to read this poll and those known missing.
+func (h *hub) toRead() (read, missing []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for room, st := range h.rooms {
+		if st.missing {
+			missing = append(missing, room)
+		} else {
+			read = append(read, room)
+		}
+	}
+	return read, missing
+}
+
+// listed marks the missing rooms the room list names as present again, to
+// be read from the next poll on.
+func (h *hub) listed(ids []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		if st := h.rooms[id]; st != nil {
+			st.missing = false
+		}
+	}
+}
+
+// markMissing stops reading a room whose read found no state.
+func (h *hub) markMissing(room string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if st := h.rooms[room]; st != nil {
+		st.missing = true
+	}
+}
+
+// readViews reads rooms: in one call when the Source is a BatchSource.
+func (h *hub) readViews(ctx context.Context, rooms []string) []roomRead {
+	out := make([]roomRead, len(rooms))
+	if bs, ok := h.s.opt.Source.(BatchSource); ok {
+		if len(rooms) == 0 {
+			return out
+		}
+		views, errs := bs.RoomViews(ctx, rooms)
+		for i := range rooms {
+			out[i] = roomRead{views[i], errs[i]}
+		}
+		return out
+	}
+	for i, room := range rooms {
+		v, err := h.s.opt.Source.RoomView(ctx, room)
+		out[i] = roomRead{v, err}
+	}
+	return out
 }
 
 func (h *hub) run() {
@@ -163,23 +273,31 @@ func (h *hub) run() {
 		roomsRead time.Time
 	)
 	for {
-		want, list, ok := h.wanted()
+		list, ok := h.wanted()
 		if !ok {
 			return
 		}
-		f := &frame{views: make(map[string]roomRead, len(want))}
 		if list && (rooms == nil || time.Since(roomsRead) >= roomsEvery) {
-			if b, err := h.readRooms(ctx); err == nil {
+			if ids, b, err := h.readRooms(ctx); err == nil {
 				rooms, roomsRead = b, time.Now()
+				h.listed(ids)
 			}
 		}
+		want, missing := h.toRead()
+		f := &frame{views: make(map[string]roomRead, len(want)+len(missing))}
 		if list {
 			f.rooms = rooms
 		}
-		for room := range want {
-			v, err := h.s.opt.Source.RoomView(ctx, room)
-			f.views[room] = roomRead{v, err}
-			h.noteFailure(ctx, room, err)
+		for i, read := range h.readViews(ctx, want) {
+			room := want[i]
+			f.views[room] = read
+			h.noteFailure(ctx, room, read.err)
+			if errors.Is(read.err, ranking.ErrUnknownRoom) {
+				h.markMissing(room)
+			}
+		}
+		for _, room := range missing { // known missing: not read
+			f.views[room] = roomRead{err: ranking.ErrUnknownRoom}
 		}
 		if h.s.opt.Counters != nil {
 			now := time.Now()
@@ -230,16 +348,21 @@ func (h *hub) noteFailure(ctx context.Context, room string, err error) {
 	}
 }
 
-// readRooms reads the room list as the rooms event's data.
-func (h *hub) readRooms(ctx context.Context) ([]byte, error) {
+// readRooms reads the room list: the rooms' ids and the rooms event's
+// data.
+func (h *hub) readRooms(ctx context.Context) ([]string, []byte, error) {
 	rooms, err := h.s.opt.Source.Rooms(ctx, h.s.opt.MaxRooms)
 	if err != nil {
 		if ctx.Err() == nil {
 			h.s.lg.Warn("event stream: read rooms failed", zap.Error(err))
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return mustJSON(toSummaries(rooms)), nil
+	ids := make([]string, len(rooms))
+	for i, rm := range rooms {
+		ids[i] = rm.Room
+	}
+	return ids, mustJSON(toSummaries(rooms)), nil
 }
 
 // unavailableJSON is the data of an "unavailable" event: a problem naming

@@ -119,11 +119,11 @@ func (s *Server) member(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	id := r.PathValue("id")
+	if !s.validMember(w, id) {
+		return
+	}
 	out := memberStandingsJSON{Member: id, Boards: map[string]memberBoardJSON{}}
 	if len(boards) == 0 { // no board ranks users: nothing to read
-		if !s.validMember(w, id) {
-			return
-		}
 		writeJSON(w, http.StatusOK, out)
 		return
 	}
@@ -138,12 +138,24 @@ func (s *Server) member(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// validMember answers 400 when id cannot be a member (when no board is
-// read, Standings does not check it).
+// validMember answers 400 when id cannot be a member, before anything is
+// read. The answer does not echo the id: it may be thousands of bytes.
 func (s *Server) validMember(w http.ResponseWriter, id string) bool {
 	if err := codec.CheckID(id); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorJSON{fmt.Sprintf("%v: member %q: %v", board.ErrBadParam, id, err)})
+		writeJSON(w, http.StatusBadRequest, errorJSON{fmt.Sprintf("%v: member: %v", board.ErrBadParam, err)})
 		return false
+	}
+	return true
+}
+
+// validMembers answers 400 when one of ids cannot be a member, naming its
+// place in the list, not the id.
+func (s *Server) validMembers(w http.ResponseWriter, ids []string) bool {
+	for i, id := range ids {
+		if err := codec.CheckID(id); err != nil {
+			writeJSON(w, http.StatusBadRequest, errorJSON{fmt.Sprintf("%v: ids: item %d: %v", board.ErrBadParam, i+1, err)})
+			return false
+		}
 	}
 	return true
 }
@@ -182,7 +194,7 @@ func (s *Server) boardMembers(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	ids, ok := listParam(w, q.Get("ids"), "ids", board.MaxMembers)
-	if !ok {
+	if !ok || !s.validMembers(w, ids) {
 		return
 	}
 	name := r.PathValue("name")
@@ -237,6 +249,9 @@ func (s *Server) memberHints(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
+	if !s.validMember(w, id) {
+		return
+	}
 	var ms board.MemberStandings
 	if boards := s.opt.Hints.Boards(); len(boards) > 0 {
 		got, err := s.opt.Boards.Standings(r.Context(), boards, []string{id})
@@ -245,8 +260,6 @@ func (s *Server) memberHints(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ms = got[0]
-	} else if !s.validMember(w, id) {
-		return
 	}
 	hs, errs := s.opt.Hints.Eval(ms)
 	for _, err := range errs {

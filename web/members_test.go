@@ -386,7 +386,7 @@ func TestMemberRouteErrors(t *testing.T) {
 		{"/v1/boards/weekly-score/members?ids=", 400, "ids: at least one is required"},
 		{"/v1/boards/weekly-score/members?ids=u-1,,u-2", 400, "ids: an empty item"},
 		{"/v1/boards/weekly-score/members?ids=u-1,u-1", 400, `ids: \"u-1\" is listed twice`},
-		{"/v1/boards/weekly-score/members?ids=a%20b", 400, `member \"a b\"`},
+		{"/v1/boards/weekly-score/members?ids=a%20b", 400, `ids: item 1: invalid character ' ' at byte 1`},
 		{"/v1/boards/nope/members?ids=u-1", 404, "unknown board"},
 		{"/v1/boards/item-trades/members?ids=item-1&window=5m", 404, "unknown window"},
 		{"/v1/boards/weekly-score/members?ids=u-1&window=3m", 400, "board weekly-score is periodic and has no windows"},
@@ -405,6 +405,17 @@ func TestMemberRouteErrors(t *testing.T) {
 		}
 		if resp.StatusCode != c.code || !strings.Contains(body, c.has) || resp.Header.Get("Content-Type") != want {
 			t.Errorf("%.80s: %d %.300s, want %d with %s", c.path, resp.StatusCode, body, c.code, c.has)
+		}
+	}
+	// A member id that cannot be one is refused before any read, on the
+	// board read routes as on the member routes, and not echoed back.
+	huge := strings.Repeat("x", 5000)
+	for _, p := range []string{"/v1/boards/weekly-score/members/" + huge, "/v1/boards/weekly-score/members/" + huge + "/around",
+		"/v1/members/" + huge, "/v1/boards/weekly-score/members?ids=u-1," + huge,
+		"/v1/boards/weekly-score/members/a%20b"} {
+		resp, body := get(t, h, p)
+		if resp.StatusCode != 400 || !strings.Contains(body, `"code":"bad-request"`) || len(body) > 1000 || strings.Contains(body, "xxxxxxxxxx") {
+			t.Errorf("%.60s…: %d %.300s (%d bytes), want a short 400", p, resp.StatusCode, body, len(body))
 		}
 	}
 	// Without boards every member route is 404.

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/internal/problem"
 )
 
 // CallbackProducer sends one record to the environment's client callback
@@ -31,23 +32,32 @@ type removeJSON struct {
 // acknowledged it. The processors apply it in its partition's order like
 // any callback; the answer does not wait for that.
 //
-//	403  no admin token file configured (Options.AdminTokens nil)
-//	401  no valid bearer token
+//	403  forbidden: no admin token file configured (Options.AdminTokens nil)
+//	401  unauthorized: no valid bearer token
+//	415  unsupported-media-type: no "Content-Type: application/json"
 //	404  unknown board
 //	400  malformed member or settled
-//	503  the broker did not acknowledge (the event may still arrive; a
-//	     second removal of the same member is harmless)
+//	503  unavailable: the broker did not acknowledge (the event may still
+//	     arrive; a second removal of the same member is harmless)
+//
+// The route takes no body, yet it requires the JSON content type like
+// every write of the API: a browser sends that type cross-site only after
+// a CORS preflight, which a page of another origin does not pass, so no
+// form of another site can call it.
 func (s *Server) boardRemove(w http.ResponseWriter, r *http.Request) {
 	if s.opt.AdminTokens == nil {
-		writeJSON(w, http.StatusForbidden, errorJSON{"board administration disabled: start rostrum with --admin-token-file"})
+		problem.Write(w, http.StatusForbidden, problem.Forbidden, "board administration disabled: start rostrum with --admin-token-file", nil)
 		return
 	}
 	if !s.opt.AdminTokens.Allow(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rostrum boards"`)
-		writeJSON(w, http.StatusUnauthorized, errorJSON{"missing or invalid bearer token"})
+		problem.Write(w, http.StatusUnauthorized, problem.Unauthorized, "missing or invalid bearer token", nil)
 		return
 	}
-	if !s.haveBoards(w) {
+	if !problem.RequireJSON(w, r) {
+		return
+	}
+	if !s.haveBoards(w) || !s.validMember(w, r.PathValue("member")) {
 		return
 	}
 	name := r.PathValue("name")
@@ -75,12 +85,14 @@ func (s *Server) boardRemove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opt.Producer == nil {
-		writeJSON(w, http.StatusServiceUnavailable, errorJSON{"no producer configured for remove events"})
+		problem.Write(w, http.StatusServiceUnavailable, problem.Unavailable, "no producer configured for remove events", nil)
 		return
 	}
 	if err := s.opt.Producer.ProduceCallback(r.Context(), key, value); err != nil {
+		// The cause (a Kafka error, with broker addresses) is logged, never sent.
 		s.lg.Warn("board remove not acknowledged", zap.String("board", name), zap.String("id", id), zap.Error(err))
-		writeJSON(w, http.StatusServiceUnavailable, errorJSON{"the broker did not acknowledge the remove event: " + err.Error()})
+		problem.Write(w, http.StatusServiceUnavailable, problem.Unavailable,
+			"the brokers did not acknowledge the remove event "+id+"; retry (a second removal is harmless)", nil)
 		return
 	}
 	// One line per removal: an audit trail of who was taken off which board.

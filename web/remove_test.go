@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,16 @@ func (p kafkaProducer) ProduceCallback(ctx context.Context, key, value []byte) e
 
 func post(t *testing.T, h http.Handler, path, token string) (int, string) {
 	t.Helper()
+	return postAs(t, h, path, token, "application/json")
+}
+
+// postAs POSTs to path with token and Content-Type ctype ("": none).
+func postAs(t *testing.T, h http.Handler, path, token, ctype string) (int, string) {
+	t.Helper()
 	req := httptest.NewRequest(http.MethodPost, path, nil)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -114,6 +124,60 @@ func TestBoardRemoveRoute(t *testing.T) {
 		if string(r.Key) != want.key || ev.Type != codec.TypeRemove || ev.Board != want.board || ev.RoomID != want.room || ev.UserID != want.user ||
 			ev.ID != ids[i] || ev.Settled != (i == 0) {
 			t.Fatalf("record %d: key %q %+v, want key %q room %q user %q id %s", i, r.Key, ev, want.key, want.room, want.user, ids[i])
+		}
+	}
+}
+
+// failingProducer fails every produce with an error naming a broker.
+type failingProducer struct{}
+
+func (failingProducer) ProduceCallback(ctx context.Context, key, value []byte) error {
+	return errors.New("kafka: dial tcp 10.9.8.7:9092: connect: connection refused")
+}
+
+// TestBoardRemoveProblems: each refusal of the remove route is a problem
+// with its own code: 403 forbidden, 401 unauthorized, 415 without the JSON
+// content type (a form posted by another site), 400 for a member id that
+// cannot be one (not echoed), and 503 unavailable without the broker's
+// error text.
+func TestBoardRemoveProblems(t *testing.T) {
+	st, _ := boardStore(t)
+	path := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(path, []byte("adm-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := auth.LoadTokens(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := web.New(web.Options{Source: meetingSource(), Boards: st})
+	h := web.New(web.Options{Source: meetingSource(), Boards: st, AdminTokens: tokens, Producer: failingProducer{}})
+	const route = "/v1/boards/weekly-score/members/u-1/remove"
+	long := "/v1/boards/weekly-score/members/" + strings.Repeat("x", 5000) + "/remove"
+	for _, c := range []struct {
+		what        string
+		h           http.Handler
+		path, token string
+		ctype       string
+		status      int
+		code        string
+	}{
+		{"no token file", closed, route, "adm-token", "application/json", 403, "forbidden"},
+		{"no token", h, route, "", "application/json", 401, "unauthorized"},
+		{"a wrong token", h, route, "wrong", "application/json", 401, "unauthorized"},
+		{"no content type", h, route, "adm-token", "", 415, "unsupported-media-type"},
+		{"a form", h, route, "adm-token", "application/x-www-form-urlencoded", 415, "unsupported-media-type"},
+		{"a 5000-byte member", h, long, "adm-token", "application/json", 400, "bad-request"},
+		{"the broker fails", h, route, "adm-token", "application/json; charset=utf-8", 503, "unavailable"},
+	} {
+		status, body := postAs(t, c.h, c.path, c.token, c.ctype)
+		var p struct{ Code string }
+		_ = json.Unmarshal([]byte(body), &p)
+		if status != c.status || p.Code != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.what, status, body, c.status, c.code)
+		}
+		if strings.Contains(body, "10.9.8.7") || strings.Contains(body, "refused") || strings.Contains(body, "xxxxxxxxxx") || len(body) > 1000 {
+			t.Errorf("%s: the answer echoes what it should not: %s", c.what, body)
 		}
 	}
 }

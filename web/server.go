@@ -16,6 +16,8 @@ import (
 	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/docs"
 	"github.com/rostrumhq/rostrum/hints"
+	"github.com/rostrumhq/rostrum/internal/httpserve"
+	"github.com/rostrumhq/rostrum/internal/problem"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 )
@@ -27,6 +29,14 @@ type Source interface {
 	// RoomView reads one room; it returns ranking.ErrUnknownRoom for a room
 	// with no state.
 	RoomView(ctx context.Context, room string) (ranking.RoomView, error)
+}
+
+// BatchSource is a Source that reads many rooms in one call (sink.Redis:
+// one pipelined round trip). The event streams' poll reads all its rooms
+// through it when the Source is one; views[i] and errs[i] are rooms[i]'s,
+// errs[i] ranking.ErrUnknownRoom for a room with no state.
+type BatchSource interface {
+	RoomViews(ctx context.Context, rooms []string) (views []ranking.RoomView, errs []error)
 }
 
 // Counters are the processor's running totals as the page shows them.
@@ -89,19 +99,48 @@ type Options struct {
 	// Handler), mounted at ControlRoutes when not nil.
 	Control http.Handler
 
-	TLS *tls.Config // when not nil, ListenAndServe serves HTTPS with it
+	// MaxStreams bounds the event streams open at once, all clients
+	// together; one more answers 503 with Retry-After. default: 1000
+	MaxStreams int
+	// MaxStreamsPerClient bounds the event streams one client (an IPv4
+	// address or an IPv6 /64) holds open at once; one more answers 429 with
+	// Retry-After. default: 16
+	MaxStreamsPerClient int
+	// MaxStreamRooms bounds the distinct rooms the open streams show; a
+	// stream for one more room answers 503 with Retry-After (a stream for a
+	// room already shown is not refused for it). default: 200
+	MaxStreamRooms int
+
+	// TLS, when not nil, makes ListenAndServe and Serve serve HTTPS with it;
+	// nil: plain HTTP.
+	TLS *tls.Config
+	// Limits bound what one client may hold of the listener (timeouts,
+	// header size); zero fields take httpserve's defaults. Event streams
+	// lift their own write deadline.
+	Limits httpserve.Limits
 }
+
+// Defaults of the stream limits.
+const (
+	DefaultMaxStreams          = 1000
+	DefaultMaxStreamsPerClient = 16
+	DefaultMaxStreamRooms      = 200
+)
 
 // Server is the HTTP handler of the page and its API. It is safe for
 // concurrent use.
 type Server struct {
 	opt   Options
 	mux   *http.ServeMux
+	h     http.Handler // mux, its plain-text errors answered as problems
 	hub   *hub
 	guard *guard // CORS, rate limit, read tokens (guard.go)
 	lg    *zap.Logger
-	stop  chan struct{} // closed when ListenAndServe begins its shutdown
+	stop  chan struct{} // closed when Serve begins its shutdown
 	once  sync.Once
+
+	readyMu sync.Mutex
+	unready string // the last /readyz failure's text; "": ready
 }
 
 // ControlRoutes are the path patterns handed to Options.Control.
@@ -131,7 +170,17 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
+	if opts.MaxStreamsPerClient <= 0 {
+		opts.MaxStreamsPerClient = DefaultMaxStreamsPerClient
+	}
+	if opts.MaxStreamRooms <= 0 {
+		opts.MaxStreamRooms = DefaultMaxStreamRooms
+	}
 	s := &Server{opt: opts, mux: http.NewServeMux(), lg: opts.Logger, stop: make(chan struct{})}
+	s.h = problem.Handler(s.mux)
 	s.hub = newHub(s)
 	s.guard = newGuard(opts)
 	static, err := fs.Sub(staticFiles, "static")
@@ -178,39 +227,39 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.guard.admit(w, r) {
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	s.h.ServeHTTP(w, r)
 }
 
-// ListenAndServe serves on addr until ctx ends, then shuts down gracefully:
-// open event streams end at once, other requests get up to 5 seconds to
-// finish. It returns nil after a shutdown caused by ctx, or the listen or
-// serve error. After it returns the Server streams no more events.
+// ListenAndServe listens on addr (tcp) and calls Serve.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	if s.opt.TLS != nil {
-		ln = tls.NewListener(ln, s.opt.TLS)
-	}
-	hs.RegisterOnShutdown(func() { s.once.Do(func() { close(s.stop) }) })
-	s.lg.Info("http serving", zap.String("addr", ln.Addr().String()))
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	err = hs.Shutdown(sctx)
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	s.lg.Info("http stopped", zap.Error(err))
-	return err
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln (HTTPS with Options.TLS) under Options.Limits until
+// ctx ends, then shuts down gracefully: open event streams end at once,
+// other requests get up to 5 seconds to finish. It returns nil after a
+// shutdown caused by ctx, or the serve error. It closes ln. After it
+// returns the Server streams no more events.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return httpserve.Serve(ctx, ln, s, httpserve.Options{
+		Limits:     s.opt.Limits,
+		TLS:        s.opt.TLS,
+		OnShutdown: func() { s.once.Do(func() { close(s.stop) }) },
+		Name:       "http",
+		Logger:     s.lg,
+	})
+}
+
+// ReadyClass is implemented by an error of Options.Ready that names the
+// class of what is not ready ("redis", "kafka", "group", "batches"): the
+// short, stable word /readyz sends. The error's own text is logged, never
+// sent: it carries addresses and the text of Redis and Kafka errors.
+type ReadyClass interface {
+	ReadyClass() string
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
@@ -218,11 +267,35 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 		defer cancel()
 		if err := s.opt.Ready(ctx); err != nil {
-			writeText(w, http.StatusServiceUnavailable, err.Error())
+			class := "unknown"
+			var rc ReadyClass
+			if errors.As(err, &rc) {
+				class = rc.ReadyClass()
+			}
+			s.noteUnready(class, err)
+			problem.Write(w, http.StatusServiceUnavailable, problem.Unavailable,
+				"not ready: "+class+" (the cause is in the server's log)", map[string]any{"reason": class})
 			return
 		}
 	}
+	s.noteUnready("", nil)
 	writeText(w, http.StatusOK, "ok")
+}
+
+// noteUnready logs the cause of a failing /readyz once per change of its
+// text, not once per probe.
+func (s *Server) noteUnready(class string, err error) {
+	text := ""
+	if err != nil {
+		text = err.Error()
+	}
+	s.readyMu.Lock()
+	changed := text != s.unready
+	s.unready = text
+	s.readyMu.Unlock()
+	if changed && err != nil {
+		s.lg.Warn("not ready", zap.String("reason", class), zap.Error(err))
+	}
 }
 
 func writeText(w http.ResponseWriter, code int, text string) {

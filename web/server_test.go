@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -174,19 +175,49 @@ func TestAPIRooms(t *testing.T) {
 	}
 }
 
+// classified is a Ready error naming its class.
+type classified struct {
+	class string
+	err   error
+}
+
+func (c classified) Error() string      { return c.err.Error() }
+func (c classified) ReadyClass() string { return c.class }
+
+var _ web.ReadyClass = classified{}
+
 func TestHealthReadyMetrics(t *testing.T) {
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "rostrum_records_total 42\n")
 	})
-	ready := errors.New("kafka: no partitions assigned yet")
+	var ready error
 	s := web.New(web.Options{Source: meetingSource(), Metrics: metrics,
 		Ready: func(ctx context.Context) error { return ready }})
 
 	if res, body := get(t, s, "/healthz"); res.StatusCode != 200 || body != "ok" {
 		t.Errorf("/healthz: %d %q", res.StatusCode, body)
 	}
-	if res, body := get(t, s, "/readyz"); res.StatusCode != 503 || body != ready.Error() {
-		t.Errorf("/readyz not ready: %d %q", res.StatusCode, body)
+	// Not ready: the class of the reason, never the error's text (it names
+	// addresses and carries Redis's and Kafka's own words).
+	for _, c := range []struct {
+		err   error
+		class string
+	}{
+		{classified{"redis", errors.New("sink: redis ping: dial tcp 127.0.0.1:6390: connect: connection refused")}, "redis"},
+		{fmt.Errorf("wrapped: %w", classified{"group", errors.New("consumer group not joined (yet)")}), "group"},
+		{errors.New("kafka: dial tcp 10.1.2.3:9092: i/o timeout"), "unknown"},
+	} {
+		ready = c.err
+		res, body := get(t, s, "/readyz")
+		var p struct{ Code, Detail, Reason string }
+		decode(t, body, &p)
+		if res.StatusCode != 503 || res.Header.Get("Content-Type") != "application/problem+json" ||
+			p.Code != "unavailable" || p.Reason != c.class {
+			t.Errorf("/readyz for %v: %d %q %s, want 503 unavailable reason %s", c.err, res.StatusCode, res.Header.Get("Content-Type"), body, c.class)
+		}
+		if strings.Contains(body, "dial") || strings.Contains(body, "127.0.0.1") || strings.Contains(body, "10.1.2.3") || strings.Contains(body, "joined") {
+			t.Errorf("/readyz sent the error's text: %s", body)
+		}
 	}
 	ready = nil
 	if res, body := get(t, s, "/readyz"); res.StatusCode != 200 || body != "ok" {

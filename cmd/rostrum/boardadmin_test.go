@@ -104,6 +104,7 @@ func postRemove(t *testing.T, url, token string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json") // every write of the API needs it
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -146,6 +146,7 @@ func (e *ctlEnv) send(base, method, path, body string, headers ...string) ctlRep
 		return ctlReply{err: err}
 	}
 	req.Header.Set("Authorization", "Bearer "+ctlToken)
+	req.Header.Set("Content-Type", "application/json") // every write of the API needs it
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}

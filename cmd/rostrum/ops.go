@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -13,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/internal/httpserve"
+	"github.com/rostrumhq/rostrum/internal/problem"
 	"github.com/rostrumhq/rostrum/processor"
 )
 
@@ -60,32 +61,45 @@ func (f *opsFlags) apply(pc *processor.Config) error {
 	return nil
 }
 
-// serveAdmin serves /debug/pprof on addr until ctx ends. The listener is
-// separate from --http so that profiling is never reachable where the live
-// page and /metrics are.
+// serveAdmin serves adminHandler on addr until ctx ends, under the limits
+// of every listener (internal/httpserve; net/http/pprof lengthens the
+// write deadline of a profile or trace by its ?seconds=). The listener is
+// separate from --http so that profiling is never reachable where the
+// live page and /metrics are.
 func serveAdmin(ctx context.Context, addr string, lg *zap.Logger) error {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--admin-http %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shut)
-	}()
-	lg.Info("admin listener", zap.String("addr", ln.Addr().String()))
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := serveAdminOn(ctx, ln, httpserve.Limits{}, lg); err != nil {
 		return fmt.Errorf("--admin-http %s: %w", addr, err)
 	}
 	return nil
+}
+
+// serveAdminOn serves adminHandler on ln under lim until ctx ends.
+func serveAdminOn(ctx context.Context, ln net.Listener, lim httpserve.Limits, lg *zap.Logger) error {
+	return httpserve.Serve(ctx, ln, adminHandler(), httpserve.Options{Limits: lim, Name: "admin", Logger: lg})
+}
+
+// adminHandler serves the profiles of /debug/pprof/, its profile, symbol
+// and trace endpoints, and nothing else: not /debug/pprof/cmdline, which
+// shows the command line, and with it any password given as a flag. Every
+// error, an unknown route or profile too, is a problem (RFC 9457).
+func adminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/pprof/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/debug/pprof/cmdline" {
+			http.NotFound(w, r)
+			return
+		}
+		pprof.Index(w, r)
+	})
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol) // go tool pprof posts addresses
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	return problem.Handler(mux)
 }
 
 // kafkaLogger routes franz-go's own log lines to zap as logger "kafka", at

@@ -65,6 +65,7 @@ type runFlags struct {
 	boardAdmin                              boardAdminFlags // boardadmin.go
 	apiGuard                                apiGuardFlags   // apiguard.go
 	httpTLS                                 listenTLSFlags  // --http-tls-cert, --http-tls-key (reload.go)
+	streams                                 streamFlags     // streams.go
 
 	warnings []string // found while parsing; logged by logger
 }
@@ -109,6 +110,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.ops.register(fs)
 	f.boardAdmin.register(fs)
 	f.apiGuard.register(fs)
+	f.streams.register(fs)
 }
 
 // parseFlags parses args, then fills unset flags from the environment and
@@ -307,6 +309,9 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	if err := f.apiGuard.apply(&guard); err != nil { // before any connection, like the admin tokens
 		return err
 	}
+	if err := f.streams.apply(&guard); err != nil {
+		return err
+	}
 	adminTokens, err := f.boardAdmin.tokens() // before any connection: a bad file stops start-up at once
 	if err != nil {
 		return err
@@ -406,6 +411,7 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 		if cert != nil {
 			opts.TLS = cert.TLSConfig()
 		}
+		opts.MaxStreams, opts.MaxStreamsPerClient, opts.MaxStreamRooms = guard.MaxStreams, guard.MaxStreamsPerClient, guard.MaxStreamRooms
 		if boards != nil {
 			opts.Boards, opts.Hints = boards, f.hintChain
 		}

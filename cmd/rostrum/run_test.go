@@ -123,11 +123,12 @@ func TestRunMetricsAfterKnownLoad(t *testing.T) {
 			t.Errorf("%s = %v, want at least 1", name, got)
 		}
 	}
-	// Profiles are served on the admin listener only.
+	// Profiles are served on the admin listener only, the command line
+	// (flags may hold passwords) nowhere.
 	for _, c := range []struct {
 		url  string
 		code int
-	}{{"http://" + admin + "/debug/pprof/cmdline", 200}, {base + "/debug/pprof/cmdline", 404}} {
+	}{{"http://" + admin + "/debug/pprof/heap", 200}, {"http://" + admin + "/debug/pprof/cmdline", 404}, {base + "/debug/pprof/heap", 404}} {
 		resp, err := http.Get(c.url)
 		if err != nil || resp.StatusCode != c.code {
 			t.Fatalf("%s: %v %v, want %d", c.url, resp, err, c.code)

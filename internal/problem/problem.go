@@ -10,6 +10,10 @@
 // text of a Redis or Kafka error (those are logged, and the answer names the
 // class: "redis-unavailable", "kafka-unavailable"). error repeats detail for
 // clients written against the answers before problem details (deprecated).
+//
+// Handler wraps the outermost handler of a listener, so that the answers
+// no route writes itself (an http.ServeMux's 404 and 405, http.Error) are
+// problems too; RequireJSON is the content-type check of every write.
 package problem
 
 import (

@@ -156,7 +156,14 @@
     state.es = es;
     setConn('connecting', '');
     es.onopen = () => setConn('live', 'ok');
-    es.onerror = () => setConn('reconnecting', 'bad');
+    es.onerror = () => {
+      setConn('reconnecting', 'bad');
+      // A refused stream (429 or 503: over the server's stream limits) is
+      // closed for good by EventSource; try again after a while.
+      if (es.readyState === EventSource.CLOSED) {
+        setTimeout(() => { if (state.es === es) connect(); }, 5000);
+      }
+    };
     es.addEventListener('rooms', (e) => renderRooms(JSON.parse(e.data)));
     es.addEventListener('series', (e) => renderSeries(JSON.parse(e.data)));
     es.addEventListener('room', (e) => renderRoom(JSON.parse(e.data)));
