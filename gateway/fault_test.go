@@ -1,7 +1,9 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/gateway"
+	"github.com/rostrumhq/rostrum/internal/problem"
 )
 
 // TestGatewayNo2xxWithoutAck has concurrent clients post thousands of
@@ -167,6 +170,47 @@ func TestGateway503CarriesNoKafkaError(t *testing.T) {
 	for _, leak := range []string{"INVALID_RECORD", kerr.InvalidRecord.Description, "callbacks.rtc"} {
 		if strings.Contains(a.raw, leak) {
 			t.Errorf("the 503 carries %q: %s", leak, a.raw)
+		}
+	}
+}
+
+// TestGatewayReadyzNotReady: with the brokers gone /readyz answers a 503
+// problem naming the class ("kafka"), never the client's error text.
+func TestGatewayReadyzNotReady(t *testing.T) {
+	r := newRig(t, "test")
+	r.kafka.Fake().Close()
+	resp, err := http.Get(r.srv.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Content-Type") != problem.ContentType {
+		t.Fatalf("/readyz with no broker: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	var p struct{ Code, Reason string }
+	if err := json.Unmarshal(b, &p); err != nil || p.Code != problem.Unavailable || p.Reason != "kafka" {
+		t.Fatalf("/readyz body %s (%v)", b, err)
+	}
+	for _, leak := range []string{"dial", "127.0.0.1", "connection refused"} {
+		if strings.Contains(string(b), leak) {
+			t.Errorf("/readyz sends the error text (%q): %s", leak, b)
+		}
+	}
+}
+
+// TestGatewayUnknownRouteIsProblem: unknown paths and sources answer
+// problems.
+func TestGatewayUnknownRouteIsProblem(t *testing.T) {
+	r := newRig(t, "test")
+	for _, path := range []string{"/nope", "/v1/callbacks/nope"} {
+		resp, err := http.Get(r.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != problem.ContentType {
+			t.Errorf("GET %s: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 	}
 }

@@ -78,8 +78,15 @@ func New(cfg Config) (*Gateway, error) {
 // Metrics returns the gateway's series.
 func (g *Gateway) Metrics() *Metrics { return g.cfg.Metrics }
 
-// ServeHTTP routes a request to the callback endpoint or a probe.
+// ServeHTTP routes a request to the callback endpoint or a probe. Every
+// error answer is a problem (internal/problem): the gateway's own carry
+// its request id, and problem.Handler turns any other (the metrics
+// handler's) into one.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	problem.Handler(http.HandlerFunc(g.route)).ServeHTTP(w, r)
+}
+
+func (g *Gateway) route(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case strings.HasPrefix(p, CallbackPath):
 		g.callback(w, r, p[len(CallbackPath):])
@@ -95,16 +102,19 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// ready answers 200 when a broker answers a metadata request.
+// ready answers 200 when a broker answers a metadata request, else a 503
+// problem whose reason is "kafka": the class, like rostrum run's /readyz,
+// never the client's error text (it names addresses).
 func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if err := g.cfg.Client.Ping(ctx); err != nil {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = io.WriteString(w, "not ready: the Kafka brokers do not answer\n")
+		g.cfg.Logger.Warn("gateway not ready", zap.String("reason", "kafka"), zap.Error(err))
+		problem.Write(w, http.StatusServiceUnavailable, problem.Unavailable,
+			"not ready: kafka (the cause is in the gateway's log)", map[string]any{"reason": "kafka"})
 		return
 	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, "ready\n")
 }
 
