@@ -2,6 +2,7 @@ package processor_test
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -96,6 +97,8 @@ func TestBackPressure(t *testing.T) {
 		waitFor(fault.name+": /readyz 503", func() bool { return readyz() == 503 })
 		if err := p.Ready(ctx); err == nil {
 			t.Fatalf("%s: Ready is nil while /readyz says 503", fault.name)
+		} else if nr := (*processor.NotReady)(nil); !errors.As(err, &nr) || (nr.Class != processor.NotReadyBatches && nr.Class != processor.NotReadyRedis) {
+			t.Fatalf("%s: not ready with %v, want the class batches or redis", fault.name, err)
 		} else {
 			t.Logf("%s: not ready: %v", fault.name, err)
 		}

@@ -465,18 +465,20 @@ func (p *Processor) processWithRetry(ctx, drain context.Context, b *batch) error
 // (more instances than partitions) is a standby and is ready: it takes
 // partitions over when another member leaves. It backs /readyz; liveness
 // (/healthz) only says the process serves HTTP.
+//
+// Its error is a *NotReady naming the class of what is not ready.
 func (p *Processor) Ready(ctx context.Context) error {
 	if err := p.health.unready(&p.cfg, time.Now()); err != nil {
-		return err
+		return &NotReady{NotReadyBatches, err}
 	}
 	if !p.joined.Load() {
-		return errors.New("consumer group not joined (yet)")
+		return &NotReady{NotReadyGroup, errors.New("consumer group not joined (yet)")}
 	}
 	if err := p.store.Ping(ctx); err != nil {
-		return err
+		return &NotReady{NotReadyRedis, err}
 	}
 	if err := p.cl.Ping(ctx); err != nil {
-		return fmt.Errorf("kafka: %w", err)
+		return &NotReady{NotReadyKafka, err}
 	}
 	return nil
 }
