@@ -101,6 +101,8 @@ settings the chart owns win over processor.config.
 {{- $own := dict "brokers" .Values.kafka.brokers "redis" .Values.redis.address "env" .Values.env "http" (printf ":%d" (int .Values.processor.service.port)) "wal-dir" "/var/lib/rostrum/wal" }}
 {{- with .Values.topicPrefix }}{{ $_ := set $own "topic-prefix" . }}{{ end }}
 {{- with .Values.group }}{{ $_ := set $own "group" . }}{{ end }}
+{{- with .Values.route }}{{ $_ := set $own "route" . }}{{ end }}
+{{- with .Values.routeDefault }}{{ $_ := set $own "route-default" . }}{{ end }}
 {{- if .Values.kafka.sasl }}
 {{- $_ := set $own "kafka-sasl" .Values.kafka.sasl }}
 {{- $_ := set $own "kafka-user" (required "kafka.user is required with kafka.sasl" .Values.kafka.user) }}
