@@ -19,6 +19,7 @@ var rel = Release{Name: "rostrum", Namespace: "rostrum"}
 // rendering is one way the repository's manifests are meant to be rendered.
 type rendering struct {
 	name     string
+	release  string   // release name of a chart rendering; default rostrum
 	helm     []string // values files, when a chart rendering
 	kust     string   // kustomization directory
 	external []string
@@ -49,6 +50,14 @@ func renderings(t *testing.T) []rendering {
 			absent:   []string{"HorizontalPodAutoscaler/leaderboard-gateway", "Secret/leaderboard-gateway", "PodDisruptionBudget/leaderboard"},
 		},
 		{
+			// Another release name: every name, reference and alert follows it.
+			name: "helm all, another release", release: "leaderboard", helm: []string{chartDir + "/ci/all-values.yaml"},
+			external: []string{"Secret/rostrum-credentials"},
+			want: []string{"StatefulSet/leaderboard-rostrum", "Service/leaderboard-rostrum", "ScaledObject/leaderboard-rostrum",
+				"Job/leaderboard-rostrum-topics-1", "PrometheusRule/leaderboard-rostrum"},
+			absent: []string{"StatefulSet/rostrum"},
+		},
+		{
 			name: "kustomize base", kust: baseDir,
 			want: []string{"StatefulSet/rostrum", "Secret/rostrum-credentials", "Secret/rostrum-gateway", "ScaledObject/rostrum", "Deployment/rostrum-gateway"},
 		},
@@ -71,6 +80,10 @@ func render(t *testing.T, r rendering) []byte {
 	if r.kust != "" {
 		out, err = Kustomize(r.kust)
 	} else {
+		rel := rel
+		if r.release != "" {
+			rel.Name = r.release
+		}
 		if err := HelmLint(chartDir, rel, r.helm...); err != nil {
 			t.Fatalf("helm lint: %v", err)
 		}
@@ -88,9 +101,15 @@ func render(t *testing.T, r rendering) []byte {
 func TestRepositoryManifests(t *testing.T) {
 	for _, r := range renderings(t) {
 		t.Run(r.name, func(t *testing.T) {
-			objs, err := Split(r.name, render(t, r))
+			out := render(t, r)
+			objs, err := Split(r.name, out)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The alerts name this release's pods and claims.
+			if r.release != "" && (!strings.Contains(string(out), `pod=~"`+r.release+`-rostrum-[0-9]+"`) ||
+				!strings.Contains(string(out), `persistentvolumeclaim=~"wal-`+r.release+`-rostrum-[0-9]+"`)) {
+				t.Errorf("the alerts do not name the pods and claims of release %s", r.release)
 			}
 			if err := Check(objs, Options{External: r.external}); err != nil {
 				t.Fatal(err)
