@@ -448,7 +448,8 @@ func (s *set) checkScaleTarget(field, kind, name, owner string) []error {
 	if o == nil {
 		return []error{fmt.Errorf("%s: no %s/%s in these manifests", field, kind, name)}
 	}
-	if _, set := dig(o.Map, "spec").(map[string]any)["replicas"]; set {
+	spec, _ := dig(o.Map, "spec").(map[string]any)
+	if _, set := spec["replicas"]; set {
 		return []error{fmt.Errorf("%s: %s sets spec.replicas, which %s owns: every apply would reset the replica count", field, o.ID(), owner)}
 	}
 	return nil
