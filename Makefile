@@ -46,6 +46,7 @@ MICRO_PKGS = ./codec ./processor ./sink ./stability ./wal
 test: deps vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -run '^$$' -bench $(MICRO_BENCH) -benchtime 1x $(MICRO_PKGS)
+	$(MAKE) --no-print-directory kubecheck
 
 ## chaos: the full fault schedules, with rostrum run's defaults (about 100 faults over a
 ## 300,000-record trace and 60,000 board records), with --stability seed and with
@@ -135,3 +136,12 @@ fmt:
 
 clean:
 	rm -rf bin
+
+## kubecheck: lint and render the Helm chart (deployments/helm/rostrum) and build the kustomize base and
+## overlays with Helm's and kustomize's own Go packages, then validate every object offline: built-in
+## kinds strictly against the Kubernetes API types, custom resources against the CRD schemas of the
+## Prometheus Operator and KEDA (from their Go modules, pinned), and the references between objects.
+## tools/kubecheck is a Go module of its own: rostrum's go.mod has no Kubernetes dependency.
+.PHONY: kubecheck
+kubecheck:
+	cd tools/kubecheck && $(GO) test -count=1 ./...

@@ -170,6 +170,11 @@ func TestEveryYAMLFileParses(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		// A Helm chart's templates are Go templates, not YAML: they are
+		// checked once rendered (tools/kubecheck).
+		if d.IsDir() && d.Name() == "templates" && strings.HasPrefix(path, "helm/") {
+			return filepath.SkipDir
+		}
 		if d.IsDir() || (!strings.HasSuffix(path, ".yml") && !strings.HasSuffix(path, ".yaml")) {
 			return nil
 		}
@@ -739,12 +744,12 @@ func TestKubernetes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Name() != "kustomization.yaml" && !slices.Contains(files, e.Name()) {
+		if !e.IsDir() && e.Name() != "kustomization.yaml" && !slices.Contains(files, e.Name()) {
 			t.Errorf("k8s/%s is not in kustomization.yaml", e.Name())
 		}
 	}
 	for _, want := range []string{"ConfigMap/rostrum", "Secret/rostrum-credentials", "StatefulSet/rostrum", "Service/rostrum",
-		"PodDisruptionBudget/rostrum", "Job/rostrum-topics", "ServiceMonitor/rostrum", "PrometheusRule/rostrum",
+		"PodDisruptionBudget/rostrum", "Job/rostrum-topics", "ServiceMonitor/rostrum", "PrometheusRule/rostrum", "Secret/rostrum-gateway",
 		"ScaledObject/rostrum", "TriggerAuthentication/rostrum-kafka"} {
 		if byKind[want] == nil {
 			t.Errorf("no %s in the kustomization", want)
@@ -770,8 +775,10 @@ func TestKubernetes(t *testing.T) {
 	}
 
 	d := byKind["StatefulSet/rostrum"]
-	if r, _ := get(t, d, "spec", "replicas").(int); r != 3 {
-		t.Errorf("replicas %v, want 3", get(t, d, "spec", "replicas"))
+	// KEDA owns the replica count: a replicas in the StatefulSet would reset
+	// it at every apply.
+	if r, ok := get(t, d, "spec").(map[string]any)["replicas"]; ok {
+		t.Errorf("replicas %v, but the ScaledObject owns the count", r)
 	}
 	podLabels := get(t, d, "spec", "template", "metadata", "labels").(map[string]any)
 	selects := func(what string, sel any) {

@@ -3,6 +3,7 @@ package deployments_test
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -64,7 +65,14 @@ func TestKubernetesGateway(t *testing.T) {
 	if args := strList(t, c, "args"); !slices.Equal(args, []string{"gateway"}) {
 		t.Errorf("args %q", args)
 	}
+	// The flags of docs/DESIGN.md §11, and the Kafka security flags of
+	// rostrum run that it names as a group, from the binary itself.
 	flags := gatewayFlags(t)
+	for f := range rostrumFlags(t, "gateway") {
+		if strings.HasPrefix(f, "kafka-") {
+			flags[f] = true
+		}
+	}
 	env := map[string]string{}
 	for _, e := range get(t, c, "env").([]any) {
 		name := str(t, e, "name")
@@ -104,6 +112,20 @@ func TestKubernetesGateway(t *testing.T) {
 	}
 	if !mounted {
 		t.Errorf("the token file %s is on no mounted volume", env["gateway-token-file"])
+	}
+	// The Secret is in the base, with a key for each file the gateway reads.
+	byID, _ := k8sDocs(t)
+	secret := byID["Secret/rostrum-gateway"]
+	if secret == nil {
+		t.Fatal("no Secret rostrum-gateway in the kustomization")
+	}
+	for _, f := range []string{"gateway-token-file", "gateway-hmac-secret-file"} {
+		if env[f] == "" {
+			continue
+		}
+		if _, ok := get(t, secret, "stringData").(map[string]any)[filepath.Base(env[f])]; !ok {
+			t.Errorf("--%s %s: the Secret rostrum-gateway has no key %s", f, env[f], filepath.Base(env[f]))
+		}
 	}
 
 	for k, v := range get(t, s, "spec", "selector").(map[string]any) {
