@@ -24,9 +24,9 @@ import (
 // a lost node) stays a member of the group until the coordinator expires
 // it: with Apache Kafka after the session timeout, and as the leader of a
 // new generation after the rebalance timeout (the pending SyncGroup). The
-// in-process kfake broker never expires a member that died waiting for its
-// JoinGroup answer once the group is stable again: its partitions stay
-// assigned to it, unconsumed. A crash loop piles up such members.
+// in-process kfake broker never expires a new member that died waiting for
+// its first JoinGroup answer once the group is stable again: its partitions
+// stay assigned to it, unconsumed. A crash loop piles up such members.
 //
 // With a member file (Config.MemberFile, beside the WAL, which belongs to
 // one instance and is locked while it runs) a restart ends this: the
