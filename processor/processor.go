@@ -440,7 +440,7 @@ func (p *Processor) leave(drain context.Context) {
 	defer cancel()
 	joined := p.joined.Load()
 	if !joined {
-		ctx = drained // joining: nothing to revoke, no reason to wait
+		cancel() // joining: nothing to revoke, no reason to wait
 	}
 	err := p.cl.LeaveGroupContext(ctx)
 	if err == nil {
@@ -467,13 +467,6 @@ func (p *Processor) leave(drain context.Context) {
 		p.member.forget()
 	}
 }
-
-// drained is a context that is done already.
-var drained = func() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}()
 
 // closeTimeout bounds the client's Close after the leave, and
 // leaveAsTimeout the LeaveGroup sent by member id when the client could
