@@ -36,6 +36,7 @@ type Config struct {
 	// without losing them. The client heartbeats every tenth of it (at most
 	// every 3 s). The broker bounds it (group.min.session.timeout.ms, 6 s,
 	// and group.max.session.timeout.ms, 30m, by default). Default 15s.
+	// kgo options in KafkaOpts (tests' fast groups) override both timeouts.
 	SessionTimeout time.Duration
 	// RebalanceTimeout is how long a rebalance waits for the members to
 	// rejoin (each finishes the batches in hand first) and for the leader's
@@ -277,9 +278,9 @@ func (c *Config) withDefaults() {
 // --kafka-session-timeout, --kafka-rebalance-timeout). Shorter than the
 // client's own (45 s and 60 s): a ranking is live, and partitions that wait
 // a minute for a dead member show a minute-old list. 15 s is still above
-// the brokers' 6 s floor and leaves five missed heartbeats before a member
-// is expired; 30 s lets a member finish the two batches it may hold before
-// it rejoins.
+// the brokers' 6 s floor and leaves ten heartbeats (every 1.5 s) before a
+// member is expired; 30 s lets a member finish the two batches it may hold
+// before it rejoins.
 const (
 	DefaultSessionTimeout   = 15 * time.Second
 	DefaultRebalanceTimeout = 30 * time.Second
