@@ -29,6 +29,27 @@ type Config struct {
 	// StatefulSet pod's name), so that a restart within the session timeout
 	// does not rebalance the group. Default none (dynamic membership).
 	InstanceID string
+	// SessionTimeout is how long the group coordinator waits for a heartbeat
+	// before it expires a member and hands its partitions to the others: the
+	// pause a crashed instance that does not come back causes on its
+	// partitions, and how long a network blip or a stalled process may last
+	// without losing them. The client heartbeats every tenth of it (at most
+	// every 3 s). The broker bounds it (group.min.session.timeout.ms, 6 s,
+	// and group.max.session.timeout.ms, 30m, by default). Default 15s.
+	// kgo options in KafkaOpts (tests' fast groups) override both timeouts.
+	SessionTimeout time.Duration
+	// RebalanceTimeout is how long a rebalance waits for the members to
+	// rejoin (each finishes the batches in hand first) and for the leader's
+	// assignment; a member later than that is dropped from the group. It
+	// also bounds the stall a member that died during a rebalance causes
+	// (docs/DESIGN.md §3.9). Default 30s.
+	RebalanceTimeout time.Duration
+	// MemberFile, when set, is a file (beside the WAL) where the processor
+	// records its group member id, so that its restart evicts the member a
+	// crash left behind instead of waiting for the coordinator to expire it
+	// (incarnation.go, docs/DESIGN.md §3.9). Unused with InstanceID.
+	// Empty: no record, dead members wait for the timeouts.
+	MemberFile string
 
 	// Rooms, when set, says which rooms belong to this environment: those it
 	// routes to Env (the same table the gateway routes with, so the two
@@ -217,6 +238,12 @@ func (c *Config) withDefaults() {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 10 * time.Second
 	}
+	if c.SessionTimeout == 0 {
+		c.SessionTimeout = DefaultSessionTimeout
+	}
+	if c.RebalanceTimeout == 0 {
+		c.RebalanceTimeout = DefaultRebalanceTimeout
+	}
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = 100 * time.Millisecond
 	}
@@ -246,6 +273,18 @@ func (c *Config) withDefaults() {
 	}
 	c.Decode = c.Decode.WithDefaults()
 }
+
+// The group timeouts' defaults (Config.SessionTimeout, RebalanceTimeout;
+// --kafka-session-timeout, --kafka-rebalance-timeout). Shorter than the
+// client's own (45 s and 60 s): a ranking is live, and partitions that wait
+// a minute for a dead member show a minute-old list. 15 s is still above
+// the brokers' 6 s floor and leaves ten heartbeats (every 1.5 s) before a
+// member is expired; 30 s lets a member finish the two batches it may hold
+// before it rejoins.
+const (
+	DefaultSessionTimeout   = 15 * time.Second
+	DefaultRebalanceTimeout = 30 * time.Second
+)
 
 // What to do with events of unknown types (Config.UnknownTypes).
 const (
@@ -294,6 +333,10 @@ func (c Config) Validate() error {
 		return bad("UnreadyAfter", "must be positive, got %s", c.UnreadyAfter)
 	case c.ShutdownTimeout < 0:
 		return bad("ShutdownTimeout", "must be positive, got %s", c.ShutdownTimeout)
+	case c.SessionTimeout < 100*time.Millisecond || c.SessionTimeout > 30*time.Minute:
+		return bad("SessionTimeout", "must be between 100ms and 30m, got %s", c.SessionTimeout)
+	case c.RebalanceTimeout < 100*time.Millisecond || c.RebalanceTimeout > 30*time.Minute:
+		return bad("RebalanceTimeout", "must be between 100ms and 30m, got %s", c.RebalanceTimeout)
 	case c.Partitions < 1 && c.Partitions != -1:
 		return bad("Partitions", "must be at least 1 (or -1: the broker's default), got %d", c.Partitions)
 	case c.OutputPartitions < 1 && c.OutputPartitions != -1:

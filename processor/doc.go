@@ -87,6 +87,7 @@
 //	backpressure.go  retries with backoff, paused fetching, readiness
 //	recover.go       rebuild after Redis lost its data: WAL replay, output-topic seeds
 //	generation.go    the Redis generation file and the idle check
+//	incarnation.go   the group member file: a restart evicts the member its crashed process left behind
 //	replay.go        ReplayWAL, for `rostrum wal replay`
 //	prune.go         WAL pruning after commits
 //	observer.go      the Observer interface the metrics package implements

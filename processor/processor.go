@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
@@ -27,6 +28,10 @@ type Processor struct {
 	log    Log
 	dec    *codec.Decoder
 	lg     *zap.Logger
+	// cancelClient ends the client's context: requests in flight, a
+	// JoinGroup held by the coordinator included, fail at once.
+	cancelClient context.CancelFunc
+	member       *memberRecorder // records the group member id; nil without Config.MemberFile or with InstanceID
 
 	hyst      *stability.Hysteresis // nil: the seed merge
 	dropMuted bool                  // audio leads the score (after spotlight, screen share): a muted member leaves the shown list at once
@@ -119,7 +124,19 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		p.settleKick = make(chan struct{}, 1)
 		p.settleToken = newSettleToken()
 	}
+	// The member a crash of the process before left in the group leaves
+	// before this one joins (incarnation.go).
+	p.evictPrevious(ctx)
+	// The client runs on a context of its own, which closeClient cancels
+	// at the shutdown deadline: kgo issues JoinGroup and SyncGroup on it,
+	// and its Close waits for them.
+	clientCtx, cancelClient := context.WithCancel(context.Background())
+	p.cancelClient = cancelClient
 	opts := []kgo.Opt{
+		kgo.WithContext(clientCtx),
+		kgo.SessionTimeout(cfg.SessionTimeout),
+		kgo.HeartbeatInterval(min(3*time.Second, cfg.SessionTimeout/10)),
+		kgo.RebalanceTimeout(cfg.RebalanceTimeout),
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(p.topics.Inputs()...),
@@ -133,6 +150,9 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 			// Called after every join, also when nothing is assigned: a
 			// member beyond the partition count is a standby.
 			p.joined.Store(true)
+			if p.member != nil {
+				p.member.record()
+			}
 			p.assigned.Add(int64(count(a)))
 			p.assignments.Add(1)
 			p.cfg.Observer.Rebalance("assigned", count(a))
@@ -159,31 +179,40 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		// Static membership: a restart within the session timeout gets
 		// its partitions back without a rebalance of the group.
 		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
+	} else if cfg.MemberFile != "" {
+		p.member = &memberRecorder{path: cfg.MemberFile, group: cfg.Group, lg: cfg.Logger}
+		opts = append(opts, kgo.WithHooks(p.member))
 	}
 	opts = append(append(opts, cfg.KafkaOpts...), cfg.ConsumerOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
+		cancelClient()
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}
 	p.cl = cl
-	if err := p.checkTopics(ctx); err != nil {
-		cl.Close()
+	if p.member != nil {
+		p.member.cl.Store(cl)
+	}
+	// A failure from here on (or a stop: ctx cancelled while starting)
+	// closes the client, which may be joining the group already.
+	fail := func(err error) (*Processor, error) {
+		p.leave(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	if err := p.checkTopics(ctx); err != nil {
+		return fail(err)
 	}
 	gen, err := store.EnsureGeneration(ctx)
 	if err != nil {
-		cl.Close()
-		return nil, err
+		return fail(err)
 	}
 	store.AdoptGeneration(gen)
 	if err := p.loadGeneration(gen); err != nil {
-		cl.Close()
-		return nil, err
+		return fail(err)
 	}
 	if p.boardBatch != nil {
 		if err := cfg.BoardStore.Adopt(ctx, gen); err != nil {
-			cl.Close()
-			return nil, err
+			return fail(err)
 		}
 	}
 	p.refusals = &refusalRecorder{Store: store}
@@ -386,21 +415,100 @@ func drainContext(ctx context.Context, grace time.Duration) (context.Context, co
 	}
 }
 
-// leave leaves the group and closes the client, waiting for the group's
-// answer only until drain ends: a broker or a group that does not answer
-// the LeaveGroup (for example one still holding members that crashed) would
-// otherwise hold the shutdown until their session timeout. With static
-// membership (an instance id) there is no leave.
+// leave leaves the group and closes the client, all by the end of drain
+// (or ShutdownTimeout from now, after a failure that is not a cancel) plus
+// at most a second, whatever the group does (docs/DESIGN.md §3.8, §3.9):
+//
+//   - A joined member leaves through the client, which first lets a
+//     rebalance in progress finish (so that its revocation runs); a group
+//     waiting for members that died holds that rebalance for up to the
+//     rebalance timeout, so the leave is waited for only until the
+//     deadline.
+//   - A member still joining (no assignment yet) does not wait: kgo sends
+//     the JoinGroup on the client's context and its Close waits for the
+//     answer, which the coordinator may hold for the rebalance timeout.
+//
+// Whatever was not done by the deadline is cut short: the client's context
+// is cancelled (its requests in flight fail) and the member leaves by its
+// id (a static member by its instance id) through a client of its own, so
+// that it does not stay in the group as a dead member until the coordinator
+// expires it. A static member that had joined does not leave: its restart
+// takes its place (KIP-345).
 func (p *Processor) leave(drain context.Context) {
 	p.cl.AllowRebalance()
-	// drain ends ShutdownTimeout after a cancel; after a failure that is
-	// not a cancel, the leave gets as long from now.
 	ctx, cancel := context.WithTimeout(drain, p.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := p.cl.LeaveGroupContext(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+	joined := p.joined.Load()
+	if !joined {
+		cancel() // joining: nothing to revoke, no reason to wait
+	}
+	err := p.cl.LeaveGroupContext(ctx)
+	if err == nil {
+		if p.member != nil {
+			p.member.forget()
+		}
+		p.closeClient()
+		return
+	}
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		p.lg.Warn("leaving the group", zap.Error(err))
 	}
-	p.cl.Close()
+	member, _ := p.cl.GroupMetadata()
+	p.cancelClient()
+	p.closeClient()
+	static := p.cfg.InstanceID != ""
+	switch {
+	case static && joined:
+		return // a static member keeps its place for its restart (KIP-345)
+	case member == "" && !static:
+		return // not a member yet
+	}
+	if p.leaveAs(member) && p.member != nil {
+		p.member.forget()
+	}
+}
+
+// closeTimeout bounds the client's Close after the leave, and
+// leaveAsTimeout the LeaveGroup sent by member id when the client could
+// not leave in time: together at most a second past the deadline.
+const (
+	closeTimeout   = 300 * time.Millisecond
+	leaveAsTimeout = 700 * time.Millisecond
+)
+
+// closeClient closes the client, waiting closeTimeout at most; its context
+// is cancelled then, which ends whatever Close still waits for.
+func (p *Processor) closeClient() {
+	closed := make(chan struct{})
+	go func() { p.cl.Close(); close(closed) }()
+	t := time.NewTimer(closeTimeout)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
+		p.cancelClient()
+		p.lg.Warn("kafka client not closed in time: its requests in flight are cut short")
+	}
+	p.cancelClient()
+}
+
+// leaveAs sends a LeaveGroup for member through a client of its own, and
+// reports whether the group no longer has it.
+func (p *Processor) leaveAs(member string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), leaveAsTimeout)
+	defer cancel()
+	err := leaveGroupAs(ctx, p.cfg, member, "rostrum stopping while the group was rebalancing")
+	switch {
+	case err == nil:
+		p.lg.Info("left the group through a client of its own", zap.String("member_id", member), zap.String("instance_id", p.cfg.InstanceID))
+		return true
+	case errors.Is(err, kerr.UnknownMemberID):
+		return true
+	default:
+		p.lg.Warn("group not left: the coordinator expires this member after the session timeout",
+			zap.String("member_id", member), zap.Error(err))
+		return false
+	}
 }
 
 // batchLen returns how many of recs, at least one, fit in maxBytes of keys

@@ -95,3 +95,43 @@ func TestShutdownAfterKilledMembers(t *testing.T) {
 	c.stop(t)
 	w.check()
 }
+
+// TestShutdownDuringRebalanceWithDeadMember: two processors share the group
+// and one is SIGKILLed while its session (20 s) keeps it in the group; a
+// third then joins, and the rebalance its join starts waits for the dead
+// member. The survivor, rejoining in that rebalance, is sent SIGTERM: it
+// must exit within its shutdown timeout (1 s) plus 2 s (docs/DESIGN.md §3.8),
+// not when the dead member expires, and so must the joiner.
+func TestShutdownDuringRebalanceWithDeadMember(t *testing.T) {
+	if testing.Short() {
+		t.Skip("shutdown test skipped in -short mode")
+	}
+	w := newWorld(t, e2eTrace(3, 3000))
+	w.produce(len(w.trace), 0)
+	opts := []string{"ROSTRUM_E2E_SHUTDOWN=1s", "ROSTRUM_E2E_SESSION=20s"}
+	a, b := w.startChild(t.TempDir(), opts...), w.startChild(t.TempDir(), opts...)
+	time.Sleep(2 * time.Second) // let the two share the partitions
+	b.kill()
+	c := w.startChild(t.TempDir(), opts...)
+	time.Sleep(1500 * time.Millisecond) // c joins; the rebalance waits for b
+	for _, p := range []struct {
+		name string
+		c    *child
+	}{{"the member rejoining", a}, {"the member joining", c}} {
+		stopped := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_ = p.c.cmd.Process.Signal(syscall.SIGTERM)
+			stopped <- p.c.cmd.Wait()
+		}()
+		select {
+		case err := <-stopped:
+			if err != nil {
+				t.Logf("%s: exit %v (a batch abandoned at the deadline is redelivered)", p.name, err)
+			}
+			t.Logf("%s exited %s after SIGTERM", p.name, time.Since(start).Round(time.Millisecond))
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s did not exit within 3 s of SIGTERM with a 1 s shutdown timeout while the rebalance waited for a dead member", p.name)
+		}
+	}
+}

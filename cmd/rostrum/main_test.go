@@ -8,8 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/processor"
 )
 
 func parseRun(t *testing.T, args ...string) (*runFlags, error) {
@@ -51,25 +55,27 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	os.Unsetenv("ROSTRUM_ROOM_TTL")
 
 	cases := map[string][]string{
-		"--top-n":               {"--top-n", "101"},
-		"--state-cache":         {"--state-cache", "-1"},
-		"--rooms-per-script":    {"--rooms-per-script", "-1"},
-		"--max-room-members":    {"--max-room-members", "-1"},
-		"--unready-failures":    {"--unready-failures", "-1"},
-		"--max-rooms-per-apply": {"--max-rooms-per-apply", "-5"},
-		"--unready-after":       {"--unready-after", "-1s"},
-		"--wal-sync":            {"--wal-sync", "sometimes"},
-		"--score-epoch":         {"--score-epoch", "yesterday"},
-		"--env":                 {"--env", "Prod!"},
-		"--room-pattern":        {"--room-pattern", "("},
-		"--log-format":          {"--log-format", "xml"},
-		"--room-ttl":            {"--room-ttl", "1s"},
-		"--stability":           {"--stability", "calm"},
-		"--dwell":               {"--dwell", "-1s"},
-		"--grace":               {"--grace", "2h"},
-		"--margin":              {"--margin", "5000"},
-		"--due-interval":        {"--due-interval", "1us"},
-		"--unknown-types":       {"--unknown-types", "drop"},
+		"--top-n":                   {"--top-n", "101"},
+		"--state-cache":             {"--state-cache", "-1"},
+		"--rooms-per-script":        {"--rooms-per-script", "-1"},
+		"--max-room-members":        {"--max-room-members", "-1"},
+		"--unready-failures":        {"--unready-failures", "-1"},
+		"--max-rooms-per-apply":     {"--max-rooms-per-apply", "-5"},
+		"--unready-after":           {"--unready-after", "-1s"},
+		"--wal-sync":                {"--wal-sync", "sometimes"},
+		"--score-epoch":             {"--score-epoch", "yesterday"},
+		"--env":                     {"--env", "Prod!"},
+		"--room-pattern":            {"--room-pattern", "("},
+		"--log-format":              {"--log-format", "xml"},
+		"--room-ttl":                {"--room-ttl", "1s"},
+		"--stability":               {"--stability", "calm"},
+		"--dwell":                   {"--dwell", "-1s"},
+		"--grace":                   {"--grace", "2h"},
+		"--margin":                  {"--margin", "5000"},
+		"--due-interval":            {"--due-interval", "1us"},
+		"--unknown-types":           {"--unknown-types", "drop"},
+		"--kafka-session-timeout":   {"--kafka-session-timeout", "10ms"},
+		"--kafka-rebalance-timeout": {"--kafka-rebalance-timeout", "1h"},
 	}
 	for field, args := range cases {
 		err := Main(context.Background(), append([]string{"run"}, args...), new(bytes.Buffer), new(bytes.Buffer))
@@ -146,5 +152,39 @@ func TestCodecExplain(t *testing.T) {
 	}
 	if err := Main(context.Background(), []string{"codec", "explain", "--ranking", "mic"}, &out, new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), `--ranking: unknown field "mic"`) {
 		t.Errorf("bad --ranking: %v", err)
+	}
+}
+
+// TestGroupTimeoutFlags: the group's session and rebalance timeouts have
+// their documented defaults and come from the environment and the config
+// file like every flag.
+func TestGroupTimeoutFlags(t *testing.T) {
+	f, err := parseRun(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, _, _, err := f.pipelineConfig(zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.SessionTimeout != processor.DefaultSessionTimeout || pc.RebalanceTimeout != processor.DefaultRebalanceTimeout {
+		t.Fatalf("defaults: session %s, rebalance %s", pc.SessionTimeout, pc.RebalanceTimeout)
+	}
+	if pc.MemberFile != filepath.Join(f.walDir, "group-member") {
+		t.Fatalf("member file %q, want one beside the WAL", pc.MemberFile)
+	}
+	cfg := filepath.Join(t.TempDir(), "rostrum.yaml")
+	if err := os.WriteFile(cfg, []byte("kafka-rebalance-timeout: 45s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ROSTRUM_KAFKA_SESSION_TIMEOUT", "20s")
+	if f, err = parseRun(t, "--config", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if pc, _, _, err = f.pipelineConfig(zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	if pc.SessionTimeout != 20*time.Second || pc.RebalanceTimeout != 45*time.Second {
+		t.Fatalf("from the environment and the file: session %s, rebalance %s", pc.SessionTimeout, pc.RebalanceTimeout)
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 // opsFlags are the operational settings of `rostrum run`: how
 // --create-topics creates topics, what the start-up checks accept, static
-// group membership and the admin listener.
+// group membership, the group's timeouts and the admin listener.
 type opsFlags struct {
 	topicPartitions        int
 	outputPartitions       int
@@ -27,6 +27,8 @@ type opsFlags struct {
 	dlqRetention           time.Duration
 	allowUncompactedOutput bool
 	instanceID             string
+	sessionTimeout         time.Duration
+	rebalanceTimeout       time.Duration
 	adminHTTP              string
 }
 
@@ -37,6 +39,8 @@ func (f *opsFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.dlqRetention, "dlq-retention", processor.DefaultDLQRetention, "retention of the DLQ topic --create-topics creates (negative: forever)")
 	fs.BoolVar(&f.allowUncompactedOutput, "allow-uncompacted-output", false, "start although the output topic is not compacted (cleanup.policy=compact)")
 	fs.StringVar(&f.instanceID, "instance-id", "", "static consumer group membership: an id unique to this instance and stable across its restarts (e.g. the pod name), so that a restart does not rebalance the group")
+	fs.DurationVar(&f.sessionTimeout, "kafka-session-timeout", processor.DefaultSessionTimeout, "how long the consumer group waits for a heartbeat before it expires a member and moves its partitions (the pause a crashed instance that does not come back causes); shorter fails over sooner, longer survives longer network blips and stalls (the broker allows 6s..30m by default)")
+	fs.DurationVar(&f.rebalanceTimeout, "kafka-rebalance-timeout", processor.DefaultRebalanceTimeout, "how long a rebalance waits for the members to rejoin and for the assignment; also bounds the stall a member that died during a rebalance causes (docs/DESIGN.md §3.9)")
 	fs.StringVar(&f.adminHTTP, "admin-http", "", "address of the admin HTTP listener serving /debug/pprof (empty: off); never expose it publicly")
 }
 
@@ -58,6 +62,8 @@ func (f *opsFlags) apply(pc *processor.Config) error {
 	pc.DLQRetention = f.dlqRetention
 	pc.RequireCompactedOutput = !f.allowUncompactedOutput
 	pc.InstanceID = f.instanceID
+	pc.SessionTimeout = f.sessionTimeout
+	pc.RebalanceTimeout = f.rebalanceTimeout
 	return nil
 }
 

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -231,6 +234,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	}
 	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
 	f.limits.apply(&pc, &so, f.walDir)
+	pc.MemberFile = filepath.Join(f.walDir, "group-member")
 	if err := f.ops.apply(&pc); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
@@ -268,6 +272,7 @@ var runFlagNames = map[string]string{
 	"Partitions": "--topic-partitions", "OutputPartitions": "--output-partitions",
 	"ReplicationFactor": "--replication-factor",
 	"UnknownTypes":      "--unknown-types",
+	"SessionTimeout":    "--kafka-session-timeout", "RebalanceTimeout": "--kafka-rebalance-timeout",
 }
 
 func splitList(s string) []string {
@@ -293,7 +298,45 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer func() { _ = lg.Sync() }()
+	defer exitIfStopHangs(ctx, f.shutdownTimeout+stopSlack, lg)()
 	return scrubError(runPipeline(ctx, &f, lg, nil), f.sec.secrets()...)
+}
+
+// stopSlack is how long past --shutdown-timeout a stop may take: the
+// processor's leave and close take at most a second past it
+// (processor.Run), the rest of the shutdown a few milliseconds; the
+// contract is --shutdown-timeout + 2 s (docs/DESIGN.md §3.8).
+const stopSlack = 1800 * time.Millisecond
+
+// exitIfStopHangs is the last resort of the bounded stop: should the stop
+// that ctx's end begins still run after limit, it logs so and exits the
+// process with status 1. Every part of the shutdown has a deadline of its
+// own, so this only fires on a bug; the returned func disarms it.
+func exitIfStopHangs(ctx context.Context, limit time.Duration, lg *zap.Logger) func() {
+	var mu sync.Mutex
+	var timer *time.Timer
+	done := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		timer = time.AfterFunc(limit, func() {
+			lg.Error("stop did not finish within --shutdown-timeout: exiting", zap.Duration("limit", limit))
+			_ = lg.Sync()
+			os.Exit(exitUsage)
+		})
+	})
+	return func() {
+		stop()
+		mu.Lock()
+		defer mu.Unlock()
+		done = true
+		if timer != nil {
+			timer.Stop()
+		}
+	}
 }
 
 // runPipeline opens Redis, the WAL and Kafka, runs the processor (with the
