@@ -88,6 +88,11 @@ type Config struct {
 	// (503 after it); default 10s. The client should carry a
 	// RecordDeliveryTimeout no longer than it (NewProducer sets one).
 	ProduceTimeout time.Duration
+	// ShutdownTimeout is how long requests in flight may finish once
+	// Serve's context ends (SIGTERM); what is left then is cut, so the
+	// stop takes at most about this long. Default 15s: a request waiting
+	// for its acknowledgements (ProduceTimeout) gets them.
+	ShutdownTimeout time.Duration
 
 	Metrics *Metrics    // default NewMetrics()
 	Logger  *zap.Logger // default zap.NewNop()
@@ -100,6 +105,7 @@ const (
 	DefaultProduceTimeout = 10 * time.Second
 	DefaultReadTimeout    = 10 * time.Second
 	DefaultMaxSkew        = 5 * time.Minute
+	DefaultShutdown       = 15 * time.Second
 )
 
 // ErrNoCredential is returned by Validate for a Config with neither tokens
@@ -131,6 +137,9 @@ func (c *Config) withDefaults() {
 	if c.ProduceTimeout == 0 {
 		c.ProduceTimeout = DefaultProduceTimeout
 	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdown
+	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics()
 	}
@@ -152,6 +161,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--max-inflight must be at least 1, got %d", c.MaxInflight)
 	case c.ProduceTimeout <= 0:
 		return fmt.Errorf("--produce-timeout must be positive, got %s", c.ProduceTimeout)
+	case c.ShutdownTimeout <= 0:
+		return fmt.Errorf("--shutdown-timeout must be positive, got %s", c.ShutdownTimeout)
 	case c.ReadTimeout <= 0:
 		return fmt.Errorf("--read-timeout must be positive, got %s", c.ReadTimeout)
 	case c.SignatureMode != SignatureTimestamped && c.SignatureMode != SignatureBody:

@@ -1,10 +1,12 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -212,5 +214,42 @@ func TestGatewayUnknownRouteIsProblem(t *testing.T) {
 		if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != problem.ContentType {
 			t.Errorf("GET %s: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
+	}
+}
+
+// TestGatewayShutdownTimeout: once Serve's context ends, a request still
+// in flight (here a body that never finishes) is cut after
+// Config.ShutdownTimeout, so a SIGTERM stops the gateway within about
+// --shutdown-timeout whatever its clients do. The guard (5 s) is below the
+// read timeout (10 s) that would otherwise end the request.
+func TestGatewayShutdownTimeout(t *testing.T) {
+	r := newRig(t, "test", func(c *gateway.Config) { c.ShutdownTimeout = 200 * time.Millisecond })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.gw.Serve(ctx, ln, nil) }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = io.WriteString(c, "POST /v1/callbacks/rtc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(r.get(t, "/metrics"), "\nrostrum_gateway_inflight_requests 1\n"); {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never took its slot")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve still running 5 s after its context ended, with a 200 ms shutdown timeout")
 	}
 }

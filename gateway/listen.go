@@ -9,13 +9,9 @@ import (
 	"github.com/rostrumhq/rostrum/internal/httpserve"
 )
 
-// shutdownGrace is how long requests in flight may finish once Serve's
-// context ends: long enough for a produce to be acknowledged.
-const shutdownGrace = 15 * time.Second
-
 // Serve answers HTTP (or, with tlsConfig, HTTPS) requests on ln until ctx
 // ends, then stops accepting, lets pending requests finish for up to
-// 15 seconds and returns nil. It closes ln. The server's limits
+// Config.ShutdownTimeout, cuts the rest and returns nil. It closes ln. The server's limits
 // (internal/httpserve) follow the Config: a request must be read within
 // ReadTimeout, and answered within ReadTimeout plus ProduceTimeout and a
 // margin.
@@ -26,7 +22,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Con
 			WriteTimeout: g.cfg.ReadTimeout + g.cfg.ProduceTimeout + 5*time.Second,
 		},
 		TLS:    tlsConfig,
-		Grace:  shutdownGrace,
+		Grace:  g.cfg.ShutdownTimeout,
 		Name:   "gateway",
 		Logger: g.cfg.Logger,
 	})

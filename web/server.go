@@ -118,6 +118,9 @@ type Options struct {
 	// header size); zero fields take httpserve's defaults. Event streams
 	// lift their own write deadline.
 	Limits httpserve.Limits
+	// ShutdownGrace is how long requests in flight may finish once the
+	// serving context ends; open event streams end at once. default: 5s
+	ShutdownGrace time.Duration
 }
 
 // Defaults of the stream limits.
@@ -241,13 +244,14 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 
 // Serve serves on ln (HTTPS with Options.TLS) under Options.Limits until
 // ctx ends, then shuts down gracefully: open event streams end at once,
-// other requests get up to 5 seconds to finish. It returns nil after a
+// other requests get up to Options.ShutdownGrace to finish. It returns nil after a
 // shutdown caused by ctx, or the serve error. It closes ln. After it
 // returns the Server streams no more events.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return httpserve.Serve(ctx, ln, s, httpserve.Options{
 		Limits:     s.opt.Limits,
 		TLS:        s.opt.TLS,
+		Grace:      s.opt.ShutdownGrace,
 		OnShutdown: func() { s.once.Do(func() { close(s.stop) }) },
 		Name:       "http",
 		Logger:     s.lg,

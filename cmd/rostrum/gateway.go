@@ -32,6 +32,7 @@ type gatewayFlags struct {
 	maxInflight                int
 	produceTimeout             time.Duration
 	readTimeout                time.Duration
+	shutdownTimeout            time.Duration
 	logFormat, logLevel        string
 	config                     string
 	sec                        securityFlags
@@ -57,6 +58,7 @@ func (f *gatewayFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxInflight, "max-inflight", gateway.DefaultMaxInflight, "callback requests pending at once at most, their credentials checked (503 with Retry-After above); as many signed requests again may be reading their body to have the signature checked")
 	fs.DurationVar(&f.produceTimeout, "produce-timeout", gateway.DefaultProduceTimeout, "how long a request waits for the brokers' acknowledgements before a 503")
 	fs.DurationVar(&f.readTimeout, "read-timeout", gateway.DefaultReadTimeout, "how long a request may take to arrive, headers and body (408 after it)")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdown, "on SIGTERM, stop accepting and let requests in flight finish within this time; the rest are cut")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names, and routes: a list of {env, pattern}")
@@ -128,6 +130,7 @@ func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap
 		MaxBodyBytes:    f.maxBodyBytes,
 		MaxInflight:     f.maxInflight,
 		ProduceTimeout:  f.produceTimeout,
+		ShutdownTimeout: f.shutdownTimeout,
 		ReadTimeout:     f.readTimeout,
 		Logger:          lg,
 	}

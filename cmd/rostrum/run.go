@@ -23,6 +23,7 @@ import (
 	"github.com/rostrumhq/rostrum/control"
 	"github.com/rostrumhq/rostrum/hints"
 	"github.com/rostrumhq/rostrum/internal/config"
+	"github.com/rostrumhq/rostrum/internal/httpserve"
 	"github.com/rostrumhq/rostrum/metrics"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
@@ -449,6 +450,9 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 			Counters:  countersOf(p, m),
 			Stability: pc.Stability,
 			TopN:      pc.TopN,
+			// The listener stops beside the processor's drain: it must not
+			// outlast --shutdown-timeout (docs/DESIGN.md §3.8).
+			ShutdownGrace: min(httpserve.DefaultGrace, f.shutdownTimeout),
 		}
 		opts.ReadTokens, opts.CORSOrigins, opts.RateLimit, opts.RateBurst = guard.ReadTokens, guard.CORSOrigins, guard.RateLimit, guard.RateBurst
 		if cert != nil {
