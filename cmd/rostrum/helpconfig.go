@@ -19,17 +19,59 @@ type configCommand struct {
 	// base, when set, is the command whose flags this one takes too: only
 	// the flags that are new or differ from it are listed.
 	base string
+	// sources says where else than the command line a flag is read from.
+	sources sources
 }
 
-// configCommands are the commands that read flags, ROSTRUM_<FLAG>
-// variables and the --config file (parseSources), in the order listed.
-// Each registers its flags exactly as the command itself does, so the
-// reference cannot drift from the binary.
+// sources are where a command reads its flags from besides the command line.
+type sources int
+
+const (
+	// fromAll: ROSTRUM_<FLAG> and the --config file (parseSources).
+	fromAll sources = iota
+	// fromSecurityEnv: ROSTRUM_<FLAG> for the --kafka-* and --redis-*
+	// flags only (applySecurityEnv); no file.
+	fromSecurityEnv
+	// fromFlags: the command line only.
+	fromFlags
+)
+
+// configCommands are the commands the reference lists, in order. Each
+// registers its flags exactly as the command itself does, so the reference
+// cannot drift from the binary. The benchmarks (`rostrum bench`) are
+// measuring tools, described in docs/PERFORMANCE.md and by `-h`.
 var configCommands = []configCommand{
-	{name: "run", also: "`rostrum check`, `rostrum wal replay`, `rostrum boards prune` and `rostrum boards migrate` take the same flags (and read the same variables and file), so that they see the configuration the processors run with",
+	{name: "run", also: "`rostrum check` and `rostrum boards migrate` take the same flags (and read the same variables and file), so that they see the configuration the processors run with; `wal replay` and `boards prune` take them too, and one flag each, below",
 		register: func(fs *flag.FlagSet) { var f runFlags; f.register(fs) }},
 	{name: "gateway", register: func(fs *flag.FlagSet) { var f gatewayFlags; f.register(fs) }},
 	{name: "demo", base: "run", register: func(fs *flag.FlagSet) { var f runFlags; var d demoFlags; d.register(fs, &f) }},
+	{name: "wal replay", base: "run", register: func(fs *flag.FlagSet) {
+		var f runFlags
+		var r walReplayFlags
+		f.register(fs)
+		r.register(fs)
+	}},
+	{name: "boards prune", base: "run", register: func(fs *flag.FlagSet) {
+		var f runFlags
+		var p pruneFlags
+		f.register(fs)
+		p.register(fs)
+	}},
+	{name: "simulate", sources: fromSecurityEnv, register: func(fs *flag.FlagSet) { var f simulateFlags; f.register(fs) }},
+	{name: "dlq inspect", sources: fromSecurityEnv, register: func(fs *flag.FlagSet) {
+		var f dlqFlags
+		var c dlqCommandFlags
+		f.register(fs)
+		c.register(fs, "inspect")
+	}},
+	{name: "dlq redrive", sources: fromSecurityEnv, register: func(fs *flag.FlagSet) {
+		var f dlqFlags
+		var c dlqCommandFlags
+		f.register(fs)
+		c.register(fs, "redrive")
+	}},
+	{name: "wal inspect", sources: fromFlags, register: func(fs *flag.FlagSet) { var f walInspectFlags; f.register(fs) }},
+	{name: "codec explain", sources: fromFlags, register: func(fs *flag.FlagSet) { var f codecFlags; f.register(fs) }},
 }
 
 // cmdHelp prints the usage, or with `config` the configuration reference.
@@ -83,10 +125,15 @@ func commandFlags(c configCommand) map[string]configFlag {
 			cf.def = "" // a secret never shows a value
 		}
 		switch {
+		case c.sources == fromFlags, fixed[f.Name]:
+			cf.env, cf.key = "", ""
+		case c.sources == fromSecurityEnv:
+			cf.key = ""
+			if !strings.HasPrefix(f.Name, "kafka-") && !strings.HasPrefix(f.Name, "redis-") {
+				cf.env = ""
+			}
 		case f.Name == "config":
 			cf.key = "" // the file names no file; ROSTRUM_CONFIG names it
-		case fixed[f.Name]:
-			cf.env, cf.key = "", ""
 		}
 		out[f.Name] = cf
 	})
@@ -109,10 +156,16 @@ func configMarkdown() string {
 		if c.also != "" {
 			fmt.Fprintf(&b, "%s.\n\n", c.also)
 		}
+		switch c.sources {
+		case fromSecurityEnv:
+			b.WriteString("No config file; of the environment only the `ROSTRUM_KAFKA_*` and `ROSTRUM_REDIS_*` variables.\n\n")
+		case fromFlags:
+			b.WriteString("The command line only.\n\n")
+		}
 		names := make([]string, 0, len(flags))
 		if base, ok := byName[c.base]; ok {
-			fmt.Fprintf(&b, "The flags of [`rostrum %s`](#rostrum-%s), with these defaults changed or added. "+
-				"A flag whose variable and key are \"–\" is fixed by the command: only the command line changes it.\n\n", c.base, c.base)
+			fmt.Fprintf(&b, "The flags of [`rostrum %s`](#rostrum-%s), and these, added or with another default. "+
+				"A flag whose variable and key are \"–\" here is set by the command itself: only the command line changes it.\n\n", c.base, c.base)
 			for n, f := range flags {
 				if bf, ok := base[n]; !ok || bf != f {
 					names = append(names, n)
