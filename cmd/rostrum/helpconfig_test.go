@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -47,4 +49,25 @@ func firstDiff(got, want string) string {
 		}
 	}
 	return ""
+}
+
+// TestHelpConfig checks the command line of the reference: `rostrum help`
+// still prints the usage, and `help config --markdown` prints the reference.
+func TestHelpConfig(t *testing.T) {
+	var out strings.Builder
+	if err := Main(context.Background(), []string{"help"}, &out, io.Discard); err != nil || out.String() != usage {
+		t.Fatalf("rostrum help: %v, %q", err, out.String())
+	}
+	out.Reset()
+	if err := Main(context.Background(), []string{"help", "config", "--markdown"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != configMarkdown() {
+		t.Error("rostrum help config --markdown prints another text than configMarkdown")
+	}
+	for _, args := range [][]string{{"help", "config"}, {"help", "nope"}, {"help", "config", "--markdown", "x"}} {
+		if err := Main(context.Background(), args, io.Discard, io.Discard); err == nil {
+			t.Errorf("rostrum %v: no error", args)
+		}
+	}
 }
