@@ -5,7 +5,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: openapi-lint tidy test-race bench-curve all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos soak
+.PHONY: docs openapi-lint tidy test-race bench-curve all build run test test-short deps deps-browser bench bench-micro fuzz lint vet fmt clean screenshot chaos soak
 
 all: build
 
@@ -75,6 +75,14 @@ test-race: deps
 
 test-short: deps
 	$(GO) test -count=1 -short $(PKGS)
+
+## docs: regenerate the flag reference in docs/configuration.md from the binary's flags
+## (TestConfigReferenceCurrent fails when it is out of date).
+docs:
+	@mkdir -p bin
+	$(GO) run ./cmd/rostrum help config --markdown > bin/config.md.gen
+	awk -v gen=bin/config.md.gen '/^<!-- BEGIN GENERATED/ {print; while ((getline l < gen) > 0) print l; skip=1; next} \
+	  /^<!-- END GENERATED/ {skip=0} !skip' docs/configuration.md > bin/configuration.md && mv bin/configuration.md docs/configuration.md
 
 ## tidy: fails when go.mod or go.sum are not what `go mod tidy` makes of them.
 tidy:

@@ -50,8 +50,8 @@ func redisCPU(t testing.TB, rdb *redis.Client) time.Duration {
 	return time.Duration(sum * float64(time.Second))
 }
 
-// TestMemoryPerMember measures Redis memory per ranked member (README
-// "Leaderboards"): a weekly first-reached board with 1M users, and a
+// TestMemoryPerMember measures Redis memory per ranked member (docs/leaderboards.md
+// "Memory per member"): a weekly first-reached board with 1M users, and a
 // windows board of 10k items over 60 one-minute slices and five windows.
 // It only reports; set ROSTRUM_MEASURE=1 to run it (-run
 // TestMemoryPerMember/weekly-score for one board).

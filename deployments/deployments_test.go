@@ -140,25 +140,30 @@ func strList(t *testing.T, v any, path ...any) []string {
 	}
 }
 
-// knownFlags are the flag names of `rostrum run`: those of the flag table in
-// the repository README, plus http (the address of the HTTP server).
+// knownFlags are the flag names of `rostrum run`: those of its table in
+// docs/configuration.md (generated from the binary), plus http (the address
+// of the HTTP server).
 func knownFlags(t *testing.T) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	flags := map[string]bool{"http": true}
 	re := regexp.MustCompile("^\\| `--([a-z0-9-]+)`")
 	sc := bufio.NewScanner(bytes.NewReader(b))
+	inRun := false
 	for sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+		if h, ok := strings.CutPrefix(sc.Text(), "### "); ok {
+			inRun = h == "rostrum run"
+		}
+		if m := re.FindStringSubmatch(sc.Text()); m != nil && inRun {
 			flags[m[1]] = true
 		}
 	}
 	for _, f := range []string{"brokers", "redis", "env", "wal-dir", "log-format", "top-n"} {
 		if !flags[f] {
-			t.Fatalf("README flag table lacks --%s; cannot check flag names", f)
+			t.Fatalf("docs/configuration.md: the table of rostrum run lacks --%s; cannot check flag names", f)
 		}
 	}
 	return flags
@@ -925,11 +930,12 @@ var externalMetrics = map[string]bool{
 }
 
 // TestPrometheusRule checks every alert: its expression's metrics exist,
-// it has a summary, and its runbook link names a section of the README.
+// it has a summary, and its runbook link names a section of
+// docs/operations.md.
 func TestPrometheusRule(t *testing.T) {
 	byKind, _ := k8sDocs(t)
 	rule := byKind["PrometheusRule/rostrum"]
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -978,9 +984,9 @@ func TestPrometheusRule(t *testing.T) {
 				t.Errorf("%s: no summary", name)
 			}
 			url := str(t, r, "annotations", "runbook_url")
-			_, anchor, ok := strings.Cut(url, "README.md#")
+			_, anchor, ok := strings.Cut(url, "docs/operations.md#")
 			if !ok || !anchors[anchor] {
-				t.Errorf("%s: runbook %s names no section of the README", name, url)
+				t.Errorf("%s: runbook %s names no section of docs/operations.md", name, url)
 			}
 		}
 	}

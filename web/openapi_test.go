@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -259,8 +260,8 @@ func validateJSON(t *testing.T, s *jsonschema.Schema, what string, b []byte) err
 
 // TestSchemas validates against docs/schemas: the sample callbacks of
 // testdata/callbacks/valid, the records a processor published
-// (testdata/outputs), and the README's JSON examples of callback events and
-// output records.
+// (testdata/outputs), and the JSON examples of callback events and
+// output records of the README and docs/*.md.
 func TestSchemas(t *testing.T) {
 	schemas := compileSchemas(t)
 	event, output := schemas["callback-event"], schemas["output-record"]
@@ -280,7 +281,13 @@ func TestSchemas(t *testing.T) {
 			t.Errorf("testdata/outputs/two-rooms.jsonl:%d: %v", i+1, err)
 		}
 	}
-	readme, _ := os.ReadFile("../README.md")
+	// The examples of the README and the guides.
+	pages, _ := filepath.Glob("../docs/*.md")
+	var readme []byte
+	for _, p := range append([]string{"../README.md"}, pages...) {
+		b, _ := os.ReadFile(p)
+		readme = append(readme, b...)
+	}
 	block := regexp.MustCompile("(?s)```json\n(.*?)```")
 	var events, records int
 	for _, m := range block.FindAllSubmatch(readme, -1) {
@@ -291,18 +298,18 @@ func TestSchemas(t *testing.T) {
 		switch {
 		case v["top"] != nil && v["seq"] != nil && v["room_id"] != nil:
 			records++
-			if err := validateJSON(t, output, "README", m[1]); err != nil {
-				t.Errorf("README output record %s: %v", m[1], err)
+			if err := validateJSON(t, output, "docs", m[1]); err != nil {
+				t.Errorf("docs output record %s: %v", m[1], err)
 			}
 		case v["type"] != nil && v["ts"] != nil:
 			events++
-			if err := validateJSON(t, event, "README", m[1]); err != nil {
-				t.Errorf("README callback event %s: %v", m[1], err)
+			if err := validateJSON(t, event, "docs", m[1]); err != nil {
+				t.Errorf("docs callback event %s: %v", m[1], err)
 			}
 		}
 	}
 	if events < 2 || records < 1 {
-		t.Fatalf("README: %d callback events and %d output records found, want at least 2 and 1", events, records)
+		t.Fatalf("README and docs/*.md: %d callback events and %d output records found, want at least 2 and 1", events, records)
 	}
 	// The schema refuses what the decoder refuses for routing and shape.
 	for _, bad := range []string{`{"room_id":"a b","user_id":"u","type":"join","ts":1}`, `[]`,

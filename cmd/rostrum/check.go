@@ -21,7 +21,7 @@ import (
 
 // The exit codes of `rostrum check`, one per class of failure, in the order
 // the checks run. When several classes fail, the first one's code is the
-// exit status. The README ("Preflight: rostrum check") lists them.
+// exit status. docs/operations.md ("Preflight: rostrum check") lists them.
 const (
 	exitUsage   = 1 // an unexpected error (also of every other command)
 	exitConfig  = 2 // flags, config file, boards or security settings invalid

@@ -12,14 +12,23 @@ import (
 
 // cmdCodec prints the meeting score layout that --ranking and
 // --score-epoch configure (as `rostrum run` takes them), with examples.
+// codecFlags are the settings of `rostrum codec explain`.
+type codecFlags struct{ ranking, epoch string }
+
+func (f *codecFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.ranking, "ranking", codec.DefaultRules().String(), "ranking rules, as rostrum run's --ranking")
+	fs.StringVar(&f.epoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field, as rostrum run's --score-epoch")
+}
+
 func cmdCodec(args []string, w io.Writer) error {
 	if len(args) < 1 || args[0] != "explain" {
 		return errors.New("usage: rostrum codec explain [--ranking FIELDS] [--score-epoch TIME]")
 	}
 	fs := flag.NewFlagSet("codec explain", flag.ContinueOnError)
 	fs.SetOutput(w)
-	ranking := fs.String("ranking", codec.DefaultRules().String(), "ranking rules, as rostrum run's --ranking")
-	epochFlag := fs.String("score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field, as rostrum run's --score-epoch")
+	var f codecFlags
+	f.register(fs)
+	ranking, epochFlag := &f.ranking, &f.epoch
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

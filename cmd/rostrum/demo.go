@@ -19,20 +19,32 @@ import (
 	"github.com/rostrumhq/rostrum/processor"
 )
 
-func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f runFlags
+// demoFlags are demo's own flags, beside run's.
+type demoFlags struct {
+	kafkaPort   int           // default: 9092
+	rooms       int           // default: 12
+	members     int           // default: 60
+	seed        uint64        // default: 1
+	show        int           // default: 4
+	boardRate   float64       // board events/s; default: 20
+	gatewayHTTP string        // default: 127.0.0.1:8081
+	grayRooms   int           // default: 3
+	hostClicks  time.Duration // default: 3s
+}
+
+// register registers run's flags (f) with the demo's defaults, and the
+// demo's own flags, into fs.
+func (d *demoFlags) register(fs *flag.FlagSet, f *runFlags) {
 	f.register(fs)
-	port := fs.Int("kafka-port", 9092, "loopback port of the embedded Kafka broker (0: any free port)")
-	rooms := fs.Int("rooms", 12, "simulated rooms")
-	members := fs.Int("members", 60, "members of the largest simulated rooms")
-	seed := fs.Uint64("seed", 1, "seed of the simulated meetings (the same seed plays the same meetings)")
-	show := fs.Int("show", 4, "rooms shown in the console view")
-	boardRate := fs.Float64("board-rate", 20, "simulated board events (gifts, points, actions, trades) per second; 0: none")
-	gatewayHTTP := fs.String("gateway-http", "127.0.0.1:8081", "listen address of the embedded gateway the simulated meeting POSTs its callbacks to (empty: produce to Kafka directly)")
-	grayRooms := fs.Int("gray-rooms", 3, "simulated rooms of the second environment, gray (rooms gray-r-…), sent through the gateway; 0: none")
-	hostEvery := fs.Duration("host-clicks", 3*time.Second, "simulated hosts click start/stop recording (sometimes several at once) this often; 0: never")
+	fs.IntVar(&d.kafkaPort, "kafka-port", 9092, "loopback port of the embedded Kafka broker (0: any free port)")
+	fs.IntVar(&d.rooms, "rooms", 12, "simulated rooms")
+	fs.IntVar(&d.members, "members", 60, "members of the largest simulated rooms")
+	fs.Uint64Var(&d.seed, "seed", 1, "seed of the simulated meetings (the same seed plays the same meetings)")
+	fs.IntVar(&d.show, "show", 4, "rooms shown in the console view")
+	fs.Float64Var(&d.boardRate, "board-rate", 20, "simulated board events (gifts, points, actions, trades) per second; 0: none")
+	fs.StringVar(&d.gatewayHTTP, "gateway-http", "127.0.0.1:8081", "listen address of the embedded gateway the simulated meeting POSTs its callbacks to (empty: produce to Kafka directly)")
+	fs.IntVar(&d.grayRooms, "gray-rooms", 3, "simulated rooms of the second environment, gray (rooms gray-r-…), sent through the gateway; 0: none")
+	fs.DurationVar(&d.hostClicks, "host-clicks", 3*time.Second, "simulated hosts click start/stop recording (sometimes several at once) this often; 0: never")
 	// Demo defaults: embedded everything, readable logs, a throwaway WAL.
 	// They count as given (so neither ROSTRUM_* variables meant for `run`
 	// nor a --config file turn the demo to a real Redis or broker), and
@@ -44,6 +56,14 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} {
 		setDefault(fs, name, v)
 	}
+}
+
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	var d demoFlags
+	d.register(fs, &f)
 	if err := parseFlags(fs, &f, args); err != nil {
 		return err
 	}
@@ -79,24 +99,24 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	topics := processor.TopicsFor(f.topicPrefix, f.env)
 	var gwLn net.Listener
-	if *gatewayHTTP != "" {
+	if d.gatewayHTTP != "" {
 		// The processor accepts the rooms the gateway routes to its
 		// environment, unless told otherwise.
 		if !f.routes.given() && f.roomPattern == "" {
 			_ = f.routes.rules.Set(demoRoutes())
 			f.routes.def = f.env
 		}
-		if gwLn, err = net.Listen("tcp", *gatewayHTTP); err != nil {
-			return fmt.Errorf("--gateway-http %s: %w (pass --gateway-http 127.0.0.1:0 for any free port)", *gatewayHTTP, err)
+		if gwLn, err = net.Listen("tcp", d.gatewayHTTP); err != nil {
+			return fmt.Errorf("--gateway-http %s: %w (pass --gateway-http 127.0.0.1:0 for any free port)", d.gatewayHTTP, err)
 		}
 		defer gwLn.Close()
 	}
 	if f.brokers == "" {
 		// The DLQ and the output are left to --create-topics, which creates
 		// them with their settings (the output compacted).
-		b, err := demo.StartBroker(*port, append(topics.Inputs(), demoGatewayTopics(f.topicPrefix, f.env)...)...)
+		b, err := demo.StartBroker(d.kafkaPort, append(topics.Inputs(), demoGatewayTopics(f.topicPrefix, f.env)...)...)
 		if err != nil {
-			return fmt.Errorf("%w (is port %d taken? pass --kafka-port 0)", err, *port)
+			return fmt.Errorf("%w (is port %d taken? pass --kafka-port 0)", err, d.kafkaPort)
 		}
 		defer b.Close()
 		f.brokers = b.Addr
@@ -157,36 +177,36 @@ Ctrl-C stops everything.
 		case <-ctx.Done():
 			return nil
 		}
-		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: *rooms, MaxMembers: *members, Seed: *seed, KafkaOpts: kopts, Gateway: gwURL})
+		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: d.rooms, MaxMembers: d.members, Seed: d.seed, KafkaOpts: kopts, Gateway: gwURL})
 	})
-	if gwURL != "" && *grayRooms > 0 && f.env != demoGrayEnv {
+	if gwURL != "" && d.grayRooms > 0 && f.env != demoGrayEnv {
 		g.Go(func() error {
 			select {
 			case <-gwReady:
 			case <-ctx.Done():
 				return nil
 			}
-			return demo.Feed(ctx, demo.FeedConfig{Rooms: *grayRooms, MaxMembers: *members, Gateway: gwURL, RoomPrefix: demoGrayEnv + "-"})
+			return demo.Feed(ctx, demo.FeedConfig{Rooms: d.grayRooms, MaxMembers: d.members, Gateway: gwURL, RoomPrefix: demoGrayEnv + "-"})
 		})
 	}
-	if *boardRate > 0 {
+	if d.boardRate > 0 {
 		g.Go(func() error {
 			select {
 			case <-ready:
 			case <-ctx.Done():
 				return nil
 			}
-			return demo.FeedBoards(ctx, demo.BoardFeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rate: *boardRate, KafkaOpts: kopts})
+			return demo.FeedBoards(ctx, demo.BoardFeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rate: d.boardRate, KafkaOpts: kopts})
 		})
 	}
-	if *hostEvery > 0 && f.http != "" {
+	if d.hostClicks > 0 && f.http != "" {
 		g.Go(func() error {
 			select {
 			case <-ready:
 			case <-ctx.Done():
 				return nil
 			}
-			return demo.Hosts(ctx, demo.HostsConfig{BaseURL: strings.TrimSuffix(pageURL(f.http), "/"), Every: *hostEvery})
+			return demo.Hosts(ctx, demo.HostsConfig{BaseURL: strings.TrimSuffix(pageURL(f.http), "/"), Every: d.hostClicks})
 		})
 	}
 	g.Go(func() error {
@@ -195,7 +215,7 @@ Ctrl-C stops everything.
 		case <-ctx.Done():
 			return nil
 		}
-		return demo.View(ctx, splitList(f.brokers), topics.TopN, *show, 2*time.Second, stdout, kopts...)
+		return demo.View(ctx, splitList(f.brokers), topics.TopN, d.show, 2*time.Second, stdout, kopts...)
 	})
 	err = g.Wait()
 	lg.Info("demo stopped", zap.Error(err))

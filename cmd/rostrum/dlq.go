@@ -36,6 +36,23 @@ type dlqFlags struct {
 	sec                       securityFlags
 }
 
+// dlqCommandFlags are the flags of one dlq command beside the selection.
+type dlqCommandFlags struct {
+	sample             int  // inspect
+	again, dryRun, all bool // redrive
+}
+
+// register registers the flags of the dlq command cmd (inspect or redrive).
+func (f *dlqCommandFlags) register(fs *flag.FlagSet, cmd string) {
+	if cmd == "inspect" {
+		fs.IntVar(&f.sample, "sample", 0, "also print the first N selected records with their headers")
+		return
+	}
+	fs.BoolVar(&f.again, "again", false, "also redrive records that were redriven before")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "list the records that would be redriven, produce nothing")
+	fs.BoolVar(&f.all, "all", false, "redrive every record (without a selection, redrive refuses to start)")
+}
+
 func (f *dlqFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
 	fs.StringVar(&f.env, "env", "prod", "environment: the DLQ is {env}.callbacks.dlq")
@@ -106,15 +123,8 @@ func cmdDLQ(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	var f dlqFlags
 	f.register(fs)
-	sample := 0
-	var again, dryRun, all bool
-	if args[0] == "inspect" {
-		fs.IntVar(&sample, "sample", 0, "also print the first N selected records with their headers")
-	} else {
-		fs.BoolVar(&again, "again", false, "also redrive records that were redriven before")
-		fs.BoolVar(&dryRun, "dry-run", false, "list the records that would be redriven, produce nothing")
-		fs.BoolVar(&all, "all", false, "redrive every record (without a selection, redrive refuses to start)")
-	}
+	var cf dlqCommandFlags
+	cf.register(fs, args[0])
 	// Like simulate, only the ROSTRUM_KAFKA_* variables are read: a shell's
 	// ROSTRUM_ENV meant for run never points a redrive elsewhere.
 	if err := fs.Parse(args[1:]); err != nil {
@@ -148,25 +158,25 @@ func cmdDLQ(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return f.sec.kafkaError(err)
 		}
 		printSummary(stdout, topic, dlq.Summarize(recs))
-		for i := 0; i < sample && i < len(recs); i++ {
+		for i := 0; i < cf.sample && i < len(recs); i++ {
 			printRecord(stdout, &recs[i])
 		}
 		return nil
 	}
-	if !all && len(sel.Classes) == 0 && len(sel.Topics) == 0 && sel.Partition < 0 && sel.Since.IsZero() && sel.Until.IsZero() {
+	if !cf.all && len(sel.Classes) == 0 && len(sel.Topics) == 0 && sel.Partition < 0 && sel.Since.IsZero() && sel.Until.IsZero() {
 		return errors.New("dlq redrive: select records (--reason, --topic, --partition, --since, --until) or pass --all")
 	}
-	sel.Again = again
-	done, err := dlq.Redrive(ctx, cl, topic, sel, dryRun)
+	sel.Again = cf.again
+	done, err := dlq.Redrive(ctx, cl, topic, sel, cf.dryRun)
 	for i := range done {
 		r := &done[i]
-		if dryRun {
+		if cf.dryRun {
 			fmt.Fprintf(stdout, "would redrive %s/%s to %s (key %q, %s)\n", topic, r.ID(), r.Topic, r.Key, r.Reason)
 		} else {
 			fmt.Fprintf(stdout, "redrove %s/%s to %s (key %q, %s)\n", topic, r.ID(), r.To, r.Key, r.Reason)
 		}
 	}
-	if dryRun {
+	if cf.dryRun {
 		fmt.Fprintf(stdout, "%d records would be redriven (dry run)\n", len(done))
 	} else {
 		fmt.Fprintf(stdout, "%d records redriven\n", len(done))

@@ -30,6 +30,7 @@ Usage:
   rostrum dlq    inspect | redrive   count and sample the DLQ, or re-produce its records to their topics
   rostrum version          version, commit, Go version and build time
   rostrum help             this text
+  rostrum help config --markdown   every flag with its variable, YAML key and default
 
 Each command's flags: rostrum <command> -h
 `
@@ -81,8 +82,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "codec":
 		return cmdCodec(args[1:], stdout)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+		return cmdHelp(args[1:], stdout)
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", args[0])

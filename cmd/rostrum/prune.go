@@ -35,6 +35,13 @@ func cmdBoards(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 }
 
+// pruneFlags are the settings `rostrum boards prune` adds to run's.
+type pruneFlags struct{ delete bool }
+
+func (f *pruneFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.delete, "delete", false, "delete the keys found (default: only list them)")
+}
+
 // boardsPrune lists, and with --delete deletes, the keys of boards that
 // are not in the configuration. Without --delete it changes nothing.
 func boardsPrune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -42,7 +49,9 @@ func boardsPrune(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.SetOutput(stderr)
 	var f runFlags
 	f.register(fs)
-	del := fs.Bool("delete", false, "delete the keys found (default: only list them)")
+	var pf pruneFlags
+	pf.register(fs)
+	del := &pf.delete
 	if err := parseFlags(fs, &f, args); err != nil {
 		return err
 	}

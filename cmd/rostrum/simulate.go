@@ -11,30 +11,44 @@ import (
 	"github.com/rostrumhq/rostrum/demo"
 )
 
+// simulateFlags are the settings of `rostrum simulate`.
+type simulateFlags struct {
+	brokers, env       string
+	rooms, members     int
+	gateway, tokenFile string
+	roomPrefix         string
+	sec                securityFlags
+}
+
+func (f *simulateFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
+	fs.StringVar(&f.env, "env", "demo", "environment: the simulator writes {env}.callbacks.*")
+	fs.IntVar(&f.rooms, "rooms", 12, "simulated rooms")
+	fs.IntVar(&f.members, "members", 60, "members of the largest rooms")
+	fs.StringVar(&f.gateway, "gateway", "", "base URL of a rostrum gateway (http://host:8081): POST the callbacks to it instead of producing to Kafka")
+	fs.StringVar(&f.tokenFile, "gateway-token-file", "", "with --gateway: file whose first token is sent as Authorization: Bearer")
+	fs.StringVar(&f.roomPrefix, "room-prefix", "", "begins every room id (gray- gives gray-r-3), for a gateway's routes")
+	f.sec.registerKafka(fs)
+}
+
 func cmdSimulate(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	brokers := fs.String("brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
-	env := fs.String("env", "demo", "environment: the simulator writes {env}.callbacks.*")
-	rooms := fs.Int("rooms", 12, "simulated rooms")
-	members := fs.Int("members", 60, "members of the largest rooms")
-	gw := fs.String("gateway", "", "base URL of a rostrum gateway (http://host:8081): POST the callbacks to it instead of producing to Kafka")
-	tokenFile := fs.String("gateway-token-file", "", "with --gateway: file whose first token is sent as Authorization: Bearer")
-	roomPrefix := fs.String("room-prefix", "", "begins every room id (gray- gives gray-r-3), for a gateway's routes")
-	var sec securityFlags
-	sec.registerKafka(fs)
+	var f simulateFlags
+	f.register(fs)
+	sec := &f.sec
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := applySecurityEnv(fs); err != nil {
 		return err
 	}
-	token, err := firstToken(*tokenFile)
+	token, err := firstToken(f.tokenFile)
 	if err != nil {
 		return err
 	}
-	if *gw != "" {
-		return demo.Feed(ctx, demo.FeedConfig{Rooms: *rooms, MaxMembers: *members, Gateway: *gw, Token: token, RoomPrefix: *roomPrefix})
+	if f.gateway != "" {
+		return demo.Feed(ctx, demo.FeedConfig{Rooms: f.rooms, MaxMembers: f.members, Gateway: f.gateway, Token: token, RoomPrefix: f.roomPrefix})
 	}
 	kopts, err := sec.kafkaOpts()
 	if err != nil {
@@ -43,7 +57,7 @@ func cmdSimulate(ctx context.Context, args []string, stderr io.Writer) error {
 	for _, w := range sec.warnings {
 		fmt.Fprintln(stderr, "rostrum simulate: warning:", w)
 	}
-	err = demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(*brokers), Env: *env, Rooms: *rooms, MaxMembers: *members, KafkaOpts: kopts, RoomPrefix: *roomPrefix})
+	err = demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: f.rooms, MaxMembers: f.members, KafkaOpts: kopts, RoomPrefix: f.roomPrefix})
 	return sec.kafkaError(err)
 }
 

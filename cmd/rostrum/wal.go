@@ -41,14 +41,33 @@ type partRange struct {
 	records     int
 }
 
+// walInspectFlags are the settings of `rostrum wal inspect`.
+type walInspectFlags struct {
+	dir, room string
+	records   bool
+}
+
+func (f *walInspectFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dir, "wal-dir", "./wal", "write-ahead log directory")
+	fs.StringVar(&f.room, "room", "", "print the records (and events) of this room")
+	fs.BoolVar(&f.records, "records", false, "print every record")
+}
+
+// walReplayFlags are the settings `rostrum wal replay` adds to run's.
+type walReplayFlags struct{ from uint64 }
+
+func (f *walReplayFlags) register(fs *flag.FlagSet) {
+	fs.Uint64Var(&f.from, "from", 1, "first WAL sequence to replay")
+}
+
 // walInspect reads a WAL directory without locking or repairing it, so it
 // can run beside a live processor.
 func walInspect(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("wal inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("wal-dir", "./wal", "write-ahead log directory")
-	room := fs.String("room", "", "print the records (and events) of this room")
-	all := fs.Bool("records", false, "print every record")
+	var f walInspectFlags
+	f.register(fs)
+	dir, room, all := &f.dir, &f.room, &f.records
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -115,7 +134,9 @@ func walReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var f runFlags
 	f.register(fs)
-	from := fs.Uint64("from", 1, "first WAL sequence to replay")
+	var rf walReplayFlags
+	rf.register(fs)
+	from := &rf.from
 	if err := parseFlags(fs, &f, args); err != nil {
 		return err
 	}

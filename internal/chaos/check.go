@@ -82,7 +82,7 @@ type Input struct {
 	// RemovalOrderLost says Redis lost its data during the run (the
 	// schedule's RedisWipe). The processors then replay their WALs in any
 	// order, and a remove event may be applied before events that precede
-	// it in its partition, or after ones that follow it (README
+	// it in its partition, or after ones that follow it (docs/leaderboards.md
 	// "Corrections and decimals": send removals after the events they
 	// should erase). A member a remove event names is then checked against
 	// bounds that hold in every order: absent, or at most the total and
