@@ -194,8 +194,8 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		err = fmt.Errorf("--max-events must be at least 1, got %d", f.maxEvents)
 	case f.walDir == "":
 		err = errors.New("--wal-dir is required")
-	case f.redis == "":
-		err = errors.New("--redis is required")
+	case f.redis == "" && !f.sec.sentinel.on():
+		err = errors.New("--redis (or --redis-sentinel-master with --redis-sentinels) is required")
 	}
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
