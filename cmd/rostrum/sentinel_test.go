@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"io"
 	"strconv"
@@ -9,11 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/rostrumhq/rostrum/bench"
 	"github.com/rostrumhq/rostrum/internal/chaos"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/internal/trace"
@@ -265,5 +269,52 @@ func TestRunThroughSentinelFailovers(t *testing.T) {
 			t.Error(pr)
 		}
 		t.Fatalf("lost %d, applied twice %d, moved %d, mismatched %d", rep.Lost, rep.AppliedTwice, rep.Moved, rep.Mismatch)
+	}
+}
+
+// TestWALReplayAndBenchThroughSentinel runs `rostrum wal replay` and
+// `rostrum bench` through Sentinels that want an ACL user of their own, to
+// a master that wants another: each command reaches the master with the
+// data nodes' credentials, and the Sentinels with theirs.
+func TestWALReplayAndBenchThroughSentinel(t *testing.T) {
+	s := testenv.StartRedisSentinel(t, testenv.WithSentinelAuth("watcher", "sentinel-secret"),
+		testenv.WithNodeOptions(testenv.WithACLUser("rostrum", "node-secret")))
+	via := []string{"--redis-sentinel-master", s.Name, "--redis-sentinels", strings.Join(s.SentinelAddrs, ","),
+		"--redis-sentinel-user", "watcher", "--redis-sentinel-password-file", writeFile(t, "sentinel-pass", "sentinel-secret\n", 0o600),
+		"--redis-user", "rostrum", "--redis-password-file", writeFile(t, "redis-pass", "node-secret\n", 0o600)}
+	ctx := context.Background()
+	c := s.Client()
+
+	var out bytes.Buffer
+	if err := Main(ctx, append([]string{"wal", "replay", "--wal-dir", writeWAL(t), "--env", "test", "--log-level", "error"}, via...), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "replayed 2 batches, 10 records, 10 events (0 rejected) into 2 rooms") {
+		t.Fatalf("wal replay: %s", out.String())
+	}
+	top, err := c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: sink.RoomKeys("test", "r-1").Ranking, Start: 0, Stop: -1, Rev: true}).Result()
+	if err != nil || strings.Join(top, ",") != "u-9,u-7,u-5,u-3,u-1" {
+		t.Fatalf("ranking on the master after replay: %v %v", top, err)
+	}
+
+	if err := c.FlushAll(ctx).Err(); err != nil { // bench wants an empty Redis
+		t.Fatal(err)
+	}
+	out.Reset()
+	var stderr bytes.Buffer
+	err = cmdBench(ctx, append([]string{"--events", "2000", "--rooms", "20", "--members", "10", "--modes", "rostrum",
+		"--rate-seconds", "0", "--json"}, via...), &out, &stderr)
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, out.String())
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Events != 2000 || rep.Results[0].Published == 0 || len(rep.Problems) > 0 {
+		t.Fatalf("bench through Sentinel: %+v, problems %q", rep.Results, rep.Problems)
+	}
+	if n, err := s.Master().Client().DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Fatalf("the master holds %d keys after bench (%v), want it left empty", n, err)
 	}
 }
