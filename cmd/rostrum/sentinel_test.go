@@ -318,3 +318,35 @@ func TestWALReplayAndBenchThroughSentinel(t *testing.T) {
 		t.Fatalf("the master holds %d keys after bench (%v), want it left empty", n, err)
 	}
 }
+
+// TestCheckThroughSentinelTLS runs `rostrum check` through Sentinels and
+// data nodes that speak TLS only and want a client certificate: the
+// --redis-tls-* settings reach both (go-redis has one TLS configuration
+// for the Sentinels and the master).
+func TestCheckThroughSentinelTLS(t *testing.T) {
+	k := testenv.StartKafka(t)
+	createTopics(t, k, "test")
+	certs := testenv.NewCerts(t)
+	s := testenv.StartRedisSentinel(t, testenv.WithNodeOptions(testenv.WithRedisTLS(certs, true)))
+	out, code := check(t, "--brokers", k.Seeds[0], "--env", "test", "--redis-sentinel-master", s.Name,
+		"--redis-sentinels", strings.Join(s.SentinelAddrs, ","),
+		"--redis-tls-ca", certs.CAFile, "--redis-tls-cert", certs.ClientCertFile, "--redis-tls-key", certs.ClientKeyFile)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{
+		"ok    redis sentinels: 3 of 3 answered, master " + s.Name + " at " + s.MasterAddr() + "\n",
+		": answered, default user, Sentinels without AUTH, TLS\n",
+		"ok    redis scripts: the ranking scripts loaded\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Without the client certificate the Sentinels refuse the handshake.
+	out, code = check(t, "--brokers", k.Seeds[0], "--env", "test", "--redis-sentinel-master", s.Name,
+		"--redis-sentinels", strings.Join(s.SentinelAddrs, ","), "--redis-tls-ca", certs.CAFile)
+	if code != exitRedis || !strings.Contains(out, "FAIL  redis sentinels") {
+		t.Fatalf("without a client certificate: exit %d, want %d:\n%s", code, exitRedis, out)
+	}
+}

@@ -53,6 +53,8 @@ type RedisSentinel struct {
 	sentinels []*sentinelProc
 	user      string // the Sentinels' ACL user (WithSentinelAuth); empty: requirepass or none
 	pass      string
+	certs     *Certs // TLS everywhere (WithNodeOptions(WithRedisTLS)); nil: plain TCP
+	mutual    bool
 }
 
 // sentinelProc is one redis-sentinel process.
@@ -82,9 +84,12 @@ func WithSentinelAuth(user, pass string) SentinelOption {
 	return func(s *sentinelSetup) { s.user, s.pass = user, pass }
 }
 
-// WithNodeOptions applies opts to every data node, as StartRedis does
-// (WithRedisTLS is not supported). With WithACLUser the Sentinels and the
-// replicas authenticate to the master as that user.
+// WithNodeOptions applies opts to every data node, as StartRedis does.
+// With WithACLUser the Sentinels and the replicas authenticate to the
+// master as that user. With WithRedisTLS every link is TLS only: clients to
+// the nodes and to the Sentinels (which present the same server
+// certificate and ask for client certificates alike), replication, and
+// the Sentinels' links to the nodes and to each other.
 func WithNodeOptions(opts ...RedisOption) SentinelOption {
 	return func(s *sentinelSetup) { s.nodeOpts = append(s.nodeOpts, opts...) }
 }
@@ -122,10 +127,11 @@ func StartRedisSentinel(tb testing.TB, opts ...SentinelOption) *RedisSentinel {
 		for _, o := range set.nodeOpts {
 			o(n)
 		}
-		if n.certs != nil {
-			tb.Fatalf("testenv: StartRedisSentinel does not support WithRedisTLS")
-		}
+		s.certs, s.mutual = n.certs, n.mutual
 		args := []string{"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}
+		if n.certs != nil {
+			args = append(args, "--tls-replication", "yes")
+		}
 		if n.user != "" {
 			args = append(args, "--masteruser", n.user, "--masterauth", n.pass)
 		}
@@ -167,6 +173,16 @@ func (s *RedisSentinel) startSentinel() {
 			"sentinel down-after-milliseconds " + s.Name + " " + ms,
 			"sentinel failover-timeout " + s.Name + " " + strconv.FormatInt(sentinelFailoverTimeout.Milliseconds(), 10),
 			"sentinel parallel-syncs " + s.Name + " 1",
+		}
+		if c := s.certs; c != nil {
+			auth := "optional"
+			if s.mutual {
+				auth = "yes"
+			}
+			conf = append(conf, "port 0", "tls-port "+strconv.Itoa(p),
+				"tls-cert-file "+c.ServerCertFile, "tls-key-file "+c.ServerKeyFile, "tls-ca-cert-file "+c.CAFile,
+				"tls-client-cert-file "+c.ClientCertFile, "tls-client-key-file "+c.ClientKeyFile,
+				"tls-auth-clients "+auth, "tls-replication yes")
 		}
 		if master.user != "" {
 			conf = append(conf, "sentinel auth-user "+s.Name+" "+master.user, "sentinel auth-pass "+s.Name+" "+strconv.Quote(master.pass))
@@ -224,8 +240,11 @@ func (s *RedisSentinel) launchSentinel(sp *sentinelProc, conf string) error {
 // sentinelClient returns a client of the Sentinel at addr, with the
 // Sentinels' credentials; the caller closes it.
 func (s *RedisSentinel) sentinelClient(addr string) *redis.SentinelClient {
-	return redis.NewSentinelClient(&redis.Options{Addr: addr, Username: s.user, Password: s.pass,
-		MaxRetries: -1, DialTimeout: time.Second})
+	o := &redis.Options{Addr: addr, Username: s.user, Password: s.pass, MaxRetries: -1, DialTimeout: time.Second}
+	if s.certs != nil {
+		o.TLSConfig = s.certs.ClientConfig()
+	}
+	return redis.NewSentinelClient(o)
 }
 
 // waitReady waits until every Sentinel names Nodes[0] as the master, sees
@@ -288,8 +307,12 @@ func (s *RedisSentinel) logs() string {
 // returns a new value the caller may change.
 func (s *RedisSentinel) FailoverOptions() *redis.FailoverOptions {
 	n := s.Nodes[0]
-	return &redis.FailoverOptions{MasterName: s.Name, SentinelAddrs: append([]string(nil), s.SentinelAddrs...),
+	o := &redis.FailoverOptions{MasterName: s.Name, SentinelAddrs: append([]string(nil), s.SentinelAddrs...),
 		SentinelUsername: s.user, SentinelPassword: s.pass, Username: n.user, Password: n.pass}
+	if s.certs != nil {
+		o.TLSConfig = s.certs.ClientConfig()
+	}
+	return o
 }
 
 // Client returns a failover client of the master (it follows failovers),
