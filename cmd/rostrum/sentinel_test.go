@@ -203,10 +203,10 @@ func TestRunThroughSentinelFailovers(t *testing.T) {
 	}
 
 	n := len(h.In.Trace)
-	produced := h.Produce(0, n, 24*time.Second)
+	produced := h.Produce(0, n/3, 6*time.Second)
 
-	// 1. A clean failover.
-	waitRecords(int64(n / 4))
+	// 1. A clean failover while the first third streams in.
+	waitRecords(int64(n / 6))
 	resets, retries := p.Stats().RedisResets.Load(), p.Stats().Retries.Load()
 	begin := time.Now()
 	first := s.Master()
@@ -216,11 +216,18 @@ func TestRunThroughSentinelFailovers(t *testing.T) {
 	t.Logf("clean failover %s → %s: Sentinels agreed after %s, a batch completed after %s",
 		first.Addr, second.Addr, named.Sub(begin).Round(time.Millisecond), took.Round(time.Millisecond))
 
-	// 2. The old master becomes the replica; cut it off, let the processor
-	// write to the master alone, then kill the master.
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+
+	// 2. The old master becomes the replica (the Sentinels turn it into
+	// one some seconds later); cut it off, let the processor write the
+	// rest of the trace to the master alone for a while, then kill the
+	// master.
 	s.WaitReplicasSynced()
 	s.StallReplication(first)
-	waitRecords(records() + 1000)
+	produced = h.Produce(n/3, n, 12*time.Second)
+	waitRecords(int64(n/3) + 1000)
 	mc, rc := second.Client(), first.Client()
 	behind := 0
 	for _, room := range h.In.Model.Rooms() {
@@ -348,5 +355,43 @@ func TestCheckThroughSentinelTLS(t *testing.T) {
 		"--redis-sentinels", strings.Join(s.SentinelAddrs, ","), "--redis-tls-ca", certs.CAFile)
 	if code != exitRedis || !strings.Contains(out, "FAIL  redis sentinels") {
 		t.Fatalf("without a client certificate: exit %d, want %d:\n%s", code, exitRedis, out)
+	}
+}
+
+// TestDemoThroughSentinel runs `rostrum demo` with the Sentinel flags: it
+// starts no Redis of its own (its empty --redis does not count as given)
+// and writes its rooms to the master the Sentinels name.
+func TestDemoThroughSentinel(t *testing.T) {
+	s := testenv.StartRedisSentinel(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Main(ctx, []string{"demo", "--kafka-port", "0", "--http", "127.0.0.1:0", "--gateway-http", "127.0.0.1:0",
+			"--rooms", "2", "--members", "8", "--gray-rooms", "0", "--board-rate", "0", "--host-clicks", "0",
+			"--redis-sentinel-master", s.Name, "--redis-sentinels", strings.Join(s.SentinelAddrs, ",")}, &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(stdout.String(), "seq ") {
+		select {
+		case err := <-done:
+			t.Fatalf("demo stopped early: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no stable list shown within 2m\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		}
+	}
+	if want := "Redis         master " + s.Name + " (Sentinels "; !strings.Contains(stdout.String(), want) {
+		t.Fatalf("stdout lacks %q:\n%s", want, stdout.String())
+	}
+	keys, err := s.Master().Client().Keys(ctx, "rostrum:demo:*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("no demo keys on the master: %v %v", keys, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("demo did not stop cleanly: %v\nstderr:\n%s", err, stderr.String())
 	}
 }
