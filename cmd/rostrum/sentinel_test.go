@@ -266,6 +266,12 @@ func TestRunThroughSentinelFailovers(t *testing.T) {
 	if st.RedisResets.Load() <= midResets || logs.FilterMessageSnippet("redis went back in time").Len() == 0 {
 		t.Fatal("the failover to a lagging replica was not detected as Redis going back in time, or no rebuild ran")
 	}
+	// Each switch is in the log at info level (redislog.go).
+	for _, addr := range []string{second.Addr, third.Addr} {
+		if logs.FilterMessage("redis client").FilterField(zap.String("msg", `sentinel: new master="`+s.Name+`" addr="`+addr+`"`)).Len() == 0 {
+			t.Errorf("no info line for the switch to %s", addr)
+		}
+	}
 	rep, err := chaos.Check(context.Background(), client, h.Kafka.ReadAll(h.Topics.TopN), h.Kafka.ReadAll(h.Topics.DLQ), nil, h.Inputs(), h.In)
 	if err != nil {
 		t.Fatal(err)
