@@ -16,13 +16,13 @@ build:
 run: deps build
 	./$(BIN) demo
 
-## deps: install the servers the integration tests run against (redis-server, redis-cli),
-## and luacheck, which `make lint` runs over the Lua scripts.
+## deps: install the servers the integration tests run against (redis-server, redis-cli,
+## redis-sentinel), and luacheck, which `make lint` runs over the Lua scripts.
 deps:
-	@command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || { \
-	  echo "installing redis-server (needed by the integration tests)"; \
+	@command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 && command -v redis-sentinel >/dev/null 2>&1 || { \
+	  echo "installing redis-server and redis-sentinel (needed by the integration tests)"; \
 	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server redis-tools; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server redis-tools redis-sentinel; }
 	@command -v luacheck >/dev/null 2>&1 || { \
 	  echo "installing luacheck (needed by make lint)"; \
 	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \

@@ -30,9 +30,12 @@ type runner struct {
 	redis   []string      // one node, or the seeds of a Redis Cluster
 	kopts   []kgo.Opt     // TLS and SASL of an external cluster
 	ropts   redis.Options // connection settings of an external Redis, without Addr
-	prefix  string        // topic prefix, unique per run on a given cluster
-	admin   *redisNodes   // INFO, FLUSHALL, ZCARD: never the measured client
-	rep     *Report
+	// failover, when set, is how to reach a Sentinel-managed master
+	// (Config.RedisFailover); redis is then empty.
+	failover *redis.FailoverOptions
+	prefix   string      // topic prefix, unique per run on a given cluster
+	admin    *redisNodes // INFO, FLUSHALL, ZCARD: never the measured client
+	rep      *Report
 
 	rateProfiled    bool // the fixed-rate run's CPU profile was taken
 	rateMemProfiled bool // and its allocation profiles
@@ -58,6 +61,11 @@ func (b *runner) kafka(opts ...kgo.Opt) []kgo.Opt {
 // newClient returns a new client of the run's Redis (a cluster client for
 // a cluster); poolSize 0 is go-redis's default (per node).
 func (b *runner) newClient(poolSize int) redis.UniversalClient {
+	if b.failover != nil {
+		o := *b.failover
+		o.PoolSize = poolSize
+		return redis.NewFailoverClient(&o)
+	}
 	if len(b.redis) > 1 {
 		return redis.NewClusterClient(clusterOptions(b.redis, b.ropts, poolSize))
 	}
@@ -103,27 +111,39 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		b.prefix = "rostrum-bench-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "."
 		b.kopts = cfg.KafkaOpts
 	}
-	if len(b.redis) == 0 {
+	external := cfg.Redis != "" || cfg.RedisFailover != nil
+	switch {
+	case cfg.RedisFailover != nil:
+		b.failover = cfg.RedisFailover
+		b.admin = &redisNodes{nodes: []*redis.Client{b.newClient(0).(*redis.Client)}}
+		b.admin.data = b.admin.nodes[0]
+	case len(b.redis) == 0:
 		r, err := demo.StartRedis()
 		if err != nil {
 			return nil, err
 		}
 		defer r.Close()
 		b.redis = []string{r.Addr}
-	} else if cfg.RedisOptions != nil {
+	case cfg.RedisOptions != nil:
 		b.ropts = *cfg.RedisOptions
 	}
-	if b.admin, err = connectRedis(ctx, b.redis, b.ropts); err != nil {
-		return nil, err
+	if b.admin == nil {
+		if b.admin, err = connectRedis(ctx, b.redis, b.ropts); err != nil {
+			return nil, err
+		}
 	}
 	defer b.admin.close()
-	if cfg.Redis != "" {
+	if external {
+		what := "--redis " + cfg.Redis
+		if cfg.RedisFailover != nil {
+			what = "--redis-sentinel-master " + cfg.RedisFailover.MasterName
+		}
 		n, err := b.admin.dbSize(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("bench: --redis %s: %w", cfg.Redis, err)
+			return nil, fmt.Errorf("bench: %s: %w", what, err)
 		}
 		if n > 0 {
-			return nil, fmt.Errorf("bench: --redis %s holds %d keys; the benchmark deletes every key between modes, so give it an empty Redis of its own", cfg.Redis, n)
+			return nil, fmt.Errorf("bench: %s holds %d keys; the benchmark deletes every key between modes, so give it an empty Redis of its own", what, n)
 		}
 		// Leave it empty, as found.
 		defer func() { _ = b.flush(context.WithoutCancel(ctx)) }()

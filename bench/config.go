@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -83,6 +84,12 @@ type Config struct {
 	// password, TLS) of every client of Redis; Addr is taken from Redis.
 	// Ignored with the private redis-server.
 	RedisOptions *redis.Options
+	// RedisFailover, when set, makes the run use the master that these
+	// Sentinels name (go-redis's failover client, as `rostrum run
+	// --redis-sentinel-master` connects), with its connection settings;
+	// Redis and RedisOptions must then be empty. The master is emptied as
+	// a Redis node is.
+	RedisFailover *redis.FailoverOptions
 	// Partitions of each topic the benchmark creates. Default: 3.
 	Partitions int32
 
@@ -197,6 +204,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--top-n must be between 1 and 100, got %d", c.TopN)
 	case c.MaxPollRecords < 1:
 		return fmt.Errorf("--max-poll-records must be at least 1, got %d", c.MaxPollRecords)
+	case c.RedisFailover != nil && (c.Redis != "" || c.RedisOptions != nil):
+		return errors.New("--redis and --redis-sentinel-master are exclusive")
 	}
 	for _, m := range c.Modes {
 		if !slices.Contains(AllModes(), m) {

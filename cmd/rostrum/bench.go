@@ -85,8 +85,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch {
 	case *brokers == "" && sec.kafkaSet:
 		return errors.New("--kafka-sasl and --kafka-tls* need --brokers: the in-process broker has neither")
-	case *redisAddr == "" && sec.redisSet:
-		return errors.New("--redis-user, --redis-password and --redis-tls* need --redis: the private redis-server has none of them")
+	case *redisAddr == "" && !sec.sentinel.on() && sec.redisSet:
+		return errors.New("--redis-user, --redis-password and --redis-tls* need --redis or --redis-sentinel-master: the private redis-server has none of them")
 	}
 	lf := runFlags{logFormat: "console", logLevel: *logLevel, warnings: sec.warnings}
 	lg, err := lf.logger(stderr)
@@ -160,7 +160,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.KafkaOpts, err = sec.kafkaOpts(); err != nil {
 		return err
 	}
-	if *redisAddr != "" {
+	switch {
+	case sec.sentinel.on():
+		ro, err := sec.redisOptions("")
+		if err != nil {
+			return err
+		}
+		cfg.RedisFailover = ro.Failover()
+	case *redisAddr != "":
 		if cfg.RedisOptions, err = sec.redisSingle(*redisAddr); err != nil {
 			return err
 		}

@@ -197,9 +197,15 @@ func checkKafka(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 }
 
 func checkRedis(ctx context.Context, c *checker, f *runFlags, pc processor.Config, so sink.Options) {
+	what := "redis " + f.sec.sentinel.target(f.redis)
 	ro, err := f.sec.redisOptions(f.redis)
 	if err != nil {
-		c.fail(exitRedis, "redis "+f.redis, err)
+		c.fail(exitRedis, what, err)
+		return
+	}
+	if f.sec.sentinel.on() && !checkSentinels(ctx, c, f, ro) {
+		c.skip(what, "no Sentinel named the master")
+		c.skip("redis scripts", "redis did not answer")
 		return
 	}
 	rc := redis.NewUniversalClient(ro)
@@ -208,24 +214,24 @@ func checkRedis(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 	defer cancel()
 	store, err := sink.New(rc, so)
 	if err != nil {
-		c.fail(exitRedis, "redis "+f.redis, err)
+		c.fail(exitRedis, what, err)
 		return
 	}
 	if err := store.Ping(ctx); err != nil {
-		c.fail(exitRedis, "redis "+f.redis, scrubError(f.sec.redisError(f.redis, err), f.sec.secrets()...))
+		c.fail(exitRedis, what, scrubError(f.sec.redisError(f.redis, err), f.sec.secrets()...))
 		c.skip("redis scripts", "redis did not answer")
 		return
 	}
-	c.ok("redis "+f.redis, "answered, %s", f.sec.redisDescription())
+	c.ok(what, "answered, %s", f.sec.redisDescription())
 	if err := loadScripts(ctx, rc, store, pc); err != nil {
 		c.fail(exitScripts, "redis scripts", fmt.Errorf("%w (the Redis user needs SCRIPT LOAD and EVALSHA)", err))
 		return
 	}
-	what := "the ranking scripts"
+	loaded := "the ranking scripts"
 	if len(pc.Boards) > 0 {
-		what += " and the board scripts"
+		loaded += " and the board scripts"
 	}
-	c.ok("redis scripts", "%s loaded", what)
+	c.ok("redis scripts", "%s loaded", loaded)
 	if len(pc.Boards) > 0 {
 		// A periodic board whose hash-tag does not match its keys (Redis
 		// written by an earlier commit) would stop run at start.
@@ -270,6 +276,9 @@ func (s *securityFlags) redisDescription() string {
 		d = fmt.Sprintf("user %q", s.redisUser)
 	case s.redisPass.isSet():
 		d = "default user with a password"
+	}
+	if s.sentinel.on() {
+		d += ", " + s.sentinel.description()
 	}
 	if s.redisTLS.enabled() {
 		return d + ", TLS"

@@ -88,7 +88,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	switch {
 	case f.brokers == "" && f.sec.kafkaSet:
 		return errors.New("--kafka-sasl and --kafka-tls* need --brokers: the embedded broker has neither")
-	case f.redis == "" && f.sec.redisSet:
+	case f.redis == "" && !f.sec.sentinel.on() && f.sec.redisSet:
 		return errors.New("--redis-user, --redis-password and --redis-tls* need --redis: the embedded Redis has none of them")
 	case f.httpTLS.cert != "" || f.httpTLS.key != "":
 		return errors.New("--http-tls-cert and --http-tls-key are for rostrum run: the demo serves its page over plain HTTP")
@@ -121,7 +121,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer b.Close()
 		f.brokers = b.Addr
 	}
-	if f.redis == "" {
+	if f.redis == "" && !f.sec.sentinel.on() {
 		r, err := demo.StartRedis()
 		if err != nil {
 			return err
@@ -148,7 +148,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
   leaderboards  %s   (%d boards from %s; JSON at /v1/boards)
   gateway       %s
 Ctrl-C stops everything.
-`, f.brokers, f.brokers, topics.TopN, f.redis, f.walDir, topics.Inputs(), topics.TopN, topics.DLQ, pageURL(f.http),
+`, f.brokers, f.brokers, topics.TopN, f.sec.sentinel.target(f.redis), f.walDir, topics.Inputs(), topics.TopN, topics.DLQ, pageURL(f.http),
 		boardsURL(f.http), len(f.boards), f.boardsSource, demoGatewayLine(gwLn, f.env))
 
 	g, ctx := errgroup.WithContext(ctx)

@@ -76,7 +76,7 @@ type runFlags struct {
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
-	fs.StringVar(&f.redis, "redis", "127.0.0.1:6379", "Redis address; several comma-separated addresses mean a Redis Cluster")
+	fs.StringVar(&f.redis, "redis", "127.0.0.1:6379", "Redis address; several comma-separated addresses mean a Redis Cluster; exclusive with --redis-sentinel-master")
 	fs.StringVar(&f.env, "env", "prod", "environment served (prod, test, gray, demo, …): selects topics {env}.callbacks.*")
 	fs.StringVar(&f.group, "group", "", "Kafka consumer group (default rostrum-{env})")
 	fs.StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
@@ -200,8 +200,8 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		err = fmt.Errorf("--max-events must be at least 1, got %d", f.maxEvents)
 	case f.walDir == "":
 		err = errors.New("--wal-dir is required")
-	case f.redis == "":
-		err = errors.New("--redis is required")
+	case f.redis == "" && !f.sec.sentinel.on():
+		err = errors.New("--redis (or --redis-sentinel-master with --redis-sentinels) is required")
 	}
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err

@@ -37,6 +37,7 @@ type securityFlags struct {
 	redisPassword     secret
 	redisPasswordFile string
 	redisTLS          tlsFlags
+	sentinel          sentinelFlags // --redis-sentinel-* (redisconn.go)
 
 	kafkaSASL         string // plain, scram-sha-256, scram-sha-512; default none
 	kafkaUser         string
@@ -137,6 +138,7 @@ func (s *securityFlags) registerRedis(fs *flag.FlagSet) {
 	fs.StringVar(&s.redisPasswordFile, "redis-password-file", "", "file holding the Redis password (one line)")
 	s.redisTLS.name = "redis"
 	s.redisTLS.register(fs, "Redis", "Redis's")
+	s.sentinel.register(fs)
 }
 
 func (s *securityFlags) registerKafka(fs *flag.FlagSet) {
@@ -164,6 +166,9 @@ func (s *securityFlags) resolve() error {
 	}
 	if s.redisTLS.name != "" { // registered
 		if s.redisTLSConfig, err = s.redisTLS.config(); err != nil {
+			return err
+		}
+		if err := s.sentinel.resolve(s); err != nil {
 			return err
 		}
 	}
@@ -239,19 +244,26 @@ func (s *securityFlags) password(name string, v secret, file string) (secret, er
 }
 
 // secrets lists the passwords in use, for scrubError.
-func (s *securityFlags) secrets() []secret { return []secret{s.redisPass, s.kafkaPass} }
+func (s *securityFlags) secrets() []secret {
+	return []secret{s.redisPass, s.kafkaPass, s.sentinel.pass}
+}
 
 // redisDialTimeout is go-redis's own default, kept for the TLS dialer.
 const redisDialTimeout = 5 * time.Second
 
 // redisOptions returns the options of a client of addr (comma-separated:
 // several addresses mean a Redis Cluster, as go-redis's UniversalClient
-// decides) with the configured ACL user, password and TLS.
+// decides), or with --redis-sentinel-master of the master the Sentinels
+// name (addr unused), with the configured ACL user, password and TLS. It
+// is the one place every command builds its Redis client from.
 func (s *securityFlags) redisOptions(addr string) (*redis.UniversalOptions, error) {
 	if err := s.resolve(); err != nil {
 		return nil, err
 	}
 	o := &redis.UniversalOptions{Addrs: splitList(addr), Username: s.redisUser, Password: s.redisPass.reveal()}
+	if s.sentinel.on() {
+		s.sentinel.apply(o)
+	}
 	if s.redisTLSConfig != nil {
 		// The dialer fills an empty ServerName per address dialled, as kgo
 		// does, so each node of a cluster is checked against its own host,
@@ -308,7 +320,12 @@ func (s *securityFlags) kafkaOpts() ([]kgo.Opt, error) {
 // that says what failed and which flags to check, without the password.
 func (s *securityFlags) redisError(addr string, err error) error {
 	msg := err.Error()
+	addr = s.sentinel.target(addr)
 	switch {
+	case s.sentinel.on() && strings.Contains(msg, "sentinels"):
+		// go-redis: "all sentinels specified in configuration are
+		// unreachable: <each Sentinel's error>".
+		err = fmt.Errorf("redis %s: no Sentinel answered (check --redis-sentinels, --redis-sentinel-user and --redis-sentinel-password): %w", addr, err)
 	case strings.Contains(msg, "WRONGPASS"):
 		who := "the default user"
 		if s.redisUser != "" {

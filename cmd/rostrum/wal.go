@@ -20,7 +20,8 @@ import (
 
 const walUsage = `usage:
   rostrum wal inspect --wal-dir DIR [--room ROOM] [--records]
-  rostrum wal replay  --wal-dir DIR --redis ADDR --env ENV [--from SEQ] [other run flags]`
+  rostrum wal replay  --wal-dir DIR --redis ADDR --env ENV [--from SEQ] [other run flags]
+                      (or --redis-sentinel-master NAME --redis-sentinels HOST:PORT,… for --redis)`
 
 func cmdWAL(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {

@@ -1,7 +1,9 @@
 // Package testenv starts the real servers that rostrum's integration tests run
-// against: redis-server processes on free loopback ports (StartRedis, or a
-// three-master Redis Cluster with StartRedisCluster) and an in-process kfake
-// Kafka cluster (StartKafka).
+// against: redis-server processes on free loopback ports (StartRedis, a
+// three-master Redis Cluster with StartRedisCluster, a primary with a replica
+// with StartRedisPair, or a master with replicas and three redis-sentinel
+// processes with StartRedisSentinel) and an in-process kfake Kafka cluster
+// (StartKafka).
 //
 // Both can be secured for the security tests: NewCerts writes a throwaway CA
 // with server and client certificates; WithRedisTLS and WithACLUser make
