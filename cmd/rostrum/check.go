@@ -260,7 +260,8 @@ func loadScripts(ctx context.Context, rc redis.UniversalClient, store *sink.Redi
 func (s *securityFlags) kafkaDescription() string {
 	d := "no SASL"
 	if s.kafkaSASL != "" {
-		d = fmt.Sprintf("SASL %s as %q", s.kafkaSASL, s.kafkaUser)
+		who, _ := s.saslIdentity()
+		d = fmt.Sprintf("SASL %s %s", s.kafkaSASL, who)
 	}
 	if s.kafkaTLS.enabled() {
 		return d + ", TLS"

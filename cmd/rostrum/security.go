@@ -39,11 +39,13 @@ type securityFlags struct {
 	redisTLS          tlsFlags
 	sentinel          sentinelFlags // --redis-sentinel-* (redisconn.go)
 
-	kafkaSASL         string // plain, scram-sha-256, scram-sha-512; default none
-	kafkaUser         string
-	kafkaPassword     secret
-	kafkaPasswordFile string
-	kafkaTLS          tlsFlags
+	kafkaSASL            string // plain, scram-sha-256, scram-sha-512, oauthbearer, aws-msk-iam; default none
+	kafkaUser            string
+	kafkaPassword        secret
+	kafkaPasswordFile    string
+	kafkaOAuthTokenFile  string // oauthbearer (sasl.go)
+	kafkaOAuthExtensions string // oauthbearer: key=value,...
+	kafkaTLS             tlsFlags
 
 	// Set by resolve.
 	resolved           bool
@@ -52,6 +54,7 @@ type securityFlags struct {
 	redisTLSConfig     *tls.Config
 	kafkaTLSConfig     *tls.Config
 	kafkaMechanism     sasl.Mechanism
+	kafkaAWSSource     string   // aws-msk-iam: where the chain found credentials
 	warnings           []string // start-up warnings, logged by runFlags.logger
 	redisSet, kafkaSet bool     // some Redis / Kafka security setting was given
 
@@ -142,10 +145,11 @@ func (s *securityFlags) registerRedis(fs *flag.FlagSet) {
 }
 
 func (s *securityFlags) registerKafka(fs *flag.FlagSet) {
-	fs.StringVar(&s.kafkaSASL, "kafka-sasl", "", "Kafka SASL mechanism: plain, scram-sha-256 or scram-sha-512 (default: none)")
+	fs.StringVar(&s.kafkaSASL, "kafka-sasl", "", "Kafka SASL mechanism: plain, scram-sha-256, scram-sha-512, oauthbearer (--kafka-oauth-token-file) or aws-msk-iam (the AWS credential chain; implies --kafka-tls) (default: none)")
 	fs.StringVar(&s.kafkaUser, "kafka-user", "", "Kafka SASL user")
 	fs.Var(&s.kafkaPassword, "kafka-password", "Kafka SASL password; prefer --kafka-password-file or ROSTRUM_KAFKA_PASSWORD")
 	fs.StringVar(&s.kafkaPasswordFile, "kafka-password-file", "", "file holding the Kafka SASL password (one line)")
+	s.registerKafkaManaged(fs)
 	s.kafkaTLS.name = "kafka"
 	s.kafkaTLS.register(fs, "the Kafka brokers", "the brokers'")
 }
@@ -181,7 +185,12 @@ func (s *securityFlags) resolve() error {
 		}
 	}
 	mech := strings.ToLower(s.kafkaSASL)
+	managed, err := s.resolveManagedSASL(mech) // oauthbearer, aws-msk-iam: sasl.go
+	if err != nil {
+		return err
+	}
 	switch {
+	case managed:
 	case mech == "" && (s.kafkaUser != "" || s.kafkaPass.isSet()):
 		return errors.New("--kafka-sasl is required with --kafka-user or a Kafka password: plain, scram-sha-256 or scram-sha-512")
 	case mech == "":
@@ -192,7 +201,7 @@ func (s *securityFlags) resolve() error {
 	}
 	user, pass := s.kafkaUser, s.kafkaPass.reveal()
 	switch mech {
-	case "":
+	case "", saslOAuthBearer, saslAWSMSKIAM:
 	case "plain":
 		s.kafkaMechanism = plain.Auth{User: user, Pass: pass}.AsMechanism()
 		if s.kafkaTLSConfig == nil {
@@ -203,7 +212,7 @@ func (s *securityFlags) resolve() error {
 	case "scram-sha-512":
 		s.kafkaMechanism = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
 	default:
-		return fmt.Errorf("--kafka-sasl must be plain, scram-sha-256 or scram-sha-512, got %q", s.kafkaSASL)
+		return fmt.Errorf("--kafka-sasl must be plain, scram-sha-256, scram-sha-512, oauthbearer or aws-msk-iam, got %q", s.kafkaSASL)
 	}
 	for _, t := range []*tlsFlags{&s.redisTLS, &s.kafkaTLS} {
 		if t.insecure {
@@ -348,8 +357,8 @@ func (s *securityFlags) kafkaError(err error) error {
 	}
 	if errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) ||
 		errors.Is(err, kerr.IllegalSaslState) || s.saslRefused.Load() {
-		err = fmt.Errorf("kafka: SASL %s authentication as user %q failed (check --kafka-sasl, --kafka-user and --kafka-password): %w",
-			strings.ToLower(s.kafkaSASL), s.kafkaUser, err)
+		who, check := s.saslIdentity()
+		err = fmt.Errorf("kafka: SASL %s authentication %s failed (check %s): %w", strings.ToLower(s.kafkaSASL), who, check, err)
 	}
 	return scrubError(err, s.secrets()...)
 }
