@@ -75,6 +75,7 @@ func (b *batch) prepare(context.Context) error {
 	start := time.Now()
 	defer func() { b.prepTook += time.Since(start) }()
 	if !b.decoded {
+		b.startTrace() // poll batches only: replays and timers publish no trace
 		b.decode(start)
 		b.decoded = true
 	}
@@ -314,7 +315,6 @@ func (b *batch) decode(now time.Time) {
 		}
 		b.lateSeen = map[recordID]bool{}
 	}
-	b.startTrace()
 	var evs []codec.Event
 	b.roomOldest = make(map[string]time.Time)
 	for i, r := range b.recs {
