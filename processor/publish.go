@@ -40,7 +40,8 @@ func (p *Processor) encodeOutput(st *ranking.RoomState, list []string, ts int64)
 // topnHeaders are the headers of every output record, built once: the
 // client only reads a record's headers, so all output records share this
 // slice (an append to it copies, its capacity being its length). Never
-// written.
+// written: an output that carries a traceparent gets a copy of its own
+// (trace.go), which kotel's produce hook may write.
 var topnHeaders = recordHeaders(codec.SchemaTopN)
 
 // outputRecord wraps an encoded output for the topn topic, keyed by room so
