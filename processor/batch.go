@@ -55,8 +55,9 @@ type batch struct {
 	lateSent   bool
 
 	// spans (trace.go); nil and empty when no tracer records
-	span      trace.Span   // the batch's
-	roomSpans []trace.Span // those of the rooms whose outputs it publishes
+	span      trace.Span         // the batch's
+	roomSpans []trace.Span       // those of the rooms whose outputs it publishes
+	links     map[string][]int32 // room → indexes of its traced records, for the room span's links
 }
 
 // newBatch starts a batch that folds into the processor's reusable folder;
@@ -340,6 +341,7 @@ func (b *batch) decode(now time.Time) {
 		b.events += len(evs)
 		b.applied[r.Topic] += len(evs)
 		f.add(r.Topic, r.Partition, r.Offset, tracedIndex(r, i), evs)
+		b.noteLinks(r, i, evs)
 		b.noteOldest(r, evs)
 		b.addBoards(r, evs)
 	}

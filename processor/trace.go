@@ -20,8 +20,9 @@ import (
 //   - A batch folds many callbacks into one update per room, so a room's
 //     output continues one trace: that of the room's newest callback in the
 //     batch that carries a traceparent (the folder keeps its index per room,
-//     fold.go). The others' traces end in the batch (with a tracer, the
-//     batch's span links nothing per record: a batch holds thousands).
+//     fold.go). The others' traces end in the batch; with a tracer, the
+//     room's span links up to maxLinks of them (the batch's span links
+//     none: a batch holds thousands).
 //   - Without a tracer (Config.TracerProvider nil) nothing is recorded: the
 //     output's traceparent is the callback's trace id and flags with a new
 //     random span id (traceparent.Child), its parent the callback's span.
@@ -41,6 +42,10 @@ import (
 
 // tracerName names the processor's tracer (its instrumentation scope).
 const tracerName = "github.com/rostrumhq/rostrum/processor"
+
+// maxLinks bounds the links of a room's span to the other traced callbacks
+// of the room in the batch: the first maxLinks of them.
+const maxLinks = 32
 
 // tracer returns the processor's tracer, or nil when none records.
 func (p *Processor) tracer() trace.Tracer {
@@ -117,6 +122,42 @@ func (b *batch) startTrace() {
 		return
 	}
 	_, b.span = tr.Start(context.Background(), "rostrum batch", trace.WithAttributes(attribute.Int("rostrum.records", len(b.recs))))
+	b.links = map[string][]int32{}
+}
+
+// noteLinks notes record i, when it carries a traceparent, as a traced
+// callback of each room its events touch, for the links of the room's
+// span. Without a tracer (b.links nil) it does nothing.
+func (b *batch) noteLinks(r *kgo.Record, i int, evs []codec.Event) {
+	if b.links == nil || tracedIndex(r, i) == 0 {
+		return
+	}
+	for j := range evs {
+		room := evs[j].RoomID
+		if !evs[j].Type.Meeting() {
+			continue
+		}
+		if l := b.links[room]; len(l) < maxLinks && (len(l) == 0 || l[len(l)-1] != int32(i)) {
+			b.links[room] = append(l, int32(i))
+		}
+	}
+}
+
+// roomLinks returns the links of room's span: the batch's span and the
+// room's other traced callbacks than parent's record.
+func (b *batch) roomLinks(room string, parent *kgo.Record) []trace.Link {
+	var links []trace.Link
+	if b.span != nil {
+		links = append(links, trace.Link{SpanContext: b.span.SpanContext()})
+	}
+	for _, i := range b.links[room] {
+		if r := b.recs[i]; r != parent {
+			if _, sc, ok := parentOf(r); ok {
+				links = append(links, trace.Link{SpanContext: sc})
+			}
+		}
+	}
+	return links
 }
 
 // tracedRecord returns the record whose trace room's output continues: the
@@ -152,10 +193,8 @@ func (b *batch) output(room string, value []byte) *kgo.Record {
 	var opts []trace.SpanStartOption
 	tr := b.p.tracer()
 	if tr != nil {
-		opts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attribute.String("rostrum.room", room))}
-		if b.span != nil {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: b.span.SpanContext()}))
-		}
+		opts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer),
+			trace.WithAttributes(attribute.String("rostrum.room", room)), trace.WithLinks(b.roomLinks(room, r)...)}
 	}
 	ctx, span, sc := hop(tr, ctx, parent, "rostrum room", opts...)
 	if span != nil {

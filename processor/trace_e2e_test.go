@@ -43,7 +43,8 @@ func TestTraceContextEndToEnd(t *testing.T) {
 
 func testTraceContext(t *testing.T, exp *tracetest.InMemoryExporter) {
 	const (
-		tp1 = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" // room test-r-1
+		tp0 = "00-11111111111111111111111111111111-2222222222222222-01" // room test-r-1, older
+		tp1 = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" // room test-r-1, newest
 		tp3 = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" // room test-r-3, rejected
 	)
 	topics := processor.TopicsFor("", env)
@@ -76,9 +77,9 @@ func testTraceContext(t *testing.T, exp *tracetest.InMemoryExporter) {
 	srv := httptest.NewServer(gw)
 	defer srv.Close()
 	ts := time.Now().UnixMilli()
-	post := func(room, tp string, ts int64) {
+	post := func(room, user, tp string, ts int64) {
 		t.Helper()
-		body := fmt.Sprintf(`{"room_id":%q,"user_id":"u-1","type":"audio","value":1,"ts":%d}`, room, ts)
+		body := fmt.Sprintf(`{"room_id":%q,"user_id":%q,"type":"audio","value":1,"ts":%d}`, room, user, ts)
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+gateway.CallbackPath+"rtc", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		if tp != "" {
@@ -93,11 +94,14 @@ func testTraceContext(t *testing.T, exp *tracetest.InMemoryExporter) {
 			t.Fatalf("POST for %s: %d", room, resp.StatusCode)
 		}
 	}
-	post("test-r-1", tp1, ts)
-	post("test-r-2", "", ts)
-	post("test-r-3", tp3, 1600000000000) // before the score epoch: the processor's DLQ
+	// Two callbacks for test-r-1, each changing its list: its (last) output
+	// continues the newest's trace; in one batch, its span links the older.
+	post("test-r-1", "u-0", tp0, ts)
+	post("test-r-1", "u-1", tp1, ts)
+	post("test-r-2", "u-1", "", ts)
+	post("test-r-3", "u-1", tp3, 1600000000000) // before the score epoch: the processor's DLQ
 
-	// The callback records.
+	// The callback records; the newest of each room.
 	in := map[string]trace.SpanContext{}
 	for _, r := range k.ReadAll(topics.RTC) {
 		h := testenv.RecordHeaders(r)
@@ -139,7 +143,7 @@ func testTraceContext(t *testing.T, exp *tracetest.InMemoryExporter) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	for p.Stats().Records.Load() < 3 {
+	for p.Stats().Records.Load() < 4 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
@@ -147,7 +151,7 @@ func testTraceContext(t *testing.T, exp *tracetest.InMemoryExporter) {
 		t.Fatal(err)
 	}
 
-	out := map[string]trace.SpanContext{}
+	out := map[string]trace.SpanContext{} // the last of each room
 	for _, r := range append(k.ReadAll(topics.TopN), k.ReadAll(topics.DLQ)...) {
 		h := testenv.RecordHeaders(r)
 		if len(h["traceparent"]) != 1 {
@@ -190,7 +194,18 @@ func testTraceContext(t *testing.T, exp *tracetest.InMemoryExporter) {
 		for s, ok := spans[id]; ok; s, ok = spans[id] {
 			names = append(names, s.Name)
 			if s.Name == "rostrum room" {
-				roomLinked = len(s.Links) == 1 && s.Links[0].SpanContext.Equal(batch)
+				// The batch, and test-r-1's older callback when it was in
+				// the same batch.
+				want0, _ := traceparent.Parse([]byte(tp0))
+				for i, l := range s.Links {
+					switch {
+					case i == 0:
+						roomLinked = l.SpanContext.Equal(batch)
+					case l.SpanContext.TraceID() != want0.TraceID():
+						roomLinked = false
+					}
+				}
+				t.Logf("room %s: %d links", room, len(s.Links))
 			}
 			id, caller = s.Parent.SpanID(), s.Parent.SpanID()
 		}
