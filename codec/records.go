@@ -23,6 +23,12 @@ const (
 	HeaderContentType = "content-type"
 	// HeaderSchema names the record kind and major version of a record.
 	HeaderSchema = "rostrum-schema"
+	// HeaderTraceparent names the W3C trace context of a record
+	// (https://www.w3.org/TR/trace-context/): on a callback record the
+	// gateway's request's (or a new trace's), on an output or DLQ record a
+	// hop of the same trace as the callback it came from (docs/tracing.md).
+	// Optional: a record without it starts no trace.
+	HeaderTraceparent = "traceparent"
 
 	// The DLQ envelope (docs/topics/dlq.md): why and where from a record
 	// was rejected.

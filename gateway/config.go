@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/auth"
@@ -96,6 +97,10 @@ type Config struct {
 
 	Metrics *Metrics    // default NewMetrics()
 	Logger  *zap.Logger // default zap.NewNop()
+	// TracerProvider records a span per callback request (docs/tracing.md);
+	// nil records none, and every callback record still carries a
+	// traceparent header. Default nil.
+	TracerProvider trace.TracerProvider
 }
 
 // Defaults of Config.

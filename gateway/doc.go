@@ -44,6 +44,8 @@
 //	| rostrum-source       | rtc, client or signal (from the path)     |
 //	| rostrum-received-at  | when the request arrived, Unix ms, decimal |
 //	| rostrum-request-id   | the request's id (X-Request-Id)           |
+//	| traceparent          | the request's W3C traceparent, or a new   |
+//	|                      | trace (trace.go)                          |
 //	+----------------------+-------------------------------------------+
 //
 // The contract (status codes, bodies, authentication) is docs/DESIGN.md §11.

@@ -126,6 +126,8 @@ func validSource(s string) bool { return s == "rtc" || s == "client" || s == "si
 func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string) {
 	start := time.Now()
 	id := g.requestID(r)
+	tr := g.startTrace(r, source, id)
+	defer tr.end()
 	// Every answer before the body is read closes the connection, so that
 	// a body that never comes holds nothing.
 	if !validSource(source) {
@@ -224,6 +226,7 @@ func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string
 		{Key: HeaderSource, Value: []byte(source)},
 		{Key: HeaderReceivedAt, Value: received},
 		{Key: HeaderRequestID, Value: []byte(id)},
+		tr.header(),
 	}
 	for i := range recs {
 		env, ok := g.cfg.Routes.Env(recs[i].Room)
@@ -235,6 +238,7 @@ func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string
 		krecs[i] = kgo.Record{Topic: g.topics[env][source], Key: []byte(recs[i].Room), Value: recs[i].Value, Headers: headers}
 		ptrs[i] = &krecs[i]
 	}
+	tr.records(krecs)
 
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.ProduceTimeout)
 	err = g.cfg.Client.ProduceSync(ctx, ptrs...).FirstErr()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/board"
@@ -52,6 +53,11 @@ type batch struct {
 	lateSeen   map[recordID]bool // records already sent to the DLQ for a late board event
 	lateDLQ    []*kgo.Record     // records the board scripts found late
 	lateSent   bool
+
+	// spans (trace.go); nil and empty when no tracer records
+	span      trace.Span         // the batch's
+	roomSpans []trace.Span       // those of the rooms whose outputs it publishes
+	links     map[string][]int32 // room → indexes of its traced records, for the room span's links
 }
 
 // newBatch starts a batch that folds into the processor's reusable folder;
@@ -70,6 +76,7 @@ func (b *batch) prepare(context.Context) error {
 	start := time.Now()
 	defer func() { b.prepTook += time.Since(start) }()
 	if !b.decoded {
+		b.startTrace() // poll batches only: replays and timers publish no trace
 		b.decode(start)
 		b.decoded = true
 	}
@@ -158,6 +165,7 @@ func (b *batch) run(ctx context.Context) error {
 		p.stats.Ignored.Add(int64(n))
 	}
 	b.observe()
+	b.endTrace()
 	return nil
 }
 
@@ -168,6 +176,7 @@ func (b *batch) run(ctx context.Context) error {
 func (b *batch) resolve(ctx context.Context) error {
 	p := b.p
 	b.outputs, b.acks, b.stored = b.outputs[:0], b.acks[:0], 0
+	b.endRoomSpans() // those of an attempt that failed
 	start := time.Now()
 	var states []ranking.RoomState
 	var merged []ranking.Merged
@@ -194,7 +203,7 @@ func (b *batch) resolve(ctx context.Context) error {
 		}
 		if u := merged[i].Update; u != nil && !u.StateOnly {
 			b.stored++
-			b.outputs = append(b.outputs, p.outputRecord(u.Room, u.Out))
+			b.outputs = append(b.outputs, b.output(u.Room, u.Out))
 			b.acks = append(b.acks, ranking.Ack{Room: u.Room, Seq: u.PrevSeq + 1})
 		}
 	}
@@ -245,7 +254,7 @@ func (b *batch) merge(ctx context.Context, states []ranking.RoomState) error {
 			st := &states[i]
 			if st.Pending != nil {
 				// Stored by a run that may have stopped before publishing it.
-				b.outputs = append(b.outputs, p.outputRecord(st.Room, st.Pending))
+				b.outputs = append(b.outputs, b.output(st.Room, st.Pending))
 				b.acks = append(b.acks, ranking.Ack{Room: st.Room, Seq: st.Seq})
 			}
 			u, store, err := b.Step(st)
@@ -273,7 +282,7 @@ func (b *batch) merge(ctx context.Context, states []ranking.RoomState) error {
 				again = append(again, u.Room)
 			case !u.StateOnly:
 				b.stored++
-				b.outputs = append(b.outputs, p.outputRecord(u.Room, u.Out))
+				b.outputs = append(b.outputs, b.output(u.Room, u.Out))
 				b.acks = append(b.acks, ranking.Ack{Room: u.Room, Seq: u.PrevSeq + 1})
 			}
 		}
@@ -309,7 +318,7 @@ func (b *batch) decode(now time.Time) {
 	}
 	var evs []codec.Event
 	b.roomOldest = make(map[string]time.Time)
-	for _, r := range b.recs {
+	for i, r := range b.recs {
 		if b.board != nil {
 			// Every record read, valid or not, is marked applied on the
 			// boards with the batch, so that their applied ranges stay
@@ -331,7 +340,8 @@ func (b *batch) decode(now time.Time) {
 		}
 		b.events += len(evs)
 		b.applied[r.Topic] += len(evs)
-		f.add(r.Topic, r.Partition, r.Offset, evs)
+		f.add(r.Topic, r.Partition, r.Offset, tracedIndex(r, i), evs)
+		b.noteLinks(r, i, evs)
 		b.noteOldest(r, evs)
 		b.addBoards(r, evs)
 	}

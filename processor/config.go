@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/board"
@@ -173,6 +174,10 @@ type Config struct {
 	// short-lived readers of recovery: hooks that register once, such as
 	// client metrics, and the client's logger.
 	ConsumerOpts []kgo.Opt
+	// TracerProvider records the processor's spans (docs/tracing.md); nil
+	// records none, and records' traceparent headers are continued either
+	// way. Default nil.
+	TracerProvider trace.TracerProvider
 
 	// Boards are the leaderboards fed by the same batches (docs/DESIGN.md §8); their
 	// state lives in BoardStore, which is required when Boards is not empty

@@ -78,6 +78,7 @@
 //	stable.go        the stable strategy: hysteresis or seed merge, its state, urgent
 //	                 presenters and spotlights, and the republish on a listed member's flags
 //	publish.go       output and DLQ records; publishing with the publish latency
+//	trace.go         trace context: a room's output and a DLQ copy continue the callback's traceparent; spans with a tracer
 //	topics.go        the topic specifications: creation (CreateTopics), DescribeTopics, the output's compaction
 //	store.go         the Store and Log interfaces the processor needs
 //	chunk.go         chunkedStore: at most MaxRoomsPerApply rooms per Redis round trip

@@ -35,6 +35,9 @@ type roomAcc struct {
 	room  string
 	ts    int64 // newest event time
 	parts []int32
+	// rec is 1 + the batch index of the room's newest record that carries
+	// a traceparent (its output continues that trace, trace.go); 0: none
+	rec int32
 }
 
 type memberKey struct {
@@ -65,8 +68,9 @@ func (f *folder) reset() {
 	f.parts, f.rooms, f.mems = f.parts[:0], f.rooms[:0], f.mems[:0]
 }
 
-// add folds the events of one record from topic/partition at offset.
-func (f *folder) add(topic string, partition int32, offset int64, evs []codec.Event) {
+// add folds the events of one record from topic/partition at offset; rec
+// is 1 + its index in the batch when it carries a traceparent, else 0.
+func (f *folder) add(topic string, partition int32, offset int64, rec int32, evs []codec.Event) {
 	pk := partKey{topic, partition}
 	pi, ok := f.partIdx[pk]
 	if !ok {
@@ -84,7 +88,7 @@ func (f *folder) add(topic string, partition int32, offset int64, evs []codec.Ev
 			ri = int32(len(f.rooms))
 			if len(f.rooms) < cap(f.rooms) {
 				f.rooms = f.rooms[:ri+1]
-				f.rooms[ri].room, f.rooms[ri].ts = ev.RoomID, 0
+				f.rooms[ri].room, f.rooms[ri].ts, f.rooms[ri].rec = ev.RoomID, 0, 0
 			} else {
 				f.rooms = append(f.rooms, roomAcc{room: ev.RoomID})
 			}
@@ -96,6 +100,9 @@ func (f *folder) add(topic string, partition int32, offset int64, evs []codec.Ev
 			ra.parts = append(ra.parts, pi)
 		}
 		f.last[lk] = offset
+		if rec != 0 {
+			ra.rec = rec
+		}
 		if ev.TS > ra.ts {
 			ra.ts = ev.TS
 		}

@@ -69,7 +69,7 @@ func BenchmarkFold(b *testing.B) {
 	for b.Loop() {
 		f.reset()
 		for i, r := range recs {
-			f.add("bench.callbacks.rtc", r.part, int64(i), r.evs)
+			f.add("bench.callbacks.rtc", r.part, int64(i), 0, r.evs)
 		}
 		if len(f.build()) == 0 {
 			b.Fatal("nothing folded")

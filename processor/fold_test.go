@@ -38,7 +38,7 @@ func TestFolderMatchesDirectFold(t *testing.T) {
 				want[k].Apply(&evs[i])
 				last[[3]string{evs[i].RoomID, topic, fmt.Sprint(part)}] = off
 			}
-			f.add(topic, part, off, evs)
+			f.add(topic, part, off, 0, evs)
 		}
 		got := 0
 		for _, u := range f.build() {

@@ -40,7 +40,8 @@ func (p *Processor) encodeOutput(st *ranking.RoomState, list []string, ts int64)
 // topnHeaders are the headers of every output record, built once: the
 // client only reads a record's headers, so all output records share this
 // slice (an append to it copies, its capacity being its length). Never
-// written.
+// written: an output that carries a traceparent gets a copy of its own
+// (trace.go), which kotel's produce hook may write.
 var topnHeaders = recordHeaders(codec.SchemaTopN)
 
 // outputRecord wraps an encoded output for the topn topic, keyed by room so
@@ -93,8 +94,10 @@ func (p *Processor) publish(ctx context.Context, recs []*kgo.Record, oldest map[
 // dlqRecord copies a rejected record to the DLQ with its reason and origin.
 // A record redriven from the DLQ (`rostrum dlq redrive`) that is rejected
 // again keeps its rostrum-redriven-from header, so its new DLQ copy says so.
-// No other header of the rejected record is copied: the envelope
-// (callbacks.dlq/1) is the DLQ copy's own, made afresh for every rejection.
+// A rejected record with a traceparent gives its copy one of the same trace,
+// a hop of its own (trace.go). No other header of the rejected record is
+// copied: the envelope (callbacks.dlq/1) is the DLQ copy's own, made afresh
+// for every rejection.
 func (p *Processor) dlqRecord(r *kgo.Record, reason string) *kgo.Record {
 	d := p.newDLQRecord(r, reason)
 	for _, h := range r.Headers {
@@ -102,6 +105,7 @@ func (p *Processor) dlqRecord(r *kgo.Record, reason string) *kgo.Record {
 			d.Headers = append(d.Headers, h)
 		}
 	}
+	p.traceDLQ(d, r, reason)
 	return d
 }
 

@@ -161,7 +161,13 @@ func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap
 		tlsConfig = cert.TLSConfig()
 	}
 
-	opts := append([]kgo.Opt{kgo.SeedBrokers(splitList(f.brokers)...)}, kopts...)
+	tr, err := osTracing(ctx, "rostrum-gateway", lg) // OTEL_* (docs/tracing.md)
+	if err != nil {
+		return err
+	}
+	defer tr.stop(lg)
+	cfg.TracerProvider = tr.provider()
+	opts := append(append([]kgo.Opt{kgo.SeedBrokers(splitList(f.brokers)...)}, kopts...), tr.kafkaOpts()...)
 	cl, err := kgo.NewClient(append(opts, gateway.ProducerOpts(f.produceTimeout, f.maxBodyBytes)...)...)
 	if err != nil {
 		return err

@@ -385,6 +385,12 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	wo.OnSync = m.ObserveFsync
 	// The processor's client also reports its metrics and logs through zap.
 	pc.ConsumerOpts = []kgo.Opt{kgo.WithHooks(m.KafkaClientHooks()), kgo.WithLogger(newKafkaLogger(lg))}
+	tr, err := osTracing(ctx, "rostrum", lg) // OTEL_* (docs/tracing.md)
+	if err != nil {
+		return err
+	}
+	defer tr.stop(lg)
+	tr.processor(&pc)
 
 	ro, err := f.sec.redisOptions(f.redis)
 	if err != nil {
