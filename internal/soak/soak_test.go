@@ -30,7 +30,7 @@ import (
 // settings are the soak's knobs, from the environment (make soak sets
 // them).
 type settings struct {
-	run         time.Duration // ROSTRUM_SOAK_MINUTES: the paced run after the calibration (short run: 1 min)
+	run         time.Duration // ROSTRUM_SOAK_MINUTES: the paced run after the calibration (short run: 45s)
 	warmup      time.Duration // the first fifth of the run
 	faultEvery  time.Duration // ROSTRUM_SOAK_FAULT_EVERY, default min(3m, run/4)
 	sampleEvery time.Duration // run/180 within [2s, 10s]
