@@ -39,8 +39,9 @@ deps-browser:
 screenshot: deps-browser
 	ROSTRUM_SCREENSHOT=$(CURDIR)/docs/screenshot.png $(GO) test ./web -run '^TestScreenshot$$' -count=1 -v
 
-## test: every test, against a real redis-server and an in-process Kafka broker; then each
-## micro-benchmark of bench-micro once, so that a benchmark that no longer runs fails here.
+## test: every test, against a real redis-server and an in-process Kafka broker (a 45-second soak
+## among them: internal/soak, the path of `make soak`); then each micro-benchmark of bench-micro
+## once, so that a benchmark that no longer runs fails here.
 MICRO_BENCH = 'Decode|Fold|Layout|Meeting|Merge|Append|Replay|PlanRoom'
 MICRO_PKGS = ./codec ./processor ./sink ./stability ./wal
 test: deps vet
@@ -59,7 +60,8 @@ chaos: deps
 ## soak: the gateway, three processors and the leaderboards for SOAK_MINUTES at half the flat-out
 ## rate through the gateway, a fault every few minutes; prints lost / applied twice and the slope of
 ## RSS, goroutines, open files, Redis memory, WAL size and lag, writes the samples to SOAK_CSV and a
-## chart to SOAK_CHART (docs/RELIABILITY.md "Soak"; `make soak SOAK_CHART=docs/soak.svg` redraws its chart).
+## chart to SOAK_CHART (docs/RELIABILITY.md "Soak"; `make soak SOAK_CHART=docs/soak.svg SOAK_CSV=docs/soak.csv`
+## redraws its chart and samples). SOAK_MINUTES is at most 150; `make test` runs a 45-second one.
 SOAK_MINUTES ?= 30
 SOAK_CSV     ?= bin/soak.csv
 SOAK_CHART   ?= bin/soak.svg

@@ -50,6 +50,10 @@ type Report struct {
 	SettledPeriods          int // settled periods the model has, each looked for on the topic and in Redis
 	SettledRepeats          int // settled records repeating one (same bytes)
 
+	// Decay is the check of the decay boards (nil when none), for
+	// further checks at chosen times (DecayCheck.At).
+	Decay *DecayCheck
+
 	Problems []string
 }
 
@@ -67,10 +71,13 @@ func (r *Report) problem(format string, args ...any) {
 // Input is what was fed to rostrum: the trace and the model of its good
 // events, and the boards that count them.
 type Input struct {
-	Env    string
-	TopN   int
-	Trace  []trace.Record
-	Model  *model.Model
+	Env   string
+	TopN  int
+	Trace []trace.Record
+	Model *model.Model
+	// Boards are every board the processors run (Boards, BoardsAt). Check
+	// compares the decay boards with CheckDecay and the others with the
+	// model of checkboards.go (SplitDecay).
 	Boards []*board.Board
 	users  map[string][]string // room → users with a good event, sorted
 	facts  map[[2]string]*memberFacts
@@ -102,10 +109,12 @@ type Input struct {
 	SettleAt                             map[[2]string]int64
 	SettleSkip                           map[string]bool
 
-	// boards is the model of the boards, fed by Check with the input
+	// plain are Boards without the decay boards, in their order, and
+	// boards is their model, fed by Check with the input
 	// records as Kafka holds them (partition, offset, record time); free
 	// the same without the remove events, and removed the members remove
 	// events name, per board.
+	plain   []*board.Board
 	boards  *boardmodel.Model
 	free    *boardmodel.Model
 	removed []map[string]bool
@@ -232,9 +241,14 @@ var meetingCodec = codec.NewMeeting(codec.DefaultEpoch)
 // output records, the DLQ records and the settled records (settle.go) with
 // in; inputs are the records of the
 // input topics as Kafka holds them, which the boards' model needs (a board
-// finds an event late by its record's Kafka timestamp).
+// finds an event late by its record's Kafka timestamp). Every board of
+// in.Boards is compared: the decay boards by CheckDecay, rebased at the
+// time of the call (Report.Decay), so Check runs with the processors
+// stopped after their last expiry tick past any move of the base.
 func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, settled, inputs []*kgo.Record, in *Input) (*Report, error) {
 	rep := &Report{}
+	var decay []*board.Board
+	in.plain, decay = SplitDecay(in.Boards)
 	if err := checkRedis(ctx, rc, in, rep); err != nil {
 		return nil, err
 	}
@@ -246,6 +260,11 @@ func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, settled,
 	checkDLQ(dlq, inputs, in, late, rep)
 	if err := checkSettled(ctx, rc, settled, in, rep); err != nil {
 		return nil, err
+	}
+	if len(decay) > 0 {
+		if rep.Decay, err = CheckDecay(ctx, rc, in.Env, decay, in.Trace, inputs, dlq, time.Now(), rep); err != nil {
+			return nil, err
+		}
 	}
 	return rep, nil
 }

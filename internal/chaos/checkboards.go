@@ -16,14 +16,15 @@ import (
 	"github.com/rostrumhq/rostrum/internal/boardmodel"
 )
 
-// checkBoards feeds the boards' model with the input records that carry
+// checkBoards feeds the boards' model (in.plain: the decay boards are
+// CheckDecay's) with the input records that carry
 // board events (remove events and values in tenths among them),
 // partition by partition in offset order with their Kafka timestamps,
 // exactly as a processor meets them, and compares every board with it. It
 // returns the origins of the records with a late board event: they belong
 // in the DLQ.
 func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Record, in *Input, rep *Report) (map[origin]bool, error) {
-	if len(in.Boards) == 0 {
+	if len(in.plain) == 0 {
 		return nil, nil
 	}
 	events := map[string][]codec.Event{}
@@ -44,7 +45,7 @@ func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Re
 	slices.SortFunc(recs, func(a, b *kgo.Record) int {
 		return cmp.Or(cmp.Compare(after(a), after(b)), cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
 	})
-	m, free := boardmodel.New(in.Boards), boardmodel.New(in.Boards)
+	m, free := boardmodel.New(in.plain), boardmodel.New(in.plain)
 	settle := !in.SettleClock.IsZero()
 	if settle {
 		m.Settle(in.SettleFirst)
@@ -60,7 +61,7 @@ func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Re
 		free.Settle(in.SettleClock)
 		settle = false
 	}
-	in.removed = make([]map[string]bool, len(in.Boards))
+	in.removed = make([]map[string]bool, len(in.plain))
 	for bi := range in.removed {
 		in.removed[bi] = map[string]bool{}
 	}
@@ -79,7 +80,7 @@ func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Re
 			switch {
 			case e.Type == codec.TypeRemove:
 				rep.BoardRemoves++
-				for bi, b := range in.Boards {
+				for bi, b := range in.plain {
 					if b.Name() == e.Board {
 						in.removed[bi][b.MemberOf(&e)] = true
 					}
@@ -103,13 +104,14 @@ func checkBoards(ctx context.Context, rc redis.UniversalClient, inputs []*kgo.Re
 	return late, compareBoards(ctx, rc, in, rep)
 }
 
-// CheckExpiry expires every rolling and windows board at at, in Redis and in
-// the model, and compares every board again. It runs after Check, with the
+// CheckExpiry expires every rolling and windows board without decay at at,
+// in Redis and in the model, and compares those boards again (the decay
+// boards: DecayCheck.At). It runs after Check, with the
 // processors stopped: the wall-clock expiry they ran during the trace
 // removed nothing (boards.yaml), this one is at a time the test chooses.
 // It returns what Redis's expiry did.
 func CheckExpiry(ctx context.Context, rc redis.UniversalClient, in *Input, at time.Time, rep *Report) (board.ExpireResult, error) {
-	res, err := board.NewStore(rc, in.Env, in.Boards).Expire(ctx, at)
+	res, err := board.NewStore(rc, in.Env, in.plain).Expire(ctx, at)
 	if err != nil {
 		return res, fmt.Errorf("chaos: expire boards at %s: %w", at, err)
 	}
@@ -125,8 +127,8 @@ func CheckExpiry(ctx context.Context, rc redis.UniversalClient, in *Input, at ti
 // reached_at above the model's, is applied twice; a member at another rank
 // with equal total and reached_at is a mismatch.
 func compareBoards(ctx context.Context, rc redis.UniversalClient, in *Input, rep *Report) error {
-	st := board.NewStore(rc, in.Env, in.Boards)
-	for bi, b := range in.Boards {
+	st := board.NewStore(rc, in.Env, in.plain)
+	for bi, b := range in.plain {
 		type target struct{ period, window string }
 		var targets []target
 		if b.Kind() == board.Periodic {

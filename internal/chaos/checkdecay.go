@@ -46,8 +46,9 @@ import (
 // the rolling board every slice sum, and the window sum, which must be
 // the sum of its slices), then the decayed reads through board.Store at a
 // fixed time t0 + 2H (a whole number of half-lives, so that the power of
-// two is exact in both). Check (checkboards.go) compares the other boards
-// (SplitDecay): its model would need the same rebase.
+// two is exact in both). Check runs CheckDecay on the decay boards of its
+// Input and compares the others with the model of checkboards.go
+// (SplitDecay), which would need the same rebase.
 
 // DecayAtEnv carries the moment B (Unix ms) at which the decay boards'
 // base target moves to every processor process: Boards reads it
@@ -77,8 +78,8 @@ func decayPlace(b time.Time, h time.Duration) (epoch time.Time, grace time.Durat
 	return m.Add(-1002 * h), b.Sub(m)
 }
 
-// SplitDecay returns the boards Check compares (checkboards.go) and the
-// decay boards, which CheckDecay compares.
+// SplitDecay returns the boards checkboards.go compares and the decay
+// boards, which CheckDecay compares.
 func SplitDecay(bs []*board.Board) (plain, decay []*board.Board) {
 	for _, b := range bs {
 		if b.HalfLife() > 0 {

@@ -36,11 +36,15 @@
 //     then expires the rolling and windows boards at chosen times, in Redis
 //     and in the model, and compares again.
 //   - Decay boards (checkdecay.go): their base moves while the processors
-//     run, at a moment the test sets; CheckDecay compares the base, the
-//     integer sums (and a rolling board's slice sums) and the reads at a
-//     fixed time exactly with the model, after the faults and at the end,
-//     checks that their late events are in the DLQ with a reason saying
-//     late, then rebases both at chosen times and compares again.
+//     run, at a moment the test sets (Boards, or BoardsYAML for a
+//     processor run with --config, as internal/soak runs it); CheckDecay
+//     compares the base, the integer sums (and a rolling board's slice
+//     sums) and the reads at a fixed time exactly with the model, after
+//     the faults and at the end, checks that their late events are in the
+//     DLQ with a reason saying late, then rebases both at chosen times and
+//     compares again. Check runs it on the decay boards of its Input
+//     (Report.Decay), so that one Input holds every board the processors
+//     run and each is compared with the model that fits it.
 //   - Output topic, per room: a room the model never saw is applied
 //     twice; seqs 1..n without gaps (each missing seq is lost); a repeated
 //     seq must repeat identical content (a different one is applied twice:

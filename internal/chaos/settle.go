@@ -80,7 +80,8 @@ func (h *Harness) produceClock() {
 // settles the period).
 func (h *Harness) WaitSettledRecords(timeout time.Duration) {
 	h.T.Helper()
-	m := boardmodel.New(h.In.Boards)
+	plain, _ := SplitDecay(h.In.Boards) // decay boards never settle
+	m := boardmodel.New(plain)
 	m.Settle(h.In.SettleFirst)
 	var want []string
 	for _, s := range m.Settle(h.In.SettleClock) {
@@ -183,8 +184,8 @@ func checkSettled(ctx context.Context, rc redis.UniversalClient, recs []*kgo.Rec
 		}
 		byKey[k] = string(r.Value)
 	}
-	st := board.NewStore(rc, in.Env, in.Boards)
-	for bi, b := range in.Boards {
+	st := board.NewStore(rc, in.Env, in.plain)
+	for bi, b := range in.plain {
 		if !b.Settles() {
 			continue
 		}
