@@ -84,12 +84,16 @@ type Options struct {
 	// bursts of RateBurst (default 1); 0: no limit.
 	RateLimit float64
 	RateBurst int
-	Counters  func() Counters                 // called once per interval while a stream is open; nil: the page shows no counters
-	Metrics   http.Handler                    // mounted at /metrics when not nil
-	Ready     func(ctx context.Context) error // /readyz; nil: always ready
-	Logger    *zap.Logger                     // nil: no logs
-	Interval  time.Duration                   // event streams' poll interval, one poll for all; default 500ms
-	MaxRooms  int                             // rooms of the "rooms" event and of /api/rooms at most; default 200
+	Counters  func() Counters // called once per interval while a stream is open; nil: the page shows no counters
+	Metrics   http.Handler    // mounted at /metrics when not nil
+	// HTTPMetrics records every request (httpmetrics.go); nil: Metrics
+	// when it implements HTTPMetrics (metrics.Pipeline's handler does),
+	// else none.
+	HTTPMetrics HTTPMetrics
+	Ready       func(ctx context.Context) error // /readyz; nil: always ready
+	Logger      *zap.Logger                     // nil: no logs
+	Interval    time.Duration                   // event streams' poll interval, one poll for all; default 500ms
+	MaxRooms    int                             // rooms of the "rooms" event and of /api/rooms at most; default 200
 	// Stability names the processor's stable strategy, as the page labels
 	// the published list; default "hysteresis".
 	Stability string
@@ -182,6 +186,9 @@ func New(opts Options) *Server {
 	if opts.MaxStreamRooms <= 0 {
 		opts.MaxStreamRooms = DefaultMaxStreamRooms
 	}
+	if hm, ok := opts.Metrics.(HTTPMetrics); ok && opts.HTTPMetrics == nil {
+		opts.HTTPMetrics = hm
+	}
 	s := &Server{opt: opts, mux: http.NewServeMux(), lg: opts.Logger, stop: make(chan struct{})}
 	s.h = problem.Handler(s.mux)
 	s.hub = newHub(s)
@@ -227,6 +234,14 @@ func New(opts Options) *Server {
 
 // ServeHTTP serves the routes listed in the package documentation.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opt.HTTPMetrics != nil {
+		s.observe(s.opt.HTTPMetrics, w, r, s.serve)
+		return
+	}
+	s.serve(w, r)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !s.guard.admit(w, r) {
 		return
 	}
