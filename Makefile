@@ -171,6 +171,12 @@ release:
 	cd dist && sha256sum rostrum-$(VERSION)-linux-*.tar.gz > SHA256SUMS
 	@cat dist/SHA256SUMS
 
+## docker-pin: resolve the tags of deployments/Dockerfile's base images again and pin them to
+## today's digests (docker buildx and registry access needed; review the diff, then commit it).
+.PHONY: docker-pin
+docker-pin:
+	sh tools/docker-pin.sh deployments/Dockerfile
+
 ## kubecheck: lint and render the Helm chart (deployments/helm/rostrum) and build the kustomize base and
 ## overlays with Helm's and kustomize's own Go packages, then validate every object offline: built-in
 ## kinds strictly against the Kubernetes API types, custom resources against the CRD schemas of the

@@ -249,13 +249,21 @@ func TestDockerfile(t *testing.T) {
 			volume = rest
 		}
 	}
-	if len(froms) < 2 || !strings.HasPrefix(froms[0], "golang:1.26 ") {
+	if len(froms) < 2 || !strings.HasPrefix(froms[0], "golang:1.26") {
 		t.Errorf("want a multi-stage build from golang:1.26, got FROM %q", froms)
+	}
+	// Every base image is pinned by digest (make docker-pin renews them).
+	pinned := regexp.MustCompile(`^\S+:\S+@sha256:[0-9a-f]{64}(\s|$)`)
+	for _, f := range froms {
+		if !pinned.MatchString(f) {
+			t.Errorf("FROM %s: not pinned as tag@sha256:digest", f)
+		}
 	}
 	if last := froms[len(froms)-1]; !strings.HasPrefix(last, "gcr.io/distroless/static") && !strings.HasPrefix(last, "scratch") {
 		t.Errorf("final stage %q: want distroless static or scratch", last)
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w`, "-X main.version=${VERSION}", "./cmd/rostrum"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w`, "-X main.version=${VERSION}",
+		"-X main.revision=${REVISION}", "-X main.buildTime=${CREATED}", "./cmd/rostrum"} {
 		if !strings.Contains(build, want) {
 			t.Errorf("go build %q lacks %s", build, want)
 		}
@@ -291,6 +299,33 @@ func TestDockerfile(t *testing.T) {
 	}
 	if !strings.Contains(volume, "/var/lib/rostrum/wal") {
 		t.Errorf("VOLUME %q: want the WAL directory /var/lib/rostrum/wal", volume)
+	}
+}
+
+// TestDockerignore: the build context leaves out the git directory and the
+// build outputs, and keeps what the build compiles and embeds.
+func TestDockerignore(t *testing.T) {
+	b, err := os.ReadFile("../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignored := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			ignored[strings.TrimPrefix(line, "/")] = true
+		}
+	}
+	for _, p := range []string{".git", "bin", "dist"} {
+		if !ignored[p] {
+			t.Errorf(".dockerignore does not leave out %s", p)
+		}
+	}
+	for p := range ignored {
+		for _, keep := range []string{"go.mod", "go.sum", "cmd", "docs", "web", "LICENSE", "*.go", "**/*.go", "*"} {
+			if p == keep {
+				t.Errorf(".dockerignore leaves out %s, which the build needs", p)
+			}
+		}
 	}
 }
 
