@@ -700,6 +700,51 @@ func dashboardMetrics(t *testing.T) []string {
 	return out
 }
 
+// TestDashboardEnv: the dashboard has an env variable, and every query of a
+// series that carries the env label (every metric of metrics.Names, the
+// gateway's records and bytes) selects env=~"$env". The gateway's request
+// series have no env: one gateway serves every environment.
+func TestDashboardEnv(t *testing.T) {
+	var d struct {
+		Templating struct {
+			List []struct {
+				Name       string `json:"name"`
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	readJSON(t, "grafana/dashboards/rostrum.json", &d)
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v.Definition
+	}
+	if def, ok := vars["env"]; !ok || !strings.Contains(def, ", env)") {
+		t.Errorf("no env variable over the env label: %q", def)
+	}
+	if !strings.Contains(vars["instance"], `env=~"$env"`) {
+		t.Errorf("the instance variable %q is not narrowed by $env", vars["instance"])
+	}
+	withEnv := map[string]bool{"rostrum_gateway_records_produced_total": true, "rostrum_gateway_produced_bytes_total": true}
+	for _, n := range metrics.Names() {
+		withEnv[n] = true
+	}
+	_, _, panels := dashboardPanels(t)
+	sel := regexp.MustCompile(`(rostrum_[a-z_]+)(\{[^}]*\})?`)
+	for _, p := range panels {
+		for _, tg := range p.Targets {
+			for _, m := range sel.FindAllStringSubmatch(tg.Expr, -1) {
+				name := m[1]
+				for _, suf := range []string{"_bucket", "_sum", "_count"} {
+					name = strings.TrimSuffix(name, suf)
+				}
+				if withEnv[name] && !strings.Contains(m[2], `env=~"$env"`) {
+					t.Errorf("panel %q: %s without env=~\"$env\"", p.Title, m[0])
+				}
+			}
+		}
+	}
+}
+
 func TestDashboardMetricsExist(t *testing.T) {
 	known := map[string]bool{}
 	for _, n := range append(metrics.Names(), gateway.MetricNames()...) {
