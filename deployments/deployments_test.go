@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -834,7 +835,7 @@ func TestKubernetes(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"ConfigMap/rostrum", "Secret/rostrum-credentials", "StatefulSet/rostrum", "Service/rostrum",
-		"PodDisruptionBudget/rostrum", "Job/rostrum-topics", "ServiceMonitor/rostrum", "PrometheusRule/rostrum", "Secret/rostrum-gateway",
+		"PodDisruptionBudget/rostrum", "Job/rostrum-topics", "ServiceMonitor/rostrum", "ServiceMonitor/rostrum-gateway", "PrometheusRule/rostrum", "Secret/rostrum-gateway",
 		"ScaledObject/rostrum", "TriggerAuthentication/rostrum-kafka"} {
 		if byKind[want] == nil {
 			t.Errorf("no %s in the kustomization", want)
@@ -971,6 +972,16 @@ func TestKubernetes(t *testing.T) {
 	if str(t, sm, "spec", "endpoints", 0, "port") != "http" || str(t, sm, "spec", "endpoints", 0, "path") != "/metrics" {
 		t.Errorf("servicemonitor endpoint %v", get(t, sm, "spec", "endpoints", 0))
 	}
+	// The gateway's ServiceMonitor selects the gateway's Service (whose name
+	// is the job the gateway alerts name), on its port.
+	gsm, gsvc := byKind["ServiceMonitor/rostrum-gateway"], byKind["Service/rostrum-gateway"]
+	if !reflect.DeepEqual(get(t, gsm, "spec", "selector", "matchLabels"), get(t, gsvc, "metadata", "labels")) {
+		t.Errorf("the gateway's ServiceMonitor selects %v, its Service is labelled %v",
+			get(t, gsm, "spec", "selector", "matchLabels"), get(t, gsvc, "metadata", "labels"))
+	}
+	if str(t, gsm, "spec", "endpoints", 0, "port") != str(t, gsvc, "spec", "ports", 0, "name") || str(t, gsm, "spec", "endpoints", 0, "path") != "/metrics" {
+		t.Errorf("gateway servicemonitor endpoint %v", get(t, gsm, "spec", "endpoints", 0))
+	}
 
 	// The topic Job runs a command the binary has, with flags it takes.
 	job := get(t, byKind["Job/rostrum-topics"], "spec", "template", "spec", "containers", 0)
@@ -1004,9 +1015,11 @@ func TestKubernetes(t *testing.T) {
 // externalMetrics are the metrics alerts use that come from Kubernetes, not
 // from rostrum.
 var externalMetrics = map[string]bool{
-	"kube_pod_status_ready":                true, // kube-state-metrics
-	"kubelet_volume_stats_available_bytes": true, // kubelet
-	"kubelet_volume_stats_capacity_bytes":  true,
+	"kube_pod_status_ready":                     true, // kube-state-metrics
+	"kubelet_volume_stats_available_bytes":      true, // kubelet
+	"kubelet_volume_stats_capacity_bytes":       true,
+	"kube_deployment_status_replicas_available": true, // kube-state-metrics
+	"kube_deployment_spec_replicas":             true,
 }
 
 // TestPrometheusRule checks every alert: its expression's metrics exist,
@@ -1036,7 +1049,7 @@ func TestPrometheusRule(t *testing.T) {
 		}
 	}
 	known := map[string]bool{}
-	for _, n := range metrics.Names() {
+	for _, n := range append(metrics.Names(), gateway.MetricNames()...) {
 		for _, suffix := range []string{"", "_bucket", "_sum", "_count"} {
 			known[n+suffix] = true
 		}
@@ -1071,7 +1084,8 @@ func TestPrometheusRule(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"RostrumConsumerLagHigh", "RostrumPublishLatencyHigh", "RostrumDLQRate", "RostrumBatchRetries",
-		"RostrumNotReady", "RostrumWALDiskFilling", "RostrumRedisRebuilt"} {
+		"RostrumNotReady", "RostrumWALDiskFilling", "RostrumRedisRebuilt",
+		"RostrumGatewayErrorsHigh", "RostrumGatewayLatencyHigh", "RostrumGatewayDown", "RostrumGatewayUnready"} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("no alert %s", want)
 		}
