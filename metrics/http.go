@@ -75,5 +75,5 @@ type handler struct {
 	p *Pipeline
 }
 
-func (h handler) HTTPRequest(route string, code int)             { h.p.HTTPRequest(route, code) }
+func (h handler) HTTPRequest(route string, code int)            { h.p.HTTPRequest(route, code) }
 func (h handler) HTTPDuration(route string, took time.Duration) { h.p.HTTPDuration(route, took) }
