@@ -44,7 +44,8 @@ func routeOf(pattern string) string {
 // observe wraps the server's handling of a request with m's observations.
 // The route is the pattern the ServeMux matched, which it records in
 // r.Pattern; a request the guard answered before routing (rate limit, read
-// token, preflight) is looked up in the mux without being served.
+// token) is looked up in the mux without being served. A CORS preflight
+// matches no pattern (they name GET or POST): it counts as RouteOther.
 func (s *Server) observe(m HTTPMetrics, w http.ResponseWriter, r *http.Request, serve func(http.ResponseWriter, *http.Request)) {
 	start := time.Now()
 	ow := &observedWriter{ResponseWriter: w, r: r, m: m}
