@@ -89,3 +89,23 @@ func TestHTTPMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPMetricsRefused: a request the guard refuses before routing (here
+// the rate limit's 429) still counts under the route it asked for.
+func TestHTTPMetricsRefused(t *testing.T) {
+	s := web.New(web.Options{Source: meetingSource(), Metrics: metrics.New("").Handler(), RateLimit: 0.001, RateBurst: 1})
+	if res, _ := get(t, s, "/v1/rooms/r-1001/top"); res.StatusCode != 200 {
+		t.Fatalf("first request: %d", res.StatusCode)
+	}
+	if res, _ := get(t, s, "/v1/rooms/r-1001/top"); res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("second request: %d, want 429", res.StatusCode)
+	}
+	res, text := get(t, s, "/metrics") // not rate limited
+	if res.StatusCode != 200 {
+		t.Fatalf("/metrics: %d", res.StatusCode)
+	}
+	want := `rostrum_http_requests_total{code="429",route="/v1/rooms/{room}/top"} 1`
+	if !strings.Contains(text, want) {
+		t.Errorf("no %s in:\n%s", want, text)
+	}
+}
