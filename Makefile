@@ -151,7 +151,9 @@ clean:
 ## stamped with -X (`rostrum version` prints them, VCS stamping or not). docs/operations.md "Releases".
 RELEASE_ARCHS ?= amd64 arm64
 REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
-BUILD_TIME    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+# Read once, so that the stamp and the archives' file times agree.
+BUILD_TIME_NOW := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILD_TIME    ?= $(BUILD_TIME_NOW)
 RELEASE_LDFLAGS = -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildTime=$(BUILD_TIME)
 .PHONY: release
 release:
