@@ -15,8 +15,8 @@ const (
 	nameHTTPDuration = "rostrum_http_request_duration_seconds"
 )
 
-// httpSecondBuckets span a read answered from the page cache of Redis to one
-// that waited on a slow Redis or client; the gateway's buckets.
+// httpSecondBuckets span a read Redis answers at once to one
+// that waited on a slow Redis or client: the gateway's buckets.
 var httpSecondBuckets = []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2, 5, 10}
 
 // httpMetrics are the series of the HTTP API of `rostrum run`. Labels are

@@ -84,16 +84,12 @@ type Options struct {
 	// bursts of RateBurst (default 1); 0: no limit.
 	RateLimit float64
 	RateBurst int
-	Counters  func() Counters // called once per interval while a stream is open; nil: the page shows no counters
-	Metrics   http.Handler    // mounted at /metrics when not nil
-	// HTTPMetrics records every request (httpmetrics.go); nil: Metrics
-	// when it implements HTTPMetrics (metrics.Pipeline's handler does),
-	// else none.
-	HTTPMetrics HTTPMetrics
-	Ready       func(ctx context.Context) error // /readyz; nil: always ready
-	Logger      *zap.Logger                     // nil: no logs
-	Interval    time.Duration                   // event streams' poll interval, one poll for all; default 500ms
-	MaxRooms    int                             // rooms of the "rooms" event and of /api/rooms at most; default 200
+	Counters  func() Counters                 // called once per interval while a stream is open; nil: the page shows no counters
+	Metrics   http.Handler                    // mounted at /metrics when not nil
+	Ready     func(ctx context.Context) error // /readyz; nil: always ready
+	Logger    *zap.Logger                     // nil: no logs
+	Interval  time.Duration                   // event streams' poll interval, one poll for all; default 500ms
+	MaxRooms  int                             // rooms of the "rooms" event and of /api/rooms at most; default 200
 	// Stability names the processor's stable strategy, as the page labels
 	// the published list; default "hysteresis".
 	Stability string
@@ -102,6 +98,11 @@ type Options struct {
 	// Control serves the recording control and layout API (control.Service's
 	// Handler), mounted at ControlRoutes when not nil.
 	Control http.Handler
+
+	// HTTPMetrics records every request by route (httpmetrics.go); nil:
+	// Metrics, when it implements HTTPMetrics (metrics.Pipeline's handler
+	// does), else none.
+	HTTPMetrics HTTPMetrics
 
 	// MaxStreams bounds the event streams open at once, all clients
 	// together; one more answers 503 with Retry-After. default: 1000
