@@ -145,7 +145,41 @@ fmt:
 	gofmt -w .
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
+
+## release: versioned static binaries for linux/amd64 and linux/arm64, each in
+## dist/rostrum-$(VERSION)-linux-<arch>.tar.gz with LICENSE and README.md, and dist/SHA256SUMS.
+## VERSION is required (v1.2.3 or v1.2.3-rc.1); the version, the commit and the build time are
+## stamped with -X (`rostrum version` prints them, VCS stamping or not). docs/operations.md "Releases".
+RELEASE_ARCHS ?= amd64 arm64
+REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+# Read once, so that the stamp and the archives' file times agree.
+BUILD_TIME_NOW := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILD_TIME    ?= $(BUILD_TIME_NOW)
+RELEASE_LDFLAGS = -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.buildTime=$(BUILD_TIME)
+.PHONY: release
+release:
+	@echo '$(VERSION)' | grep -Eq '^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$$' || \
+	  { echo "make release: VERSION must look like v1.2.3 or v1.2.3-rc.1, not '$(VERSION)'"; exit 1; }
+	@test -n "$(REVISION)" || { echo "make release: no git revision (set REVISION=<commit>)"; exit 1; }
+	rm -rf dist && mkdir -p dist
+	set -e; for arch in $(RELEASE_ARCHS); do \
+	  name=rostrum-$(VERSION)-linux-$$arch; mkdir -p dist/$$name; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath \
+	    -ldflags "$(RELEASE_LDFLAGS)" -o dist/$$name/rostrum ./cmd/rostrum; \
+	  cp LICENSE README.md dist/$$name/; \
+	  tar -C dist --sort=name --owner=0 --group=0 --numeric-owner --mtime='$(BUILD_TIME)' \
+	    -czf dist/$$name.tar.gz $$name; \
+	  rm -rf dist/$$name; \
+	done
+	cd dist && sha256sum rostrum-$(VERSION)-linux-*.tar.gz > SHA256SUMS
+	@cat dist/SHA256SUMS
+
+## docker-pin: resolve the tags of deployments/Dockerfile's base images again and pin them to
+## today's digests (docker buildx and registry access needed; review the diff, then commit it).
+.PHONY: docker-pin
+docker-pin:
+	sh tools/docker-pin.sh deployments/Dockerfile
 
 ## kubecheck: lint and render the Helm chart (deployments/helm/rostrum) and build the kustomize base and
 ## overlays with Helm's and kustomize's own Go packages, then validate every object offline: built-in

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -249,13 +250,21 @@ func TestDockerfile(t *testing.T) {
 			volume = rest
 		}
 	}
-	if len(froms) < 2 || !strings.HasPrefix(froms[0], "golang:1.26 ") {
+	if len(froms) < 2 || !strings.HasPrefix(froms[0], "golang:1.26") {
 		t.Errorf("want a multi-stage build from golang:1.26, got FROM %q", froms)
+	}
+	// Every base image is pinned by digest (make docker-pin renews them).
+	pinned := regexp.MustCompile(`^\S+:\S+@sha256:[0-9a-f]{64}(\s|$)`)
+	for _, f := range froms {
+		if !pinned.MatchString(f) {
+			t.Errorf("FROM %s: not pinned as tag@sha256:digest", f)
+		}
 	}
 	if last := froms[len(froms)-1]; !strings.HasPrefix(last, "gcr.io/distroless/static") && !strings.HasPrefix(last, "scratch") {
 		t.Errorf("final stage %q: want distroless static or scratch", last)
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w`, "-X main.version=${VERSION}", "./cmd/rostrum"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w`, "-X main.version=${VERSION}",
+		"-X main.revision=${REVISION}", "-X main.buildTime=${CREATED}", "./cmd/rostrum"} {
 		if !strings.Contains(build, want) {
 			t.Errorf("go build %q lacks %s", build, want)
 		}
@@ -291,6 +300,33 @@ func TestDockerfile(t *testing.T) {
 	}
 	if !strings.Contains(volume, "/var/lib/rostrum/wal") {
 		t.Errorf("VOLUME %q: want the WAL directory /var/lib/rostrum/wal", volume)
+	}
+}
+
+// TestDockerignore: the build context leaves out the git directory and the
+// build outputs, and keeps what the build compiles and embeds.
+func TestDockerignore(t *testing.T) {
+	b, err := os.ReadFile("../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignored := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			ignored[strings.TrimPrefix(line, "/")] = true
+		}
+	}
+	for _, p := range []string{".git", "bin", "dist"} {
+		if !ignored[p] {
+			t.Errorf(".dockerignore does not leave out %s", p)
+		}
+	}
+	for p := range ignored {
+		for _, keep := range []string{"go.mod", "go.sum", "cmd", "docs", "web", "LICENSE", "*.go", "**/*.go", "*"} {
+			if p == keep {
+				t.Errorf(".dockerignore leaves out %s, which the build needs", p)
+			}
+		}
 	}
 }
 
@@ -665,6 +701,51 @@ func dashboardMetrics(t *testing.T) []string {
 	return out
 }
 
+// TestDashboardEnv: the dashboard has an env variable, and every query of a
+// series that carries the env label (every metric of metrics.Names, the
+// gateway's records and bytes) selects env=~"$env". The gateway's request
+// series have no env: one gateway serves every environment.
+func TestDashboardEnv(t *testing.T) {
+	var d struct {
+		Templating struct {
+			List []struct {
+				Name       string `json:"name"`
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	readJSON(t, "grafana/dashboards/rostrum.json", &d)
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v.Definition
+	}
+	if def, ok := vars["env"]; !ok || !strings.Contains(def, ", env)") {
+		t.Errorf("no env variable over the env label: %q", def)
+	}
+	if !strings.Contains(vars["instance"], `env=~"$env"`) {
+		t.Errorf("the instance variable %q is not narrowed by $env", vars["instance"])
+	}
+	withEnv := map[string]bool{"rostrum_gateway_records_produced_total": true, "rostrum_gateway_produced_bytes_total": true}
+	for _, n := range metrics.Names() {
+		withEnv[n] = true
+	}
+	_, _, panels := dashboardPanels(t)
+	sel := regexp.MustCompile(`(rostrum_[a-z_]+)(\{[^}]*\})?`)
+	for _, p := range panels {
+		for _, tg := range p.Targets {
+			for _, m := range sel.FindAllStringSubmatch(tg.Expr, -1) {
+				name := m[1]
+				for _, suf := range []string{"_bucket", "_sum", "_count"} {
+					name = strings.TrimSuffix(name, suf)
+				}
+				if withEnv[name] && !strings.Contains(m[2], `env=~"$env"`) {
+					t.Errorf("panel %q: %s without env=~\"$env\"", p.Title, m[0])
+				}
+			}
+		}
+	}
+}
+
 func TestDashboardMetricsExist(t *testing.T) {
 	known := map[string]bool{}
 	for _, n := range append(metrics.Names(), gateway.MetricNames()...) {
@@ -754,7 +835,7 @@ func TestKubernetes(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"ConfigMap/rostrum", "Secret/rostrum-credentials", "StatefulSet/rostrum", "Service/rostrum",
-		"PodDisruptionBudget/rostrum", "Job/rostrum-topics", "ServiceMonitor/rostrum", "PrometheusRule/rostrum", "Secret/rostrum-gateway",
+		"PodDisruptionBudget/rostrum", "Job/rostrum-topics", "ServiceMonitor/rostrum", "ServiceMonitor/rostrum-gateway", "PrometheusRule/rostrum", "Secret/rostrum-gateway",
 		"ScaledObject/rostrum", "TriggerAuthentication/rostrum-kafka"} {
 		if byKind[want] == nil {
 			t.Errorf("no %s in the kustomization", want)
@@ -891,6 +972,16 @@ func TestKubernetes(t *testing.T) {
 	if str(t, sm, "spec", "endpoints", 0, "port") != "http" || str(t, sm, "spec", "endpoints", 0, "path") != "/metrics" {
 		t.Errorf("servicemonitor endpoint %v", get(t, sm, "spec", "endpoints", 0))
 	}
+	// The gateway's ServiceMonitor selects the gateway's Service (whose name
+	// is the job the gateway alerts name), on its port.
+	gsm, gsvc := byKind["ServiceMonitor/rostrum-gateway"], byKind["Service/rostrum-gateway"]
+	if !reflect.DeepEqual(get(t, gsm, "spec", "selector", "matchLabels"), get(t, gsvc, "metadata", "labels")) {
+		t.Errorf("the gateway's ServiceMonitor selects %v, its Service is labelled %v",
+			get(t, gsm, "spec", "selector", "matchLabels"), get(t, gsvc, "metadata", "labels"))
+	}
+	if str(t, gsm, "spec", "endpoints", 0, "port") != str(t, gsvc, "spec", "ports", 0, "name") || str(t, gsm, "spec", "endpoints", 0, "path") != "/metrics" {
+		t.Errorf("gateway servicemonitor endpoint %v", get(t, gsm, "spec", "endpoints", 0))
+	}
 
 	// The topic Job runs a command the binary has, with flags it takes.
 	job := get(t, byKind["Job/rostrum-topics"], "spec", "template", "spec", "containers", 0)
@@ -924,9 +1015,11 @@ func TestKubernetes(t *testing.T) {
 // externalMetrics are the metrics alerts use that come from Kubernetes, not
 // from rostrum.
 var externalMetrics = map[string]bool{
-	"kube_pod_status_ready":                true, // kube-state-metrics
-	"kubelet_volume_stats_available_bytes": true, // kubelet
-	"kubelet_volume_stats_capacity_bytes":  true,
+	"kube_pod_status_ready":                     true, // kube-state-metrics
+	"kubelet_volume_stats_available_bytes":      true, // kubelet
+	"kubelet_volume_stats_capacity_bytes":       true,
+	"kube_deployment_status_replicas_available": true, // kube-state-metrics
+	"kube_deployment_spec_replicas":             true,
 }
 
 // TestPrometheusRule checks every alert: its expression's metrics exist,
@@ -956,7 +1049,7 @@ func TestPrometheusRule(t *testing.T) {
 		}
 	}
 	known := map[string]bool{}
-	for _, n := range metrics.Names() {
+	for _, n := range append(metrics.Names(), gateway.MetricNames()...) {
 		for _, suffix := range []string{"", "_bucket", "_sum", "_count"} {
 			known[n+suffix] = true
 		}
@@ -991,7 +1084,8 @@ func TestPrometheusRule(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"RostrumConsumerLagHigh", "RostrumPublishLatencyHigh", "RostrumDLQRate", "RostrumBatchRetries",
-		"RostrumNotReady", "RostrumWALDiskFilling", "RostrumRedisRebuilt"} {
+		"RostrumNotReady", "RostrumWALDiskFilling", "RostrumRedisRebuilt",
+		"RostrumGatewayErrorsHigh", "RostrumGatewayLatencyHigh", "RostrumGatewayDown", "RostrumGatewayUnready"} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("no alert %s", want)
 		}

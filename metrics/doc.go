@@ -71,6 +71,11 @@
 //	    acknowledgement of the room's output record (PublishLatency).
 //	rostrum_build_info{version,revision,goversion} gauge, always 1
 //	    The running build (BuildInfo).
+//	rostrum_http_requests_total{route,code}        counter, requests
+//	rostrum_http_request_duration_seconds{route}   histogram, seconds
+//	    The HTTP API's requests by route pattern ("other": none matched), an
+//	    event stream counted when it opens and not timed (HTTPRequest,
+//	    HTTPDuration; Handler passes them to a web.Server).
 //	rostrum_redis_pool_connections                 gauge, connections
 //	rostrum_redis_pool_idle_connections            gauge, connections
 //	rostrum_redis_pool_hits_total                  counter, checkouts

@@ -62,7 +62,7 @@ func Names() []string {
 		nameBoardEvents, nameBoardSaturated, nameBoardGapsClosed,
 		nameCacheMembers, nameCacheApplies,
 		nameLagRecords, nameLagSeconds, nameGroupLagRecords, nameGroupLagSeconds,
-		namePublishLatency, nameBuildInfo,
+		namePublishLatency, nameBuildInfo, nameHTTPRequests, nameHTTPDuration,
 		namePoolConns, namePoolIdle, namePoolHits, namePoolMisses, namePoolTimeouts, namePoolStale,
 	}
 }
@@ -109,6 +109,7 @@ type Pipeline struct {
 	assigned               prometheus.Gauge
 
 	publishLatency prometheus.Histogram // ops.go
+	http           httpMetrics          // http.go
 	buildInfo      *prometheus.GaugeVec
 
 	lagRecords, lagSeconds           *prometheus.GaugeVec
@@ -229,6 +230,7 @@ func New(env string) *Pipeline {
 		"Age in seconds of the oldest record not yet committed by the consumer group, over all its input partitions.")
 
 	p.registerOps(r)
+	p.registerHTTP(r)
 
 	for _, op := range []string{"apply", "store", "boards"} {
 		p.redisRoundTrip.WithLabelValues(op)
@@ -240,7 +242,7 @@ func New(env string) *Pipeline {
 		p.boardEvents.WithLabelValues(result)
 	}
 
-	p.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	p.handler = handler{promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), p}
 	return p
 }
 
@@ -249,5 +251,7 @@ func New(env string) *Pipeline {
 func (p *Pipeline) Registry() *prometheus.Registry { return p.reg }
 
 // Handler returns the HTTP handler serving the registry in the Prometheus
-// exposition formats, for /metrics.
+// exposition formats, for /metrics. It also implements web.HTTPMetrics: a
+// web.Server given it as Options.Metrics records its API's requests
+// (rostrum_http_…) through it.
 func (p *Pipeline) Handler() http.Handler { return p.handler }

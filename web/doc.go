@@ -48,6 +48,13 @@
 // own write deadline. The guard (guard.go) applies the CORS policy, the
 // per-client rate limit and the read tokens before any route.
 //
+// Options.HTTPMetrics (httpmetrics.go; by default Options.Metrics when it
+// implements it, as metrics.Pipeline's handler does) counts every request by
+// route pattern and status code, and times it, outside the guard: a refused
+// request counts too. The route label is the ServeMux pattern, never the
+// path, so no room or member id becomes a label; "other" when none matched.
+// An event stream counts when it opens and is not timed.
+//
 // One poller (hub.go) reads the Source and the counters once per
 // Options.Interval while at least one event stream is open, and hands the
 // read to every stream; each stream sends a

@@ -99,6 +99,11 @@ type Options struct {
 	// Handler), mounted at ControlRoutes when not nil.
 	Control http.Handler
 
+	// HTTPMetrics records every request by route (httpmetrics.go); nil:
+	// Metrics, when it implements HTTPMetrics (metrics.Pipeline's handler
+	// does), else none.
+	HTTPMetrics HTTPMetrics
+
 	// MaxStreams bounds the event streams open at once, all clients
 	// together; one more answers 503 with Retry-After. default: 1000
 	MaxStreams int
@@ -182,6 +187,9 @@ func New(opts Options) *Server {
 	if opts.MaxStreamRooms <= 0 {
 		opts.MaxStreamRooms = DefaultMaxStreamRooms
 	}
+	if hm, ok := opts.Metrics.(HTTPMetrics); ok && opts.HTTPMetrics == nil {
+		opts.HTTPMetrics = hm
+	}
 	s := &Server{opt: opts, mux: http.NewServeMux(), lg: opts.Logger, stop: make(chan struct{})}
 	s.h = problem.Handler(s.mux)
 	s.hub = newHub(s)
@@ -227,6 +235,14 @@ func New(opts Options) *Server {
 
 // ServeHTTP serves the routes listed in the package documentation.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opt.HTTPMetrics != nil {
+		s.observe(s.opt.HTTPMetrics, w, r, s.serve)
+		return
+	}
+	s.serve(w, r)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !s.guard.admit(w, r) {
 		return
 	}

@@ -7,20 +7,24 @@ import (
 	"runtime/debug"
 )
 
-// version and buildTime are set at link time by release builds:
+// version, revision and buildTime are set at link time by release builds
+// (`make release`, the Dockerfile):
 //
-//	go build -ldflags "-X main.version=v0.9.0 -X main.buildTime=2026-11-22T10:00:00Z" ./cmd/rostrum
+//	go build -ldflags "-X main.version=v0.9.0 -X main.revision=$(git rev-parse HEAD) \
+//	  -X main.buildTime=2026-11-22T10:00:00Z" ./cmd/rostrum
 //
 // Without them the version is the module's (a `go install …@v0.9.0`) or
-// "devel", and the build time unknown.
-var version, buildTime string
+// "devel", and the build time unknown. The revision the Go toolchain records
+// from a git checkout wins over -X main.revision; the flag is the fallback
+// where VCS stamping is off (-buildvcs=false, a build context without .git).
+var version, revision, buildTime string
 
 // build is the identity of the running binary, from the linker flags above
 // and the Go build information (which records the VCS revision of a build
 // from a git checkout, unless built with -buildvcs=false).
 type build struct {
 	Version    string
-	Revision   string // VCS commit, or "unknown"
+	Revision   string // VCS commit (else -X main.revision), or "unknown"
 	CommitTime string // time of that commit (RFC 3339), or ""
 	Modified   bool   // built from a working tree with uncommitted changes
 	GoVersion  string
@@ -43,6 +47,9 @@ func readBuild() build {
 				b.Modified = s.Value == "true"
 			}
 		}
+	}
+	if b.Revision == "unknown" && revision != "" {
+		b.Revision = revision
 	}
 	if b.Version == "" {
 		b.Version = "devel"
