@@ -32,7 +32,7 @@ Usage:
   rostrum help             this text
   rostrum help config --markdown   every flag with its variable, YAML key and default
 
-Each command's flags: rostrum <command> -h
+Each command's flags: rostrum <command> -h (the essential ones by group; --help-all: every one)
 `
 
 func main() {
@@ -57,6 +57,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
+	}
+	if done, err := commandHelp(args, stdout); done {
+		return err // grouped -h, --help-all, --help-group (help.go)
 	}
 	switch args[0] {
 	case "run":
