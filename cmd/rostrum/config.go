@@ -14,7 +14,9 @@ import (
 // in order of precedence, the environment (ROSTRUM_<FLAG>, dashes as
 // underscores) and then the YAML config file named by --config (keys are the
 // flag names). An unknown key in the file is an error naming it. It returns
-// the warnings worth logging at start-up (a readable file holding secrets).
+// the warnings worth logging at start-up (a readable file holding secrets,
+// an old flag name). A renamed flag's old name works in every source
+// (resolveAliases).
 func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -45,12 +47,15 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 			}
 		}
 	}
-	var err error
+	aliasWarnings, err := resolveAliases(fs, set, true, file, configPath)
+	if err != nil {
+		return nil, err
+	}
 	fs.VisitAll(func(f *flag.Flag) {
-		if err != nil || set[f.Name] || f.Name == "config" {
+		if err != nil || set[f.Name] || f.Name == "config" || isAlias(fs, f.Name) {
 			return
 		}
-		env := "ROSTRUM_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		env := envName(f.Name)
 		if v, ok := os.LookupEnv(env); ok {
 			if e := fs.Set(f.Name, v); e != nil {
 				err = fmt.Errorf("%s=%q: %v", env, v, e)
@@ -75,7 +80,7 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return configWarnings(fs, configPath, file), nil
+	return append(aliasWarnings, configWarnings(fs, configPath, file)...), nil
 }
 
 // yamlScalar renders a YAML value as flag text; a list becomes a comma list.
@@ -94,6 +99,7 @@ func yamlScalar(v any) string {
 // the environment and the config file (--config, else ROSTRUM_CONFIG). It
 // returns the config file's path and the warnings found.
 func parseSources(fs *flag.FlagSet, args []string, configFlag *string) (string, []string, error) {
+	registerAliases(fs) // the old names of renamed flags (aliases.go)
 	if err := fs.Parse(args); err != nil {
 		return "", nil, err
 	}

@@ -38,7 +38,7 @@ func (c *controlFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.replicas, "control-replicas", 0, "Redis replicas that must confirm a control change (WAIT) before it is answered")
 	fs.DurationVar(&c.replicaTimeout, "control-replica-timeout", time.Second, "how long a control change waits for --control-replicas")
 	fs.IntVar(&c.history, "control-history", 10, "finished recordings kept per room")
-	fs.Int64Var(&c.maxBody, "control-max-body", 64<<10, "largest control request body, bytes (layout parameters, start parameters)")
+	fs.Int64Var(&c.maxBody, "control-max-body-bytes", 64<<10, "largest control request body, bytes (layout parameters, start parameters)")
 	fs.DurationVar(&c.lease, "control-lease", 30*time.Second, "how long an unpublished control change stays its writer's before another instance looks it up on its topic and publishes it if missing; must exceed --control-produce-timeout")
 	fs.DurationVar(&c.produceTimeout, "control-produce-timeout", 10*time.Second, "how long a control request waits for Kafka to acknowledge its command")
 	fs.DurationVar(&c.sweepEvery, "control-sweep-interval", 5*time.Second, "how often to look for control changes left unpublished by a crash")

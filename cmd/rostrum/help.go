@@ -97,16 +97,16 @@ var flagPlaces = map[string]flagPlace{
 	"room-ttl":                       tuning("redis"),
 
 	// Ranking and stability
-	"top-n":           essential("ranking"),
-	"ranking":         essential("ranking"),
-	"stability":       essential("ranking"),
-	"dwell":           tuning("ranking"),
-	"grace":           tuning("ranking"),
-	"margin":          tuning("ranking"),
-	"due-interval":    tuning("ranking"),
-	"score-epoch":     tuning("ranking"),
-	"unknown-types":   tuning("ranking"),
-	"max-future-skew": tuning("ranking"),
+	"top-n":                  essential("ranking"),
+	"ranking":                essential("ranking"),
+	"stability":              essential("ranking"),
+	"stability-dwell":        tuning("ranking"),
+	"stability-grace":        tuning("ranking"),
+	"stability-margin":       tuning("ranking"),
+	"stability-due-interval": tuning("ranking"),
+	"score-epoch":            tuning("ranking"),
+	"unknown-types":          tuning("ranking"),
+	"max-future-skew":        tuning("ranking"),
 
 	// HTTP and security
 	"http":                       essential("http"),
@@ -144,7 +144,7 @@ var flagPlaces = map[string]flagPlace{
 	"max-events":             tuning("limits"),
 	"max-record-bytes":       tuning("limits"),
 	"max-body-bytes":         tuning("limits"),
-	"control-max-body":       tuning("limits"),
+	"control-max-body-bytes": tuning("limits"),
 	"max-inflight":           tuning("limits"),
 	"max-room-members":       tuning("limits"),
 	"max-rooms-per-apply":    tuning("limits"),
@@ -271,6 +271,7 @@ func commandHelp(args []string, stdout io.Writer) (done bool, err error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	c.register(fs)
+	registerAliases(fs)
 	all := fs.Bool("help-all", false, "")
 	group := fs.String("help-group", "", "")
 	err = fs.Parse(rest)

@@ -116,7 +116,7 @@ func commandFlags(c configCommand) map[string]configFlag {
 	fs.VisitAll(func(f *flag.Flag) {
 		cf := configFlag{
 			name:  f.Name,
-			env:   "ROSTRUM_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")),
+			env:   envName(f.Name),
 			key:   f.Name,
 			def:   f.DefValue,
 			usage: f.Usage,
