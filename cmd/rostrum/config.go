@@ -23,7 +23,7 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 
 	var file map[string]any
 	if configPath != "" {
-		b, err := os.ReadFile(configPath)
+		b, err := readConfig(configPath)
 		if err != nil {
 			return nil, fmt.Errorf("--config: %w", err)
 		}
