@@ -85,14 +85,19 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	}
 	fs := flag.NewFlagSet("help config", flag.ContinueOnError)
 	markdown := fs.Bool("markdown", false, "print Markdown (the generated part of docs/configuration.md)")
+	jsonSchema := fs.Bool("schema", false, "print the JSON Schema of the --config file (docs/config.schema.json)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("help config: unexpected argument %q", fs.Arg(0))
 	}
+	if *jsonSchema {
+		_, err := stdout.Write(configSchema())
+		return err
+	}
 	if !*markdown {
-		return errors.New("help config: only --markdown is supported; for one command's flags: rostrum <command> -h")
+		return errors.New("help config: only --markdown and --schema are supported; for one command's flags: rostrum <command> -h")
 	}
 	_, err := io.WriteString(stdout, configMarkdown())
 	return err
