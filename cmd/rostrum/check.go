@@ -15,8 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/control"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/web"
 )
 
 // The exit codes of `rostrum check`, one per class of failure, in the order
@@ -62,6 +64,43 @@ func (c *checker) skip(what, why string) {
 	fmt.Fprintf(c.out, "skip  %s: %s\n", what, why)
 }
 
+// checkFlags are the flags of `rostrum check` beside run's.
+type checkFlags struct {
+	offline bool // default: false
+}
+
+func (f *checkFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.offline, "offline", false, "check the flags, the config file and the files they name (tokens, certificates, passwords) without connecting to Kafka or Redis")
+}
+
+// checkOffline checks what runPipeline checks before it connects, beyond
+// pipelineConfig: the HTTP guards, the token files, the certificate pair,
+// the control API's options and the Redis client's.
+func checkOffline(f *runFlags) error {
+	var guard web.Options
+	if err := f.apiGuard.apply(&guard); err != nil {
+		return err
+	}
+	if err := f.streams.apply(&guard); err != nil {
+		return err
+	}
+	if _, err := f.boardAdmin.tokens(); err != nil {
+		return err
+	}
+	if _, err := f.control.tokens(); err != nil {
+		return err
+	}
+	if _, err := f.httpTLS.load(); err != nil {
+		return err
+	}
+	o := f.control.options(control.TopicsFor(f.topicPrefix, f.env), f.env, f.roomTTL, nil)
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	_, err := f.sec.redisOptions(f.redis)
+	return err
+}
+
 // cmdCheck verifies, without consuming, everything `rostrum run` with the
 // same flags needs: the configuration, the brokers (with the configured
 // security), every topic with its partitions and the output's compaction,
@@ -80,6 +119,8 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var f runFlags
 	f.register(fs)
+	var cf checkFlags
+	cf.register(fs)
 	c := &checker{out: stdout}
 	if err := parseFlags(fs, &f, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -99,7 +140,18 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		c.fail(exitConfig, "config", scrubError(err, f.sec.secrets()...))
 		return &exitError{exitConfig, errors.New("configuration invalid")}
 	}
+	if cf.offline {
+		if err := checkOffline(&f); err != nil {
+			c.fail(exitConfig, "config", scrubError(err, f.sec.secrets()...))
+			return &exitError{exitConfig, errors.New("configuration invalid")}
+		}
+	}
 	c.ok("config", "env %s, group %s, %d boards", pc.Env, groupOf(pc), len(pc.Boards))
+	if cf.offline {
+		c.skip("kafka", "--offline")
+		c.skip("redis", "--offline")
+		return nil
+	}
 
 	checkKafka(ctx, c, &f, pc)
 	checkRedis(ctx, c, &f, pc, so)

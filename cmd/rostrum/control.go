@@ -53,16 +53,21 @@ func (c *controlFlags) tokens() (*auth.Tokens, error) {
 	return loadTokens("--control-token-file", c.tokenFile)
 }
 
-// service builds the control API of env on rc, guarded by tokens (see
-// tokens), producing with a client of its own to brokers.
-func (c *controlFlags) service(rc redis.UniversalClient, tokens *auth.Tokens, brokers []string, kopts []kgo.Opt, topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) (*control.Service, func(), error) {
-	o := control.Options{
+// options are the control API's options of env, without its tokens.
+func (c *controlFlags) options(topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) control.Options {
+	return control.Options{
 		Env: env, CommandsTopic: topics.Commands, LayoutTopic: topics.Layout,
 		RoomTTL: roomTTL, History: c.history, MaxBodyBytes: c.maxBody,
 		Replicas: c.replicas, ReplicaTimeout: c.replicaTimeout,
 		Lease: c.lease, ProduceTimeout: c.produceTimeout, SweepInterval: c.sweepEvery,
 		IdempotencyTTL: c.idempotencyTTL, Insecure: c.insecure, Logger: lg,
 	}
+}
+
+// service builds the control API of env on rc, guarded by tokens (see
+// tokens), producing with a client of its own to brokers.
+func (c *controlFlags) service(rc redis.UniversalClient, tokens *auth.Tokens, brokers []string, kopts []kgo.Opt, topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) (*control.Service, func(), error) {
+	o := c.options(topics, env, roomTTL, lg)
 	o.Tokens = tokens
 	if f := os.Getenv(faultEnv); f == "control-step" || f == "control-published" {
 		at := strings.TrimPrefix(f, "control-")

@@ -62,7 +62,7 @@ func configSchema() []byte {
 			}
 			name := c.name
 			if name == "run" {
-				name = "run, check, boards migrate" // they take run's flags
+				name = "run, boards migrate" // boards migrate takes run's flags
 			}
 			readers[cf.key] = append(readers[cf.key], name)
 			if _, ok := props[cf.key]; ok {
