@@ -105,18 +105,11 @@ func checkOffline(f *runFlags) error {
 // same flags needs: the configuration, the brokers (with the configured
 // security), every topic with its partitions and the output's compaction,
 // the consumer group, Redis, and that the Lua scripts load. With
-// --create-topics it first creates the missing topics, as run would.
+// --create-topics it first creates the missing topics, as run would; with
+// --offline it checks the configuration only and connects to nothing.
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: rostrum check [the flags of rostrum run]\n\n"+
-			"Checks, without consuming, what `rostrum run` with the same flags needs; one line per check.\n"+
-			"With --create-topics it first creates the missing topics (--topic-partitions, --output-partitions, …).\n"+
-			"Exit status: 0 all passed, 2 configuration, 3 Kafka brokers, 4 topics, 5 consumer group,\n"+
-			"6 Redis, 7 Lua scripts (the first class that failed).\n\n")
-		fs.PrintDefaults()
-	}
 	var f runFlags
 	f.register(fs)
 	var cf checkFlags

@@ -100,6 +100,11 @@ func yamlScalar(v any) string {
 // returns the config file's path and the warnings found.
 func parseSources(fs *flag.FlagSet, args []string, configFlag *string) (string, []string, error) {
 	registerAliases(fs) // the old names of renamed flags (aliases.go)
+	// After a flag that does not parse, a pointer to the grouped help
+	// (help.go), which Main prints for -h before the command runs.
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "The flags: rostrum %s -h (every flag: --help-all)\n", fs.Name())
+	}
 	if err := fs.Parse(args); err != nil {
 		return "", nil, err
 	}
