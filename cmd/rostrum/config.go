@@ -43,7 +43,7 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 				continue // read by routeFlags.read (run, demo and gateway)
 			}
 			if fs.Lookup(k) == nil || k == "config" {
-				return nil, fmt.Errorf("--config %s: unknown key %q (keys are the flag names of `rostrum %s -h`)", configPath, k, fs.Name())
+				return nil, fmt.Errorf("--config %s: unknown key %q (keys are the flag names of `rostrum %s --help-all`)", configPath, k, fs.Name())
 			}
 		}
 	}
