@@ -78,13 +78,15 @@ test-race: deps
 test-short: deps
 	$(GO) test -count=1 -short $(PKGS)
 
-## docs: regenerate the flag reference in docs/configuration.md from the binary's flags
-## (TestConfigReferenceCurrent fails when it is out of date).
+## docs: regenerate the flag reference in docs/configuration.md and the config file's JSON Schema,
+## docs/config.schema.json, from the binary's flags (TestConfigReferenceCurrent and
+## TestConfigSchemaCurrent fail when they are out of date).
 docs:
 	@mkdir -p bin
 	$(GO) run ./cmd/rostrum help config --markdown > bin/config.md.gen
 	awk -v gen=bin/config.md.gen '/^<!-- BEGIN GENERATED/ {print; while ((getline l < gen) > 0) print l; skip=1; next} \
 	  /^<!-- END GENERATED/ {skip=0} !skip' docs/configuration.md > bin/configuration.md && mv bin/configuration.md docs/configuration.md
+	$(GO) run ./cmd/rostrum help config --schema > bin/config.schema.json && mv bin/config.schema.json docs/config.schema.json
 
 ## tidy: fails when go.mod or go.sum are not what `go mod tidy` makes of them.
 tidy:

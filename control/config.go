@@ -94,7 +94,7 @@ func (o *Options) Validate() error {
 	case o.History < 1 || o.History > 1000:
 		return fmt.Errorf("--control-history must be between 1 and 1000, got %d", o.History)
 	case o.MaxBodyBytes < 2 || o.MaxBodyBytes > 16<<20:
-		return fmt.Errorf("--control-max-body must be between 2 bytes and 16 MiB, got %d", o.MaxBodyBytes)
+		return fmt.Errorf("--control-max-body-bytes must be between 2 bytes and 16 MiB, got %d", o.MaxBodyBytes)
 	case o.Replicas < 0:
 		return fmt.Errorf("--control-replicas must not be negative, got %d", o.Replicas)
 	case o.ReplicaTimeout < time.Millisecond:

@@ -206,7 +206,7 @@ func (s *Service) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes (--control-max-body)", s.opt.MaxBodyBytes))
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes (--control-max-body-bytes)", s.opt.MaxBodyBytes))
 		} else {
 			writeError(w, http.StatusBadRequest, "read body: "+err.Error())
 		}

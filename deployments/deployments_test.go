@@ -763,7 +763,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 }
 
 // rostrumFlags builds the binary once and returns the flags a command of it
-// accepts, read from its -h output: the manifests are checked against the
+// accepts, read from its --help-all output: the manifests are checked against the
 // binary itself, not a list kept by hand.
 func rostrumFlags(t *testing.T, command string) map[string]bool {
 	t.Helper()
@@ -782,9 +782,9 @@ func rostrumFlags(t *testing.T, command string) map[string]bool {
 	if binErr != nil {
 		t.Fatal(binErr)
 	}
-	out, _ := exec.Command(binPath, command, "-h").CombinedOutput() // -h exits non-zero
+	out, _ := exec.Command(binPath, command, "--help-all").CombinedOutput() // every flag, grouped
 	flags := map[string]bool{}
-	re := regexp.MustCompile(`(?m)^\s+-([a-z0-9-]+)`)
+	re := regexp.MustCompile(`(?m)^\s+--([a-z0-9][a-z0-9-]*)`)
 	for _, m := range re.FindAllStringSubmatch(string(out), -1) {
 		flags[m[1]] = true
 	}

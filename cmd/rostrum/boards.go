@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"go.yaml.in/yaml/v3"
 
@@ -23,7 +22,7 @@ func readBoards(path string) ([]board.Config, []string, error) {
 	if path == "" {
 		return nil, nil, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readConfig(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--config: %w", err)
 	}

@@ -15,8 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/control"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
+	"github.com/rostrumhq/rostrum/web"
 )
 
 // The exit codes of `rostrum check`, one per class of failure, in the order
@@ -62,24 +64,56 @@ func (c *checker) skip(what, why string) {
 	fmt.Fprintf(c.out, "skip  %s: %s\n", what, why)
 }
 
+// checkFlags are the flags of `rostrum check` beside run's.
+type checkFlags struct {
+	offline bool // default: false
+}
+
+func (f *checkFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.offline, "offline", false, "check the flags, the config file and the files they name (tokens, certificates, passwords) without connecting to Kafka or Redis")
+}
+
+// checkOffline checks what runPipeline checks before it connects, beyond
+// pipelineConfig: the HTTP guards, the token files, the certificate pair,
+// the control API's options and the Redis client's.
+func checkOffline(f *runFlags) error {
+	var guard web.Options
+	if err := f.apiGuard.apply(&guard); err != nil {
+		return err
+	}
+	if err := f.streams.apply(&guard); err != nil {
+		return err
+	}
+	if _, err := f.boardAdmin.tokens(); err != nil {
+		return err
+	}
+	if _, err := f.control.tokens(); err != nil {
+		return err
+	}
+	if _, err := f.httpTLS.load(); err != nil {
+		return err
+	}
+	o := f.control.options(control.TopicsFor(f.topicPrefix, f.env), f.env, f.roomTTL, nil)
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	_, err := f.sec.redisOptions(f.redis)
+	return err
+}
+
 // cmdCheck verifies, without consuming, everything `rostrum run` with the
 // same flags needs: the configuration, the brokers (with the configured
 // security), every topic with its partitions and the output's compaction,
 // the consumer group, Redis, and that the Lua scripts load. With
-// --create-topics it first creates the missing topics, as run would.
+// --create-topics it first creates the missing topics, as run would; with
+// --offline it checks the configuration only and connects to nothing.
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: rostrum check [the flags of rostrum run]\n\n"+
-			"Checks, without consuming, what `rostrum run` with the same flags needs; one line per check.\n"+
-			"With --create-topics it first creates the missing topics (--topic-partitions, --output-partitions, …).\n"+
-			"Exit status: 0 all passed, 2 configuration, 3 Kafka brokers, 4 topics, 5 consumer group,\n"+
-			"6 Redis, 7 Lua scripts (the first class that failed).\n\n")
-		fs.PrintDefaults()
-	}
 	var f runFlags
 	f.register(fs)
+	var cf checkFlags
+	cf.register(fs)
 	c := &checker{out: stdout}
 	if err := parseFlags(fs, &f, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -99,7 +133,18 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		c.fail(exitConfig, "config", scrubError(err, f.sec.secrets()...))
 		return &exitError{exitConfig, errors.New("configuration invalid")}
 	}
+	if cf.offline {
+		if err := checkOffline(&f); err != nil {
+			c.fail(exitConfig, "config", scrubError(err, f.sec.secrets()...))
+			return &exitError{exitConfig, errors.New("configuration invalid")}
+		}
+	}
 	c.ok("config", "env %s, group %s, %d boards", pc.Env, groupOf(pc), len(pc.Boards))
+	if cf.offline {
+		c.skip("kafka", "--offline")
+		c.skip("redis", "--offline")
+		return nil
+	}
 
 	checkKafka(ctx, c, &f, pc)
 	checkRedis(ctx, c, &f, pc, so)

@@ -14,14 +14,16 @@ import (
 // in order of precedence, the environment (ROSTRUM_<FLAG>, dashes as
 // underscores) and then the YAML config file named by --config (keys are the
 // flag names). An unknown key in the file is an error naming it. It returns
-// the warnings worth logging at start-up (a readable file holding secrets).
+// the warnings worth logging at start-up (a readable file holding secrets,
+// an old flag name). A renamed flag's old name works in every source
+// (resolveAliases).
 func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	var file map[string]any
 	if configPath != "" {
-		b, err := os.ReadFile(configPath)
+		b, err := readConfig(configPath)
 		if err != nil {
 			return nil, fmt.Errorf("--config: %w", err)
 		}
@@ -41,16 +43,19 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 				continue // read by routeFlags.read (run, demo and gateway)
 			}
 			if fs.Lookup(k) == nil || k == "config" {
-				return nil, fmt.Errorf("--config %s: unknown key %q (keys are the flag names of `rostrum %s -h`)", configPath, k, fs.Name())
+				return nil, fmt.Errorf("--config %s: unknown key %q (keys are the flag names of `rostrum %s --help-all`)", configPath, k, fs.Name())
 			}
 		}
 	}
-	var err error
+	aliasWarnings, err := resolveAliases(fs, set, true, file, configPath)
+	if err != nil {
+		return nil, err
+	}
 	fs.VisitAll(func(f *flag.Flag) {
-		if err != nil || set[f.Name] || f.Name == "config" {
+		if err != nil || set[f.Name] || f.Name == "config" || isAlias(fs, f.Name) {
 			return
 		}
-		env := "ROSTRUM_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		env := envName(f.Name)
 		if v, ok := os.LookupEnv(env); ok {
 			if e := fs.Set(f.Name, v); e != nil {
 				err = fmt.Errorf("%s=%q: %v", env, v, e)
@@ -75,7 +80,7 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return configWarnings(fs, configPath, file), nil
+	return append(aliasWarnings, configWarnings(fs, configPath, file)...), nil
 }
 
 // yamlScalar renders a YAML value as flag text; a list becomes a comma list.
@@ -94,6 +99,12 @@ func yamlScalar(v any) string {
 // the environment and the config file (--config, else ROSTRUM_CONFIG). It
 // returns the config file's path and the warnings found.
 func parseSources(fs *flag.FlagSet, args []string, configFlag *string) (string, []string, error) {
+	registerAliases(fs) // the old names of renamed flags (aliases.go)
+	// After a flag that does not parse, a pointer to the grouped help
+	// (help.go), which Main prints for -h before the command runs.
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "The flags: rostrum %s -h (every flag: --help-all)\n", fs.Name())
+	}
 	if err := fs.Parse(args); err != nil {
 		return "", nil, err
 	}

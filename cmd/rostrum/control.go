@@ -38,7 +38,7 @@ func (c *controlFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.replicas, "control-replicas", 0, "Redis replicas that must confirm a control change (WAIT) before it is answered")
 	fs.DurationVar(&c.replicaTimeout, "control-replica-timeout", time.Second, "how long a control change waits for --control-replicas")
 	fs.IntVar(&c.history, "control-history", 10, "finished recordings kept per room")
-	fs.Int64Var(&c.maxBody, "control-max-body", 64<<10, "largest control request body, bytes (layout parameters, start parameters)")
+	fs.Int64Var(&c.maxBody, "control-max-body-bytes", 64<<10, "largest control request body, bytes (layout parameters, start parameters)")
 	fs.DurationVar(&c.lease, "control-lease", 30*time.Second, "how long an unpublished control change stays its writer's before another instance looks it up on its topic and publishes it if missing; must exceed --control-produce-timeout")
 	fs.DurationVar(&c.produceTimeout, "control-produce-timeout", 10*time.Second, "how long a control request waits for Kafka to acknowledge its command")
 	fs.DurationVar(&c.sweepEvery, "control-sweep-interval", 5*time.Second, "how often to look for control changes left unpublished by a crash")
@@ -53,16 +53,21 @@ func (c *controlFlags) tokens() (*auth.Tokens, error) {
 	return loadTokens("--control-token-file", c.tokenFile)
 }
 
-// service builds the control API of env on rc, guarded by tokens (see
-// tokens), producing with a client of its own to brokers.
-func (c *controlFlags) service(rc redis.UniversalClient, tokens *auth.Tokens, brokers []string, kopts []kgo.Opt, topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) (*control.Service, func(), error) {
-	o := control.Options{
+// options are the control API's options of env, without its tokens.
+func (c *controlFlags) options(topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) control.Options {
+	return control.Options{
 		Env: env, CommandsTopic: topics.Commands, LayoutTopic: topics.Layout,
 		RoomTTL: roomTTL, History: c.history, MaxBodyBytes: c.maxBody,
 		Replicas: c.replicas, ReplicaTimeout: c.replicaTimeout,
 		Lease: c.lease, ProduceTimeout: c.produceTimeout, SweepInterval: c.sweepEvery,
 		IdempotencyTTL: c.idempotencyTTL, Insecure: c.insecure, Logger: lg,
 	}
+}
+
+// service builds the control API of env on rc, guarded by tokens (see
+// tokens), producing with a client of its own to brokers.
+func (c *controlFlags) service(rc redis.UniversalClient, tokens *auth.Tokens, brokers []string, kopts []kgo.Opt, topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) (*control.Service, func(), error) {
+	o := c.options(topics, env, roomTTL, lg)
 	o.Tokens = tokens
 	if f := os.Getenv(faultEnv); f == "control-step" || f == "control-published" {
 		at := strings.TrimPrefix(f, "control-")

@@ -75,15 +75,19 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	topN := fs.Int("top-n", 7, "length of the shown list, 1..100")
 	batch := fs.Duration("batch", 100*time.Millisecond, "how often the lists are merged (a poll batch)")
 	minStint := fs.Duration("min-stint", 2*time.Second, "how long a member stays in (or out of) the raw top-N to truly belong (or no longer belong)")
-	dwell := fs.Duration("dwell", stability.DefaultDwell, "hysteresis dwell (0: none)")
-	grace := fs.Duration("grace", stability.DefaultGrace, "hysteresis grace (0: none)")
-	margin := fs.Int("margin", stability.DefaultMargin, "hysteresis margin in volume steps (0: off)")
+	dwell := fs.Duration("stability-dwell", stability.DefaultDwell, "hysteresis dwell (0: none)")
+	grace := fs.Duration("stability-grace", stability.DefaultGrace, "hysteresis grace (0: none)")
+	margin := fs.Int("stability-margin", stability.DefaultMargin, "hysteresis margin in volume steps (0: off)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	walDir := fs.String("wal", "", "replay the meeting events recorded in this WAL directory (rostrum run's --wal-dir; read without locking) instead of the generated scenarios, per room and overall")
 	ranking := fs.String("ranking", codec.DefaultRules().String(), "ranking rules, as rostrum run's --ranking")
 	scoreEpoch := fs.String("score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field, as rostrum run's --score-epoch")
-	if err := fs.Parse(args); err != nil {
+	warnings, err := parseWithAliases(fs, args)
+	if err != nil {
 		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "rostrum:", w)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))

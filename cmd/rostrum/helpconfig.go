@@ -41,8 +41,14 @@ const (
 // cannot drift from the binary. The benchmarks (`rostrum bench`) are
 // measuring tools, described in docs/PERFORMANCE.md and by `-h`.
 var configCommands = []configCommand{
-	{name: "run", also: "`rostrum check` and `rostrum boards migrate` take the same flags (and read the same variables and file), so that they see the configuration the processors run with; `wal replay` and `boards prune` take them too, and one flag each, below",
+	{name: "run", also: "`rostrum check` (with one flag more, below) and `rostrum boards migrate` take the same flags (and read the same variables and file), so that they see the configuration the processors run with; `wal replay` and `boards prune` take them too, and one flag each, below",
 		register: func(fs *flag.FlagSet) { var f runFlags; f.register(fs) }},
+	{name: "check", base: "run", register: func(fs *flag.FlagSet) {
+		var f runFlags
+		var c checkFlags
+		f.register(fs)
+		c.register(fs)
+	}},
 	{name: "gateway", register: func(fs *flag.FlagSet) { var f gatewayFlags; f.register(fs) }},
 	{name: "demo", base: "run", register: func(fs *flag.FlagSet) { var f runFlags; var d demoFlags; d.register(fs, &f) }},
 	{name: "wal replay", base: "run", register: func(fs *flag.FlagSet) {
@@ -85,14 +91,19 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	}
 	fs := flag.NewFlagSet("help config", flag.ContinueOnError)
 	markdown := fs.Bool("markdown", false, "print Markdown (the generated part of docs/configuration.md)")
+	jsonSchema := fs.Bool("schema", false, "print the JSON Schema of the --config file (docs/config.schema.json)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("help config: unexpected argument %q", fs.Arg(0))
 	}
+	if *jsonSchema {
+		_, err := stdout.Write(configSchema())
+		return err
+	}
 	if !*markdown {
-		return errors.New("help config: only --markdown is supported; for one command's flags: rostrum <command> -h")
+		return errors.New("help config: only --markdown and --schema are supported; for one command's flags: rostrum <command> -h")
 	}
 	_, err := io.WriteString(stdout, configMarkdown())
 	return err
@@ -116,7 +127,7 @@ func commandFlags(c configCommand) map[string]configFlag {
 	fs.VisitAll(func(f *flag.Flag) {
 		cf := configFlag{
 			name:  f.Name,
-			env:   "ROSTRUM_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")),
+			env:   envName(f.Name),
 			key:   f.Name,
 			def:   f.DefValue,
 			usage: f.Usage,

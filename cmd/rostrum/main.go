@@ -19,6 +19,7 @@ const usage = `rostrum — real-time ranking engine (Kafka → Redis → stable 
 Usage:
   rostrum run    [flags]   consume callbacks and keep the meeting rankings
   rostrum check  [flags]   verify brokers, topics, group, Redis and scripts for run's flags, consuming nothing
+                           (--offline: the configuration only, connecting to nothing)
   rostrum gateway [flags]  HTTP callbacks into the callback topics, routed by room to environments
   rostrum demo   [flags]   everything embedded: Kafka broker, Redis, a simulated meeting
   rostrum bench  [flags]   end-to-end benchmark: rostrum vs the naive design vs raw Redis
@@ -31,8 +32,9 @@ Usage:
   rostrum version          version, commit, Go version and build time
   rostrum help             this text
   rostrum help config --markdown   every flag with its variable, YAML key and default
+  rostrum help config --schema     the JSON Schema of the --config file
 
-Each command's flags: rostrum <command> -h
+Each command's flags: rostrum <command> -h (the essential ones by group; --help-all: every one)
 `
 
 func main() {
@@ -57,6 +59,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
+	}
+	if done, err := commandHelp(args, stdout); done {
+		return err // grouped -h, --help-all, --help-group (help.go)
 	}
 	switch args[0] {
 	case "run":

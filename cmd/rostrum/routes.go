@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"go.yaml.in/yaml/v3"
 
@@ -35,7 +34,7 @@ func (r *routeFlags) read(path string) error {
 	if path == "" {
 		return nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readConfig(path)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
 	}

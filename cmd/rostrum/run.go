@@ -102,11 +102,11 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.httpTLS.register(fs, "http", "the --http listener (the page, the read, control and administration API)")
 	fs.DurationVar(&f.lagEvery, "lag-interval", 5*time.Second, "how often consumer lag is measured for /metrics")
 	fs.StringVar(&f.stability, "stability", processor.StabilityHysteresis, "stable top list strategy: hysteresis (members change only when it lasts) or seed (the reference merge: sticky positions, membership follows the raw top-N); see docs/STABILITY.md")
-	fs.DurationVar(&f.dwell, "dwell", stability.DefaultDwell, "hysteresis: how long a member must hold its place in the raw top-N before it replaces a shown one (0: at once)")
-	fs.DurationVar(&f.grace, "grace", stability.DefaultGrace, "hysteresis: how long a shown member out of the raw top-N stays (0: it goes at once)")
-	fs.IntVar(&f.margin, "margin", stability.DefaultMargin, "hysteresis: a member leading the weakest shown one out of the raw top-N by this many volume steps replaces it at once (0: off)")
+	fs.DurationVar(&f.dwell, "stability-dwell", stability.DefaultDwell, "hysteresis: how long a member must hold its place in the raw top-N before it replaces a shown one (0: at once)")
+	fs.DurationVar(&f.grace, "stability-grace", stability.DefaultGrace, "hysteresis: how long a shown member out of the raw top-N stays (0: it goes at once)")
+	fs.IntVar(&f.margin, "stability-margin", stability.DefaultMargin, "hysteresis: a member leading the weakest shown one out of the raw top-N by this many volume steps replaces it at once (0: off)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, finish or abandon the batch in flight, commit what is done and leave the group within this time")
-	fs.DurationVar(&f.dueInterval, "due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
+	fs.DurationVar(&f.dueInterval, "stability-due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
 	f.sec.register(fs)
 	f.limits.register(fs)
@@ -265,8 +265,8 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 // errors of their Validate methods.
 var runFlagNames = map[string]string{
 	"Brokers": "--brokers", "Env": "--env", "TopN": "--top-n",
-	"MaxPollRecords": "--max-poll-records", "Stability": "--stability", "Dwell": "--dwell",
-	"Grace": "--grace", "Margin": "--margin", "DueInterval": "--due-interval",
+	"MaxPollRecords": "--max-poll-records", "Stability": "--stability", "Dwell": "--stability-dwell",
+	"Grace": "--stability-grace", "Margin": "--stability-margin", "DueInterval": "--stability-due-interval",
 	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after",
 	"MaxRoomsPerApply": "--max-rooms-per-apply", "ShutdownTimeout": "--shutdown-timeout", "RoomTTL": "--room-ttl",
 	"MaxMembers": "--max-room-members", "CacheMembers": "--state-cache", "RoomsPerScript": "--rooms-per-script",

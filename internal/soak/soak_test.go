@@ -196,7 +196,7 @@ func (r *rig) start(slot int) {
 			// The hysteresis without dwell, grace or margin, so that the last
 			// list of every room equals the model's top 7 once the run ends
 			// (as in internal/chaos).
-			"--dwell", "0", "--grace", "0", "--margin", "0", "--max-future-skew", "1m", "--lag-interval", "1s")
+			"--stability-dwell", "0", "--stability-grace", "0", "--stability-margin", "0", "--max-future-skew", "1m", "--lag-interval", "1s")
 		if err == nil {
 			r.mu.Lock()
 			r.procs[slot] = p

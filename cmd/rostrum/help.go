@@ -1,0 +1,381 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// The grouped `-h` of the commands that take configuration flags
+// (docs/DESIGN.md §15). `rostrum <command> -h` prints each group's essential
+// flags, each with its default and the environment variable that sets it;
+// `--help-all` prints every flag, `--help-group NAME` one group's.
+
+// helpGroup is one heading of the grouped help, in the order printed.
+type helpGroup struct {
+	key, title string
+}
+
+// helpGroups are the groups in the order `-h` prints them. "command" holds
+// the flags that belong to one command alone (the demo's meeting, a DLQ
+// command's selection); "other" is where a flag missing from flagPlaces
+// falls (TestHelpPlacesEveryFlag fails then).
+var helpGroups = []helpGroup{
+	{"command", ""}, // titled after the command
+	{"kafka", "Kafka"},
+	{"redis", "Redis"},
+	{"ranking", "Ranking and stability"},
+	{"http", "HTTP and security"},
+	{"leaderboards", "Leaderboards"},
+	{"limits", "Limits and tuning"},
+	{"ops", "Operations"},
+	{"other", "Other"},
+}
+
+// flagPlace is where a flag is shown: its group, and whether the short
+// help shows it (essential) or only --help-all and --help-group do.
+type flagPlace struct {
+	group     string
+	essential bool
+}
+
+func essential(group string) flagPlace { return flagPlace{group, true} }
+func tuning(group string) flagPlace    { return flagPlace{group, false} }
+
+// flagPlaces places every flag of every command in flagCommands. A flag
+// name means the same in every command that takes it, so one table serves
+// them all.
+var flagPlaces = map[string]flagPlace{
+	// Kafka
+	"brokers":                        essential("kafka"),
+	"env":                            essential("kafka"),
+	"topic-prefix":                   essential("kafka"),
+	"create-topics":                  essential("kafka"),
+	"route":                          essential("kafka"),
+	"route-default":                  tuning("kafka"),
+	"room-pattern":                   tuning("kafka"),
+	"group":                          tuning("kafka"),
+	"instance-id":                    tuning("kafka"),
+	"topic-partitions":               tuning("kafka"),
+	"output-partitions":              tuning("kafka"),
+	"replication-factor":             tuning("kafka"),
+	"allow-uncompacted-output":       tuning("kafka"),
+	"dlq-retention":                  tuning("kafka"),
+	"kafka-rebalance-timeout":        tuning("kafka"),
+	"kafka-session-timeout":          tuning("kafka"),
+	"produce-timeout":                tuning("kafka"),
+	"kafka-sasl":                     essential("kafka"),
+	"kafka-user":                     essential("kafka"),
+	"kafka-password":                 tuning("kafka"),
+	"kafka-password-file":            essential("kafka"),
+	"kafka-tls":                      essential("kafka"),
+	"kafka-tls-ca":                   tuning("kafka"),
+	"kafka-tls-cert":                 tuning("kafka"),
+	"kafka-tls-key":                  tuning("kafka"),
+	"kafka-tls-server-name":          tuning("kafka"),
+	"kafka-tls-insecure-skip-verify": tuning("kafka"),
+
+	// Redis
+	"redis":                          essential("redis"),
+	"redis-user":                     tuning("redis"),
+	"redis-password":                 tuning("redis"),
+	"redis-password-file":            essential("redis"),
+	"redis-tls":                      essential("redis"),
+	"redis-tls-ca":                   tuning("redis"),
+	"redis-tls-cert":                 tuning("redis"),
+	"redis-tls-key":                  tuning("redis"),
+	"redis-tls-server-name":          tuning("redis"),
+	"redis-tls-insecure-skip-verify": tuning("redis"),
+	"redis-sentinels":                essential("redis"),
+	"redis-sentinel-master":          essential("redis"),
+	"redis-sentinel-user":            tuning("redis"),
+	"redis-sentinel-password":        tuning("redis"),
+	"redis-sentinel-password-file":   tuning("redis"),
+	"room-ttl":                       tuning("redis"),
+
+	// Ranking and stability
+	"top-n":                  essential("ranking"),
+	"ranking":                essential("ranking"),
+	"stability":              essential("ranking"),
+	"stability-dwell":        tuning("ranking"),
+	"stability-grace":        tuning("ranking"),
+	"stability-margin":       tuning("ranking"),
+	"stability-due-interval": tuning("ranking"),
+	"score-epoch":            tuning("ranking"),
+	"unknown-types":          tuning("ranking"),
+	"max-future-skew":        tuning("ranking"),
+
+	// HTTP and security
+	"http":                       essential("http"),
+	"http-tls-cert":              essential("http"),
+	"http-tls-key":               essential("http"),
+	"read-token-file":            essential("http"),
+	"cors-origins":               tuning("http"),
+	"rate-limit":                 tuning("http"),
+	"rate-burst":                 tuning("http"),
+	"read-timeout":               tuning("http"),
+	"control-token-file":         essential("http"),
+	"control-insecure":           tuning("http"),
+	"control-history":            tuning("http"),
+	"control-idempotency-ttl":    tuning("http"),
+	"control-lease":              tuning("http"),
+	"control-produce-timeout":    tuning("http"),
+	"control-replica-timeout":    tuning("http"),
+	"control-replicas":           tuning("http"),
+	"control-sweep-interval":     tuning("http"),
+	"gateway-token-file":         essential("http"),
+	"gateway-hmac-secret-file":   essential("http"),
+	"gateway-tls-cert":           essential("http"),
+	"gateway-tls-key":            essential("http"),
+	"gateway-insecure":           tuning("http"),
+	"gateway-signature-mode":     tuning("http"),
+	"gateway-signature-header":   tuning("http"),
+	"gateway-timestamp-header":   tuning("http"),
+	"gateway-signature-max-skew": tuning("http"),
+
+	// Leaderboards
+	"admin-token-file":      essential("leaderboards"),
+	"admin-produce-timeout": tuning("leaderboards"),
+
+	// Limits and tuning
+	"max-events":             tuning("limits"),
+	"max-record-bytes":       tuning("limits"),
+	"max-body-bytes":         tuning("limits"),
+	"control-max-body-bytes": tuning("limits"),
+	"max-inflight":           tuning("limits"),
+	"max-room-members":       tuning("limits"),
+	"max-rooms-per-apply":    tuning("limits"),
+	"max-poll-records":       tuning("limits"),
+	"max-streams":            tuning("limits"),
+	"max-streams-per-client": tuning("limits"),
+	"max-stream-rooms":       tuning("limits"),
+	"state-cache":            tuning("limits"),
+	"rooms-per-script":       tuning("limits"),
+	"pipeline-batches":       tuning("limits"),
+	"ack-delay":              tuning("limits"),
+
+	// Operations
+	"config":           essential("ops"),
+	"log-level":        essential("ops"),
+	"log-format":       tuning("ops"),
+	"admin-http":       tuning("ops"),
+	"wal-dir":          essential("ops"),
+	"wal-sync":         tuning("ops"),
+	"wal-max-age":      tuning("ops"),
+	"wal-max-bytes":    tuning("ops"),
+	"shutdown-timeout": tuning("ops"),
+	"lag-interval":     tuning("ops"),
+	"unready-after":    tuning("ops"),
+	"unready-failures": tuning("ops"),
+
+	// One command's own: the demo's meeting, simulate's, the DLQ
+	// selection, the WAL and boards subcommands'.
+	"members":      essential("command"),
+	"rooms":        essential("command"),
+	"seed":         essential("command"),
+	"show":         tuning("command"),
+	"board-rate":   tuning("command"),
+	"gateway-http": essential("command"),
+	"gray-rooms":   tuning("command"),
+	"host-clicks":  tuning("command"),
+	"kafka-port":   tuning("command"),
+	"gateway":      essential("command"),
+	"room-prefix":  essential("command"),
+	"topic":        essential("command"),
+	"partition":    essential("command"),
+	"from-offset":  essential("command"),
+	"to-offset":    essential("command"),
+	"since":        essential("command"),
+	"until":        essential("command"),
+	"reason":       essential("command"),
+	"sample":       essential("command"),
+	"again":        essential("command"),
+	"all":          essential("command"),
+	"dry-run":      essential("command"),
+	"records":      essential("command"),
+	"room":         essential("command"),
+	"from":         essential("command"),
+	"delete":       essential("command"),
+	"offline":      essential("command"),
+}
+
+// placeOf is the place of flag name; a flag missing from flagPlaces is in
+// "other" and shown in the short help, so that it is not lost.
+func placeOf(name string) flagPlace {
+	if p, ok := flagPlaces[name]; ok {
+		return p
+	}
+	return essential("other")
+}
+
+// helpCommand is one command whose -h is grouped.
+type helpCommand struct {
+	// words are the command's words after `rostrum` (`dlq inspect`).
+	words   string
+	summary string
+	// flags names the configCommands entry whose flags it takes.
+	flags string
+}
+
+// helpCommands are the commands with a grouped -h: those whose flags the
+// configuration reference lists, and the two that take run's.
+var helpCommands = []helpCommand{
+	{"run", "Consumes callbacks and keeps the meeting rankings.", "run"},
+	{"check", "Checks, without consuming, what `rostrum run` with the same flags needs; one line per check.\n" +
+		"With --create-topics it first creates the missing topics (--topic-partitions, --output-partitions, …).\n" +
+		"Exit status: 0 all passed, 2 configuration, 3 Kafka brokers, 4 topics, 5 consumer group,\n" +
+		"6 Redis, 7 Lua scripts (the first class that failed). --offline checks the configuration only.", "check"},
+	{"boards migrate", "Moves period boards' keys into the per-period hash-tag layout; takes run's flags.", "run"},
+	{"boards prune", "Lists (--delete: deletes) the keys of boards removed from the config; takes run's flags.", "boards prune"},
+	{"wal replay", "Re-applies a WAL directory to Redis; takes run's flags.", "wal replay"},
+	{"wal inspect", "Looks into a WAL directory.", "wal inspect"},
+	{"gateway", "Takes HTTP callbacks into the callback topics, routed by room to environments.", "gateway"},
+	{"demo", "Everything embedded: Kafka broker, Redis, a simulated meeting.", "demo"},
+	{"simulate", "Produces a simulated meeting to a Kafka cluster (or POSTs it to a gateway).", "simulate"},
+	{"dlq inspect", "Counts and samples the DLQ.", "dlq inspect"},
+	{"dlq redrive", "Re-produces DLQ records to their topics.", "dlq redrive"},
+	{"codec explain", "Prints the score layouts and a few encoded examples.", "codec explain"},
+}
+
+// findHelpCommand is the command args start with, and the args after its
+// words; ok is false for a command without a grouped -h.
+func findHelpCommand(args []string) (c helpCommand, cc configCommand, rest []string, ok bool) {
+	for _, h := range helpCommands {
+		w := strings.Fields(h.words)
+		if len(args) < len(w) || !slices.Equal(args[:len(w)], w) {
+			continue
+		}
+		for _, x := range configCommands {
+			if x.name == h.flags {
+				return h, x, args[len(w):], true
+			}
+		}
+	}
+	return helpCommand{}, configCommand{}, nil, false
+}
+
+// commandHelp prints the help args ask for, if they ask for it: -h (or
+// -help) prints the short help, --help-all every flag, --help-group NAME
+// one group. It parses args with the command's own flags, so that a flag's
+// value that reads "-h" is not taken for a request. done is false when
+// args ask for no help (or do not parse: the command reports that); err
+// is flag.ErrHelp after a help was printed, which exits with status 0.
+func commandHelp(args []string, stdout io.Writer) (done bool, err error) {
+	h, c, rest, ok := findHelpCommand(args)
+	if !ok {
+		return false, nil
+	}
+	fs := flag.NewFlagSet(h.words, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	c.register(fs)
+	registerAliases(fs)
+	all := fs.Bool("help-all", false, "")
+	group := fs.String("help-group", "", "")
+	err = fs.Parse(rest)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		_, err = io.WriteString(stdout, helpText(h, c, ""))
+	case err != nil:
+		return false, nil
+	case *all:
+		_, err = io.WriteString(stdout, helpText(h, c, "all"))
+	case *group != "":
+		if !slices.ContainsFunc(helpGroups, func(g helpGroup) bool { return g.key == *group }) {
+			return true, fmt.Errorf("--help-group %q: groups are %s", *group, strings.Join(groupKeys(), ", "))
+		}
+		_, err = io.WriteString(stdout, helpText(h, c, *group))
+	default:
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	return true, flag.ErrHelp
+}
+
+func groupKeys() []string {
+	var keys []string
+	for _, g := range helpGroups {
+		keys = append(keys, g.key)
+	}
+	return keys
+}
+
+// helpText is the help of h: with view "" each group's essential flags and
+// a count of the others, with "all" every flag, else the one group named.
+func helpText(h helpCommand, c configCommand, view string) string {
+	fs := flag.NewFlagSet(h.words, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.register(fs)
+	ref := commandFlags(c)
+	byGroup := map[string][]*flag.Flag{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if deprecatedFlags[f.Name] != "" {
+			return // an old name: only its new one is shown
+		}
+		g := placeOf(f.Name).group
+		byGroup[g] = append(byGroup[g], f)
+	})
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: rostrum %s [flags]\n\n%s\n", h.words, h.summary)
+	if c.sources == fromAll {
+		b.WriteString("Each flag may also come from its variable or, under its own name, from the --config file.\n")
+	}
+	for _, g := range helpGroups {
+		flags := byGroup[g.key]
+		if len(flags) == 0 || (view != "" && view != "all" && view != g.key) {
+			continue
+		}
+		title := g.title
+		if g.key == "command" {
+			title = "rostrum " + h.words
+		}
+		fmt.Fprintf(&b, "\n%s:\n", title)
+		more := 0
+		for _, f := range flags {
+			if view == "" && !placeOf(f.Name).essential {
+				more++
+				continue
+			}
+			b.WriteString(flagLine(f, ref[f.Name]))
+		}
+		if more > 0 {
+			fmt.Fprintf(&b, "  %d more: rostrum %s --help-all (or --help-group %s)\n", more, h.words, g.key)
+		}
+	}
+	return b.String()
+}
+
+// flagLine is one flag of the help: its name and kind, the variable that
+// sets it, its usage text and its default.
+func flagLine(f *flag.Flag, ref configFlag) string {
+	kind, usage := flag.UnquoteUsage(f)
+	name := "--" + f.Name
+	if kind != "" {
+		name += " " + kind
+	}
+	env := ref.env
+	if env == "" {
+		env = "-"
+	}
+	line := fmt.Sprintf("  %-34s %-38s %s", name, env, usage)
+	if ref.def != "" && !isZeroDefault(f) {
+		line += fmt.Sprintf(" (default %s)", ref.def)
+	}
+	return line + "\n"
+}
+
+// isZeroDefault reports whether f's default is its type's zero value, which
+// the help does not print (as flag.PrintDefaults does not).
+func isZeroDefault(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "false", "0s", "[]":
+		return true
+	}
+	return false
+}

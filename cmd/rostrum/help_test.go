@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestHelpPlacesEveryFlag fails for a flag that flagPlaces does not place:
+// each new flag is given its group and its place in the short help.
+func TestHelpPlacesEveryFlag(t *testing.T) {
+	for _, c := range configCommands {
+		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.register(fs)
+		fs.VisitAll(func(f *flag.Flag) {
+			if _, ok := flagPlaces[f.Name]; !ok && deprecatedFlags[f.Name] == "" {
+				t.Errorf("rostrum %s --%s: not in flagPlaces (help.go): give it a group", c.name, f.Name)
+			}
+		})
+	}
+}
+
+// help runs rostrum with args and returns what it printed.
+func help(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := Main(context.Background(), args, &stdout, &stderr)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("rostrum %s: %v, want flag.ErrHelp (exit status 0)", strings.Join(args, " "), err)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("rostrum %s: stderr %q, want the help on stdout only", strings.Join(args, " "), stderr.String())
+	}
+	return stdout.String()
+}
+
+// TestHelpShort pins that -h is short and --help-all lists every flag,
+// each with the variable that parseSources reads for it.
+func TestHelpShort(t *testing.T) {
+	for _, h := range helpCommands {
+		args := strings.Fields(h.words)
+		short := help(t, append(args, "-h")...)
+		if n := strings.Count(short, "\n"); n >= 60 {
+			t.Errorf("rostrum %s -h: %d lines, want fewer than 60:\n%s", h.words, n, short)
+		}
+		all := help(t, append(args, "--help-all")...)
+		_, c, _, _ := findHelpCommand(args)
+		for _, f := range commandFlags(c) {
+			if deprecatedFlags[f.name] != "" {
+				if strings.Contains(all, "--"+f.name+" ") {
+					t.Errorf("rostrum %s --help-all shows the old name --%s", h.words, f.name)
+				}
+				continue
+			}
+			if !strings.Contains(all, "--"+f.name+" ") {
+				t.Errorf("rostrum %s --help-all: no --%s", h.words, f.name)
+			}
+			if f.env != "" && !strings.Contains(all, " "+f.env+" ") {
+				t.Errorf("rostrum %s --help-all: --%s without its variable %s", h.words, f.name, f.env)
+			}
+			p := placeOf(f.name)
+			if !p.essential && strings.Contains(short, "--"+f.name+" ") {
+				t.Errorf("rostrum %s -h shows the tuning flag --%s", h.words, f.name)
+			}
+		}
+	}
+	if g := help(t, "run", "--help-group", "limits"); !strings.Contains(g, "--max-record-bytes") || strings.Contains(g, "--brokers") {
+		t.Errorf("rostrum run --help-group limits:\n%s", g)
+	}
+	var out bytes.Buffer
+	if err := Main(context.Background(), []string{"run", "--help-group", "nope"}, &out, io.Discard); err == nil || !strings.Contains(err.Error(), "kafka") {
+		t.Errorf("--help-group nope: %v, want an error listing the groups", err)
+	}
+}
+
+// TestHelpEnvMatchesParseSources sets each variable the help shows for a
+// run flag and checks that parseSources sets that flag from it.
+func TestHelpEnvMatchesParseSources(t *testing.T) {
+	_, c, _, _ := findHelpCommand([]string{"run"})
+	for _, f := range commandFlags(c) {
+		if f.env == "" || f.name == "config" {
+			continue
+		}
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var rf runFlags
+		rf.register(fs)
+		v := fs.Lookup(f.name).DefValue
+		if fs.Set(f.name, v) != nil {
+			v = "x" // a list without default: one element
+		}
+		fs = flag.NewFlagSet("run", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		rf = runFlags{}
+		rf.register(fs)
+		t.Setenv(f.env, v)
+		if _, _, err := parseSources(fs, nil, &rf.config); err != nil {
+			t.Fatalf("%s=%q: %v", f.env, v, err)
+		}
+		set := false
+		fs.Visit(func(g *flag.Flag) { set = set || g.Name == f.name })
+		if !set {
+			t.Errorf("%s does not set --%s", f.env, f.name)
+		}
+		os.Unsetenv(f.env) // t.Setenv restores it at the end
+	}
+}
