@@ -71,6 +71,8 @@ var flagPlaces = map[string]flagPlace{
 	"kafka-user":                     essential("kafka"),
 	"kafka-password":                 tuning("kafka"),
 	"kafka-password-file":            essential("kafka"),
+	"kafka-oauth-token-file":         tuning("kafka"),
+	"kafka-oauth-extensions":         tuning("kafka"),
 	"kafka-tls":                      essential("kafka"),
 	"kafka-tls-ca":                   tuning("kafka"),
 	"kafka-tls-cert":                 tuning("kafka"),
