@@ -79,7 +79,7 @@ func (m *Model) addDecay(bi int, s int64, member string, value, ts int64) bool {
 	w := value * mant << (h - rd.base)
 	const maxS = 1<<53 - 1
 	cell := rd.cells[s][member] + w
-	sum := m.windowSums(bi)[member] + w
+	sum := m.windowSum(bi, member) + w
 	if cell > maxS || cell < -maxS || sum > maxS || sum < -maxS {
 		return false
 	}
@@ -113,6 +113,19 @@ func (m *Model) rebaseRolling(bi int, target int64) {
 		}
 	}
 	rd.base = target
+}
+
+// windowSum returns member's window sum on rolling decay board bi: the sum
+// of its cells in the window's slices. (windowSums walks every event
+// recorded; one event's check must not, or a long trace is quadratic.)
+func (m *Model) windowSum(bi int, member string) int64 {
+	var sum int64
+	for s, c := range m.st[bi].decay().cells {
+		if m.inWindow(bi, s) {
+			sum += c[member]
+		}
+	}
+	return sum
 }
 
 // windowSums returns rolling decay board bi's window sums: members with a

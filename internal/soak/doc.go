@@ -4,7 +4,8 @@
 // internal/chaos/boards.yaml (chaos.BoardsYAML: the decay boards' base
 // moves half-way through the run), redis-server (append-only file) and the
 // in-process kfake broker for SOAK_MINUTES (default 30, at most 150) at
-// half the flat-out rate measured through the gateway, with a processor
+// half the flat-out rate measured through the gateway (at most 2,000,000
+// records a run, which the oracle holds in memory), with a processor
 // SIGKILL, a Redis restart with its data or a burst of broker errors every
 // few minutes.
 //

@@ -333,7 +333,8 @@ func (r *rig) sample(cl *http.Client, adm *kadm.Client, rc *redis.Client, began 
 //
 // The flat-out rate is measured first, on the same path: ROSTRUM_SOAK_CALIBRATE
 // (20 s) of 64 clients posting as fast as the gateway answers while the
-// processors consume. Half of it is the soak's rate.
+// processors consume. Half of it is the soak's rate, up to
+// ROSTRUM_SOAK_MAX_RECORDS (2,000,000) over the run.
 func TestSoak(t *testing.T) {
 	set := readSettings(t)
 	r := newRig(t, set)
