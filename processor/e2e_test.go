@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,6 +103,10 @@ func runChild() int {
 // ROSTRUM_E2E_SHUTDOWN (Config.ShutdownTimeout) and ROSTRUM_E2E_SESSION (the
 // group session timeout, so that killed members stay in the group longer).
 func childOptions(c *processor.Config) {
+	// As rostrum run: the member file beside the WAL, so that a restart
+	// evicts the member its killed predecessor left (docs/DESIGN.md §3.9);
+	// without it kfake keeps a member killed while joining for ever.
+	c.MemberFile = filepath.Join(os.Getenv("ROSTRUM_E2E_WAL"), "group-member")
 	if d, err := time.ParseDuration(os.Getenv("ROSTRUM_E2E_SHUTDOWN")); err == nil {
 		c.ShutdownTimeout = d
 	}
