@@ -101,7 +101,7 @@ func TestOutboxSweep(t *testing.T) {
 	if l := r.kafka.ReadAll(layoutTopic); len(l) != 1 || string(l[0].Value) != `{"room_id":"r-b","version":1,"at":`+fmt.Sprint(r.layoutAt("r-b"))+`,"persist":false,"layout":{"tiles":4}}` {
 		t.Fatalf("layout records %v", l)
 	}
-	wantRecordKind(t, r.kafka.ReadAll(layoutTopic)[0], "rooms.layout/1") // a recovered record gets its writer's headers
+	testenv.WantRecordKind(t, r.kafka.ReadAll(layoutTopic)[0], "rooms.layout/1") // a recovered record gets its writer's headers
 	for _, room := range []string{"r-a", "r-b"} {
 		if n := r.rc.Exists(t.Context(), roomKeys(testEnv, room).Out).Val(); n != 0 {
 			t.Errorf("outbox of %s not empty", room)

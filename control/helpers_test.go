@@ -154,7 +154,7 @@ func (r *rig) commands() []command {
 	r.t.Helper()
 	var out []command
 	for _, rec := range r.kafka.ReadAll(commandTopic) {
-		wantRecordKind(r.t, rec, "recording.command/1")
+		testenv.WantRecordKind(r.t, rec, "recording.command/1")
 		var c command
 		if err := json.Unmarshal(rec.Value, &c); err != nil {
 			r.t.Fatalf("command record %q: %v", rec.Value, err)

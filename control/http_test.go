@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.uber.org/zap/zaptest"
+
+	"github.com/rostrumhq/rostrum/internal/testenv"
 )
 
 // TestErrorCodes checks every error answer of the API: its status and that
@@ -198,7 +200,7 @@ func TestLayout(t *testing.T) {
 		t.Fatalf("%d layout records, want 5", len(recs))
 	}
 	for i, rec := range recs {
-		wantRecordKind(t, rec, "rooms.layout/1")
+		testenv.WantRecordKind(t, rec, "rooms.layout/1")
 		var v struct {
 			RoomID  string          `json:"room_id"`
 			Version int64           `json:"version"`

@@ -1,25 +1,10 @@
 package control
 
 import (
-	"slices"
 	"testing"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/internal/testenv"
 )
-
-// wantRecordKind fails the test unless r carries each of the two headers
-// of every record rostrum produces exactly once: content-type
-// application/json and rostrum-schema naming its kind (docs/DESIGN.md §2).
-func wantRecordKind(t testing.TB, r *kgo.Record, kind string) {
-	t.Helper()
-	h := testenv.RecordHeaders(r)
-	if !slices.Equal(h["content-type"], []string{"application/json"}) || !slices.Equal(h["rostrum-schema"], []string{kind}) {
-		t.Fatalf("record of %s (key %q): content-type %q, rostrum-schema %q; want application/json and %s once each",
-			r.Topic, r.Key, h["content-type"], h["rostrum-schema"], kind)
-	}
-}
 
 // TestRecordHeaders checks the headers of the commands and layout records a
 // start, a stop and a layout put publish, and keeps one of each as the
@@ -42,7 +27,7 @@ func TestRecordHeaders(t *testing.T) {
 		t.Fatalf("%d command records, want 2", len(cmds))
 	}
 	for _, c := range cmds {
-		wantRecordKind(t, c, "recording.command/1")
+		testenv.WantRecordKind(t, c, "recording.command/1")
 	}
 	testenv.WriteExampleRecord(t, "recording.command", cmds[0])
 	testenv.WriteExampleRecord(t, "recording.command.stop", cmds[1])
@@ -50,6 +35,6 @@ func TestRecordHeaders(t *testing.T) {
 	if len(lay) != 1 {
 		t.Fatalf("%d layout records, want 1", len(lay))
 	}
-	wantRecordKind(t, lay[0], "rooms.layout/1")
+	testenv.WantRecordKind(t, lay[0], "rooms.layout/1")
 	testenv.WriteExampleRecord(t, "rooms.layout", lay[0])
 }

@@ -91,7 +91,7 @@ func testBoardsSettleEndToEnd(t *testing.T, tag string) {
 	want := m.Ranking(0, today.Label, 0)
 	var todays rec
 	for _, r := range got {
-		wantRecordKind(t, r, "boards.settled/1")
+		testenv.WantRecordKind(t, r, "boards.settled/1")
 		var v rec
 		if err := json.Unmarshal(r.Value, &v); err != nil {
 			t.Fatal(err)
@@ -125,7 +125,7 @@ func testBoardsSettleEndToEnd(t *testing.T, tag string) {
 	for {
 		dlq := k.ReadAll(topics.DLQ)
 		if len(dlq) == 1 && strings.Contains(string(dlq[0].Headers[0].Value), "settled") {
-			wantRecordKind(t, dlq[0], "callbacks.dlq/1")
+			testenv.WantRecordKind(t, dlq[0], "callbacks.dlq/1")
 			break
 		}
 		if time.Now().After(deadline) {

@@ -224,7 +224,7 @@ func (w *world) check() (outputs int) {
 	last := map[string]out{}
 	recs := w.kafka.ReadAll(w.topics.TopN)
 	for _, r := range recs {
-		wantRecordKind(t, r, "ranking.topn/1")
+		testenv.WantRecordKind(t, r, "ranking.topn/1")
 		var o codec.Output
 		if err := json.Unmarshal(r.Value, &o); err != nil {
 			t.Fatalf("output %q: %v", r.Value, err)
@@ -302,7 +302,7 @@ func (w *world) check() (outputs int) {
 	}
 	var gotBad []string
 	for _, r := range w.kafka.ReadAll(w.topics.DLQ) {
-		wantRecordKind(t, r, "callbacks.dlq/1")
+		testenv.WantRecordKind(t, r, "callbacks.dlq/1")
 		h := map[string]string{}
 		for _, kv := range r.Headers {
 			h[kv.Key] = string(kv.Value)
@@ -632,7 +632,7 @@ func TestProcessorRules(t *testing.T) {
 	}
 	reasons := map[string]bool{}
 	for _, rec := range k.ReadAll(topics.DLQ) {
-		wantRecordKind(t, rec, "callbacks.dlq/1")
+		testenv.WantRecordKind(t, rec, "callbacks.dlq/1")
 		h := testenv.RecordHeaders(rec)
 		if len(h["rostrum-error"]) != 1 || len(h["rostrum-topic"]) != 1 || len(h["rostrum-partition"]) != 1 || len(h["rostrum-offset"]) != 1 {
 			t.Fatalf("DLQ record headers %v, want the envelope once", h)
@@ -664,7 +664,7 @@ func TestProcessorRules(t *testing.T) {
 	if len(out) != 1 || !strings.Contains(string(out[0].Value), `"seq":1`) {
 		t.Fatalf("outputs %d, want one with seq 1", len(out))
 	}
-	wantRecordKind(t, out[0], "ranking.topn/1")
+	testenv.WantRecordKind(t, out[0], "ranking.topn/1")
 	testenv.WriteExampleRecord(t, "ranking.topn", out[0])
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -63,5 +64,17 @@ func WriteExampleRecord(tb testing.TB, name string, r *kgo.Record) {
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// WantRecordKind fails the test unless r carries each of the two headers
+// of every record rostrum produces exactly once: content-type
+// application/json and rostrum-schema naming its kind (docs/DESIGN.md §2).
+func WantRecordKind(tb testing.TB, r *kgo.Record, kind string) {
+	tb.Helper()
+	h := RecordHeaders(r)
+	if !slices.Equal(h["content-type"], []string{"application/json"}) || !slices.Equal(h["rostrum-schema"], []string{kind}) {
+		tb.Fatalf("record of %s (key %q): content-type %q, rostrum-schema %q; want application/json and %s once each",
+			r.Topic, r.Key, h["content-type"], h["rostrum-schema"], kind)
 	}
 }
