@@ -160,18 +160,19 @@ var flagPlaces = map[string]flagPlace{
 	"ack-delay":              tuning("limits"),
 
 	// Operations
-	"config":           essential("ops"),
-	"log-level":        essential("ops"),
-	"log-format":       tuning("ops"),
-	"admin-http":       tuning("ops"),
-	"wal-dir":          essential("ops"),
-	"wal-sync":         tuning("ops"),
-	"wal-max-age":      tuning("ops"),
-	"wal-max-bytes":    tuning("ops"),
-	"shutdown-timeout": tuning("ops"),
-	"lag-interval":     tuning("ops"),
-	"unready-after":    tuning("ops"),
-	"unready-failures": tuning("ops"),
+	"config":            essential("ops"),
+	"log-level":         essential("ops"),
+	"log-format":        tuning("ops"),
+	"admin-http":        tuning("ops"),
+	"wal-dir":           essential("ops"),
+	"wal-sync":          tuning("ops"),
+	"wal-max-age":       tuning("ops"),
+	"wal-max-bytes":     tuning("ops"),
+	"wal-segment-bytes": tuning("ops"),
+	"shutdown-timeout":  tuning("ops"),
+	"lag-interval":      tuning("ops"),
+	"unready-after":     tuning("ops"),
+	"unready-failures":  tuning("ops"),
 
 	// One command's own: the demo's meeting, simulate's, the DLQ
 	// selection, the WAL and boards subcommands'.

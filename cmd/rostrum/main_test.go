@@ -76,6 +76,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		"--unknown-types":           {"--unknown-types", "drop"},
 		"--kafka-session-timeout":   {"--kafka-session-timeout", "10ms"},
 		"--kafka-rebalance-timeout": {"--kafka-rebalance-timeout", "1h"},
+		"--wal-segment-bytes":       {"--wal-segment-bytes", "4096"},
 	}
 	for field, args := range cases {
 		err := Main(context.Background(), append([]string{"run"}, args...), new(bytes.Buffer), new(bytes.Buffer))

@@ -40,6 +40,7 @@ type runFlags struct {
 	walDir, walSync                         string
 	walMaxAge                               time.Duration
 	walMaxBytes                             int64
+	walSegmentBytes                         int64
 	roomPattern                             string // deprecated: routes
 	routes                                  routeFlags
 	roomTTL                                 time.Duration
@@ -85,6 +86,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.walSync, "wal-sync", "always", "WAL fsync policy: always (fsync every batch) or none (leave it to the OS)")
 	fs.DurationVar(&f.walMaxAge, "wal-max-age", 24*time.Hour, "keep committed WAL batches this long")
 	fs.Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
+	fs.Int64Var(&f.walSegmentBytes, "wal-segment-bytes", wal.DefaultSegmentBytes, "start a new WAL segment above this size; retention prunes whole segments, so this is also the step of the WAL's size")
 	fs.StringVar(&f.roomPattern, "room-pattern", "", "deprecated: --route {env}=regex says the same; rooms that do not route to --env go to the DLQ")
 	f.routes.register(fs)
 	fs.DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
@@ -198,6 +200,8 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		err = fmt.Errorf("--max-record-bytes must be at least 64, got %d", f.maxRecordBytes)
 	case f.maxEvents < 1:
 		err = fmt.Errorf("--max-events must be at least 1, got %d", f.maxEvents)
+	case f.walSegmentBytes < 1<<20:
+		err = fmt.Errorf("--wal-segment-bytes must be at least 1048576 (1 MiB), got %d", f.walSegmentBytes)
 	case f.walDir == "":
 		err = errors.New("--wal-dir is required")
 	case f.redis == "" && !f.sec.sentinel.on():
@@ -257,7 +261,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	if pc.KafkaOpts, err = f.sec.kafkaOpts(); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
-	return pc, so, wal.Options{Sync: sync, Logger: lg}, nil
+	return pc, so, wal.Options{Sync: sync, SegmentBytes: f.walSegmentBytes, Logger: lg}, nil
 }
 
 // runFlagNames translates the fields of processor.Config and sink.Options

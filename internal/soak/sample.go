@@ -58,8 +58,9 @@ var Metrics = []Metric{
 	{"gateway goroutines", "", func(s Sample) float64 { return s.GatewayGor }, 30, false},
 	{"gateway open files", "", func(s Sample) float64 { return s.GatewayFiles }, 10, false},
 	{"redis used memory", "MiB", func(s Sample) float64 { return s.RedisMemory / (1 << 20) }, 8, false},
-	// Three WALs of 64 MiB segments, pruned a whole segment at a time
-	// once it is older than the retention: a sawtooth of up to 3 × 64 MiB.
+	// Three WALs of 4 MiB segments (walSegmentBytes), pruned a whole
+	// segment at a time once it is older than the retention: a sawtooth
+	// of a few segments per slot.
 	{"WAL size", "MiB", func(s Sample) float64 { return s.WALBytes / (1 << 20) }, 64, false},
 	{"consumer lag", "records", func(s Sample) float64 { return s.Lag }, 5000, true},
 }

@@ -108,6 +108,13 @@ const (
 	// batches are appended) well inside the warm-up. With the default 24 h
 	// the WAL of a 30-minute soak only grows.
 	walMaxAge = 90 * time.Second
+	// walSegmentBytes is the processors' WAL segment size in the soak.
+	// Retention prunes whole segments, and the active one never: with
+	// the default 64 MiB a slot at a few hundred records/s fills its
+	// first segment after a quarter of an hour, so the WAL of a short
+	// soak only grows and its slope says nothing. At 4 MiB it reaches
+	// its steady sawtooth inside the warm-up.
+	walSegmentBytes = 4 << 20
 )
 
 // rig is the system under soak: kfake, redis-server with its append-only
@@ -189,7 +196,7 @@ func (r *rig) start(slot int) {
 		addr := r.addr()
 		p, err := Start(fmt.Sprintf("processor %d", slot), r.bin, addr, filepath.Join(r.logDir, fmt.Sprintf("slot-%d.log", slot)),
 			"run", "--brokers", strings.Join(r.kafka.Seeds, ","), "--redis", r.redis.Addr, "--env", env,
-			"--wal-dir", r.wal[slot], "--wal-max-age", walMaxAge.String(), "--http", addr, "--create-topics",
+			"--wal-dir", r.wal[slot], "--wal-max-age", walMaxAge.String(), "--wal-segment-bytes", strconv.Itoa(walSegmentBytes), "--http", addr, "--create-topics",
 			// kfake topics made by testenv carry no configs.
 			"--allow-uncompacted-output",
 			"--config", r.boards, "--log-level", "warn",
