@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,14 +28,33 @@ import (
 // per room (scripts and the commands inside them).
 //
 // The sub-benchmarks send 1 room per script call and
-// sink.DefaultRoomsPerScript.
+// sink.DefaultRoomsPerScript, with the stable step in the apply
+// (ApplyMerge, as the processor calls it: merge=…) or without (Apply).
 func BenchmarkApplySmallFold(b *testing.B) {
-	for _, per := range []int{1, sink.DefaultRoomsPerScript} {
-		b.Run(fmt.Sprintf("rooms-per-script=%d", per), func(b *testing.B) { benchSmallFold(b, per) })
+	for _, merge := range []bool{false, true} {
+		for _, per := range []int{1, sink.DefaultRoomsPerScript} {
+			b.Run(fmt.Sprintf("merge=%t/rooms-per-script=%d", merge, per), func(b *testing.B) { benchSmallFold(b, per, merge) })
+		}
 	}
 }
 
-func benchSmallFold(b *testing.B, perScript int) {
+// benchStep is a stable step as cheap as it can be that still stores what
+// the processor's would: the raw top as the list, a state when the list
+// changed, and an output record of a realistic size.
+func benchStep(st *ranking.RoomState) (ranking.StableUpdate, bool, error) {
+	list := make([]string, len(st.Top))
+	for i, m := range st.Top {
+		list[i] = m.UserID
+	}
+	if slices.Equal(list, st.Stable) {
+		return ranking.StableUpdate{}, false, nil
+	}
+	out := fmt.Appendf(nil, `{"room_id":%q,"seq":%d,"top":%q,"ts":0}`, st.Room, st.Seq+1, list)
+	return ranking.StableUpdate{Room: st.Room, PrevSeq: st.Seq, Version: st.Version, List: list,
+		PrevState: st.HState, State: "h" + list[0], Out: out}, true, nil
+}
+
+func benchSmallFold(b *testing.B, perScript int, merge bool) {
 	const rooms, members, perBatch = 5000, 100, 300
 	ctx := context.Background()
 	c := testenv.StartRedis(b).Client()
@@ -88,7 +108,13 @@ func benchSmallFold(b *testing.B, perScript int) {
 			batch = append(batch, update(r, []int{rng.IntN(members), rng.IntN(members)}[:1+rng.IntN(2)], int32(r%3)))
 		}
 		batches[n%len(batches)] = batch
-		if _, err := s.Apply(ctx, batch, nil); err != nil {
+		var err error
+		if merge {
+			_, _, err = s.ApplyMerge(ctx, batch, nil, ranking.StepFunc(benchStep))
+		} else {
+			_, err = s.Apply(ctx, batch, nil)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 		n++
