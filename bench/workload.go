@@ -32,6 +32,11 @@ var workloads = map[string]struct {
 		"a few huge rooms with few loud speakers: 60% of records are volume indications of 1-3 of " +
 			"the room's 5 speakers (arrays when more than one); the audience sends join (15%), " +
 			"video (10%), audio (7%), leave (5%) and role (3%) events, members uniform"}, genTownHall},
+	"webinar": {WorkloadInfo{"webinar", 1, 50_000,
+		"one huge room, a panel and a quiet audience: 50% of records are volume indications of 1-3 of " +
+			"the 4 panelists (a host and three speakers; arrays when more than one); the audience sends " +
+			"join (20%), leave (5%), video (8%), audio (8%), role (2%) events and, for questions, single " +
+			"quiet volume indications (7%), members uniform"}, genWebinar},
 	"churn": {WorkloadInfo{"churn", 1_000, 10,
 		"many short rooms: --rooms rooms are open at once; each fresh room sees every member join, " +
 			"then 2 records per member (70% volume arrays of 1-3 speakers, else audio or video), then " +
@@ -48,7 +53,7 @@ func Workloads() []WorkloadInfo {
 }
 
 // WorkloadNames lists the workload names.
-func WorkloadNames() []string { return []string{"meeting", "town-hall", "churn"} }
+func WorkloadNames() []string { return []string{"meeting", "town-hall", "webinar", "churn"} }
 
 // Workload is a generated load: records ready to produce and the events
 // they hold. The ts fields of the record values are placeholders until
@@ -287,6 +292,39 @@ func genTownHall(b *builder) {
 			b.one(codec.SourceClient, room, member(), codec.TypeAudio, b.bit())
 		case x < 97:
 			b.one(codec.SourceSignal, room, member(), codec.TypeLeave, 0)
+		default:
+			b.one(codec.SourceSignal, room, member(), codec.TypeRole, b.role())
+		}
+	}
+}
+
+// genWebinar is one room (or --rooms of them) where members 0-3 are the
+// panel and everyone else listens: the panel's voices fill the top, and
+// the audience's joins, toggles and occasional questions touch members
+// spread over all 50,000, most of whom never reach the top.
+func genWebinar(b *builder) {
+	w, rng := b.w, b.rng
+	w.RoomIDs = roomIDs("wb-", w.Rooms)
+	panel := min(4, w.Members)
+	panelist := func() int32 { return int32(rng.IntN(panel)) }
+	member := func() int32 { return int32(rng.IntN(w.Members)) }
+	loud := func() int16 { return int16(400 + rng.IntN(600)) }
+	quiet := func() int16 { return int16(50 + rng.IntN(250)) }
+	for b.left > 0 {
+		room := int32(rng.IntN(w.Rooms))
+		switch x := rng.IntN(100); {
+		case x < 50:
+			b.speakers(room, min(1+rng.IntN(3), panel), panelist, loud)
+		case x < 57:
+			b.speakers(room, 1, member, quiet)
+		case x < 77:
+			b.one(codec.SourceSignal, room, member(), codec.TypeJoin, 0)
+		case x < 82:
+			b.one(codec.SourceSignal, room, member(), codec.TypeLeave, 0)
+		case x < 90:
+			b.one(codec.SourceClient, room, member(), codec.TypeVideo, b.bit())
+		case x < 98:
+			b.one(codec.SourceClient, room, member(), codec.TypeAudio, b.bit())
 		default:
 			b.one(codec.SourceSignal, room, member(), codec.TypeRole, b.role())
 		}
