@@ -13,6 +13,7 @@ import (
 	"github.com/rostrumhq/rostrum/bench"
 	"github.com/rostrumhq/rostrum/bench/flicker"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/meeting"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/wal"
 )
@@ -158,11 +159,11 @@ func TestBenchFlickerWAL(t *testing.T) {
 		recs = append(recs, wal.Record{Topic: "prod.callbacks.rtc", Offset: int64(len(recs)), Key: []byte(room), Value: []byte(value)})
 	}
 	for _, name := range []string{"handover", "discussion"} {
-		sc, err := flicker.ScenarioByName(name)
+		sc, err := meeting.ScenarioByName(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ev := range flicker.Generate(sc, 4*time.Minute, 1) {
+		for _, ev := range meeting.Generate(sc, 4*time.Minute, 1) {
 			var v string
 			switch ev.Type {
 			case codec.TypeJoin, codec.TypeLeave:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/bench/flicker"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/meeting"
 	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
 )
@@ -65,7 +66,7 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench --flicker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var names []string
-	for _, s := range flicker.Scenarios() {
+	for _, s := range meeting.Scenarios() {
 		names = append(names, s.Name)
 	}
 	fs.Bool("flicker", true, "run the flicker benchmark (these flags) instead of the throughput benchmark")
@@ -103,12 +104,12 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--score-epoch: %v", err)
 	}
-	meeting, err := codec.NewMeetingRules(epoch, rules)
+	mc, err := codec.NewMeetingRules(epoch, rules)
 	if err != nil {
 		return fmt.Errorf("--ranking: %v", err)
 	}
 	cfg := flicker.Config{Scenarios: splitList(*scenarios), Seed: *seed, Duration: *duration, N: *topN,
-		Batch: *batch, MinStint: *minStint, Dwell: *dwell, Grace: *grace, Margin: *margin, Meeting: meeting}
+		Batch: *batch, MinStint: *minStint, Dwell: *dwell, Grace: *grace, Margin: *margin, Meeting: mc}
 	var rep *flicker.Report
 	if *walDir != "" {
 		rooms, err := walMeetings(*walDir)
