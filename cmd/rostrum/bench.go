@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/bench"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
 )
@@ -65,8 +66,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rateCPUProfile := fs.String("rate-cpuprofile", "", "write a CPU profile of the measured window of the (first) fixed-rate run to this file")
 	memProfile := fs.String("memprofile", "", "write the allocation profile at the end of the rostrum flat-out run to this file")
 	logLevel := fs.String("log-level", "warn", "processor log level: debug, info, warn, error")
-	var sec securityFlags
-	sec.register(fs)
+	var sec cli.Security
+	sec.Register(fs)
 	fs.Bool("flicker", false, "run the flicker benchmark instead (rostrum bench --flicker -h for its flags)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -74,21 +75,21 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if err := applySecurityEnv(fs); err != nil {
+	if err := cli.ApplySecurityEnv(fs); err != nil {
 		return err
 	}
-	if err := sec.resolve(); err != nil {
+	if err := sec.Resolve(); err != nil {
 		return err
 	}
 	// The in-process broker and the private redis-server take no
 	// credentials: security settings are for the servers given by flag.
 	switch {
-	case *brokers == "" && sec.kafkaSet:
+	case *brokers == "" && sec.KafkaSet:
 		return errors.New("--kafka-sasl and --kafka-tls* need --brokers: the in-process broker has neither")
-	case *redisAddr == "" && !sec.sentinel.on() && sec.redisSet:
+	case *redisAddr == "" && !sec.Sentinel.On() && sec.RedisSet:
 		return errors.New("--redis-user, --redis-password and --redis-tls* need --redis or --redis-sentinel-master: the private redis-server has none of them")
 	}
-	lf := runFlags{logFormat: "console", logLevel: *logLevel, warnings: sec.warnings}
+	lf := runFlags{logFormat: "console", logLevel: *logLevel, warnings: sec.Warnings}
 	lg, err := lf.logger(stderr)
 	if err != nil {
 		return err
@@ -101,12 +102,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Events:          *events,
 		Rooms:           *rooms,
 		Members:         *members,
-		Modes:           splitList(*modes),
+		Modes:           cli.SplitList(*modes),
 		Rate:            *rate,
 		RateDuration:    seconds(*rateSeconds),
 		RateWarmup:      seconds(*rateWarmup),
 		NaiveDuration:   seconds(*naiveSeconds),
-		Brokers:         splitList(*brokers),
+		Brokers:         cli.SplitList(*brokers),
 		Redis:           *redisAddr,
 		Partitions:      int32(*partitions),
 		TopN:            *topN,
@@ -114,7 +115,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		StateCache:      *stateCache,
 		RoomsPerScript:  *roomsPerScript,
 		PipelineBatches: *pipeline,
-		AckDelay:        ackDelay(*ackDelayFlag),
+		AckDelay:        cli.AckDelay(*ackDelayFlag),
 		WALDir:          *walDir,
 		Logger:          lg,
 		Progress:        stderr,
@@ -144,7 +145,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		return fmt.Errorf("--wal-sync must be always or none, got %q", *walSync)
 	}
-	for _, s := range splitList(*rates) {
+	for _, s := range cli.SplitList(*rates) {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return fmt.Errorf("--rates: %q is not a number", s)
@@ -157,18 +158,18 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if cfg.KafkaOpts, err = sec.kafkaOpts(); err != nil {
+	if cfg.KafkaOpts, err = sec.KafkaOpts(); err != nil {
 		return err
 	}
 	switch {
-	case sec.sentinel.on():
-		ro, err := sec.redisOptions("")
+	case sec.Sentinel.On():
+		ro, err := sec.RedisOptions("")
 		if err != nil {
 			return err
 		}
 		cfg.RedisFailover = ro.Failover()
 	case *redisAddr != "":
-		if cfg.RedisOptions, err = sec.redisSingle(*redisAddr); err != nil {
+		if cfg.RedisOptions, err = sec.RedisSingle(*redisAddr); err != nil {
 			return err
 		}
 	}
@@ -196,7 +197,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
-		return scrubError(err, sec.secrets()...)
+		return cli.ScrubError(err, sec.Secrets()...)
 	}
 	if *chart != "" {
 		if err := bench.WriteCurve(rep, *chart); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/demo"
 	"github.com/rostrumhq/rostrum/examples"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/processor"
 )
 
@@ -86,14 +87,14 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// The embedded servers take no credentials: security settings only make
 	// sense for servers given with --brokers and --redis.
 	switch {
-	case f.brokers == "" && f.sec.kafkaSet:
+	case f.brokers == "" && f.sec.KafkaSet:
 		return errors.New("--kafka-sasl and --kafka-tls* need --brokers: the embedded broker has neither")
-	case f.redis == "" && !f.sec.sentinel.on() && f.sec.redisSet:
+	case f.redis == "" && !f.sec.Sentinel.On() && f.sec.RedisSet:
 		return errors.New("--redis-user, --redis-password and --redis-tls* need --redis: the embedded Redis has none of them")
 	case f.httpTLS.cert != "" || f.httpTLS.key != "":
 		return errors.New("--http-tls-cert and --http-tls-key are for rostrum run: the demo serves its page over plain HTTP")
 	}
-	kopts, err := f.sec.kafkaOpts()
+	kopts, err := f.sec.KafkaOpts()
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer b.Close()
 		f.brokers = b.Addr
 	}
-	if f.redis == "" && !f.sec.sentinel.on() {
+	if f.redis == "" && !f.sec.Sentinel.On() {
 		r, err := demo.StartRedis()
 		if err != nil {
 			return err
@@ -148,7 +149,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
   leaderboards  %s   (%d boards from %s; JSON at /v1/boards)
   gateway       %s
 Ctrl-C stops everything.
-`, f.brokers, f.brokers, topics.TopN, f.sec.sentinel.target(f.redis), f.walDir, topics.Inputs(), topics.TopN, topics.DLQ, pageURL(f.http),
+`, f.brokers, f.brokers, topics.TopN, f.sec.Sentinel.Target(f.redis), f.walDir, topics.Inputs(), topics.TopN, topics.DLQ, pageURL(f.http),
 		boardsURL(f.http), len(f.boards), f.boardsSource, demoGatewayLine(gwLn, f.env))
 
 	g, ctx := errgroup.WithContext(ctx)
@@ -164,7 +165,7 @@ Ctrl-C stops everything.
 		close(gwReady)
 	}
 	g.Go(func() error {
-		return scrubError(runPipeline(ctx, &f, lg, func(*processor.Processor) { close(ready) }), f.sec.secrets()...)
+		return cli.ScrubError(runPipeline(ctx, &f, lg, func(*processor.Processor) { close(ready) }), f.sec.Secrets()...)
 	})
 	g.Go(func() error {
 		select {
@@ -177,7 +178,7 @@ Ctrl-C stops everything.
 		case <-ctx.Done():
 			return nil
 		}
-		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: d.rooms, MaxMembers: d.members, Seed: d.seed, KafkaOpts: kopts, Gateway: gwURL})
+		return demo.Feed(ctx, demo.FeedConfig{Brokers: cli.SplitList(f.brokers), Env: f.env, Rooms: d.rooms, MaxMembers: d.members, Seed: d.seed, KafkaOpts: kopts, Gateway: gwURL})
 	})
 	if gwURL != "" && d.grayRooms > 0 && f.env != demoGrayEnv {
 		g.Go(func() error {
@@ -196,7 +197,7 @@ Ctrl-C stops everything.
 			case <-ctx.Done():
 				return nil
 			}
-			return demo.FeedBoards(ctx, demo.BoardFeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rate: d.boardRate, KafkaOpts: kopts})
+			return demo.FeedBoards(ctx, demo.BoardFeedConfig{Brokers: cli.SplitList(f.brokers), Env: f.env, Rate: d.boardRate, KafkaOpts: kopts})
 		})
 	}
 	if d.hostClicks > 0 && f.http != "" {
@@ -215,7 +216,7 @@ Ctrl-C stops everything.
 		case <-ctx.Done():
 			return nil
 		}
-		return demo.View(ctx, splitList(f.brokers), topics.TopN, d.show, 2*time.Second, stdout, kopts...)
+		return demo.View(ctx, cli.SplitList(f.brokers), topics.TopN, d.show, 2*time.Second, stdout, kopts...)
 	})
 	err = g.Wait()
 	lg.Info("demo stopped", zap.Error(err))

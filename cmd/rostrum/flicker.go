@@ -11,6 +11,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/bench/flicker"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/internal/meeting"
 	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
@@ -83,7 +84,7 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	walDir := fs.String("wal", "", "replay the meeting events recorded in this WAL directory (rostrum run's --wal-dir; read without locking) instead of the generated scenarios, per room and overall")
 	ranking := fs.String("ranking", codec.DefaultRules().String(), "ranking rules, as rostrum run's --ranking")
 	scoreEpoch := fs.String("score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field, as rostrum run's --score-epoch")
-	warnings, err := parseWithAliases(fs, args)
+	warnings, err := cli.ParseWithAliases(fs, args)
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--ranking: %v", err)
 	}
-	cfg := flicker.Config{Scenarios: splitList(*scenarios), Seed: *seed, Duration: *duration, N: *topN,
+	cfg := flicker.Config{Scenarios: cli.SplitList(*scenarios), Seed: *seed, Duration: *duration, N: *topN,
 		Batch: *batch, MinStint: *minStint, Dwell: *dwell, Grace: *grace, Margin: *margin, Meeting: mc}
 	var rep *flicker.Report
 	if *walDir != "" {

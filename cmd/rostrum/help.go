@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // The grouped `-h` of the commands that take configuration flags
@@ -275,7 +277,7 @@ func commandHelp(args []string, stdout io.Writer) (done bool, err error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	c.register(fs)
-	registerAliases(fs)
+	cli.RegisterAliases(fs)
 	all := fs.Bool("help-all", false, "")
 	group := fs.String("help-group", "", "")
 	err = fs.Parse(rest)
@@ -316,8 +318,9 @@ func helpText(h helpCommand, c configCommand, view string) string {
 	c.register(fs)
 	ref := commandFlags(c)
 	byGroup := map[string][]*flag.Flag{}
+	deprecated := cli.DeprecatedFlags()
 	fs.VisitAll(func(f *flag.Flag) {
-		if deprecatedFlags[f.Name] != "" {
+		if deprecated[f.Name] != "" {
 			return // an old name: only its new one is shown
 		}
 		g := placeOf(f.Name).group

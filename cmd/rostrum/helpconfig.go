@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // configCommand is one command whose flags `rostrum help config` lists.
@@ -30,7 +32,7 @@ const (
 	// fromAll: ROSTRUM_<FLAG> and the --config file (parseSources).
 	fromAll sources = iota
 	// fromSecurityEnv: ROSTRUM_<FLAG> for the --kafka-* and --redis-*
-	// flags only (applySecurityEnv); no file.
+	// flags only (cli.ApplySecurityEnv); no file.
 	fromSecurityEnv
 	// fromFlags: the command line only.
 	fromFlags
@@ -127,12 +129,12 @@ func commandFlags(c configCommand) map[string]configFlag {
 	fs.VisitAll(func(f *flag.Flag) {
 		cf := configFlag{
 			name:  f.Name,
-			env:   envName(f.Name),
+			env:   cli.EnvName(f.Name),
 			key:   f.Name,
 			def:   f.DefValue,
 			usage: f.Usage,
 		}
-		if _, ok := f.Value.(*secret); ok {
+		if _, ok := f.Value.(*cli.Secret); ok {
 			cf.def = "" // a secret never shows a value
 		}
 		switch {

@@ -66,7 +66,7 @@ func TestSentinelFlagsRefused(t *testing.T) {
 					args = append(args, "--wal-dir", t.TempDir())
 				}
 				if cmd == "bench" && c.env != nil && c.env["ROSTRUM_REDIS"] != "" {
-					continue // bench's --redis ignores the environment (applySecurityEnv)
+					continue // bench's --redis ignores the environment (cli.ApplySecurityEnv)
 				}
 				if cmd == "bench" && strings.Contains(strings.Join(c.args, " "), "--config") {
 					continue // bench takes no config file
