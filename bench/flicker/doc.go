@@ -18,5 +18,5 @@
 // processor does per poll batch, and steps the hysteresis also at its own
 // deadlines, as the processor's timer does. Everything runs on the events'
 // clock: the same Config gives the same Report on any machine, so tests may
-// assert its numbers. `rostrum bench --flicker` prints the report.
+// assert its numbers. `rostrum-dev bench --flicker` prints the report.
 package flicker

@@ -18,7 +18,7 @@ import (
 // merge with a median time to appear of at most 1 s, and in no scenario more
 // changes than the seed merge, and a stale share of at most 10%. These are counts on the events' clock, not
 // timings, so they are the same on every machine.
-// defaults is the hysteresis as `rostrum run` and `rostrum bench --flicker`
+// defaults is the hysteresis as `rostrum run` and `rostrum-dev bench --flicker`
 // configure it by default.
 var defaults = Config{Dwell: stability.DefaultDwell, Grace: stability.DefaultGrace, Margin: stability.DefaultMargin}
 

@@ -176,8 +176,8 @@ var flagPlaces = map[string]flagPlace{
 	"unready-after":     tuning("ops"),
 	"unready-failures":  tuning("ops"),
 
-	// One command's own: the demo's meeting, simulate's, the DLQ
-	// selection, the WAL and boards subcommands'.
+	// One command's own: the demo's meeting, the DLQ selection, the WAL
+	// and boards subcommands'.
 	"members":      essential("command"),
 	"rooms":        essential("command"),
 	"seed":         essential("command"),
@@ -187,8 +187,6 @@ var flagPlaces = map[string]flagPlace{
 	"gray-rooms":   tuning("command"),
 	"host-clicks":  tuning("command"),
 	"kafka-port":   tuning("command"),
-	"gateway":      essential("command"),
-	"room-prefix":  essential("command"),
 	"topic":        essential("command"),
 	"partition":    essential("command"),
 	"from-offset":  essential("command"),
@@ -239,7 +237,6 @@ var helpCommands = []helpCommand{
 	{"wal inspect", "Looks into a WAL directory.", "wal inspect"},
 	{"gateway", "Takes HTTP callbacks into the callback topics, routed by room to environments.", "gateway"},
 	{"demo", "Everything embedded: Kafka broker, Redis, a simulated meeting.", "demo"},
-	{"simulate", "Produces a simulated meeting to a Kafka cluster (or POSTs it to a gateway).", "simulate"},
 	{"dlq inspect", "Counts and samples the DLQ.", "dlq inspect"},
 	{"dlq redrive", "Re-produces DLQ records to their topics.", "dlq redrive"},
 	{"codec explain", "Prints the score layouts and a few encoded examples.", "codec explain"},

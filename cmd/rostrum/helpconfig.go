@@ -40,8 +40,9 @@ const (
 
 // configCommands are the commands the reference lists, in order. Each
 // registers its flags exactly as the command itself does, so the reference
-// cannot drift from the binary. The benchmarks (`rostrum bench`) are
-// measuring tools, described in docs/PERFORMANCE.md and by `-h`.
+// cannot drift from the binary. The developer tools of rostrum-dev (the
+// benchmarks, the simulator) are described in docs/PERFORMANCE.md and by
+// their `-h`.
 var configCommands = []configCommand{
 	{name: "run", also: "`rostrum check` (with one flag more, below) and `rostrum boards migrate` take the same flags (and read the same variables and file), so that they see the configuration the processors run with; `wal replay` and `boards prune` take them too, and one flag each, below",
 		register: func(fs *flag.FlagSet) { var f runFlags; f.register(fs) }},
@@ -65,7 +66,6 @@ var configCommands = []configCommand{
 		f.register(fs)
 		p.register(fs)
 	}},
-	{name: "simulate", sources: fromSecurityEnv, register: func(fs *flag.FlagSet) { var f simulateFlags; f.register(fs) }},
 	{name: "dlq inspect", sources: fromSecurityEnv, register: func(fs *flag.FlagSet) {
 		var f dlqFlags
 		var c dlqCommandFlags

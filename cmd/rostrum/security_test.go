@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -549,34 +548,5 @@ func TestWALReplaySecureRedis(t *testing.T) {
 	err := Main(context.Background(), []string{"wal", "replay", "--config", s.configPath, "--wal-dir", t.TempDir(), "--log-level", "error"}, &stdout, new(bytes.Buffer))
 	if err != nil || !strings.Contains(stdout.String(), "replayed 0 batches") {
 		t.Fatalf("replay: %v, %s", err, stdout.String())
-	}
-}
-
-// TestBenchSecureServers runs a small `rostrum bench` (every mode) against
-// the SASL+TLS kfake and the TLS+ACL redis-server given by flags, with the
-// passwords from the environment.
-func TestBenchSecureServers(t *testing.T) {
-	s := startSecure(t)
-	t.Setenv("ROSTRUM_REDIS_PASSWORD", s.redisPW)
-	t.Setenv("ROSTRUM_KAFKA_PASSWORD", s.kafkaPW["scram-sha-256"])
-	var stdout, stderr lockedBuffer
-	err := Main(context.Background(), []string{"bench", "--events", "2000", "--rooms", "20", "--members", "10",
-		"--naive-seconds", "1", "--rate-seconds", "0", "--json",
-		"--brokers", s.kafka.Seeds[0], "--kafka-sasl", "scram-sha-256", "--kafka-user", "rostrum-256",
-		"--kafka-tls-ca", s.certs.CAFile, "--kafka-tls-cert", s.certs.ClientCertFile, "--kafka-tls-key", s.certs.ClientKeyFile,
-		"--redis", s.redis.Addr, "--redis-user", "rostrum",
-		"--redis-tls-ca", s.certs.CAFile, "--redis-tls-cert", s.certs.ClientCertFile, "--redis-tls-key", s.certs.ClientKeyFile,
-	}, &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, stderr.String())
-	}
-	var rep struct {
-		Results []struct{ Mode string }
-	}
-	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil || len(rep.Results) == 0 {
-		t.Fatalf("report: %v\n%s", err, stdout.String())
-	}
-	for _, pw := range s.secrets() {
-		assertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
 	}
 }

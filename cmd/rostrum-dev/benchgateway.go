@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,8 +11,8 @@ import (
 	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
-// wantsGatewayBench reports whether args ask for `rostrum bench --workload
-// gateway`, which has flags of its own.
+// wantsGatewayBench reports whether args ask for `rostrum-dev bench
+// --workload gateway`, which has flags of its own.
 func wantsGatewayBench(args []string) bool {
 	for i, a := range args {
 		switch a {
@@ -72,10 +71,5 @@ func cmdBenchGateway(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return cli.ScrubError(err, sec.Secrets()...)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	return rep.WriteTable(stdout)
+	return writeReport(stdout, *asJSON, rep)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
-// simulateFlags are the settings of `rostrum simulate`.
+// simulateFlags are the settings of `rostrum-dev simulate`.
 type simulateFlags struct {
 	brokers, env       string
 	rooms, members     int
@@ -56,7 +56,7 @@ func cmdSimulate(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	for _, w := range sec.Warnings {
-		fmt.Fprintln(stderr, "rostrum simulate: warning:", w)
+		fmt.Fprintln(stderr, "rostrum-dev simulate: warning:", w)
 	}
 	err = demo.Feed(ctx, demo.FeedConfig{Brokers: cli.SplitList(f.brokers), Env: f.env, Rooms: f.rooms, MaxMembers: f.members, KafkaOpts: kopts, RoomPrefix: f.roomPrefix})
 	return sec.KafkaError(err)

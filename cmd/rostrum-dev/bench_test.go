@@ -18,7 +18,7 @@ import (
 	"github.com/rostrumhq/rostrum/wal"
 )
 
-// TestBench runs `rostrum bench` on a tiny workload with every mode and
+// TestBench runs `rostrum-dev bench` on a tiny workload with every mode and
 // checks that the JSON report holds plausible figures. It asserts no
 // timings: a slow machine gives smaller numbers, not a failure.
 func TestBench(t *testing.T) {
@@ -110,7 +110,7 @@ func TestBenchFlags(t *testing.T) {
 	}
 }
 
-// TestBenchFlicker runs `rostrum bench --flicker` on short meetings and
+// TestBenchFlicker runs `rostrum-dev bench --flicker` on short meetings and
 // checks the JSON report: every scenario with the three strategies. Its
 // numbers are asserted in package flicker.
 func TestBenchFlicker(t *testing.T) {

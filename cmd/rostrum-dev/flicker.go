@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,7 +43,7 @@ func walMeetings(dir string) (map[string][]codec.Event, error) {
 	return rooms, nil
 }
 
-// wantsFlicker reports whether `rostrum bench` was asked for the flicker
+// wantsFlicker reports whether `rostrum-dev bench` was asked for the flicker
 // benchmark, which has flags of its own.
 func wantsFlicker(args []string) bool {
 	for _, a := range args {
@@ -58,11 +57,11 @@ func wantsFlicker(args []string) bool {
 	return false
 }
 
-// cmdFlicker runs `rostrum bench --flicker`: the flicker benchmark (package
-// bench/flicker, docs/STABILITY.md). It needs no servers: the meetings are
-// generated and replayed in process on their own clock. With --wal it
-// replays instead the meeting events a `rostrum run` recorded in its WAL,
-// room by room.
+// cmdFlicker runs `rostrum-dev bench --flicker` (or `rostrum-dev flicker`):
+// the flicker benchmark (package bench/flicker, docs/STABILITY.md). It needs
+// no servers: the meetings are generated and replayed in process on their
+// own clock. With --wal it replays instead the meeting events a
+// `rostrum run` recorded in its WAL, room by room.
 func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench --flicker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -89,7 +88,7 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, w := range warnings {
-		fmt.Fprintln(stderr, "rostrum:", w)
+		fmt.Fprintln(stderr, "rostrum-dev:", w)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -124,10 +123,5 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	} else if rep, err = flicker.Run(cfg); err != nil {
 		return err
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	return rep.WriteTable(stdout)
+	return writeReport(stdout, *asJSON, rep)
 }
