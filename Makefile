@@ -1,6 +1,7 @@
 # rostrum — build, run and test. `make run` and `make test` are all a newcomer needs.
 GO        ?= go
 BIN       ?= bin/rostrum
+DEV_BIN   ?= bin/rostrum-dev
 PKGS      ?= ./...
 FUZZTIME  ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -9,8 +10,11 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 all: build
 
+## build: bin/rostrum, what operators deploy, and bin/rostrum-dev, the developer tools (the
+## benchmarks, the meeting simulator), which releases and the container image leave out.
 build:
 	$(GO) build -o $(BIN) ./cmd/rostrum
+	$(GO) build -o $(DEV_BIN) ./cmd/rostrum-dev
 
 ## run: the main job on an embedded default (see README "Quick start").
 run: deps build
@@ -124,13 +128,15 @@ $(REDOCLY): tools/openapi/package.json tools/openapi/package-lock.json
 	cd tools/openapi && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
+## bench: every Go benchmark, then `rostrum-dev bench`: the full pipeline against the naive
+## design and the Redis ceiling (docs/PERFORMANCE.md).
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
-	./$(BIN) bench --events 200000 --rate-seconds 3 --rate-warmup 1 --naive-seconds 5
+	./$(DEV_BIN) bench --events 200000 --rate-seconds 3 --rate-warmup 1 --naive-seconds 5
 
 ## bench-curve: latency and CPU per event against the offered load, drawn into docs/latency-curve.svg.
 bench-curve: deps build
-	./$(BIN) bench --modes rostrum --events 1000000 --rates 0.1,0.25,0.5,0.75,0.9 --rate-seconds 5 --rate-warmup 2 --chart docs/latency-curve.svg
+	./$(DEV_BIN) bench --modes rostrum --events 1000000 --rates 0.1,0.25,0.5,0.75,0.9 --rate-seconds 5 --rate-warmup 2 --chart docs/latency-curve.svg
 
 ## bench-micro: the hot-path micro-benchmarks, benchstat-friendly (-count 6).
 bench-micro:
@@ -151,6 +157,7 @@ clean:
 
 ## release: versioned static binaries for linux/amd64 and linux/arm64, each in
 ## dist/rostrum-$(VERSION)-linux-<arch>.tar.gz with LICENSE and README.md, and dist/SHA256SUMS.
+## A release ships rostrum only: rostrum-dev (benchmarks, simulator) is built from source.
 ## VERSION is required (v1.2.3 or v1.2.3-rc.1); the version, the commit and the build time are
 ## stamped with -X (`rostrum version` prints them, VCS stamping or not). docs/operations.md "Releases".
 RELEASE_ARCHS ?= amd64 arm64

@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// WriteCurve draws the load curve of r's fixed-rate runs (rostrum bench
+// WriteCurve draws the load curve of r's fixed-rate runs (rostrum-dev bench
 // --rates) into path, an SVG file: on top the latency percentiles (ms, log
 // scale) against the offered load as a fraction of the flat-out rate, below
 // the processor's and redis-server's CPU seconds per million events.

@@ -99,7 +99,7 @@ type Config struct {
 	MaxPollRecords int
 	WALSync        wal.SyncPolicy
 	// StateCache bounds the sink's in-process member states
-	// (sink.Options.CacheMembers): 0 none; `rostrum bench`'s default is
+	// (sink.Options.CacheMembers): 0 none; `rostrum-dev bench`'s default is
 	// sink.DefaultCacheMembers, as `rostrum run`'s.
 	StateCache int
 	// RoomsPerScript is sink.Options.RoomsPerScript (0: its default).

@@ -1,4 +1,4 @@
-// Package bench is `rostrum bench`: an end-to-end benchmark of the real
+// Package bench is `rostrum-dev bench`: an end-to-end benchmark of the real
 // pipeline against a Kafka broker and a real redis-server on one machine,
 // with two yardsticks measured in the same run.
 //

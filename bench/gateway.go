@@ -22,7 +22,7 @@ import (
 	"github.com/rostrumhq/rostrum/route"
 )
 
-// GatewayConfig configures `rostrum bench --workload gateway`: the
+// GatewayConfig configures `rostrum-dev bench --workload gateway`: the
 // gateway driven over real HTTP, beside a raw franz-go producer writing the
 // same records, in the same run and on the same broker.
 type GatewayConfig struct {

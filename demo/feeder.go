@@ -10,8 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rostrumhq/rostrum/bench/flicker"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/meeting"
 )
 
 // FeedConfig shapes the simulated meeting load.
@@ -49,11 +49,11 @@ const (
 
 // Feed produces simulated meetings to the env's callback topics in real
 // time (each record when the wall clock reaches its event time) until ctx
-// ends. Room r-i holds the meetings of the flicker benchmark's scenario
-// i mod 4 (a discussion, screen-share hand-overs, a lecture, a town hall;
-// package bench/flicker): speakers taking turns, background noise from open
-// microphones, mutes, presenters sharing their screen, a host spotlighting
-// them, joins and leaves. One meeting follows the other every 10 minutes
+// ends. Room r-i holds the meetings of scenario i mod 4 of package
+// internal/meeting (a discussion, screen-share hand-overs, a lecture, a town
+// hall; the flicker benchmark replays the same ones): speakers taking
+// turns, background noise from open microphones, mutes, presenters sharing
+// their screen, a host spotlighting them, joins and leaves. One meeting follows the other every 10 minutes
 // (everyone leaves, a new meeting starts). A low rate of bad, duplicate and
 // unknown-type records rides along.
 func Feed(ctx context.Context, cfg FeedConfig) error {
@@ -94,11 +94,11 @@ func Feed(ctx context.Context, cfg FeedConfig) error {
 	return nil
 }
 
-// Scenario returns the flicker scenario that room r-i of the demo plays,
-// with its members capped at maxMembers.
-func Scenario(i, maxMembers int) flicker.Scenario {
+// Scenario returns the scenario that room r-i of the demo plays, with its
+// members capped at maxMembers.
+func Scenario(i, maxMembers int) meeting.Scenario {
 	names := []string{"discussion", "handover", "lecture", "townhall"}
-	sc, err := flicker.ScenarioByName(names[i%len(names)])
+	sc, err := meeting.ScenarioByName(names[i%len(names)])
 	if err != nil {
 		panic(err)
 	}
@@ -115,9 +115,9 @@ func feedRoom(ctx context.Context, send func(source string, key, value []byte), 
 	defer timer.Stop()
 	var lastSource string
 	var lastValue []byte
-	for meeting := uint64(0); ctx.Err() == nil; meeting++ {
-		evs := flicker.Generate(sc, meetingLen, cfg.Seed*1000+uint64(i)*100+meeting)
-		shift := time.Now().UnixMilli() - flicker.BaseTS
+	for n := uint64(0); ctx.Err() == nil; n++ {
+		evs := meeting.Generate(sc, meetingLen, cfg.Seed*1000+uint64(i)*100+n)
+		shift := time.Now().UnixMilli() - meeting.BaseTS
 		seen := map[string]bool{}
 		for _, ev := range evs {
 			ev.RoomID, ev.TS = room, ev.TS+shift

@@ -269,6 +269,13 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("go build %q lacks %s", build, want)
 		}
 	}
+	// The image is the production binary alone: the developer tools
+	// (benchmarks, simulator) are not built into it.
+	for _, in := range ins {
+		if strings.Contains(in, "rostrum-dev") {
+			t.Errorf("%q: the image must not hold cmd/rostrum-dev", in)
+		}
+	}
 	// The Go build information keeps the commit (rostrum version,
 	// rostrum_build_info) unless VCS stamping is turned off.
 	if strings.Contains(build, "-buildvcs=false") {

@@ -1,10 +1,10 @@
 // Package flicker measures how much a room's shown top-N flickers: it
-// generates deterministic meetings of named scenarios (a lecture with a
-// noisy audience, a lively discussion, a town hall with hand-overs of the
-// host role), replays each through three strategies — the raw top-N in
-// rank order, seed 003's merge (stability.Merge) and rostrum's hysteresis
-// (stability.Hysteresis) — on a simulated clock, and reports per scenario
-// and strategy:
+// takes the deterministic meetings of the named scenarios of package
+// internal/meeting (a lecture with a noisy audience, a lively discussion, a
+// town hall with hand-overs of the host role), replays each through three
+// strategies — the raw top-N in rank order, seed 003's merge
+// (stability.Merge) and rostrum's hysteresis (stability.Hysteresis) — on a
+// simulated clock, and reports per scenario and strategy:
 //
 //   - visible changes per minute: tiles replaced (a member enters or leaves
 //     the list) plus tiles moved (a member that stays changes slot);
@@ -18,5 +18,5 @@
 // processor does per poll batch, and steps the hysteresis also at its own
 // deadlines, as the processor's timer does. Everything runs on the events'
 // clock: the same Config gives the same Report on any machine, so tests may
-// assert its numbers. `rostrum bench --flicker` prints the report.
+// assert its numbers. `rostrum-dev bench --flicker` prints the report.
 package flicker

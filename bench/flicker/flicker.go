@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/meeting"
 	"github.com/rostrumhq/rostrum/stability"
 )
 
@@ -52,7 +53,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if len(c.Scenarios) == 0 {
-		for _, s := range Scenarios() {
+		for _, s := range meeting.Scenarios() {
 			c.Scenarios = append(c.Scenarios, s.Name)
 		}
 	}
@@ -81,7 +82,7 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	for _, name := range c.Scenarios {
-		if _, err := ScenarioByName(name); err != nil {
+		if _, err := meeting.ScenarioByName(name); err != nil {
 			return err
 		}
 	}
@@ -177,9 +178,9 @@ func Run(cfg Config) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Duration: cfg.Duration.String(), N: cfg.N, Batch: cfg.Batch.String(),
 		MinStint: cfg.MinStint.String(), Dwell: cfg.Dwell.String(), Grace: cfg.Grace.String(), Margin: cfg.Margin}
 	for _, name := range cfg.Scenarios {
-		sc, _ := ScenarioByName(name)
-		rep.Scenarios = append(rep.Scenarios, replay(cfg, cfg.meeting(), sc.Name, sc.Description,
-			Generate(sc, cfg.Duration, cfg.Seed), BaseTS, BaseTS+cfg.Duration.Milliseconds()))
+		sc, _ := meeting.ScenarioByName(name)
+		rep.Scenarios = append(rep.Scenarios, replay(cfg, cfg.meetingCodec(), sc.Name, sc.Description,
+			meeting.Generate(sc, cfg.Duration, cfg.Seed), meeting.BaseTS, meeting.BaseTS+cfg.Duration.Milliseconds()))
 	}
 	return rep, nil
 }
@@ -190,13 +191,13 @@ func Run(cfg Config) (*Report, error) {
 // room. cfg.Scenarios, Seed and Duration are not used. Rooms come in
 // order of their names.
 func RunEvents(cfg Config, rooms map[string][]codec.Event) (*Report, error) {
-	cfg.Scenarios = []string{Scenarios()[0].Name} // not used; keeps Validate quiet
+	cfg.Scenarios = []string{meeting.Scenarios()[0].Name} // not used; keeps Validate quiet
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
 	rep := &Report{N: cfg.N, Batch: cfg.Batch.String(), MinStint: cfg.MinStint.String(),
-		Dwell: cfg.Dwell.String(), Grace: cfg.Grace.String(), Margin: cfg.Margin, Rules: cfg.meeting().Rules().String()}
+		Dwell: cfg.Dwell.String(), Grace: cfg.Grace.String(), Margin: cfg.Margin, Rules: cfg.meetingCodec().Rules().String()}
 	names := slices.Sorted(maps.Keys(rooms))
 	for _, name := range names {
 		evs := slices.Clone(rooms[name])
@@ -206,7 +207,7 @@ func RunEvents(cfg Config, rooms map[string][]codec.Event) (*Report, error) {
 		}
 		slices.SortStableFunc(evs, func(a, b codec.Event) int { return cmp.Compare(a.TS, b.TS) })
 		start, end := evs[0].TS, evs[len(evs)-1].TS+cfg.Batch.Milliseconds()
-		rep.Scenarios = append(rep.Scenarios, replay(cfg, cfg.meeting(), name, "", evs, start, end))
+		rep.Scenarios = append(rep.Scenarios, replay(cfg, cfg.meetingCodec(), name, "", evs, start, end))
 	}
 	if len(rep.Scenarios) == 0 {
 		return nil, errors.New("flicker: no meeting events to replay")
@@ -215,8 +216,8 @@ func RunEvents(cfg Config, rooms map[string][]codec.Event) (*Report, error) {
 	return rep, nil
 }
 
-// meeting returns the configured meeting codec, or the default one.
-func (c Config) meeting() *codec.Meeting {
+// meetingCodec returns the configured meeting codec, or the default one.
+func (c Config) meetingCodec() *codec.Meeting {
 	if c.Meeting != nil {
 		return c.Meeting
 	}
@@ -273,11 +274,11 @@ func (l *lane) publish(rm *room, list []string, at, measureFrom int64) {
 // replay runs one meeting through the strategies over [start, end). Time
 // moves from one moment to the next: every Batch (all strategies read the
 // raw top-N) and, between them, at the hysteresis deadlines (its timer).
-func replay(cfg Config, meeting *codec.Meeting, name, desc string, evs []codec.Event, start, end int64) ScenarioResult {
-	rm := newRoom(meeting)
+func replay(cfg Config, mc *codec.Meeting, name, desc string, evs []codec.Event, start, end int64) ScenarioResult {
+	rm := newRoom(mc)
 	h := stability.Hysteresis{N: cfg.N, Dwell: cfg.Dwell, Grace: cfg.Grace, Margin: math.Inf(1)}
 	if cfg.Margin > 0 {
-		if ms := MarginScore(meeting, cfg.Margin); ms > 0 {
+		if ms := MarginScore(mc, cfg.Margin); ms > 0 {
 			h.Margin = ms
 		}
 	}

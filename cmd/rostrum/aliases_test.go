@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // parseRunSources parses args with run's flags as cmdRun does, up to the sources.
@@ -86,7 +88,7 @@ func TestFlagAliases(t *testing.T) {
 // TestFlagAliasesEveryOldName sets each old name and checks its new flag.
 func TestFlagAliasesEveryOldName(t *testing.T) {
 	values := map[string]string{"control-max-body": "4096", "dwell": "3s", "grace": "4s", "margin": "9", "due-interval": "250ms"}
-	for old, name := range deprecatedFlags {
+	for old, name := range cli.DeprecatedFlags() {
 		fs := flag.NewFlagSet("run", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		var f runFlags

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/web"
 )
 
@@ -39,7 +40,7 @@ func (f *apiGuardFlags) apply(opts *web.Options) error {
 		}
 		opts.ReadTokens = t
 	}
-	opts.CORSOrigins = splitList(f.corsOrigins)
+	opts.CORSOrigins = cli.SplitList(f.corsOrigins)
 	opts.RateLimit, opts.RateBurst = f.rateLimit, f.rateBurst
 	return nil
 }

@@ -48,11 +48,6 @@ func TestRunRejectsBadBoards(t *testing.T) {
 		t.Fatalf("got %v, want an error naming %s and boards[0].slice", err, path)
 	}
 
-	// boards: is a config-file key of run and demo only.
-	err = Main(context.Background(), []string{"simulate", "--config", path}, io.Discard, io.Discard)
-	if err == nil {
-		t.Fatal("simulate accepted a config file")
-	}
 }
 
 // The board keys once spelled with underscores are read with a warning

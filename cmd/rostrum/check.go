@@ -16,6 +16,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/control"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/web"
@@ -97,7 +98,7 @@ func checkOffline(f *runFlags) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	_, err := f.sec.redisOptions(f.redis)
+	_, err := f.sec.RedisOptions(f.redis)
 	return err
 }
 
@@ -130,12 +131,12 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	setRedisLogger(lg)
 	pc, so, _, err := f.pipelineConfig(lg)
 	if err != nil {
-		c.fail(exitConfig, "config", scrubError(err, f.sec.secrets()...))
+		c.fail(exitConfig, "config", cli.ScrubError(err, f.sec.Secrets()...))
 		return &exitError{exitConfig, errors.New("configuration invalid")}
 	}
 	if cf.offline {
 		if err := checkOffline(&f); err != nil {
-			c.fail(exitConfig, "config", scrubError(err, f.sec.secrets()...))
+			c.fail(exitConfig, "config", cli.ScrubError(err, f.sec.Secrets()...))
 			return &exitError{exitConfig, errors.New("configuration invalid")}
 		}
 	}
@@ -174,7 +175,7 @@ func checkKafka(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 
 	md, err := adm.BrokerMetadata(ctx)
 	if err != nil {
-		c.fail(exitKafka, "kafka brokers", scrubError(f.sec.kafkaError(err), f.sec.secrets()...))
+		c.fail(exitKafka, "kafka brokers", cli.ScrubError(f.sec.KafkaError(err), f.sec.Secrets()...))
 		c.skip("topics", "no broker answered")
 		c.skip("consumer group", "no broker answered")
 		return
@@ -183,7 +184,7 @@ func checkKafka(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 	for _, b := range md.Brokers {
 		addrs = append(addrs, fmt.Sprintf("%s:%d", b.Host, b.Port))
 	}
-	c.ok("kafka brokers", "%d answered (%s), cluster %s, %s", len(md.Brokers), strings.Join(addrs, ", "), md.Cluster, f.sec.kafkaDescription())
+	c.ok("kafka brokers", "%d answered (%s), cluster %s, %s", len(md.Brokers), strings.Join(addrs, ", "), md.Cluster, f.sec.KafkaDescription())
 
 	specs := pc.TopicSpecs()
 	if pc.CreateTopics {
@@ -242,13 +243,13 @@ func checkKafka(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 }
 
 func checkRedis(ctx context.Context, c *checker, f *runFlags, pc processor.Config, so sink.Options) {
-	what := "redis " + f.sec.sentinel.target(f.redis)
-	ro, err := f.sec.redisOptions(f.redis)
+	what := "redis " + f.sec.Sentinel.Target(f.redis)
+	ro, err := f.sec.RedisOptions(f.redis)
 	if err != nil {
 		c.fail(exitRedis, what, err)
 		return
 	}
-	if f.sec.sentinel.on() && !checkSentinels(ctx, c, f, ro) {
+	if f.sec.Sentinel.On() && !checkSentinels(ctx, c, f, ro) {
 		c.skip(what, "no Sentinel named the master")
 		c.skip("redis scripts", "redis did not answer")
 		return
@@ -263,11 +264,11 @@ func checkRedis(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 		return
 	}
 	if err := store.Ping(ctx); err != nil {
-		c.fail(exitRedis, what, scrubError(f.sec.redisError(f.redis, err), f.sec.secrets()...))
+		c.fail(exitRedis, what, cli.ScrubError(f.sec.RedisError(f.redis, err), f.sec.Secrets()...))
 		c.skip("redis scripts", "redis did not answer")
 		return
 	}
-	c.ok(what, "answered, %s", f.sec.redisDescription())
+	c.ok(what, "answered, %s", f.sec.RedisDescription())
 	if err := loadScripts(ctx, rc, store, pc); err != nil {
 		c.fail(exitScripts, "redis scripts", fmt.Errorf("%w (the Redis user needs SCRIPT LOAD and EVALSHA)", err))
 		return
@@ -299,35 +300,4 @@ func loadScripts(ctx context.Context, rc redis.UniversalClient, store *sink.Redi
 		return board.NewStore(rc, pc.Env, pc.Boards).LoadScripts(ctx)
 	}
 	return nil
-}
-
-// kafkaDescription says how the Kafka client authenticates, without secrets.
-func (s *securityFlags) kafkaDescription() string {
-	d := "no SASL"
-	if s.kafkaSASL != "" {
-		who, _ := s.saslIdentity()
-		d = fmt.Sprintf("SASL %s %s", s.kafkaSASL, who)
-	}
-	if s.kafkaTLS.enabled() {
-		return d + ", TLS"
-	}
-	return d + ", no TLS"
-}
-
-// redisDescription says how the Redis client authenticates, without secrets.
-func (s *securityFlags) redisDescription() string {
-	d := "default user"
-	switch {
-	case s.redisUser != "":
-		d = fmt.Sprintf("user %q", s.redisUser)
-	case s.redisPass.isSet():
-		d = "default user with a password"
-	}
-	if s.sentinel.on() {
-		d += ", " + s.sentinel.description()
-	}
-	if s.redisTLS.enabled() {
-		return d + ", TLS"
-	}
-	return d + ", no TLS"
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // applySources fills every flag that was not given on the command line from,
@@ -47,15 +48,15 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 			}
 		}
 	}
-	aliasWarnings, err := resolveAliases(fs, set, true, file, configPath)
+	aliasWarnings, err := cli.ResolveAliases(fs, set, true, file, configPath)
 	if err != nil {
 		return nil, err
 	}
 	fs.VisitAll(func(f *flag.Flag) {
-		if err != nil || set[f.Name] || f.Name == "config" || isAlias(fs, f.Name) {
+		if err != nil || set[f.Name] || f.Name == "config" || cli.IsAlias(fs, f.Name) {
 			return
 		}
-		env := envName(f.Name)
+		env := cli.EnvName(f.Name)
 		if v, ok := os.LookupEnv(env); ok {
 			if e := fs.Set(f.Name, v); e != nil {
 				err = fmt.Errorf("%s=%q: %v", env, v, e)
@@ -63,7 +64,7 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 			return
 		}
 		if v, ok := file[f.Name]; ok {
-			if _, isSecret := f.Value.(*secret); isSecret {
+			if _, isSecret := f.Value.(*cli.Secret); isSecret {
 				// An unquoted 0x1F or 1e3 would arrive as a number and
 				// be rendered back as another text than the password.
 				if _, isString := v.(string); !isString {
@@ -71,7 +72,7 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 					return
 				}
 			}
-			s := yamlScalar(v)
+			s := cli.YAMLFlagText(v)
 			if e := fs.Set(f.Name, s); e != nil {
 				err = fmt.Errorf("--config %s: %s: %q: %v", configPath, f.Name, s, e)
 			}
@@ -80,26 +81,14 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(aliasWarnings, configWarnings(fs, configPath, file)...), nil
-}
-
-// yamlScalar renders a YAML value as flag text; a list becomes a comma list.
-func yamlScalar(v any) string {
-	if l, ok := v.([]any); ok {
-		parts := make([]string, len(l))
-		for i, x := range l {
-			parts[i] = fmt.Sprint(x)
-		}
-		return strings.Join(parts, ",")
-	}
-	return fmt.Sprint(v)
+	return append(aliasWarnings, cli.ConfigWarnings(fs, configPath, file)...), nil
 }
 
 // parseSources parses args into fs, then fills the flags left unset from
 // the environment and the config file (--config, else ROSTRUM_CONFIG). It
 // returns the config file's path and the warnings found.
 func parseSources(fs *flag.FlagSet, args []string, configFlag *string) (string, []string, error) {
-	registerAliases(fs) // the old names of renamed flags (aliases.go)
+	cli.RegisterAliases(fs) // the old names of renamed flags (internal/cli/aliases.go)
 	// After a flag that does not parse, a pointer to the grouped help
 	// (help.go), which Main prints for -h before the command runs.
 	fs.Usage = func() {

@@ -11,11 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rostrumhq/rostrum/demo"
 	"github.com/rostrumhq/rostrum/examples"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/processor"
 )
 
@@ -58,6 +60,10 @@ func (d *demoFlags) register(fs *flag.FlagSet, f *runFlags) {
 	}
 }
 
+// cmdDemo runs `rostrum demo`: the real pipeline against an embedded Kafka
+// broker and a private Redis (unless --brokers and --redis name others),
+// fed by simulated meetings and board events, through an embedded gateway,
+// with a console view of the published top lists. Ctrl-C stops it all.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -71,74 +77,133 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if len(f.boards) == 0 {
-		// Every seed scenario's board, unless the config file has its own.
-		if f.boards, _, err = parseBoards(examples.BoardsYAML); err != nil {
+	if err := demoBoards(&f); err != nil {
+		return err
+	}
+	if err := checkDemoSecurity(&f); err != nil {
+		return err
+	}
+	kopts, err := f.sec.KafkaOpts()
+	if err != nil {
+		return err
+	}
+	srv, err := startDemoServers(&f, &d)
+	if err != nil {
+		return err
+	}
+	defer srv.close()
+	f.createTopics = true
+	printDemoBanner(stdout, &f, srv.gwLn)
+	err = runDemo(ctx, &f, &d, kopts, lg, srv.gwLn, stdout)
+	lg.Info("demo stopped", zap.Error(err))
+	return err
+}
+
+// demoBoards gives the demo every seed scenario's board and its hints
+// (examples/boards.yaml), unless the config file has boards of its own.
+func demoBoards(f *runFlags) error {
+	if len(f.boards) > 0 {
+		return nil
+	}
+	var err error
+	if f.boards, _, err = parseBoards(examples.BoardsYAML); err != nil {
+		return fmt.Errorf("examples/boards.yaml: %w", err)
+	}
+	f.boardsSource = "examples/boards.yaml"
+	if len(f.hints) == 0 { // the hints read those boards
+		if f.hints, err = parseHints(examples.BoardsYAML); err != nil {
 			return fmt.Errorf("examples/boards.yaml: %w", err)
 		}
-		f.boardsSource = "examples/boards.yaml"
-		if len(f.hints) == 0 { // and its hints, which read those boards
-			if f.hints, err = parseHints(examples.BoardsYAML); err != nil {
-				return fmt.Errorf("examples/boards.yaml: %w", err)
-			}
-		}
 	}
-	// The embedded servers take no credentials: security settings only make
-	// sense for servers given with --brokers and --redis.
+	return nil
+}
+
+// checkDemoSecurity refuses the security settings the embedded servers
+// cannot take: they only make sense for servers given with --brokers and
+// --redis.
+func checkDemoSecurity(f *runFlags) error {
 	switch {
-	case f.brokers == "" && f.sec.kafkaSet:
+	case f.brokers == "" && f.sec.KafkaSet:
 		return errors.New("--kafka-sasl and --kafka-tls* need --brokers: the embedded broker has neither")
-	case f.redis == "" && !f.sec.sentinel.on() && f.sec.redisSet:
+	case f.redis == "" && !f.sec.Sentinel.On() && f.sec.RedisSet:
 		return errors.New("--redis-user, --redis-password and --redis-tls* need --redis: the embedded Redis has none of them")
 	case f.httpTLS.cert != "" || f.httpTLS.key != "":
 		return errors.New("--http-tls-cert and --http-tls-key are for rostrum run: the demo serves its page over plain HTTP")
 	}
-	kopts, err := f.sec.kafkaOpts()
-	if err != nil {
-		return err
+	return nil
+}
+
+// demoServers are what the demo starts beside the pipeline: the embedded
+// gateway's listener, and unless given by flag the broker, Redis and a
+// throwaway WAL directory.
+type demoServers struct {
+	gwLn    net.Listener // nil when --gateway-http is empty
+	cleanup []func()     // in the order started
+}
+
+// close stops what was started, the last first.
+func (s *demoServers) close() {
+	for i := len(s.cleanup) - 1; i >= 0; i-- {
+		s.cleanup[i]()
 	}
-	topics := processor.TopicsFor(f.topicPrefix, f.env)
-	var gwLn net.Listener
+}
+
+// startDemoServers starts the demo's servers and points f at them: the
+// brokers, Redis and WAL directory of a flag left at its default become the
+// embedded ones. With the gateway on, the processor accepts the rooms the
+// gateway routes to its environment, unless told otherwise. On an error,
+// what was started is stopped.
+func startDemoServers(f *runFlags, d *demoFlags) (_ *demoServers, err error) {
+	srv := &demoServers{}
+	defer func() {
+		if err != nil {
+			srv.close()
+		}
+	}()
 	if d.gatewayHTTP != "" {
-		// The processor accepts the rooms the gateway routes to its
-		// environment, unless told otherwise.
 		if !f.routes.given() && f.roomPattern == "" {
 			_ = f.routes.rules.Set(demoRoutes())
 			f.routes.def = f.env
 		}
-		if gwLn, err = net.Listen("tcp", d.gatewayHTTP); err != nil {
-			return fmt.Errorf("--gateway-http %s: %w (pass --gateway-http 127.0.0.1:0 for any free port)", d.gatewayHTTP, err)
+		if srv.gwLn, err = net.Listen("tcp", d.gatewayHTTP); err != nil {
+			return nil, fmt.Errorf("--gateway-http %s: %w (pass --gateway-http 127.0.0.1:0 for any free port)", d.gatewayHTTP, err)
 		}
-		defer gwLn.Close()
+		srv.cleanup = append(srv.cleanup, func() { _ = srv.gwLn.Close() })
 	}
 	if f.brokers == "" {
 		// The DLQ and the output are left to --create-topics, which creates
 		// them with their settings (the output compacted).
+		topics := processor.TopicsFor(f.topicPrefix, f.env)
 		b, err := demo.StartBroker(d.kafkaPort, append(topics.Inputs(), demoGatewayTopics(f.topicPrefix, f.env)...)...)
 		if err != nil {
-			return fmt.Errorf("%w (is port %d taken? pass --kafka-port 0)", err, d.kafkaPort)
+			return nil, fmt.Errorf("%w (is port %d taken? pass --kafka-port 0)", err, d.kafkaPort)
 		}
-		defer b.Close()
+		srv.cleanup = append(srv.cleanup, b.Close)
 		f.brokers = b.Addr
 	}
-	if f.redis == "" && !f.sec.sentinel.on() {
+	if f.redis == "" && !f.sec.Sentinel.On() {
 		r, err := demo.StartRedis()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer r.Close()
+		srv.cleanup = append(srv.cleanup, r.Close)
 		f.redis = r.Addr
 	}
 	if f.walDir == "./wal" {
 		dir, err := os.MkdirTemp("", "rostrum-demo-wal-")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer os.RemoveAll(dir)
+		srv.cleanup = append(srv.cleanup, func() { _ = os.RemoveAll(dir) })
 		f.walDir = dir
 	}
-	f.createTopics = true
-	fmt.Fprintf(stdout, `rostrum demo
+	return srv, nil
+}
+
+// printDemoBanner prints where everything the demo started is.
+func printDemoBanner(w io.Writer, f *runFlags, gwLn net.Listener) {
+	topics := processor.TopicsFor(f.topicPrefix, f.env)
+	fmt.Fprintf(w, `rostrum demo
   Kafka broker  %s   (any Kafka client can connect; e.g. kcat -C -b %s -t %s -o end)
   Redis         %s
   WAL           %s
@@ -148,12 +213,18 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
   leaderboards  %s   (%d boards from %s; JSON at /v1/boards)
   gateway       %s
 Ctrl-C stops everything.
-`, f.brokers, f.brokers, topics.TopN, f.sec.sentinel.target(f.redis), f.walDir, topics.Inputs(), topics.TopN, topics.DLQ, pageURL(f.http),
+`, f.brokers, f.brokers, topics.TopN, f.sec.Sentinel.Target(f.redis), f.walDir, topics.Inputs(), topics.TopN, topics.DLQ, pageURL(f.http),
 		boardsURL(f.http), len(f.boards), f.boardsSource, demoGatewayLine(gwLn, f.env))
+}
 
+// runDemo runs the pipeline, the embedded gateway (on gwLn, if not nil),
+// the simulated meetings, board events and hosts, and the console view,
+// until ctx ends or one of them fails. The feeders and the view start once
+// the processor runs (and the meetings once the gateway listens).
+func runDemo(ctx context.Context, f *runFlags, d *demoFlags, kopts []kgo.Opt, lg *zap.Logger, gwLn net.Listener, stdout io.Writer) error {
 	g, ctx := errgroup.WithContext(ctx)
-	ready := make(chan struct{})
-	gwReady := make(chan struct{})
+	ready := make(chan struct{})   // closed when the processor runs
+	gwReady := make(chan struct{}) // closed when the gateway listens, or at once without one
 	gwURL := ""
 	if gwLn != nil {
 		gwURL = gatewayURL(gwLn.Addr().String())
@@ -164,62 +235,44 @@ Ctrl-C stops everything.
 		close(gwReady)
 	}
 	g.Go(func() error {
-		return scrubError(runPipeline(ctx, &f, lg, func(*processor.Processor) { close(ready) }), f.sec.secrets()...)
+		return cli.ScrubError(runPipeline(ctx, f, lg, func(*processor.Processor) { close(ready) }), f.sec.Secrets()...)
 	})
-	g.Go(func() error {
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return nil
-		}
-		select {
-		case <-gwReady:
-		case <-ctx.Done():
-			return nil
-		}
-		return demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: d.rooms, MaxMembers: d.members, Seed: d.seed, KafkaOpts: kopts, Gateway: gwURL})
-	})
-	if gwURL != "" && d.grayRooms > 0 && f.env != demoGrayEnv {
+	// after runs run in g once every channel is closed; not at all when
+	// ctx ends first.
+	after := func(run func() error, chans ...chan struct{}) {
 		g.Go(func() error {
-			select {
-			case <-gwReady:
-			case <-ctx.Done():
-				return nil
+			for _, c := range chans {
+				select {
+				case <-c:
+				case <-ctx.Done():
+					return nil
+				}
 			}
-			return demo.Feed(ctx, demo.FeedConfig{Rooms: d.grayRooms, MaxMembers: d.members, Gateway: gwURL, RoomPrefix: demoGrayEnv + "-"})
+			return run()
 		})
+	}
+	brokers := cli.SplitList(f.brokers)
+	after(func() error {
+		return demo.Feed(ctx, demo.FeedConfig{Brokers: brokers, Env: f.env, Rooms: d.rooms, MaxMembers: d.members, Seed: d.seed, KafkaOpts: kopts, Gateway: gwURL})
+	}, ready, gwReady)
+	if gwURL != "" && d.grayRooms > 0 && f.env != demoGrayEnv {
+		after(func() error {
+			return demo.Feed(ctx, demo.FeedConfig{Rooms: d.grayRooms, MaxMembers: d.members, Gateway: gwURL, RoomPrefix: demoGrayEnv + "-"})
+		}, gwReady)
 	}
 	if d.boardRate > 0 {
-		g.Go(func() error {
-			select {
-			case <-ready:
-			case <-ctx.Done():
-				return nil
-			}
-			return demo.FeedBoards(ctx, demo.BoardFeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rate: d.boardRate, KafkaOpts: kopts})
-		})
+		after(func() error {
+			return demo.FeedBoards(ctx, demo.BoardFeedConfig{Brokers: brokers, Env: f.env, Rate: d.boardRate, KafkaOpts: kopts})
+		}, ready)
 	}
 	if d.hostClicks > 0 && f.http != "" {
-		g.Go(func() error {
-			select {
-			case <-ready:
-			case <-ctx.Done():
-				return nil
-			}
+		after(func() error {
 			return demo.Hosts(ctx, demo.HostsConfig{BaseURL: strings.TrimSuffix(pageURL(f.http), "/"), Every: d.hostClicks})
-		})
+		}, ready)
 	}
-	g.Go(func() error {
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return nil
-		}
-		return demo.View(ctx, splitList(f.brokers), topics.TopN, d.show, 2*time.Second, stdout, kopts...)
-	})
-	err = g.Wait()
-	lg.Info("demo stopped", zap.Error(err))
-	return err
+	topN := processor.TopicsFor(f.topicPrefix, f.env).TopN
+	after(func() error { return demo.View(ctx, brokers, topN, d.show, 2*time.Second, stdout, kopts...) }, ready)
+	return g.Wait()
 }
 
 // boardsURL is the leaderboards page under the --http listen address.

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/dlq"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/processor"
 )
 
@@ -33,7 +34,7 @@ type dlqFlags struct {
 	partition                 int
 	from, to                  int64
 	since, until              string
-	sec                       securityFlags
+	sec                       cli.Security
 }
 
 // dlqCommandFlags are the flags of one dlq command beside the selection.
@@ -64,13 +65,13 @@ func (f *dlqFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.to, "to-offset", -1, "with --partition: last DLQ offset selected (-1: no end)")
 	fs.StringVar(&f.since, "since", "", "records that reached the DLQ at or after this time: RFC 3339, or a duration ago (2h)")
 	fs.StringVar(&f.until, "until", "", "records that reached the DLQ before this time: RFC 3339, or a duration ago")
-	f.sec.registerKafka(fs)
+	f.sec.RegisterKafka(fs)
 }
 
 func (f *dlqFlags) selection(now time.Time) (dlq.Selection, error) {
 	sel := dlq.All()
-	sel.Classes = splitList(f.reasons)
-	sel.Topics = splitList(f.topics)
+	sel.Classes = cli.SplitList(f.reasons)
+	sel.Topics = cli.SplitList(f.topics)
 	if f.partition < -1 {
 		return sel, fmt.Errorf("--partition must be a partition number, got %d", f.partition)
 	}
@@ -104,11 +105,11 @@ func parseWhen(flagName, s string, now time.Time) (time.Time, error) {
 }
 
 func (f *dlqFlags) client() (*kgo.Client, error) {
-	kopts, err := f.sec.kafkaOpts()
+	kopts, err := f.sec.KafkaOpts()
 	if err != nil {
 		return nil, err
 	}
-	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(splitList(f.brokers)...)}, kopts...)...)
+	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cli.SplitList(f.brokers)...)}, kopts...)...)
 }
 
 func cmdDLQ(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -133,13 +134,13 @@ func cmdDLQ(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if err := applySecurityEnv(fs); err != nil {
+	if err := cli.ApplySecurityEnv(fs); err != nil {
 		return err
 	}
-	if err := f.sec.resolve(); err != nil {
+	if err := f.sec.Resolve(); err != nil {
 		return err
 	}
-	for _, w := range f.sec.warnings {
+	for _, w := range f.sec.Warnings {
 		fmt.Fprintln(stderr, "rostrum dlq: warning:", w)
 	}
 	sel, err := f.selection(time.Now())
@@ -155,7 +156,7 @@ func cmdDLQ(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if args[0] == "inspect" {
 		recs, err := dlq.Read(ctx, cl, topic, sel)
 		if err != nil {
-			return f.sec.kafkaError(err)
+			return f.sec.KafkaError(err)
 		}
 		printSummary(stdout, topic, dlq.Summarize(recs))
 		for i := 0; i < cf.sample && i < len(recs); i++ {
@@ -181,7 +182,7 @@ func cmdDLQ(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	} else {
 		fmt.Fprintf(stdout, "%d records redriven\n", len(done))
 	}
-	return f.sec.kafkaError(err)
+	return f.sec.KafkaError(err)
 }
 
 func printSummary(w io.Writer, topic string, s dlq.Summary) {

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/gateway"
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // gatewayFlags are the settings of `rostrum gateway`. Each is also
@@ -35,7 +36,7 @@ type gatewayFlags struct {
 	shutdownTimeout            time.Duration
 	logFormat, logLevel        string
 	config                     string
-	sec                        securityFlags
+	sec                        cli.Security
 
 	warnings []string
 }
@@ -62,7 +63,7 @@ func (f *gatewayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names, and routes: a list of {env, pattern}")
-	f.sec.registerKafka(fs)
+	f.sec.RegisterKafka(fs)
 }
 
 func (f *gatewayFlags) parse(fs *flag.FlagSet, args []string) error {
@@ -73,10 +74,10 @@ func (f *gatewayFlags) parse(fs *flag.FlagSet, args []string) error {
 	if err := f.routes.read(cfg); err != nil {
 		return err
 	}
-	if err := f.sec.resolve(); err != nil {
+	if err := f.sec.Resolve(); err != nil {
 		return err
 	}
-	f.warnings = append(warnings, f.sec.warnings...)
+	f.warnings = append(warnings, f.sec.Warnings...)
 	return nil
 }
 
@@ -98,14 +99,14 @@ func cmdGateway(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer func() { _ = lg.Sync() }()
-	return scrubError(runGateway(ctx, &f, lg, nil, nil), f.sec.secrets()...)
+	return cli.ScrubError(runGateway(ctx, &f, lg, nil, nil), f.sec.Secrets()...)
 }
 
 // runGateway connects to Kafka, checks the callback topics, and serves
 // until ctx ends. ln, if not nil, is listened on instead of --http; started,
 // if not nil, is called with the listen address once serving.
 func runGateway(ctx context.Context, f *gatewayFlags, lg *zap.Logger, ln net.Listener, started func(addr string)) error {
-	kopts, err := f.sec.kafkaOpts()
+	kopts, err := f.sec.KafkaOpts()
 	if err != nil {
 		return err
 	}
@@ -167,7 +168,7 @@ func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap
 	}
 	defer tr.stop(lg)
 	cfg.TracerProvider = tr.provider()
-	opts := append(append([]kgo.Opt{kgo.SeedBrokers(splitList(f.brokers)...)}, kopts...), tr.kafkaOpts()...)
+	opts := append(append([]kgo.Opt{kgo.SeedBrokers(cli.SplitList(f.brokers)...)}, kopts...), tr.kafkaOpts()...)
 	cl, err := kgo.NewClient(append(opts, gateway.ProducerOpts(f.produceTimeout, f.maxBodyBytes)...)...)
 	if err != nil {
 		return err
@@ -188,7 +189,7 @@ func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap
 		if ln != nil {
 			ln.Close()
 		}
-		return f.sec.kafkaError(fmt.Errorf("kafka %s: %w", f.brokers, err))
+		return f.sec.KafkaError(fmt.Errorf("kafka %s: %w", f.brokers, err))
 	}
 
 	// SIGHUP re-reads the token and secret files and the certificate; a

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/rostrumhq/rostrum/auth"
+	"github.com/rostrumhq/rostrum/demo"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 )
 
@@ -165,7 +166,10 @@ func TestRunRoutesAndDeprecatedRoomPattern(t *testing.T) {
 	}
 }
 
-func TestSimulatePostsToTheGateway(t *testing.T) {
+// TestGatewayRoutesTheSimulatedMeeting POSTs the demo's simulated meeting
+// (what rostrum-dev simulate --gateway sends) to the gateway with a bearer
+// token: the gray rooms' callbacks land in the gray topics.
+func TestGatewayRoutesTheSimulatedMeeting(t *testing.T) {
 	k := testenv.StartKafka(t)
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	if err := os.WriteFile(tokens, []byte("# sim\nsim-0123456789abcd\n"), 0o600); err != nil {
@@ -184,8 +188,7 @@ func TestSimulatePostsToTheGateway(t *testing.T) {
 	simCtx, stopSim := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- Main(simCtx, []string{"simulate", "--gateway", url, "--gateway-token-file", tokens, "--room-prefix", "gray-", "--rooms", "2", "--members", "10"},
-			new(bytes.Buffer), new(bytes.Buffer))
+		done <- demo.Feed(simCtx, demo.FeedConfig{Gateway: url, Token: "sim-0123456789abcd", RoomPrefix: "gray-", Rooms: 2, MaxMembers: 10})
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for len(k.ReadAll("gray.callbacks.rtc"))+len(k.ReadAll("gray.callbacks.client"))+len(k.ReadAll("gray.callbacks.signal")) < 20 {

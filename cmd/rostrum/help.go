@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // The grouped `-h` of the commands that take configuration flags
@@ -174,8 +176,8 @@ var flagPlaces = map[string]flagPlace{
 	"unready-after":     tuning("ops"),
 	"unready-failures":  tuning("ops"),
 
-	// One command's own: the demo's meeting, simulate's, the DLQ
-	// selection, the WAL and boards subcommands'.
+	// One command's own: the demo's meeting, the DLQ selection, the WAL
+	// and boards subcommands'.
 	"members":      essential("command"),
 	"rooms":        essential("command"),
 	"seed":         essential("command"),
@@ -185,8 +187,6 @@ var flagPlaces = map[string]flagPlace{
 	"gray-rooms":   tuning("command"),
 	"host-clicks":  tuning("command"),
 	"kafka-port":   tuning("command"),
-	"gateway":      essential("command"),
-	"room-prefix":  essential("command"),
 	"topic":        essential("command"),
 	"partition":    essential("command"),
 	"from-offset":  essential("command"),
@@ -237,7 +237,6 @@ var helpCommands = []helpCommand{
 	{"wal inspect", "Looks into a WAL directory.", "wal inspect"},
 	{"gateway", "Takes HTTP callbacks into the callback topics, routed by room to environments.", "gateway"},
 	{"demo", "Everything embedded: Kafka broker, Redis, a simulated meeting.", "demo"},
-	{"simulate", "Produces a simulated meeting to a Kafka cluster (or POSTs it to a gateway).", "simulate"},
 	{"dlq inspect", "Counts and samples the DLQ.", "dlq inspect"},
 	{"dlq redrive", "Re-produces DLQ records to their topics.", "dlq redrive"},
 	{"codec explain", "Prints the score layouts and a few encoded examples.", "codec explain"},
@@ -275,7 +274,7 @@ func commandHelp(args []string, stdout io.Writer) (done bool, err error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	c.register(fs)
-	registerAliases(fs)
+	cli.RegisterAliases(fs)
 	all := fs.Bool("help-all", false, "")
 	group := fs.String("help-group", "", "")
 	err = fs.Parse(rest)
@@ -316,8 +315,9 @@ func helpText(h helpCommand, c configCommand, view string) string {
 	c.register(fs)
 	ref := commandFlags(c)
 	byGroup := map[string][]*flag.Flag{}
+	deprecated := cli.DeprecatedFlags()
 	fs.VisitAll(func(f *flag.Flag) {
-		if deprecatedFlags[f.Name] != "" {
+		if deprecated[f.Name] != "" {
 			return // an old name: only its new one is shown
 		}
 		g := placeOf(f.Name).group

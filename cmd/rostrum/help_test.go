@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // TestHelpPlacesEveryFlag fails for a flag that flagPlaces does not place:
@@ -19,7 +21,7 @@ func TestHelpPlacesEveryFlag(t *testing.T) {
 		fs.SetOutput(io.Discard)
 		c.register(fs)
 		fs.VisitAll(func(f *flag.Flag) {
-			if _, ok := flagPlaces[f.Name]; !ok && deprecatedFlags[f.Name] == "" {
+			if _, ok := flagPlaces[f.Name]; !ok && cli.DeprecatedFlags()[f.Name] == "" {
 				t.Errorf("rostrum %s --%s: not in flagPlaces (help.go): give it a group", c.name, f.Name)
 			}
 		})
@@ -52,7 +54,7 @@ func TestHelpShort(t *testing.T) {
 		all := help(t, append(args, "--help-all")...)
 		_, c, _, _ := findHelpCommand(args)
 		for _, f := range commandFlags(c) {
-			if deprecatedFlags[f.name] != "" {
+			if cli.DeprecatedFlags()[f.name] != "" {
 				if strings.Contains(all, "--"+f.name+" ") {
 					t.Errorf("rostrum %s --help-all shows the old name --%s", h.words, f.name)
 				}

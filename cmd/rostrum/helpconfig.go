@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // configCommand is one command whose flags `rostrum help config` lists.
@@ -30,7 +32,7 @@ const (
 	// fromAll: ROSTRUM_<FLAG> and the --config file (parseSources).
 	fromAll sources = iota
 	// fromSecurityEnv: ROSTRUM_<FLAG> for the --kafka-* and --redis-*
-	// flags only (applySecurityEnv); no file.
+	// flags only (cli.ApplySecurityEnv); no file.
 	fromSecurityEnv
 	// fromFlags: the command line only.
 	fromFlags
@@ -38,8 +40,9 @@ const (
 
 // configCommands are the commands the reference lists, in order. Each
 // registers its flags exactly as the command itself does, so the reference
-// cannot drift from the binary. The benchmarks (`rostrum bench`) are
-// measuring tools, described in docs/PERFORMANCE.md and by `-h`.
+// cannot drift from the binary. The developer tools of rostrum-dev (the
+// benchmarks, the simulator) are described in docs/PERFORMANCE.md and by
+// their `-h`.
 var configCommands = []configCommand{
 	{name: "run", also: "`rostrum check` (with one flag more, below) and `rostrum boards migrate` take the same flags (and read the same variables and file), so that they see the configuration the processors run with; `wal replay` and `boards prune` take them too, and one flag each, below",
 		register: func(fs *flag.FlagSet) { var f runFlags; f.register(fs) }},
@@ -63,7 +66,6 @@ var configCommands = []configCommand{
 		f.register(fs)
 		p.register(fs)
 	}},
-	{name: "simulate", sources: fromSecurityEnv, register: func(fs *flag.FlagSet) { var f simulateFlags; f.register(fs) }},
 	{name: "dlq inspect", sources: fromSecurityEnv, register: func(fs *flag.FlagSet) {
 		var f dlqFlags
 		var c dlqCommandFlags
@@ -127,12 +129,12 @@ func commandFlags(c configCommand) map[string]configFlag {
 	fs.VisitAll(func(f *flag.Flag) {
 		cf := configFlag{
 			name:  f.Name,
-			env:   envName(f.Name),
+			env:   cli.EnvName(f.Name),
 			key:   f.Name,
 			def:   f.DefValue,
 			usage: f.Usage,
 		}
-		if _, ok := f.Value.(*secret); ok {
+		if _, ok := f.Value.(*cli.Secret); ok {
 			cf.def = "" // a secret never shows a value
 		}
 		switch {

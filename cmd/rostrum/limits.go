@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 )
@@ -42,18 +43,9 @@ func (f *limitFlags) apply(pc *processor.Config, so *sink.Options, walDir string
 	so.RoomsPerScript = f.roomsPerScript
 	pc.MaxRoomsPerApply = f.maxRoomsPerApply
 	pc.PipelineBatches = f.pipeline
-	pc.AckDelay = ackDelay(f.ackDelay)
+	pc.AckDelay = cli.AckDelay(f.ackDelay)
 	pc.UnreadyFailures = f.unreadyFailures
 	pc.UnreadyAfter = f.unreadyAfter
 	// Beside the WAL: it says which Redis data set the WAL was applied to.
 	pc.GenerationFile = filepath.Join(walDir, "redis-generation")
-}
-
-// ackDelay turns the --ack-delay flag into processor.Config.AckDelay, where
-// 0 means the default and a negative delay none.
-func ackDelay(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }

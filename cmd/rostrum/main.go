@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -22,9 +23,6 @@ Usage:
                            (--offline: the configuration only, connecting to nothing)
   rostrum gateway [flags]  HTTP callbacks into the callback topics, routed by room to environments
   rostrum demo   [flags]   everything embedded: Kafka broker, Redis, a simulated meeting
-  rostrum bench  [flags]   end-to-end benchmark: rostrum vs the naive design vs raw Redis
-  rostrum bench --flicker  how much the shown top-N flickers: raw vs seed merge vs hysteresis
-  rostrum simulate [flags] produce a simulated meeting to a Kafka cluster (or POST it to a gateway)
   rostrum wal    inspect | replay   look into a WAL directory, or re-apply it to Redis
   rostrum boards prune     list (--delete: delete) the keys of boards removed from the config
   rostrum codec  explain   print the score layouts and a few encoded examples
@@ -35,7 +33,12 @@ Usage:
   rostrum help config --schema     the JSON Schema of the --config file
 
 Each command's flags: rostrum <command> -h (the essential ones by group; --help-all: every one)
+The benchmarks and the meeting simulator are developer tools: rostrum-dev help
 `
+
+// devCommands are the commands that moved to the developer command,
+// rostrum-dev: rostrum answers them with where they went.
+var devCommands = map[string]bool{"bench": true, "flicker": true, "simulate": true}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -76,19 +79,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdGateway(ctx, args[1:], stderr)
 	case "demo":
 		return cmdDemo(ctx, args[1:], stdout, stderr)
-	case "bench":
-		return cmdBench(ctx, args[1:], stdout, stderr)
 	case "wal":
 		return cmdWAL(ctx, args[1:], stdout, stderr)
 	case "boards":
 		return cmdBoards(ctx, args[1:], stdout, stderr)
-	case "simulate":
-		return cmdSimulate(ctx, args[1:], stderr)
 	case "codec":
 		return cmdCodec(args[1:], stdout)
 	case "help", "-h", "--help":
 		return cmdHelp(args[1:], stdout)
 	default:
+		if devCommands[args[0]] {
+			return fmt.Errorf("%s is a developer tool, not part of rostrum: run `rostrum-dev %s` (make build builds bin/rostrum-dev)",
+				args[0], strings.Join(args, " "))
+		}
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", args[0])
 	}

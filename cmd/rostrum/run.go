@@ -8,20 +8,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/control"
 	"github.com/rostrumhq/rostrum/hints"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/internal/config"
 	"github.com/rostrumhq/rostrum/internal/httpserve"
 	"github.com/rostrumhq/rostrum/metrics"
@@ -59,7 +58,7 @@ type runFlags struct {
 	shutdownTimeout                         time.Duration
 	margin                                  int
 	config                                  string
-	sec                                     securityFlags
+	sec                                     cli.Security
 	boards                                  []board.Config  // the config file's boards: list
 	boardsSource                            string          // where boards came from, for errors
 	hints                                   []hints.Rule    // the config file's hints: list (hints.go)
@@ -110,7 +109,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, finish or abandon the batch in flight, commit what is done and leave the group within this time")
 	fs.DurationVar(&f.dueInterval, "stability-due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
 	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
-	f.sec.register(fs)
+	f.sec.Register(fs)
 	f.limits.register(fs)
 	f.control.register(fs)
 	f.ops.register(fs)
@@ -138,34 +137,17 @@ func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
 	if err := f.routes.read(cfg); err != nil {
 		return err
 	}
-	if err := f.sec.resolve(); err != nil {
+	if err := f.sec.Resolve(); err != nil {
 		return err
 	}
-	f.warnings = append(warnings, f.sec.warnings...)
+	f.warnings = append(warnings, f.sec.Warnings...)
 	return nil
 }
 
+// logger is the logger of --log-format and --log-level, with the start-up
+// warnings logged.
 func (f *runFlags) logger(stderr io.Writer) (*zap.Logger, error) {
-	lvl, err := zapcore.ParseLevel(f.logLevel)
-	if err != nil {
-		return nil, fmt.Errorf("--log-level: %v", err)
-	}
-	var enc zapcore.Encoder
-	switch f.logFormat {
-	case "json":
-		enc = zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
-	case "console":
-		ec := zap.NewDevelopmentEncoderConfig()
-		ec.EncodeTime = zapcore.TimeEncoderOfLayout("15:04:05.000")
-		enc = zapcore.NewConsoleEncoder(ec)
-	default:
-		return nil, fmt.Errorf("--log-format must be json or console, got %q", f.logFormat)
-	}
-	lg := zap.New(zapcore.NewCore(enc, zapcore.AddSync(stderr), lvl))
-	for _, w := range f.warnings {
-		lg.Warn(w)
-	}
-	return lg, nil
+	return cli.NewLogger(stderr, f.logFormat, f.logLevel, f.warnings)
 }
 
 // pipelineConfig validates the flags that the processor, sink and WAL take.
@@ -204,7 +186,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		err = fmt.Errorf("--wal-segment-bytes must be at least 1048576 (1 MiB), got %d", f.walSegmentBytes)
 	case f.walDir == "":
 		err = errors.New("--wal-dir is required")
-	case f.redis == "" && !f.sec.sentinel.on():
+	case f.redis == "" && !f.sec.Sentinel.On():
 		err = errors.New("--redis (or --redis-sentinel-master with --redis-sentinels) is required")
 	}
 	if err != nil {
@@ -215,7 +197,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
 	pc := processor.Config{
-		Brokers:         splitList(f.brokers),
+		Brokers:         cli.SplitList(f.brokers),
 		Env:             f.env,
 		TopicPrefix:     f.topicPrefix,
 		Group:           f.group,
@@ -258,7 +240,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
 	pc.MoreTopics = control.TopicsFor(f.topicPrefix, f.env).Configs()
-	if pc.KafkaOpts, err = f.sec.kafkaOpts(); err != nil {
+	if pc.KafkaOpts, err = f.sec.KafkaOpts(); err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
 	return pc, so, wal.Options{Sync: sync, SegmentBytes: f.walSegmentBytes, Logger: lg}, nil
@@ -280,16 +262,6 @@ var runFlagNames = map[string]string{
 	"SessionTimeout":    "--kafka-session-timeout", "RebalanceTimeout": "--kafka-rebalance-timeout",
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -304,7 +276,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer func() { _ = lg.Sync() }()
 	defer exitIfStopHangs(ctx, f.shutdownTimeout+stopSlack, lg)()
-	return scrubError(runPipeline(ctx, &f, lg, nil), f.sec.secrets()...)
+	return cli.ScrubError(runPipeline(ctx, &f, lg, nil), f.sec.Secrets()...)
 }
 
 // stopSlack is how long past --shutdown-timeout a stop may take: the
@@ -396,7 +368,7 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	defer tr.stop(lg)
 	tr.processor(&pc)
 
-	ro, err := f.sec.redisOptions(f.redis)
+	ro, err := f.sec.RedisOptions(f.redis)
 	if err != nil {
 		return err
 	}
@@ -418,7 +390,7 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	err = store.Ping(pingCtx)
 	cancel()
 	if err != nil {
-		return f.sec.redisError(f.redis, err)
+		return f.sec.RedisError(f.redis, err)
 	}
 	loadCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err = loadScripts(loadCtx, rc, store, pc) // check.go: an ACL that forbids them fails now
@@ -441,7 +413,7 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 		if ctx.Err() != nil {
 			return nil // stopped while starting: a clean stop
 		}
-		return f.sec.kafkaError(err)
+		return f.sec.KafkaError(err)
 	}
 
 	// The HTTP server and the lag watcher run beside the processor.

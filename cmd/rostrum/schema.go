@@ -13,6 +13,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/hints"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/route"
 )
 
@@ -75,13 +76,13 @@ func configSchema() []byte {
 		s["description"] = fmt.Sprintf("%s\n\n%s; read by rostrum %s.", s["description"], fmt.Sprint(s["x-env"]), strings.Join(readers[k], ", "))
 		delete(s, "x-env")
 	}
-	for old, name := range deprecatedFlags {
+	for old, name := range cli.DeprecatedFlags() {
 		if s, ok := props[name]; ok {
 			d := schema{}
 			for k, v := range s {
 				d[k] = v
 			}
-			d["description"] = "Deprecated: write " + name + " (the old name goes in " + deprecatedRemoval + ")."
+			d["description"] = "Deprecated: write " + name + " (the old name goes in " + cli.DeprecatedRemoval + ")."
 			d["deprecated"] = true
 			props[old] = d
 		}
@@ -155,7 +156,7 @@ func flagSchema(f *flag.Flag, cf configFlag) schema {
 	} else {
 		out["anyOf"] = []any{s, interpolated}
 	}
-	if _, secret := f.Value.(*secret); !secret && cf.def != "" {
+	if _, secret := f.Value.(*cli.Secret); !secret && cf.def != "" {
 		out["default"] = def
 	}
 	return out

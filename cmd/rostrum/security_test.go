@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/processor"
@@ -64,47 +63,6 @@ func assertNoSecret(t *testing.T, secret string, texts map[string]string) {
 	}
 }
 
-func TestSecretPrintsRedacted(t *testing.T) {
-	const pw = "hunter2-Sup3r"
-	s := secret{pw}
-	type holder struct {
-		Password secret `json:"password" yaml:"password"`
-		Ptr      *secret
-	}
-	h := holder{Password: s, Ptr: &s}
-	var out []string
-	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d", "%10s"} {
-		out = append(out, fmt.Sprintf(verb, s), fmt.Sprintf(verb, h), fmt.Sprintf(verb, &s))
-	}
-	j, err := json.Marshal(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := yaml.Marshal(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	lf := runFlags{logFormat: "json", logLevel: "debug"}
-	lg, err := lf.logger(&logs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg.Info("x", zap.Any("any", s), zap.Stringer("str", s), zap.Reflect("reflect", h), zap.Any("holder", h))
-	out = append(out, string(j), string(y), logs.String(), fmt.Sprint(scrubError(fmt.Errorf("dial: %s", pw), s)))
-	for _, o := range out {
-		if strings.Contains(o, pw) {
-			t.Errorf("printed form holds the password: %s", o)
-		}
-	}
-	if !strings.Contains(string(j), `"password":"[redacted]"`) || !strings.Contains(logs.String(), redacted) {
-		t.Errorf("want [redacted]; JSON %s, log %s", j, logs.String())
-	}
-	if s.reveal() != pw || (secret{}).String() != "" {
-		t.Errorf("reveal = %q, empty String = %q", s.reveal(), secret{}.String())
-	}
-}
-
 func TestSecurityConfigSources(t *testing.T) {
 	pwFile := writeFile(t, "kafka.pw", "from-file\n", 0o600)
 	cfg := writeFile(t, "rostrum.yaml", `redis-user: app
@@ -119,10 +77,25 @@ kafka-password-file: `+pwFile+"\n", 0o600)
 		t.Fatal(err)
 	}
 	s := &f.sec
-	if s.redisUser != "flag-user" || s.redisPass.reveal() != "0x1F" || s.kafkaUser != "env-user" || s.kafkaPass.reveal() != "from-file" ||
-		s.redisTLSConfig == nil || !s.redisTLSConfig.InsecureSkipVerify || s.kafkaMechanism == nil || s.kafkaMechanism.Name() != "SCRAM-SHA-512" {
-		t.Fatalf("got redis user %q pass %q tls %v, kafka user %q pass %q mechanism %v", s.redisUser, s.redisPass.reveal(),
-			s.redisTLSConfig, s.kafkaUser, s.kafkaPass.reveal(), s.kafkaMechanism)
+	ro, err := s.RedisOptions("127.0.0.1:6379")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ro.Username != "flag-user" || ro.Password != "0x1F" || ro.TLSConfig == nil || !ro.TLSConfig.InsecureSkipVerify {
+		t.Fatalf("redis: user %q, password %q, TLS %v", ro.Username, ro.Password, ro.TLSConfig)
+	}
+	// The Kafka password is among the secrets in use; the mechanism names
+	// the user in its first message (RFC 5802: n,,n=user,r=nonce).
+	var passwords []string
+	for _, p := range s.Secrets() {
+		passwords = append(passwords, p.Reveal())
+	}
+	m := s.KafkaMechanism()
+	if m == nil || m.Name() != "SCRAM-SHA-512" || !slices.Contains(passwords, "from-file") {
+		t.Fatalf("kafka: mechanism %v, passwords in use %d", m, len(passwords))
+	}
+	if _, first, err := m.Authenticate(context.Background(), "broker:9092"); err != nil || !strings.HasPrefix(string(first), "n,,n=env-user,") {
+		t.Fatalf("kafka: first SCRAM message %q, %v; want user env-user", first, err)
 	}
 	if len(f.warnings) != 1 || !strings.Contains(f.warnings[0], "--redis-tls-insecure-skip-verify") {
 		t.Errorf("warnings %q; want the one on skipped verification", f.warnings)
@@ -132,6 +105,23 @@ kafka-password-file: `+pwFile+"\n", 0o600)
 	bad := writeFile(t, "bad.yaml", "redis-password: 0x1F\n", 0o600)
 	if _, err := parseRun(t, "--config", bad); err == nil || !strings.Contains(err.Error(), "redis-password must be a quoted YAML string") {
 		t.Errorf("unquoted password: %v", err)
+	}
+}
+
+// TestSASLOAuthExtensionsFromConfig checks that --kafka-oauth-extensions as
+// a YAML list in the config file rides in the OAUTHBEARER message as the
+// flag's value does (package cli tests the flag).
+func TestSASLOAuthExtensionsFromConfig(t *testing.T) {
+	path := writeFile(t, "token", "opaque-token", 0o600)
+	cfg := writeFile(t, "rostrum.yaml", "kafka-sasl: oauthbearer\nkafka-oauth-token-file: "+path+
+		"\nkafka-oauth-extensions: [logicalCluster=lkc-ab12, identityPoolId=pool-Ab1]\n", 0o600)
+	f, err := parseRun(t, "--config", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "n,,\x01auth=Bearer opaque-token\x01identityPoolId=pool-Ab1\x01logicalCluster=lkc-ab12\x01\x01"
+	if _, msg, err := f.sec.KafkaMechanism().Authenticate(context.Background(), "broker:9092"); err != nil || string(msg) != want {
+		t.Errorf("config file: %q, %v; want %q", msg, err, want)
 	}
 }
 
@@ -418,8 +408,8 @@ func TestRunSecureRedisCluster(t *testing.T) {
 }
 
 // TestRedisClusterEachNodeVerifiedAgainstItsHost connects the Redis client
-// of `rostrum run` (its flags, redisOptions, the client run builds) to a
-// TLS and ACL cluster whose masters sit on 127.0.0.1, 127.0.0.2 and
+// of `rostrum run` (its flags, cli.Security.RedisOptions, the client run
+// builds) to a TLS and ACL cluster whose masters sit on 127.0.0.1, 127.0.0.2 and
 // 127.0.0.3, each with a certificate naming its own address only. Writing
 // to every master succeeds only if each node is checked against its own
 // host; with --redis-tls-server-name fixed to the first node's, the others
@@ -438,7 +428,7 @@ func TestRedisClusterEachNodeVerifiedAgainstItsHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := f.sec.redisOptions(f.redis)
+		o, err := f.sec.RedisOptions(f.redis)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -558,34 +548,5 @@ func TestWALReplaySecureRedis(t *testing.T) {
 	err := Main(context.Background(), []string{"wal", "replay", "--config", s.configPath, "--wal-dir", t.TempDir(), "--log-level", "error"}, &stdout, new(bytes.Buffer))
 	if err != nil || !strings.Contains(stdout.String(), "replayed 0 batches") {
 		t.Fatalf("replay: %v, %s", err, stdout.String())
-	}
-}
-
-// TestBenchSecureServers runs a small `rostrum bench` (every mode) against
-// the SASL+TLS kfake and the TLS+ACL redis-server given by flags, with the
-// passwords from the environment.
-func TestBenchSecureServers(t *testing.T) {
-	s := startSecure(t)
-	t.Setenv("ROSTRUM_REDIS_PASSWORD", s.redisPW)
-	t.Setenv("ROSTRUM_KAFKA_PASSWORD", s.kafkaPW["scram-sha-256"])
-	var stdout, stderr lockedBuffer
-	err := Main(context.Background(), []string{"bench", "--events", "2000", "--rooms", "20", "--members", "10",
-		"--naive-seconds", "1", "--rate-seconds", "0", "--json",
-		"--brokers", s.kafka.Seeds[0], "--kafka-sasl", "scram-sha-256", "--kafka-user", "rostrum-256",
-		"--kafka-tls-ca", s.certs.CAFile, "--kafka-tls-cert", s.certs.ClientCertFile, "--kafka-tls-key", s.certs.ClientKeyFile,
-		"--redis", s.redis.Addr, "--redis-user", "rostrum",
-		"--redis-tls-ca", s.certs.CAFile, "--redis-tls-cert", s.certs.ClientCertFile, "--redis-tls-key", s.certs.ClientKeyFile,
-	}, &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, stderr.String())
-	}
-	var rep struct {
-		Results []struct{ Mode string }
-	}
-	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil || len(rep.Results) == 0 {
-		t.Fatalf("report: %v\n%s", err, stdout.String())
-	}
-	for _, pw := range s.secrets() {
-		assertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
 	}
 }

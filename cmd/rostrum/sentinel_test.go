@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"io"
 	"strconv"
@@ -17,7 +16,6 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/rostrumhq/rostrum/bench"
 	"github.com/rostrumhq/rostrum/internal/chaos"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/internal/trace"
@@ -60,17 +58,9 @@ func TestSentinelFlagsRefused(t *testing.T) {
 			for k, v := range c.env {
 				t.Setenv(k, v)
 			}
-			for _, cmd := range []string{"run", "wal replay", "bench"} {
+			for _, cmd := range []string{"run", "wal replay"} { // and rostrum-dev bench: its TestBenchSentinelFlagsRefused
 				args := append(strings.Fields(cmd), c.args...)
-				if cmd != "bench" {
-					args = append(args, "--wal-dir", t.TempDir())
-				}
-				if cmd == "bench" && c.env != nil && c.env["ROSTRUM_REDIS"] != "" {
-					continue // bench's --redis ignores the environment (applySecurityEnv)
-				}
-				if cmd == "bench" && strings.Contains(strings.Join(c.args, " "), "--config") {
-					continue // bench takes no config file
-				}
+				args = append(args, "--wal-dir", t.TempDir())
 				err := Main(context.Background(), args, io.Discard, io.Discard)
 				if err == nil || !strings.Contains(err.Error(), c.want) {
 					t.Fatalf("%s: error %v, want one containing %q", cmd, err, c.want)
@@ -285,11 +275,12 @@ func TestRunThroughSentinelFailovers(t *testing.T) {
 	}
 }
 
-// TestWALReplayAndBenchThroughSentinel runs `rostrum wal replay` and
-// `rostrum bench` through Sentinels that want an ACL user of their own, to
-// a master that wants another: each command reaches the master with the
-// data nodes' credentials, and the Sentinels with theirs.
-func TestWALReplayAndBenchThroughSentinel(t *testing.T) {
+// TestWALReplayThroughSentinel runs `rostrum wal replay` through Sentinels
+// that want an ACL user of their own, to a master that wants another: it
+// reaches the master with the data nodes' credentials, and the Sentinels
+// with theirs (rostrum-dev's TestBenchThroughSentinel does the same for
+// the benchmark).
+func TestWALReplayThroughSentinel(t *testing.T) {
 	s := testenv.StartRedisSentinel(t, testenv.WithSentinelAuth("watcher", "sentinel-secret"),
 		testenv.WithNodeOptions(testenv.WithACLUser("rostrum", "node-secret")))
 	via := []string{"--redis-sentinel-master", s.Name, "--redis-sentinels", strings.Join(s.SentinelAddrs, ","),
@@ -308,27 +299,6 @@ func TestWALReplayAndBenchThroughSentinel(t *testing.T) {
 	top, err := c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: sink.RoomKeys("test", "r-1").Ranking, Start: 0, Stop: -1, Rev: true}).Result()
 	if err != nil || strings.Join(top, ",") != "u-9,u-7,u-5,u-3,u-1" {
 		t.Fatalf("ranking on the master after replay: %v %v", top, err)
-	}
-
-	if err := c.FlushAll(ctx).Err(); err != nil { // bench wants an empty Redis
-		t.Fatal(err)
-	}
-	out.Reset()
-	var stderr bytes.Buffer
-	err = cmdBench(ctx, append([]string{"--events", "2000", "--rooms", "20", "--members", "10", "--modes", "rostrum",
-		"--rate-seconds", "0", "--json"}, via...), &out, &stderr)
-	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, stderr.String())
-	}
-	var rep bench.Report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, out.String())
-	}
-	if len(rep.Results) != 1 || rep.Results[0].Events != 2000 || rep.Results[0].Published == 0 || len(rep.Problems) > 0 {
-		t.Fatalf("bench through Sentinel: %+v, problems %q", rep.Results, rep.Problems)
-	}
-	if n, err := s.Master().Client().DBSize(ctx).Result(); err != nil || n != 0 {
-		t.Fatalf("the master holds %d keys after bench (%v), want it left empty", n, err)
 	}
 }
 

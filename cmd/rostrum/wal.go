@@ -186,14 +186,14 @@ func (f *runFlags) offline(ctx context.Context, stderr io.Writer) (processor.Con
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, nil, err
 	}
-	ro, err := f.sec.redisOptions(f.redis)
+	ro, err := f.sec.RedisOptions(f.redis)
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, nil, err
 	}
 	rc := redis.NewUniversalClient(ro)
 	if err := rc.Ping(ctx).Err(); err != nil {
 		rc.Close()
-		return processor.Config{}, sink.Options{}, wal.Options{}, nil, f.sec.redisError(f.redis, err)
+		return processor.Config{}, sink.Options{}, wal.Options{}, nil, f.sec.RedisError(f.redis, err)
 	}
 	return pc, so, wo, rc, nil
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -18,27 +18,27 @@ const redacted = "[redacted]"
 //
 // As a flag.Value it reads any text; an empty secret prints as "" so that
 // `-h` shows no default.
-type secret struct{ v string }
+type Secret struct{ v string }
 
-func (s secret) reveal() string { return s.v }
-func (s secret) isSet() bool    { return s.v != "" }
+func (s Secret) Reveal() string { return s.v }
+func (s Secret) IsSet() bool    { return s.v != "" }
 
-func (s secret) String() string {
+func (s Secret) String() string {
 	if s.v == "" {
 		return ""
 	}
 	return redacted
 }
 
-func (s secret) GoString() string             { return s.String() }
-func (s secret) Format(f fmt.State, _ rune)   { _, _ = f.Write([]byte(s.String())) }
-func (s secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-func (s secret) MarshalJSON() ([]byte, error) { return []byte(`"` + s.String() + `"`), nil }
-func (s secret) MarshalYAML() (any, error)    { return s.String(), nil }
-func (s *secret) Set(v string) error          { s.v = v; return nil }
+func (s Secret) GoString() string             { return s.String() }
+func (s Secret) Format(f fmt.State, _ rune)   { _, _ = f.Write([]byte(s.String())) }
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + s.String() + `"`), nil }
+func (s Secret) MarshalYAML() (any, error)    { return s.String(), nil }
+func (s *Secret) Set(v string) error          { s.v = v; return nil }
 
-// scrubAll replaces every set secret in msg by "[redacted]".
-func scrubAll(msg string, secrets ...secret) string {
+// ScrubAll replaces every set secret in msg by "[redacted]".
+func ScrubAll(msg string, secrets ...Secret) string {
 	for _, s := range secrets {
 		if s.v != "" {
 			msg = strings.ReplaceAll(msg, s.v, redacted)
@@ -47,16 +47,16 @@ func scrubAll(msg string, secrets ...secret) string {
 	return msg
 }
 
-// scrubError returns err unchanged when its text holds none of the secrets,
+// ScrubError returns err unchanged when its text holds none of the secrets,
 // and otherwise an error whose text has them replaced (the chain is lost,
 // which callers of a failed start-up do not need). Client libraries do not
 // put passwords into their errors today; this keeps it so if one starts.
-func scrubError(err error, secrets ...secret) error {
+func ScrubError(err error, secrets ...Secret) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
-	if clean := scrubAll(msg, secrets...); clean != msg {
+	if clean := ScrubAll(msg, secrets...); clean != msg {
 		return errors.New(clean)
 	}
 	return err

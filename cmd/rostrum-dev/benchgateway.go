@@ -2,17 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 
 	"github.com/rostrumhq/rostrum/bench"
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
-// wantsGatewayBench reports whether args ask for `rostrum bench --workload
-// gateway`, which has flags of its own.
+// wantsGatewayBench reports whether args ask for `rostrum-dev bench
+// --workload gateway`, which has flags of its own.
 func wantsGatewayBench(args []string) bool {
 	for i, a := range args {
 		switch a {
@@ -40,20 +40,20 @@ func cmdBenchGateway(ctx context.Context, args []string, stdout, stderr io.Write
 	rateSeconds := fs.Float64("rate-seconds", 10, "length of the fixed-rate run; 0: skip it")
 	brokers := fs.String("brokers", "", "Kafka seed brokers, comma-separated; empty: an in-process broker")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
-	var sec securityFlags
-	sec.registerKafka(fs)
+	var sec cli.Security
+	sec.RegisterKafka(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := applySecurityEnv(fs); err != nil {
+	if err := cli.ApplySecurityEnv(fs); err != nil {
 		return err
 	}
-	kopts, err := sec.kafkaOpts()
+	kopts, err := sec.KafkaOpts()
 	if err != nil {
 		return err
 	}
 	switch {
-	case *brokers == "" && sec.kafkaSet:
+	case *brokers == "" && sec.KafkaSet:
 		return errors.New("--kafka-sasl and --kafka-tls* need --brokers: the in-process broker has neither")
 	case *requests < 1:
 		return fmt.Errorf("--requests must be at least 1, got %d", *requests)
@@ -63,18 +63,13 @@ func cmdBenchGateway(ctx context.Context, args []string, stdout, stderr io.Write
 		return fmt.Errorf("--rate-seconds must not be negative, got %v", *rateSeconds)
 	}
 	cfg := bench.GatewayConfig{Requests: *requests, Connections: *conns, Rate: *rate, RateFor: seconds(*rateSeconds),
-		Brokers: splitList(*brokers), KafkaOpts: kopts, Progress: stderr}
+		Brokers: cli.SplitList(*brokers), KafkaOpts: kopts, Progress: stderr}
 	if *rateSeconds == 0 {
 		cfg.RateFor = -1
 	}
 	rep, err := bench.RunGateway(ctx, cfg)
 	if err != nil {
-		return scrubError(err, sec.secrets()...)
+		return cli.ScrubError(err, sec.Secrets()...)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	return rep.WriteTable(stdout)
+	return writeReport(stdout, *asJSON, rep)
 }

@@ -1,4 +1,4 @@
-package flicker
+package meeting
 
 import (
 	"fmt"
@@ -76,7 +76,7 @@ func ScenarioByName(name string) (Scenario, error) {
 		}
 		names = append(names, s.Name)
 	}
-	return Scenario{}, fmt.Errorf("flicker: unknown scenario %q (have %v)", name, names)
+	return Scenario{}, fmt.Errorf("meeting: unknown scenario %q (have %v)", name, names)
 }
 
 // simMember is one member in the generator.

@@ -9,15 +9,16 @@ import (
 	"strings"
 
 	"github.com/rostrumhq/rostrum/demo"
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
-// simulateFlags are the settings of `rostrum simulate`.
+// simulateFlags are the settings of `rostrum-dev simulate`.
 type simulateFlags struct {
 	brokers, env       string
 	rooms, members     int
 	gateway, tokenFile string
 	roomPrefix         string
-	sec                securityFlags
+	sec                cli.Security
 }
 
 func (f *simulateFlags) register(fs *flag.FlagSet) {
@@ -28,7 +29,7 @@ func (f *simulateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gateway, "gateway", "", "base URL of a rostrum gateway (http://host:8081): POST the callbacks to it instead of producing to Kafka")
 	fs.StringVar(&f.tokenFile, "gateway-token-file", "", "with --gateway: file whose first token is sent as Authorization: Bearer")
 	fs.StringVar(&f.roomPrefix, "room-prefix", "", "begins every room id (gray- gives gray-r-3), for a gateway's routes")
-	f.sec.registerKafka(fs)
+	f.sec.RegisterKafka(fs)
 }
 
 func cmdSimulate(ctx context.Context, args []string, stderr io.Writer) error {
@@ -40,7 +41,7 @@ func cmdSimulate(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := applySecurityEnv(fs); err != nil {
+	if err := cli.ApplySecurityEnv(fs); err != nil {
 		return err
 	}
 	token, err := firstToken(f.tokenFile)
@@ -50,15 +51,15 @@ func cmdSimulate(ctx context.Context, args []string, stderr io.Writer) error {
 	if f.gateway != "" {
 		return demo.Feed(ctx, demo.FeedConfig{Rooms: f.rooms, MaxMembers: f.members, Gateway: f.gateway, Token: token, RoomPrefix: f.roomPrefix})
 	}
-	kopts, err := sec.kafkaOpts()
+	kopts, err := sec.KafkaOpts()
 	if err != nil {
 		return err
 	}
-	for _, w := range sec.warnings {
-		fmt.Fprintln(stderr, "rostrum simulate: warning:", w)
+	for _, w := range sec.Warnings {
+		fmt.Fprintln(stderr, "rostrum-dev simulate: warning:", w)
 	}
-	err = demo.Feed(ctx, demo.FeedConfig{Brokers: splitList(f.brokers), Env: f.env, Rooms: f.rooms, MaxMembers: f.members, KafkaOpts: kopts, RoomPrefix: f.roomPrefix})
-	return sec.kafkaError(err)
+	err = demo.Feed(ctx, demo.FeedConfig{Brokers: cli.SplitList(f.brokers), Env: f.env, Rooms: f.rooms, MaxMembers: f.members, KafkaOpts: kopts, RoomPrefix: f.roomPrefix})
+	return sec.KafkaError(err)
 }
 
 // firstToken returns the first token of a token file (the format of

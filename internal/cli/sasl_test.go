@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -28,22 +29,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 )
 
 // saslFlags parses the Kafka security flags of args and resolves them, as
 // every command does at start.
-func saslFlags(t *testing.T, args ...string) (*securityFlags, error) {
+func saslFlags(t *testing.T, args ...string) (*Security, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(new(bytes.Buffer))
-	var s securityFlags
-	s.registerKafka(fs)
+	var s Security
+	s.RegisterKafka(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	return &s, s.resolve()
+	return &s, s.Resolve()
 }
 
 // jwt returns an unsigned JWT for sub whose exp is exp: rostrum reads the
@@ -137,13 +136,13 @@ func TestSASLManagedFlagsNameTheField(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			err := Main(context.Background(), append([]string{"run", "--wal-dir", t.TempDir()}, c.args...), new(bytes.Buffer), &stderr)
+			s, err := saslFlags(t, c.args...)
 			if err == nil || !strings.Contains(err.Error(), c.field) {
 				t.Fatalf("error %v does not name %s", err, c.field)
 			}
-			assertNoSecret(t, live, map[string]string{"error": err.Error(), "stderr": stderr.String()})
-			assertNoSecret(t, expired, map[string]string{"error": err.Error(), "stderr": stderr.String()})
+			warnings := strings.Join(s.Warnings, "\n")
+			assertNoSecret(t, live, map[string]string{"error": err.Error(), "warnings": warnings})
+			assertNoSecret(t, expired, map[string]string{"error": err.Error(), "warnings": warnings})
 		})
 	}
 }
@@ -160,7 +159,7 @@ func TestSASLOAuthBearerReadsTheFileAtEachAuthentication(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(s.warnings, "\n"); !strings.Contains(got, "--kafka-oauth-token-file "+path+" is readable by group or others") {
+	if got := strings.Join(s.Warnings, "\n"); !strings.Contains(got, "--kafka-oauth-token-file "+path+" is readable by group or others") {
 		t.Errorf("no warning on a token file readable by others: %q", got)
 	}
 	if s.kafkaMechanism.Name() != "OAUTHBEARER" {
@@ -206,18 +205,18 @@ func TestSASLOAuthBearerReadsTheFileAtEachAuthentication(t *testing.T) {
 	}
 
 	// A refusal by the brokers names the token file, not a user.
-	e := s.kafkaError(fmt.Errorf("metadata: %w", kerr.SaslAuthenticationFailed)).Error()
+	e := s.KafkaError(fmt.Errorf("metadata: %w", kerr.SaslAuthenticationFailed)).Error()
 	if !strings.Contains(e, "SASL oauthbearer authentication with the token of --kafka-oauth-token-file "+path+" failed") {
 		t.Errorf("refusal: %s", e)
 	}
-	if d := s.kafkaDescription(); d != "SASL OAUTHBEARER with the token of --kafka-oauth-token-file "+path+", TLS" {
+	if d := s.KafkaDescription(); d != "SASL OAUTHBEARER with the token of --kafka-oauth-token-file "+path+", TLS" {
 		t.Errorf("description: %s", d)
 	}
 }
 
-// TestSASLOAuthBearerExtensions checks that --kafka-oauth-extensions, from
-// the flag or as a YAML list in the config file, rides in the message after
-// the token, keys sorted (RFC 7628 §3.1).
+// TestSASLOAuthBearerExtensions checks that --kafka-oauth-extensions rides
+// in the message after the token, keys sorted (RFC 7628 §3.1). (As a YAML
+// list in the config file: cmd/rostrum's TestSASLOAuthExtensionsFromConfig.)
 func TestSASLOAuthBearerExtensions(t *testing.T) {
 	path := writeFile(t, "token", "opaque-token", 0o600)
 	want := "n,,\x01auth=Bearer opaque-token\x01identityPoolId=pool-Ab1\x01logicalCluster=lkc-ab12\x01\x01"
@@ -229,15 +228,6 @@ func TestSASLOAuthBearerExtensions(t *testing.T) {
 	if msg, err := clientFirst(s.kafkaMechanism, "broker:9092"); err != nil || msg != want {
 		t.Errorf("flag: %q, %v; want %q", msg, err, want)
 	}
-	cfg := writeFile(t, "rostrum.yaml", "kafka-sasl: oauthbearer\nkafka-oauth-token-file: "+path+
-		"\nkafka-oauth-extensions: [logicalCluster=lkc-ab12, identityPoolId=pool-Ab1]\n", 0o600)
-	f, err := parseRun(t, "--config", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if msg, err := clientFirst(f.sec.kafkaMechanism, "broker:9092"); err != nil || msg != want {
-		t.Errorf("config file: %q, %v; want %q", msg, err, want)
-	}
 }
 
 // TestSASLOAuthBearerWarnsWithoutTLS checks the clear-text warning.
@@ -246,7 +236,7 @@ func TestSASLOAuthBearerWarnsWithoutTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(s.warnings, "\n"); !strings.Contains(got, "without --kafka-tls sends the token in clear text") {
+	if got := strings.Join(s.Warnings, "\n"); !strings.Contains(got, "without --kafka-tls sends the token in clear text") {
 		t.Errorf("warnings %q", got)
 	}
 }
@@ -305,6 +295,31 @@ func (c *connCounter) count() int {
 	return c.n
 }
 
+// errLog is a kgo.Logger that keeps the err of each line at warn level and
+// above, as the commands' Kafka logger passes it on to zap.
+type errLog struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (*errLog) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+
+func (l *errLog) Log(_ kgo.LogLevel, _ string, keyvals ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := 0; i+1 < len(keyvals); i += 2 {
+		if keyvals[i] == "err" {
+			l.errs = append(l.errs, fmt.Sprint(keyvals[i+1]))
+		}
+	}
+}
+
+func (l *errLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.errs)
+}
+
 // TestSASLOAuthBearerReauthenticationRereadsTheFile runs the mechanism
 // built from the flags inside a real kgo client against kfake with a
 // session lifetime (connections.max.reauth.ms, KIP-368): kgo must run the
@@ -331,9 +346,9 @@ func TestSASLOAuthBearerReauthenticationRereadsTheFile(t *testing.T) {
 	}
 	mech := &asPlain{oauth: s.kafkaMechanism, plain: plain.Auth{User: "svc", Pass: "svc-pass"}.AsMechanism()}
 	conns := new(connCounter)
-	core, logs := observer.New(zap.WarnLevel)
+	logs := new(errLog)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.SASL(mech), kgo.WithHooks(conns),
-		kgo.WithLogger(newKafkaLogger(zap.New(core))), kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
+		kgo.WithLogger(logs), kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,14 +412,8 @@ func TestSASLOAuthBearerReauthenticationRereadsTheFile(t *testing.T) {
 	if sent, _ := mech.state(); len(sent) != len(sentBefore) {
 		t.Errorf("%d authentications sent a token while the file was empty", len(sent)-len(sentBefore))
 	}
-	var logged bool
-	for _, e := range logs.All() {
-		if fmt.Sprint(e.ContextMap()["err"]) == "--kafka-oauth-token-file "+path+" is empty" {
-			logged = true
-		}
-	}
-	if !logged {
-		t.Errorf("no log line with the token file's error; logged: %v", logs.All())
+	if errs := logs.all(); !slices.Contains(errs, "--kafka-oauth-token-file "+path+" is empty") {
+		t.Errorf("no log line with the token file's error; logged: %q", errs)
 	}
 
 	// Fixed: connections authenticate again with the new token.
@@ -478,7 +487,7 @@ func sigV4(m mskMessage, secretKey string) string {
 
 // checkMSKMessage decodes the mechanism's first message for mskHost and
 // checks its fields and its signature with secretKey.
-func checkMSKMessage(t *testing.T, s *securityFlags, accessKey, secretKey, sessionToken string) {
+func checkMSKMessage(t *testing.T, s *Security, accessKey, secretKey, sessionToken string) {
 	t.Helper()
 	if s.kafkaMechanism.Name() != "AWS_MSK_IAM" {
 		t.Fatalf("mechanism %s", s.kafkaMechanism.Name())
@@ -548,10 +557,10 @@ func TestSASLAWSMSKIAM(t *testing.T) {
 		if s.kafkaTLSConfig == nil || !s.kafkaTLS.enabled() {
 			t.Error("aws-msk-iam did not imply --kafka-tls")
 		}
-		if d := s.kafkaDescription(); !strings.HasPrefix(d, "SASL aws-msk-iam with AWS credentials from EnvConfigCredentials") || !strings.HasSuffix(d, ", TLS") {
+		if d := s.KafkaDescription(); !strings.HasPrefix(d, "SASL aws-msk-iam with AWS credentials from EnvConfigCredentials") || !strings.HasSuffix(d, ", TLS") {
 			t.Errorf("description: %s", d)
 		}
-		e := s.kafkaError(kerr.SaslAuthenticationFailed).Error()
+		e := s.KafkaError(kerr.SaslAuthenticationFailed).Error()
 		if !strings.Contains(e, "kafka-cluster:Connect") || strings.Contains(e, secret) {
 			t.Errorf("refusal: %s", e)
 		}
@@ -618,8 +627,7 @@ aws_secret_access_key = `+secret+`
 	})
 	t.Run("no credentials", func(t *testing.T) {
 		isolateAWS(t)
-		var stderr bytes.Buffer
-		err := Main(context.Background(), []string{"run", "--wal-dir", t.TempDir(), "--kafka-sasl", "aws-msk-iam"}, new(bytes.Buffer), &stderr)
+		_, err := saslFlags(t, "--kafka-sasl", "aws-msk-iam")
 		if err == nil || !strings.Contains(err.Error(), "--kafka-sasl aws-msk-iam: no AWS credentials") {
 			t.Fatalf("error %v; want one naming --kafka-sasl aws-msk-iam", err)
 		}
@@ -644,5 +652,27 @@ func writeAt(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	return p
+}
+
+// assertNoSecret fails when any of the texts holds the secret.
+func assertNoSecret(t *testing.T, secret string, texts map[string]string) {
+	t.Helper()
+	for name, s := range texts {
+		if strings.Contains(s, secret) {
+			t.Errorf("%s holds the secret %q:\n%s", name, secret, s)
+		}
 	}
 }

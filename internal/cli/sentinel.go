@@ -1,21 +1,18 @@
-package main
+package cli
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"strings"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // The Redis rostrum connects to is one of three topologies (docs/DESIGN.md
 // §7 "Topologies"), chosen by flags and built into a client in one place,
-// securityFlags.redisOptions, for every command that talks to Redis (run,
-// check, demo, wal replay, boards prune/migrate, bench):
+// Security.RedisOptions, for every command that talks to Redis (run,
+// check, demo, wal replay, boards prune/migrate, and rostrum-dev bench):
 //
 //	--redis ADDR                    one node
 //	--redis A,B,C                   the seeds of a Redis Cluster
@@ -28,25 +25,25 @@ import (
 // multi-room script calls, the control service's WAIT and every check that
 // holds on one node hold through Sentinel too.
 
-// sentinelFlags are the settings of a Sentinel-managed Redis.
+// Sentinel are the settings of a Sentinel-managed Redis.
 //
 // The Sentinels are dialled with the same TLS settings (--redis-tls-*) as
 // the data nodes: go-redis's failover client has one TLS configuration for
 // both. Their credentials are their own (Sentinel's requirepass, or an ACL
 // user of the Sentinels), apart from the data nodes' --redis-user and
 // --redis-password.
-type sentinelFlags struct {
+type Sentinel struct {
 	master       string // --redis-sentinel-master; default none (no Sentinel)
 	addrs        string // --redis-sentinels, comma-separated host:port
 	user         string // --redis-sentinel-user; default none (requirepass or no AUTH)
-	password     secret
+	password     Secret
 	passwordFile string
 
 	fs   *flag.FlagSet // to tell whether --redis was given
-	pass secret        // from --redis-sentinel-password or its file (resolve)
+	pass Secret        // from --redis-sentinel-password or its file (resolve)
 }
 
-func (s *sentinelFlags) register(fs *flag.FlagSet) {
+func (s *Sentinel) register(fs *flag.FlagSet) {
 	s.fs = fs
 	fs.StringVar(&s.master, "redis-sentinel-master", "", "name of the Redis master that the Sentinels of --redis-sentinels monitor; rostrum follows it through failovers (exclusive with --redis)")
 	fs.StringVar(&s.addrs, "redis-sentinels", "", "Redis Sentinel addresses, comma-separated host:port, with --redis-sentinel-master (TLS and the data nodes' credentials as with --redis)")
@@ -55,13 +52,13 @@ func (s *sentinelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.passwordFile, "redis-sentinel-password-file", "", "file holding the Sentinels' password (one line)")
 }
 
-// on reports whether Redis is reached through Sentinel.
-func (s *sentinelFlags) on() bool { return s.master != "" || s.addrs != "" }
+// On reports whether Redis is reached through Sentinel.
+func (s *Sentinel) On() bool { return s.master != "" || s.addrs != "" }
 
 // redisGiven reports whether --redis was given a non-empty value on the
 // command line, in the environment or in the config file (all of them set
 // the flag, so flag.Visit sees it; its default does not count).
-func (s *sentinelFlags) redisGiven() bool {
+func (s *Sentinel) redisGiven() bool {
 	given := false
 	if s.fs != nil {
 		s.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "redis" && f.Value.String() != "" })
@@ -71,13 +68,13 @@ func (s *sentinelFlags) redisGiven() bool {
 
 // resolve validates the Sentinel settings and reads the password file.
 // Errors name the flags.
-func (s *sentinelFlags) resolve(sec *securityFlags) error {
+func (s *Sentinel) resolve(sec *Security) error {
 	var err error
 	if s.pass, err = sec.password("redis-sentinel", s.password, s.passwordFile); err != nil {
 		return err
 	}
-	if !s.on() {
-		if s.user != "" || s.pass.isSet() {
+	if !s.On() {
+		if s.user != "" || s.pass.IsSet() {
 			return errors.New("--redis-sentinel-user and --redis-sentinel-password need --redis-sentinel-master and --redis-sentinels")
 		}
 		return nil
@@ -87,12 +84,12 @@ func (s *sentinelFlags) resolve(sec *securityFlags) error {
 		return errors.New("--redis and --redis-sentinel-master/--redis-sentinels are exclusive: give --redis for one node or a Redis Cluster, or the Sentinel flags for a Sentinel-managed master")
 	case s.master == "":
 		return errors.New("--redis-sentinel-master is required with --redis-sentinels: the name of the master the Sentinels monitor")
-	case len(splitList(s.addrs)) == 0:
+	case len(SplitList(s.addrs)) == 0:
 		return errors.New("--redis-sentinels is required with --redis-sentinel-master: the Sentinels' host:port, comma-separated")
-	case s.user != "" && !s.pass.isSet():
+	case s.user != "" && !s.pass.IsSet():
 		return fmt.Errorf("--redis-sentinel-user %q needs --redis-sentinel-password or --redis-sentinel-password-file", s.user)
 	}
-	for _, a := range splitList(s.addrs) {
+	for _, a := range SplitList(s.addrs) {
 		if i := strings.LastIndexByte(a, ':'); i <= 0 || i == len(a)-1 {
 			return fmt.Errorf("--redis-sentinels: %q is not host:port", a)
 		}
@@ -104,91 +101,29 @@ func (s *sentinelFlags) resolve(sec *securityFlags) error {
 // the master the Sentinels name: NewUniversalClient then returns a
 // *redis.Client that asks the Sentinels for the master's address on every
 // dial and drops its connections to an old master at a switch.
-func (s *sentinelFlags) apply(o *redis.UniversalOptions) {
+func (s *Sentinel) apply(o *redis.UniversalOptions) {
 	o.MasterName = s.master
-	o.Addrs = splitList(s.addrs)
+	o.Addrs = SplitList(s.addrs)
 	o.SentinelUsername = s.user
-	o.SentinelPassword = s.pass.reveal()
+	o.SentinelPassword = s.pass.Reveal()
 }
 
-// target names the Redis the flags reach, for messages: addr (--redis), or
+// Target names the Redis the flags reach, for messages: addr (--redis), or
 // the master and its Sentinels.
-func (s *sentinelFlags) target(addr string) string {
-	if !s.on() {
+func (s *Sentinel) Target(addr string) string {
+	if !s.On() {
 		return addr
 	}
-	return fmt.Sprintf("master %s (Sentinels %s)", s.master, strings.Join(splitList(s.addrs), ","))
+	return fmt.Sprintf("master %s (Sentinels %s)", s.master, strings.Join(SplitList(s.addrs), ","))
 }
 
 // description says how the Sentinels are reached, without secrets.
-func (s *sentinelFlags) description() string {
+func (s *Sentinel) description() string {
 	switch {
 	case s.user != "":
 		return fmt.Sprintf("Sentinels as user %q", s.user)
-	case s.pass.isSet():
+	case s.pass.IsSet():
 		return "Sentinels with a password"
 	}
 	return "Sentinels without AUTH"
-}
-
-// checkSentinels asks each Sentinel of the flags, in parallel, for the
-// address of the master (SENTINEL GET-MASTER-ADDR-BY-NAME) and prints one
-// line. It fails (and returns false) when none names it: a Sentinel that
-// does not answer is reported but does not fail the check while another
-// one answers, as go-redis then asks that one.
-func checkSentinels(ctx context.Context, c *checker, f *runFlags, ro *redis.UniversalOptions) bool {
-	s := &f.sec.sentinel
-	addrs := splitList(s.addrs)
-	masters := make([]string, len(addrs))
-	errs := make([]error, len(addrs))
-	var wg sync.WaitGroup
-	for i, a := range addrs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sc := redis.NewSentinelClient(&redis.Options{Addr: a, Username: ro.SentinelUsername, Password: ro.SentinelPassword,
-				TLSConfig: ro.TLSConfig, Dialer: ro.Dialer, MaxRetries: -1})
-			defer sc.Close()
-			hp, err := sc.GetMasterAddrByName(ctx, s.master).Result()
-			switch {
-			case errors.Is(err, redis.Nil):
-				errs[i] = fmt.Errorf("%s: monitors no master named %q", a, s.master)
-			case err != nil:
-				errs[i] = fmt.Errorf("%s: %w", a, err)
-			case len(hp) != 2:
-				errs[i] = fmt.Errorf("%s: unexpected reply %q", a, hp)
-			default:
-				masters[i] = net.JoinHostPort(hp[0], hp[1])
-			}
-		}()
-	}
-	wg.Wait()
-	seen := map[string]bool{}
-	var named []string
-	var failed []string
-	for i := range addrs {
-		if errs[i] != nil {
-			failed = append(failed, errs[i].Error())
-			continue
-		}
-		if !seen[masters[i]] {
-			seen[masters[i]] = true
-			named = append(named, masters[i])
-		}
-	}
-	what := "redis sentinels"
-	if len(named) == 0 {
-		c.fail(exitRedis, what, scrubError(f.sec.redisError(f.redis,
-			fmt.Errorf("all sentinels specified in configuration are unreachable: %s", strings.Join(failed, "; "))), f.sec.secrets()...))
-		return false
-	}
-	msg := fmt.Sprintf("%d of %d answered, master %s at %s", len(addrs)-len(failed), len(addrs), s.master, strings.Join(named, " and "))
-	if len(named) > 1 {
-		msg += " (the Sentinels disagree: a failover in progress?)"
-	}
-	if len(failed) > 0 {
-		msg += "; not answering: " + strings.Join(failed, "; ")
-	}
-	c.ok(what, "%s", scrubAll(msg, f.sec.secrets()...))
-	return true
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -59,7 +59,7 @@ const awsCredentialsTimeout = 30 * time.Second
 // expire.
 const awsCredentialsEarly = 5 * time.Minute
 
-func (s *securityFlags) registerKafkaManaged(fs *flag.FlagSet) {
+func (s *Security) registerKafkaManaged(fs *flag.FlagSet) {
 	fs.StringVar(&s.kafkaOAuthTokenFile, "kafka-oauth-token-file", "",
 		"file holding the OAUTHBEARER token (one line, e.g. a JWT) for --kafka-sasl oauthbearer; read at every connection and re-authentication, so keep it fresh")
 	fs.StringVar(&s.kafkaOAuthExtensions, "kafka-oauth-extensions", "",
@@ -68,10 +68,10 @@ func (s *securityFlags) registerKafkaManaged(fs *flag.FlagSet) {
 
 // resolveManagedSASL checks the settings of the oauthbearer and
 // aws-msk-iam mechanisms and, for those, sets s.kafkaMechanism; it reports
-// whether mech is one of them. It runs in resolve, after the TLS settings
+// whether mech is one of them. It runs in Resolve, after the TLS settings
 // and before the checks of the user and password mechanisms. Errors name
 // the flags.
-func (s *securityFlags) resolveManagedSASL(mech string) (bool, error) {
+func (s *Security) resolveManagedSASL(mech string) (bool, error) {
 	for _, f := range []struct{ name, v string }{
 		{"--kafka-oauth-token-file", s.kafkaOAuthTokenFile},
 		{"--kafka-oauth-extensions", s.kafkaOAuthExtensions},
@@ -90,7 +90,7 @@ func (s *securityFlags) resolveManagedSASL(mech string) (bool, error) {
 	switch {
 	case s.kafkaUser != "":
 		return true, fmt.Errorf("--kafka-user does not go with --kafka-sasl %s, which takes no user", mech)
-	case s.kafkaPass.isSet():
+	case s.kafkaPass.IsSet():
 		return true, fmt.Errorf("--kafka-password and --kafka-password-file do not go with --kafka-sasl %s, which takes no password", mech)
 	}
 	if mech == saslOAuthBearer {
@@ -99,7 +99,7 @@ func (s *securityFlags) resolveManagedSASL(mech string) (bool, error) {
 	return true, s.resolveAWS()
 }
 
-func (s *securityFlags) resolveOAuth() error {
+func (s *Security) resolveOAuth() error {
 	if s.kafkaOAuthTokenFile == "" {
 		return errors.New("--kafka-oauth-token-file is required with --kafka-sasl oauthbearer")
 	}
@@ -114,10 +114,10 @@ func (s *securityFlags) resolveOAuth() error {
 		return err
 	}
 	if fi, err := os.Stat(f.path); err == nil && fi.Mode().Perm()&0o044 != 0 {
-		s.warnings = append(s.warnings, fmt.Sprintf("--kafka-oauth-token-file %s is readable by group or others (mode %04o); chmod 600 it", f.path, fi.Mode().Perm()))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("--kafka-oauth-token-file %s is readable by group or others (mode %04o); chmod 600 it", f.path, fi.Mode().Perm()))
 	}
 	if s.kafkaTLSConfig == nil {
-		s.warnings = append(s.warnings, "--kafka-sasl oauthbearer without --kafka-tls sends the token in clear text")
+		s.Warnings = append(s.Warnings, "--kafka-sasl oauthbearer without --kafka-tls sends the token in clear text")
 	}
 	s.kafkaMechanism = oauth.Oauth(f.auth)
 	return nil
@@ -274,7 +274,7 @@ func jwtExpiry(tok string) (exp time.Time, ok bool) {
 // container credentials (ECS, EKS Pod Identity) and EC2 instance metadata.
 // Temporary credentials are cached and fetched again awsCredentialsEarly
 // before they expire.
-func (s *securityFlags) resolveAWS() error {
+func (s *Security) resolveAWS() error {
 	const what = "--kafka-sasl aws-msk-iam"
 	ctx, cancel := context.WithTimeout(context.Background(), awsCredentialsTimeout)
 	defer cancel()
@@ -330,9 +330,9 @@ func (m namedMechanism) Authenticate(ctx context.Context, host string) (sasl.Ses
 }
 
 // saslIdentity says, for messages, with what the Kafka client
-// authenticates (never a secret) and which settings to check when the
+// authenticates (never a Secret) and which settings to check when the
 // brokers refuse it.
-func (s *securityFlags) saslIdentity() (who, check string) {
+func (s *Security) saslIdentity() (who, check string) {
 	switch strings.ToLower(s.kafkaSASL) {
 	case saslOAuthBearer:
 		return fmt.Sprintf("with the token of --kafka-oauth-token-file %s", s.kafkaOAuthTokenFile),

@@ -1,8 +1,9 @@
-package main
+package cli
 
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"sort"
 	"strings"
@@ -23,11 +24,15 @@ var deprecatedFlags = map[string]string{
 	"due-interval":     "stability-due-interval",
 }
 
-// deprecatedRemoval is the release that drops the old names.
-const deprecatedRemoval = "0.2.0"
+// DeprecatedFlags returns a copy of the map of each old flag name that
+// still works to its new name.
+func DeprecatedFlags() map[string]string { return maps.Clone(deprecatedFlags) }
+
+// DeprecatedRemoval is the release that drops the old names.
+const DeprecatedRemoval = "0.2.0"
 
 // aliasValue is the hidden flag of an old name: it keeps what it was given
-// for resolveAliases to hand to the new flag.
+// for ResolveAliases to hand to the new flag.
 type aliasValue struct {
 	value string
 	set   bool
@@ -45,10 +50,10 @@ type aliasBool struct{ aliasValue }
 
 func (*aliasBool) IsBoolFlag() bool { return true }
 
-// registerAliases registers into fs the old name of each of its renamed
+// RegisterAliases registers into fs the old name of each of its renamed
 // flags, as a hidden flag. Call it after the command's register functions
 // and before fs.Parse.
-func registerAliases(fs *flag.FlagSet) {
+func RegisterAliases(fs *flag.FlagSet) {
 	for old, name := range deprecatedFlags {
 		f := fs.Lookup(name)
 		if f == nil || fs.Lookup(old) != nil {
@@ -62,8 +67,8 @@ func registerAliases(fs *flag.FlagSet) {
 	}
 }
 
-// isAlias reports whether name is the hidden flag of an old name.
-func isAlias(fs *flag.FlagSet, name string) bool {
+// IsAlias reports whether name is the hidden flag of an old name.
+func IsAlias(fs *flag.FlagSet, name string) bool {
 	f := fs.Lookup(name)
 	if f == nil {
 		return false
@@ -75,17 +80,17 @@ func isAlias(fs *flag.FlagSet, name string) bool {
 	return false
 }
 
-// resolveAliases hands what each old name was given to its new flag, one
+// ResolveAliases hands what each old name was given to its new flag, one
 // source at a time in the order of precedence: the command line, then the
 // environment (unless env is false), then the config file (file, nil when
 // none). A source that
 // gives both names different values is an error naming both; each old
 // name used is a warning. set holds the flags the command line gave and
 // gains the new flags set here, so that applySources leaves them alone.
-func resolveAliases(fs *flag.FlagSet, set map[string]bool, env bool, file map[string]any, configPath string) ([]string, error) {
+func ResolveAliases(fs *flag.FlagSet, set map[string]bool, env bool, file map[string]any, configPath string) ([]string, error) {
 	olds := make([]string, 0, len(deprecatedFlags))
 	for old := range deprecatedFlags {
-		if isAlias(fs, old) {
+		if IsAlias(fs, old) {
 			olds = append(olds, old)
 		}
 	}
@@ -94,7 +99,7 @@ func resolveAliases(fs *flag.FlagSet, set map[string]bool, env bool, file map[st
 	for _, old := range olds {
 		name := deprecatedFlags[old]
 		warn := func(form string) {
-			warnings = append(warnings, fmt.Sprintf("%s is deprecated: write %s (the old name goes in %s)", form, newForm(form, old, name), deprecatedRemoval))
+			warnings = append(warnings, fmt.Sprintf("%s is deprecated: write %s (the old name goes in %s)", form, newForm(form, old, name), DeprecatedRemoval))
 		}
 		// The command line.
 		if set[old] {
@@ -114,7 +119,7 @@ func resolveAliases(fs *flag.FlagSet, set map[string]bool, env bool, file map[st
 			continue
 		}
 		// The environment.
-		oldEnv, newEnv := envName(old), envName(name)
+		oldEnv, newEnv := EnvName(old), EnvName(name)
 		ov, oldOK := os.LookupEnv(oldEnv)
 		nv, newOK := os.LookupEnv(newEnv)
 		oldOK, newOK = oldOK && env, newOK && env
@@ -140,12 +145,12 @@ func resolveAliases(fs *flag.FlagSet, set map[string]bool, env bool, file map[st
 		n, newOK := file[name]
 		switch {
 		case oldOK && newOK:
-			if !sameValue(fs, name, yamlScalar(o), yamlScalar(n)) {
+			if !sameValue(fs, name, YAMLFlagText(o), YAMLFlagText(n)) {
 				return nil, fmt.Errorf("--config %s: %s and %s (its new name) are both given, with different values: give only %s", configPath, old, name, name)
 			}
 			warn("config key " + old)
 		case oldOK:
-			s := yamlScalar(o)
+			s := YAMLFlagText(o)
 			if err := fs.Set(name, s); err != nil {
 				return nil, fmt.Errorf("--config %s: %s: %q: %v", configPath, old, s, err)
 			}
@@ -162,8 +167,8 @@ func newForm(form, old, name string) string {
 	switch form {
 	case "--" + old:
 		return "--" + name
-	case envName(old):
-		return envName(name)
+	case EnvName(old):
+		return EnvName(name)
 	}
 	return "config key " + name
 }
@@ -184,20 +189,20 @@ func sameValue(fs *flag.FlagSet, name, a, b string) bool {
 	return sa == f.Value.String()
 }
 
-// envName is the variable parseSources reads for flag name.
-func envName(name string) string {
+// EnvName is the variable parseSources reads for flag name.
+func EnvName(name string) string {
 	return "ROSTRUM_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
-// parseWithAliases parses args into fs, the old names of its renamed flags
+// ParseWithAliases parses args into fs, the old names of its renamed flags
 // included, for a command that reads the command line only. It returns a
 // warning for each old name used.
-func parseWithAliases(fs *flag.FlagSet, args []string) ([]string, error) {
-	registerAliases(fs)
+func ParseWithAliases(fs *flag.FlagSet, args []string) ([]string, error) {
+	RegisterAliases(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	return resolveAliases(fs, set, false, nil, "")
+	return ResolveAliases(fs, set, false, nil, "")
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -23,40 +23,51 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// securityFlags are the credentials and TLS settings of the connections to
+// Security are the credentials and TLS settings of the connections to
 // Redis and Kafka. Every command that connects takes them from here, so
-// `run`, `demo`, `wal replay`, `simulate` and `bench` connect alike: Redis
-// through redisOptions, Kafka through kafkaOpts.
+// `rostrum run`, `demo`, `wal replay` and `rostrum-dev simulate` and `bench`
+// connect alike: Redis through RedisOptions, Kafka through KafkaOpts.
 //
 // Passwords are secrets (printed as "[redacted]"). They may come from a
 // flag, ROSTRUM_REDIS_PASSWORD / ROSTRUM_KAFKA_PASSWORD, the config file, or
 // a file of their own (--redis-password-file, --kafka-password-file), which
 // keeps them out of the process's arguments and environment.
-type securityFlags struct {
+//
+// Register the flags (Register, or RegisterRedis / RegisterKafka), parse,
+// then Resolve once; the methods that build clients resolve first. Not safe
+// for concurrent use before Resolve has returned.
+type Security struct {
+	// Sentinel are the --redis-sentinel-* settings (sentinel.go).
+	Sentinel Sentinel
+	// Warnings are the start-up warnings Resolve collects (a password sent
+	// in clear text, a readable password file); the command logs them.
+	Warnings []string
+	// RedisSet and KafkaSet report, after Resolve, whether some Redis or
+	// Kafka security setting was given: the demo's embedded servers and the
+	// benchmark's private ones refuse them.
+	RedisSet, KafkaSet bool
+
 	redisUser         string // ACL user; default none (the default user)
-	redisPassword     secret
+	redisPassword     Secret
 	redisPasswordFile string
 	redisTLS          tlsFlags
-	sentinel          sentinelFlags // --redis-sentinel-* (redisconn.go)
 
 	kafkaSASL            string // plain, scram-sha-256, scram-sha-512, oauthbearer, aws-msk-iam; default none
 	kafkaUser            string
-	kafkaPassword        secret
+	kafkaPassword        Secret
 	kafkaPasswordFile    string
 	kafkaOAuthTokenFile  string // oauthbearer (sasl.go)
 	kafkaOAuthExtensions string // oauthbearer: key=value,...
 	kafkaTLS             tlsFlags
 
-	// Set by resolve.
-	resolved           bool
-	redisPass          secret // from --redis-password or its file
-	kafkaPass          secret // from --kafka-password or its file
-	redisTLSConfig     *tls.Config
-	kafkaTLSConfig     *tls.Config
-	kafkaMechanism     sasl.Mechanism
-	kafkaAWSSource     string   // aws-msk-iam: where the chain found credentials
-	warnings           []string // start-up warnings, logged by runFlags.logger
-	redisSet, kafkaSet bool     // some Redis / Kafka security setting was given
+	// Set by Resolve.
+	resolved       bool
+	redisPass      Secret // from --redis-password or its file
+	kafkaPass      Secret // from --kafka-password or its file
+	redisTLSConfig *tls.Config
+	kafkaTLSConfig *tls.Config
+	kafkaMechanism sasl.Mechanism
+	kafkaAWSSource string // aws-msk-iam: where the chain found credentials
 
 	// saslRefused is set when a broker closed the connection while
 	// answering SASLAuthenticate, which is how some brokers (kfake among
@@ -130,21 +141,27 @@ func (t *tlsFlags) config() (*tls.Config, error) {
 	return cfg, nil
 }
 
-func (s *securityFlags) register(fs *flag.FlagSet) {
-	s.registerRedis(fs)
-	s.registerKafka(fs)
+// Register registers the Redis and the Kafka flags into fs.
+func (s *Security) Register(fs *flag.FlagSet) {
+	s.RegisterRedis(fs)
+	s.RegisterKafka(fs)
 }
 
-func (s *securityFlags) registerRedis(fs *flag.FlagSet) {
+// RegisterRedis registers the Redis flags (--redis-user, --redis-password*,
+// --redis-tls*, --redis-sentinel*) into fs, for a command without Kafka.
+func (s *Security) RegisterRedis(fs *flag.FlagSet) {
 	fs.StringVar(&s.redisUser, "redis-user", "", "Redis ACL user to AUTH as (needs a password)")
 	fs.Var(&s.redisPassword, "redis-password", "Redis password (of --redis-user, or of the default user); prefer --redis-password-file or ROSTRUM_REDIS_PASSWORD")
 	fs.StringVar(&s.redisPasswordFile, "redis-password-file", "", "file holding the Redis password (one line)")
 	s.redisTLS.name = "redis"
 	s.redisTLS.register(fs, "Redis", "Redis's")
-	s.sentinel.register(fs)
+	s.Sentinel.register(fs)
 }
 
-func (s *securityFlags) registerKafka(fs *flag.FlagSet) {
+// RegisterKafka registers the Kafka flags (--kafka-sasl, --kafka-user,
+// --kafka-password*, --kafka-oauth-*, --kafka-tls*) into fs, for a command
+// without Redis.
+func (s *Security) RegisterKafka(fs *flag.FlagSet) {
 	fs.StringVar(&s.kafkaSASL, "kafka-sasl", "", "Kafka SASL mechanism: plain, scram-sha-256, scram-sha-512, oauthbearer (--kafka-oauth-token-file) or aws-msk-iam (the AWS credential chain; implies --kafka-tls) (default: none)")
 	fs.StringVar(&s.kafkaUser, "kafka-user", "", "Kafka SASL user")
 	fs.Var(&s.kafkaPassword, "kafka-password", "Kafka SASL password; prefer --kafka-password-file or ROSTRUM_KAFKA_PASSWORD")
@@ -154,10 +171,10 @@ func (s *securityFlags) registerKafka(fs *flag.FlagSet) {
 	s.kafkaTLS.register(fs, "the Kafka brokers", "the brokers'")
 }
 
-// resolve validates the settings, reads the password and certificate files
+// Resolve validates the settings, reads the password and certificate files
 // and collects the start-up warnings. It runs once; later calls return nil.
 // Errors name the flag and never hold a password.
-func (s *securityFlags) resolve() error {
+func (s *Security) Resolve() error {
 	if s.resolved {
 		return nil
 	}
@@ -165,14 +182,14 @@ func (s *securityFlags) resolve() error {
 	if s.redisPass, err = s.password("redis", s.redisPassword, s.redisPasswordFile); err != nil {
 		return err
 	}
-	if s.redisUser != "" && !s.redisPass.isSet() {
+	if s.redisUser != "" && !s.redisPass.IsSet() {
 		return fmt.Errorf("--redis-user %q needs --redis-password or --redis-password-file", s.redisUser)
 	}
 	if s.redisTLS.name != "" { // registered
 		if s.redisTLSConfig, err = s.redisTLS.config(); err != nil {
 			return err
 		}
-		if err := s.sentinel.resolve(s); err != nil {
+		if err := s.Sentinel.resolve(s); err != nil {
 			return err
 		}
 	}
@@ -191,21 +208,21 @@ func (s *securityFlags) resolve() error {
 	}
 	switch {
 	case managed:
-	case mech == "" && (s.kafkaUser != "" || s.kafkaPass.isSet()):
+	case mech == "" && (s.kafkaUser != "" || s.kafkaPass.IsSet()):
 		return errors.New("--kafka-sasl is required with --kafka-user or a Kafka password: plain, scram-sha-256 or scram-sha-512")
 	case mech == "":
 	case s.kafkaUser == "":
 		return fmt.Errorf("--kafka-user is required with --kafka-sasl %s", mech)
-	case !s.kafkaPass.isSet():
+	case !s.kafkaPass.IsSet():
 		return fmt.Errorf("--kafka-password or --kafka-password-file is required with --kafka-sasl %s", mech)
 	}
-	user, pass := s.kafkaUser, s.kafkaPass.reveal()
+	user, pass := s.kafkaUser, s.kafkaPass.Reveal()
 	switch mech {
 	case "", saslOAuthBearer, saslAWSMSKIAM:
 	case "plain":
 		s.kafkaMechanism = plain.Auth{User: user, Pass: pass}.AsMechanism()
 		if s.kafkaTLSConfig == nil {
-			s.warnings = append(s.warnings, "--kafka-sasl plain without --kafka-tls sends the Kafka password in clear text")
+			s.Warnings = append(s.Warnings, "--kafka-sasl plain without --kafka-tls sends the Kafka password in clear text")
 		}
 	case "scram-sha-256":
 		s.kafkaMechanism = scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
@@ -216,62 +233,62 @@ func (s *securityFlags) resolve() error {
 	}
 	for _, t := range []*tlsFlags{&s.redisTLS, &s.kafkaTLS} {
 		if t.insecure {
-			s.warnings = append(s.warnings, fmt.Sprintf("--%s-tls-insecure-skip-verify: the server's certificate is not checked", t.name))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("--%s-tls-insecure-skip-verify: the server's certificate is not checked", t.name))
 		}
 	}
-	s.redisSet = s.redisUser != "" || s.redisPass.isSet() || s.redisTLSConfig != nil
-	s.kafkaSet = s.kafkaMechanism != nil || s.kafkaTLSConfig != nil
+	s.RedisSet = s.redisUser != "" || s.redisPass.IsSet() || s.redisTLSConfig != nil
+	s.KafkaSet = s.kafkaMechanism != nil || s.kafkaTLSConfig != nil
 	s.resolved = true
 	return nil
 }
 
 // password returns the password of --NAME-password or --NAME-password-file
 // (its content without the trailing line break).
-func (s *securityFlags) password(name string, v secret, file string) (secret, error) {
+func (s *Security) password(name string, v Secret, file string) (Secret, error) {
 	if file == "" {
 		return v, nil
 	}
-	if v.isSet() {
-		return secret{}, fmt.Errorf("--%s-password and --%s-password-file are exclusive: give one", name, name)
+	if v.IsSet() {
+		return Secret{}, fmt.Errorf("--%s-password and --%s-password-file are exclusive: give one", name, name)
 	}
 	fi, err := os.Stat(file)
 	if err != nil {
-		return secret{}, fmt.Errorf("--%s-password-file: %w", name, err)
+		return Secret{}, fmt.Errorf("--%s-password-file: %w", name, err)
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return secret{}, fmt.Errorf("--%s-password-file: %w", name, err)
+		return Secret{}, fmt.Errorf("--%s-password-file: %w", name, err)
 	}
 	p := strings.TrimRight(string(b), "\r\n")
 	if p == "" {
-		return secret{}, fmt.Errorf("--%s-password-file %s is empty", name, file)
+		return Secret{}, fmt.Errorf("--%s-password-file %s is empty", name, file)
 	}
 	if fi.Mode().Perm()&0o044 != 0 {
-		s.warnings = append(s.warnings, fmt.Sprintf("--%s-password-file %s is readable by group or others (mode %04o); chmod 600 it", name, file, fi.Mode().Perm()))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("--%s-password-file %s is readable by group or others (mode %04o); chmod 600 it", name, file, fi.Mode().Perm()))
 	}
-	return secret{p}, nil
+	return Secret{p}, nil
 }
 
-// secrets lists the passwords in use, for scrubError.
-func (s *securityFlags) secrets() []secret {
-	return []secret{s.redisPass, s.kafkaPass, s.sentinel.pass}
+// Secrets lists the passwords in use, for ScrubError.
+func (s *Security) Secrets() []Secret {
+	return []Secret{s.redisPass, s.kafkaPass, s.Sentinel.pass}
 }
 
 // redisDialTimeout is go-redis's own default, kept for the TLS dialer.
 const redisDialTimeout = 5 * time.Second
 
-// redisOptions returns the options of a client of addr (comma-separated:
+// RedisOptions returns the options of a client of addr (comma-separated:
 // several addresses mean a Redis Cluster, as go-redis's UniversalClient
 // decides), or with --redis-sentinel-master of the master the Sentinels
 // name (addr unused), with the configured ACL user, password and TLS. It
 // is the one place every command builds its Redis client from.
-func (s *securityFlags) redisOptions(addr string) (*redis.UniversalOptions, error) {
-	if err := s.resolve(); err != nil {
+func (s *Security) RedisOptions(addr string) (*redis.UniversalOptions, error) {
+	if err := s.Resolve(); err != nil {
 		return nil, err
 	}
-	o := &redis.UniversalOptions{Addrs: splitList(addr), Username: s.redisUser, Password: s.redisPass.reveal()}
-	if s.sentinel.on() {
-		s.sentinel.apply(o)
+	o := &redis.UniversalOptions{Addrs: SplitList(addr), Username: s.redisUser, Password: s.redisPass.Reveal()}
+	if s.Sentinel.On() {
+		s.Sentinel.apply(o)
 	}
 	if s.redisTLSConfig != nil {
 		// The dialer fills an empty ServerName per address dialled, as kgo
@@ -284,10 +301,10 @@ func (s *securityFlags) redisOptions(addr string) (*redis.UniversalOptions, erro
 	return o, nil
 }
 
-// redisSingle returns the options of a client of the single node addr, for
-// the commands that need one node (bench).
-func (s *securityFlags) redisSingle(addr string) (*redis.Options, error) {
-	u, err := s.redisOptions(addr)
+// RedisSingle returns the options of a client of the single node addr, for
+// the commands that need one node (rostrum-dev bench).
+func (s *Security) RedisSingle(addr string) (*redis.Options, error) {
+	u, err := s.RedisOptions(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -307,10 +324,14 @@ func tlsDialer(cfg *tls.Config, timeout time.Duration) func(context.Context, str
 	}
 }
 
-// kafkaOpts returns the kgo options that carry the configured TLS and SASL,
+// KafkaMechanism is the SASL mechanism the Kafka clients authenticate with,
+// after Resolve; nil without --kafka-sasl.
+func (s *Security) KafkaMechanism() sasl.Mechanism { return s.kafkaMechanism }
+
+// KafkaOpts returns the kgo options that carry the configured TLS and SASL,
 // appended to every Kafka client the commands create.
-func (s *securityFlags) kafkaOpts() ([]kgo.Opt, error) {
-	if err := s.resolve(); err != nil {
+func (s *Security) KafkaOpts() ([]kgo.Opt, error) {
+	if err := s.Resolve(); err != nil {
 		return nil, err
 	}
 	var opts []kgo.Opt
@@ -325,13 +346,13 @@ func (s *securityFlags) kafkaOpts() ([]kgo.Opt, error) {
 	return opts, nil
 }
 
-// redisError turns a failed first contact with Redis into a start-up error
+// RedisError turns a failed first contact with Redis into a start-up error
 // that says what failed and which flags to check, without the password.
-func (s *securityFlags) redisError(addr string, err error) error {
+func (s *Security) RedisError(addr string, err error) error {
 	msg := err.Error()
-	addr = s.sentinel.target(addr)
+	addr = s.Sentinel.Target(addr)
 	switch {
-	case s.sentinel.on() && strings.Contains(msg, "sentinels"):
+	case s.Sentinel.On() && strings.Contains(msg, "sentinels"):
 		// go-redis: "all sentinels specified in configuration are
 		// unreachable: <each Sentinel's error>".
 		err = fmt.Errorf("redis %s: no Sentinel answered (check --redis-sentinels, --redis-sentinel-user and --redis-sentinel-password): %w", addr, err)
@@ -346,12 +367,12 @@ func (s *securityFlags) redisError(addr string, err error) error {
 	default:
 		err = fmt.Errorf("redis %s unreachable: %w", addr, err)
 	}
-	return scrubError(err, s.secrets()...)
+	return ScrubError(err, s.Secrets()...)
 }
 
-// kafkaError adds to a failed first contact with Kafka which flags to check
+// KafkaError adds to a failed first contact with Kafka which flags to check
 // when the brokers refused the credentials, and removes any password.
-func (s *securityFlags) kafkaError(err error) error {
+func (s *Security) KafkaError(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -360,16 +381,16 @@ func (s *securityFlags) kafkaError(err error) error {
 		who, check := s.saslIdentity()
 		err = fmt.Errorf("kafka: SASL %s authentication %s failed (check %s): %w", strings.ToLower(s.kafkaSASL), who, check, err)
 	}
-	return scrubError(err, s.secrets()...)
+	return ScrubError(err, s.Secrets()...)
 }
 
-// configWarnings returns a warning when the config file at path holds a
+// ConfigWarnings returns a warning when the config file at path holds a
 // secret and can be read by users other than its owner.
-func configWarnings(fs *flag.FlagSet, path string, file map[string]any) []string {
+func ConfigWarnings(fs *flag.FlagSet, path string, file map[string]any) []string {
 	var keys []string
 	for k := range file {
 		if f := fs.Lookup(k); f != nil {
-			if _, ok := f.Value.(*secret); ok {
+			if _, ok := f.Value.(*Secret); ok {
 				keys = append(keys, k)
 			}
 		}
@@ -386,12 +407,12 @@ func configWarnings(fs *flag.FlagSet, path string, file map[string]any) []string
 		path, strings.Join(keys, ", "), fi.Mode().Perm())}
 }
 
-// applySecurityEnv fills the unset security flags of fs (--redis-* and
+// ApplySecurityEnv fills the unset security flags of fs (--redis-* and
 // --kafka-* but --redis itself) from ROSTRUM_<FLAG>, for the commands that
-// take no config file (simulate, bench). Their other flags keep ignoring
-// the environment, so a shell's ROSTRUM_ENV=prod meant for `run` does not
-// send simulated load to prod.
-func applySecurityEnv(fs *flag.FlagSet) error {
+// take no config file (dlq, and rostrum-dev's simulate and bench). Their
+// other flags keep ignoring the environment, so a shell's ROSTRUM_ENV=prod
+// meant for `run` does not send simulated load to prod.
+func ApplySecurityEnv(fs *flag.FlagSet) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
@@ -407,4 +428,35 @@ func applySecurityEnv(fs *flag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// KafkaDescription says how the Kafka client authenticates, without secrets.
+func (s *Security) KafkaDescription() string {
+	d := "no SASL"
+	if s.kafkaSASL != "" {
+		who, _ := s.saslIdentity()
+		d = fmt.Sprintf("SASL %s %s", s.kafkaSASL, who)
+	}
+	if s.kafkaTLS.enabled() {
+		return d + ", TLS"
+	}
+	return d + ", no TLS"
+}
+
+// RedisDescription says how the Redis client authenticates, without secrets.
+func (s *Security) RedisDescription() string {
+	d := "default user"
+	switch {
+	case s.redisUser != "":
+		d = fmt.Sprintf("user %q", s.redisUser)
+	case s.redisPass.IsSet():
+		d = "default user with a password"
+	}
+	if s.Sentinel.On() {
+		d += ", " + s.Sentinel.description()
+	}
+	if s.redisTLS.enabled() {
+		return d + ", TLS"
+	}
+	return d + ", no TLS"
 }

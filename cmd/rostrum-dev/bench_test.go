@@ -13,11 +13,12 @@ import (
 	"github.com/rostrumhq/rostrum/bench"
 	"github.com/rostrumhq/rostrum/bench/flicker"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/meeting"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 	"github.com/rostrumhq/rostrum/wal"
 )
 
-// TestBench runs `rostrum bench` on a tiny workload with every mode and
+// TestBench runs `rostrum-dev bench` on a tiny workload with every mode and
 // checks that the JSON report holds plausible figures. It asserts no
 // timings: a slow machine gives smaller numbers, not a failure.
 func TestBench(t *testing.T) {
@@ -109,7 +110,7 @@ func TestBenchFlags(t *testing.T) {
 	}
 }
 
-// TestBenchFlicker runs `rostrum bench --flicker` on short meetings and
+// TestBenchFlicker runs `rostrum-dev bench --flicker` on short meetings and
 // checks the JSON report: every scenario with the three strategies. Its
 // numbers are asserted in package flicker.
 func TestBenchFlicker(t *testing.T) {
@@ -158,11 +159,11 @@ func TestBenchFlickerWAL(t *testing.T) {
 		recs = append(recs, wal.Record{Topic: "prod.callbacks.rtc", Offset: int64(len(recs)), Key: []byte(room), Value: []byte(value)})
 	}
 	for _, name := range []string{"handover", "discussion"} {
-		sc, err := flicker.ScenarioByName(name)
+		sc, err := meeting.ScenarioByName(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ev := range flicker.Generate(sc, 4*time.Minute, 1) {
+		for _, ev := range meeting.Generate(sc, 4*time.Minute, 1) {
 			var v string
 			switch ev.Type {
 			case codec.TypeJoin, codec.TypeLeave:

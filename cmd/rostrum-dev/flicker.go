@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/rostrumhq/rostrum/bench/flicker"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/cli"
+	"github.com/rostrumhq/rostrum/internal/meeting"
 	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
 )
@@ -42,7 +43,7 @@ func walMeetings(dir string) (map[string][]codec.Event, error) {
 	return rooms, nil
 }
 
-// wantsFlicker reports whether `rostrum bench` was asked for the flicker
+// wantsFlicker reports whether `rostrum-dev bench` was asked for the flicker
 // benchmark, which has flags of its own.
 func wantsFlicker(args []string) bool {
 	for _, a := range args {
@@ -56,16 +57,16 @@ func wantsFlicker(args []string) bool {
 	return false
 }
 
-// cmdFlicker runs `rostrum bench --flicker`: the flicker benchmark (package
-// bench/flicker, docs/STABILITY.md). It needs no servers: the meetings are
-// generated and replayed in process on their own clock. With --wal it
-// replays instead the meeting events a `rostrum run` recorded in its WAL,
-// room by room.
+// cmdFlicker runs `rostrum-dev bench --flicker` (or `rostrum-dev flicker`):
+// the flicker benchmark (package bench/flicker, docs/STABILITY.md). It needs
+// no servers: the meetings are generated and replayed in process on their
+// own clock. With --wal it replays instead the meeting events a
+// `rostrum run` recorded in its WAL, room by room.
 func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench --flicker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var names []string
-	for _, s := range flicker.Scenarios() {
+	for _, s := range meeting.Scenarios() {
 		names = append(names, s.Name)
 	}
 	fs.Bool("flicker", true, "run the flicker benchmark (these flags) instead of the throughput benchmark")
@@ -82,12 +83,12 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	walDir := fs.String("wal", "", "replay the meeting events recorded in this WAL directory (rostrum run's --wal-dir; read without locking) instead of the generated scenarios, per room and overall")
 	ranking := fs.String("ranking", codec.DefaultRules().String(), "ranking rules, as rostrum run's --ranking")
 	scoreEpoch := fs.String("score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field, as rostrum run's --score-epoch")
-	warnings, err := parseWithAliases(fs, args)
+	warnings, err := cli.ParseWithAliases(fs, args)
 	if err != nil {
 		return err
 	}
 	for _, w := range warnings {
-		fmt.Fprintln(stderr, "rostrum:", w)
+		fmt.Fprintln(stderr, "rostrum-dev:", w)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -103,12 +104,12 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--score-epoch: %v", err)
 	}
-	meeting, err := codec.NewMeetingRules(epoch, rules)
+	mc, err := codec.NewMeetingRules(epoch, rules)
 	if err != nil {
 		return fmt.Errorf("--ranking: %v", err)
 	}
-	cfg := flicker.Config{Scenarios: splitList(*scenarios), Seed: *seed, Duration: *duration, N: *topN,
-		Batch: *batch, MinStint: *minStint, Dwell: *dwell, Grace: *grace, Margin: *margin, Meeting: meeting}
+	cfg := flicker.Config{Scenarios: cli.SplitList(*scenarios), Seed: *seed, Duration: *duration, N: *topN,
+		Batch: *batch, MinStint: *minStint, Dwell: *dwell, Grace: *grace, Margin: *margin, Meeting: mc}
 	var rep *flicker.Report
 	if *walDir != "" {
 		rooms, err := walMeetings(*walDir)
@@ -122,10 +123,5 @@ func cmdFlicker(args []string, stdout, stderr io.Writer) error {
 	} else if rep, err = flicker.Run(cfg); err != nil {
 		return err
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	return rep.WriteTable(stdout)
+	return writeReport(stdout, *asJSON, rep)
 }
