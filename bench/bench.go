@@ -101,7 +101,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	b.rep.Workload = w.summary()
 
 	if len(b.brokers) == 0 {
-		k, err := demo.StartBroker(0)
+		var k *demo.Broker
+		withRole(ctx, roleBroker, func(context.Context) { k, err = demo.StartBroker(0) })
 		if err != nil {
 			return nil, err
 		}

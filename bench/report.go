@@ -126,6 +126,12 @@ type Result struct {
 	// (INFO used_cpu_user + used_cpu_sys).
 	CPUSecondsPerMEvents      float64 `json:"cpu_seconds_per_m_events"`
 	RedisCPUSecondsPerMEvents float64 `json:"redis_cpu_seconds_per_m_events"`
+	// ProcessorCPUSecondsPerMEvents is the processor's share of
+	// CPUSecondsPerMEvents, without the in-process broker and load
+	// producer (rostrum modes; see cpuShares); CPUShares is each role's
+	// share of the process's CPU.
+	ProcessorCPUSecondsPerMEvents float64            `json:"processor_cpu_seconds_per_m_events,omitempty"`
+	CPUShares                     map[string]float64 `json:"cpu_shares,omitempty"`
 	// RedisNodes splits RedisCPUSecondsPerMEvents and the commands across
 	// the masters of a Redis Cluster, in Machine.RedisMasters order (runs
 	// against a cluster only).
@@ -239,11 +245,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, ", Redis Cluster of %d masters", len(m.RedisMasters))
 	}
 	if m.EmbeddedKafka {
-		fmt.Fprint(w, "; Kafka broker in process (its CPU and allocations count as rostrum's)")
+		fmt.Fprint(w, "; Kafka broker in process (its CPU and allocations count in CPU s/M events, not in processor CPU s/M)")
 	}
 	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tevents\tevents/s\trostrum/mode\tp50 ms\tp99 ms\tp999 ms\tack p50 ms\tack p99 ms\tredis cmds/event\tround trips/batch\tallocs/event\tB/event\tCPU s/M events\tredis CPU s/M events\tredis B/member\tWAL B/event\t")
+	fmt.Fprintln(tw, "mode\tevents\tevents/s\trostrum/mode\tp50 ms\tp99 ms\tp999 ms\tack p50 ms\tack p99 ms\tredis cmds/event\tround trips/batch\tallocs/event\tB/event\tCPU s/M events\tprocessor CPU s/M\tredis CPU s/M events\tredis B/member\tWAL B/event\t")
 	for _, res := range r.Results {
 		p50, p99, p999 := "-", "-", "-"
 		if l := res.Latency; l != nil {
@@ -261,10 +267,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if res.RostrumOver > 0 {
 			ratio = num(res.RostrumOver, 2) + "×"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", mode, res.Events,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", mode, res.Events,
 			num(res.EventsPerSec, 0), ratio, p50, p99, p999, ackP50, ackP99, dash(res.RedisCommandsPerEvent, 2),
 			dash(res.RoundTripsPerBatch, 2), dash(res.AllocsPerEvent, 1), dash(res.BytesPerEvent, 0),
-			dash(res.CPUSecondsPerMEvents, 2), dash(res.RedisCPUSecondsPerMEvents, 2),
+			dash(res.CPUSecondsPerMEvents, 2), dash(res.ProcessorCPUSecondsPerMEvents, 2), dash(res.RedisCPUSecondsPerMEvents, 2),
 			dash(res.RedisBytesPerMember, 0), dash(res.WALBytesPerEvent, 0))
 	}
 	if err := tw.Flush(); err != nil {

@@ -128,8 +128,15 @@ func (s *stages) means() map[string]float64 {
 		"redis_store": ms(store), "other": ms(batch - wal - apply - store)}
 }
 
-// startPipeline creates the processor of env; start runs it.
-func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, error) {
+// startPipeline creates the processor of env; start runs it. Both label
+// the processor's goroutines (its Kafka and Redis clients' included) with
+// the processor's role (cpuShares).
+func (b *runner) startPipeline(ctx context.Context, env string) (pl *pipeline, err error) {
+	withRole(ctx, roleProcessor, func(ctx context.Context) { pl, err = b.newPipeline(ctx, env) })
+	return pl, err
+}
+
+func (b *runner) newPipeline(ctx context.Context, env string) (*pipeline, error) {
 	cfg := b.cfg
 	pl := &pipeline{hook: &roundTrips{}, topics: processor.TopicsFor(b.prefix, env), done: make(chan error, 1)}
 	m := metrics.New(env)
@@ -180,7 +187,19 @@ func (b *runner) startPipeline(ctx context.Context, env string) (*pipeline, erro
 
 func (pl *pipeline) start(ctx context.Context) {
 	ctx, pl.cancel = context.WithCancel(ctx)
-	go func() { pl.done <- pl.p.Run(ctx) }()
+	withRole(ctx, roleProcessor, func(ctx context.Context) {
+		go func() { pl.done <- pl.p.Run(ctx) }()
+	})
+}
+
+// setShares sets the processor's CPU per event from the process's and
+// the roles' shares of it.
+func (r *Result) setShares(by map[string]float64) {
+	if by == nil {
+		return
+	}
+	r.CPUShares = by
+	r.ProcessorCPUSecondsPerMEvents = r.CPUSecondsPerMEvents * by[roleProcessor]
 }
 
 // stop stops the processor and returns Run's error.
@@ -287,17 +306,11 @@ func (b *runner) rostrum(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if b.cfg.CPUProfile != nil {
-		if err := pprof.StartCPUProfile(b.cfg.CPUProfile); err != nil {
-			return Result{}, fmt.Errorf("bench: --cpuprofile: %w", err)
-		}
+	shares, err := cpuShares(b.cfg.CPUProfile)
+	if err != nil {
+		return Result{}, err
 	}
-	profiling := b.cfg.CPUProfile != nil
-	defer func() {
-		if profiling {
-			pprof.StopCPUProfile()
-		}
-	}()
+	defer func() { _, _ = shares() }()
 	pl.start(ctx)
 	defer func() { _ = pl.stop() }()
 	if err := pl.waitAssigned(ctx); err != nil {
@@ -308,9 +321,9 @@ func (b *runner) rostrum(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	elapsed := time.Since(start)
-	if profiling {
-		pprof.StopCPUProfile()
-		profiling = false
+	by, err := shares()
+	if err != nil {
+		return Result{}, err
 	}
 	after, err := m.snap(ctx)
 	if err != nil {
@@ -322,6 +335,7 @@ func (b *runner) rostrum(ctx context.Context) (Result, error) {
 	r := Result{Mode: ModeRostrum, Events: int64(len(w.Events)), Seconds: elapsed.Seconds()}
 	r.EventsPerSec = float64(r.Events) / r.Seconds
 	fill(&r, before, after, pl.p.Stats().Batches.Load())
+	r.setShares(by)
 	m.fillNodes(&r, before, after)
 	b.counters(&r, pl, r.Events)
 	if err := b.memory(ctx, &r, envFlat, before.redis.usedMemory); err != nil {
@@ -371,6 +385,10 @@ func (b *runner) memory(ctx context.Context, r *Result, env string, usedBefore i
 // measures the latency from that time to the publication of the outputs.
 func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 	w := b.w
+	// This goroutine offers the load, and the producer it creates inherits
+	// the label (cpuShares).
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels(labelRole, roleLoad)))
+	defer pprof.SetGoroutineLabels(ctx)
 	if err := b.flush(ctx); err != nil {
 		return Result{}, err
 	}
@@ -428,18 +446,15 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 		return Result{}, err
 	}
 	batchesBefore := pl.p.Stats().Batches.Load()
-	profiling := false
-	if prof := b.cfg.RateCPUProfile; prof != nil && !b.rateProfiled {
-		if err := pprof.StartCPUProfile(prof); err != nil {
-			return Result{}, fmt.Errorf("bench: --rate-cpuprofile: %w", err)
-		}
-		profiling, b.rateProfiled = true, true
-		defer func() {
-			if profiling {
-				pprof.StopCPUProfile()
-			}
-		}()
+	var prof io.Writer
+	if !b.rateProfiled {
+		prof, b.rateProfiled = b.cfg.RateCPUProfile, b.cfg.RateCPUProfile != nil
 	}
+	shares, err := cpuShares(prof)
+	if err != nil {
+		return Result{}, err
+	}
+	defer func() { _, _ = shares() }()
 	memProfiling := b.cfg.RateMemProfile != nil && !b.rateMemProfiled
 	if memProfiling {
 		b.rateMemProfiled = true
@@ -457,9 +472,9 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 		return Result{}, err
 	}
 	elapsed := time.Since(start)
-	if profiling {
-		pprof.StopCPUProfile()
-		profiling = false
+	by, err := shares()
+	if err != nil {
+		return Result{}, err
 	}
 	if memProfiling {
 		if err := writeAllocs(b.cfg.RateMemProfile); err != nil {
@@ -476,6 +491,7 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 	r := Result{Mode: modeRate, Events: events, Seconds: elapsed.Seconds(), OfferedRate: rate, WarmupSeconds: b.cfg.RateWarmup.Seconds()}
 	r.EventsPerSec = float64(events) / r.Seconds
 	fill(&r, before, after, pl.p.Stats().Batches.Load()-batchesBefore)
+	r.setShares(by)
 	m.fillNodes(&r, before, after)
 	b.counters(&r, pl, events)
 	lat, err := outputLatencies(ctx, b.kafka(), pl.topics.TopN, start.UnixMilli())

@@ -76,6 +76,12 @@ func TestBench(t *testing.T) {
 		if r.Published == 0 || r.DLQ != 0 || r.Retries != 0 {
 			t.Errorf("%s: %d published, %d DLQ, %d retries", m, r.Published, r.DLQ, r.Retries)
 		}
+		// The processor's CPU apart from the in-process broker's and the
+		// load producer's: a share of the process's (in a run this short
+		// the broker may not be sampled at all).
+		if p := r.ProcessorCPUSecondsPerMEvents; p <= 0 || p > r.CPUSecondsPerMEvents*(1+1e-9) || r.CPUShares["processor"] <= 0 {
+			t.Errorf("%s: processor CPU %v s/M of the process's %v, shares %v", m, p, r.CPUSecondsPerMEvents, r.CPUShares)
+		}
 	}
 	ros := modes["rostrum"]
 	if ros.WALBytesPerEvent <= 0 || ros.RedisBytesPerMember <= 0 || ros.RankedMembers <= 0 {
