@@ -102,7 +102,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if d.gatewayHTTP != "" {
 		// The processor accepts the rooms the gateway routes to its
 		// environment, unless told otherwise.
-		if !f.routes.given() && f.roomPattern == "" {
+		if !f.routes.given() {
 			_ = f.routes.rules.Set(demoRoutes())
 			f.routes.def = f.env
 		}

@@ -56,7 +56,6 @@ var flagPlaces = map[string]flagPlace{
 	"create-topics":                  essential("kafka"),
 	"route":                          essential("kafka"),
 	"route-default":                  tuning("kafka"),
-	"room-pattern":                   tuning("kafka"),
 	"group":                          tuning("kafka"),
 	"instance-id":                    tuning("kafka"),
 	"topic-partitions":               tuning("kafka"),

@@ -41,7 +41,6 @@ type runFlags struct {
 	walMaxAge                               time.Duration
 	walMaxBytes                             int64
 	walSegmentBytes                         int64
-	roomPattern                             string // deprecated: routes
 	routes                                  routeFlags
 	roomTTL                                 time.Duration
 	maxPollRecords                          int
@@ -87,7 +86,6 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.walMaxAge, "wal-max-age", 24*time.Hour, "keep committed WAL batches this long")
 	fs.Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
 	fs.Int64Var(&f.walSegmentBytes, "wal-segment-bytes", wal.DefaultSegmentBytes, "start a new WAL segment above this size; retention prunes whole segments, so this is also the step of the WAL's size")
-	fs.StringVar(&f.roomPattern, "room-pattern", "", "deprecated: --route {env}=regex says the same; rooms that do not route to --env go to the DLQ")
 	f.routes.register(fs)
 	fs.DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
 	fs.IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
@@ -210,7 +208,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
-	rooms, err := runRooms(&f.routes, f.env, f.roomPattern, func(w string) { lg.Warn(w) })
+	rooms, err := runRooms(&f.routes, f.env)
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
