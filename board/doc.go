@@ -99,7 +99,6 @@
 //
 //	field               value
 //	"topic/partition"   "lo-hi,lo-hi,…"  sorted, disjoint, non-adjacent; offsets inclusive
-//	                    "N"              format of earlier versions: offsets 0..N applied
 //	"gen"               generation adopted (Adopt)
 //
 // In normal operation a partition has one range. Gaps come from ranges still
@@ -108,9 +107,7 @@
 // partition: one more closes the narrowest gap (the lowest of equal ones),
 // marking its offsets applied, which is what a watermark did; a record in a
 // closed gap is then never applied (never twice either). Closed gaps are
-// counted (Result.GapsClosed and "gaps_closed" in the counters hash). A
-// version that only knows watermarks cannot read ranges: its script fails
-// instead of counting twice.
+// counted (Result.GapsClosed and "gaps_closed" in the counters hash).
 //
 // Events with an id are never folded: each is counted only if SADD into
 // its period's or slice's id set returns 1, so a producer's retry counts
