@@ -373,13 +373,8 @@ func (s *Store) periodLabels(ctx context.Context, b *Board, now time.Time) ([]st
 // applied ranges, its past periods unread and a redelivered batch counted
 // again in the new layout. A hash-tag: period board's own "w" hash holds
 // only "gen"; applied ranges there are the one-tag layout's. A one-tag
-// periodic board has no period in the registry. It first reports a
-// windows board whose keys are in the layout before packed slices
-// (checkWindowsLayout, ErrEarlierLayout).
+// periodic board has no period in the registry.
 func (s *Store) CheckLayout(ctx context.Context) error {
-	if err := s.checkWindowsLayout(ctx); err != nil {
-		return err
-	}
 	type probe struct {
 		b      *Board
 		fields *redis.StringSliceCmd
