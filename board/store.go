@@ -66,13 +66,8 @@ func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{"
 // loss stamped the emptied Redis with it), and a stamp that kept it would
 // make every later call refuse, for ever; the log replay that follows each
 // Adopt re-applies what the board lost, and its ranges skip the rest.
-// On a hash-tag: period board it stamps every registered period
-// (registry.go). It fails, naming the board, when a board's keys are in
-// the layout of the other hash-tag (CheckLayout).
+// On a periodic board it stamps every registered period (registry.go).
 func (s *Store) Adopt(ctx context.Context, gen string) error {
-	if err := s.CheckLayout(ctx); err != nil {
-		return err
-	}
 	if err := s.adoptPeriods(ctx, gen, time.Now()); err != nil { // the wall clock: Redis expires the periods' keys by its own
 		return err
 	}
@@ -88,16 +83,16 @@ func (s *Store) Adopt(ctx context.Context, gen string) error {
 }
 
 // Counters returns a board's counters kept in Redis: events found late by
-// the scripts, and score updates that saturated at max-total. A hash-tag:
-// period board keeps them per period: they are summed over the periods
-// not expired yet.
+// the scripts, and score updates that saturated at max-total. A periodic
+// board keeps them per period: they are summed over the periods not
+// expired yet.
 func (s *Store) Counters(ctx context.Context, board string) (late, saturated int64, err error) {
 	b, ok := s.byName[board]
 	if !ok {
 		return 0, 0, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
 	}
-	if b.spread {
-		n, err := s.spreadCounters(ctx, b, s.now(), "late", "saturated")
+	if b.kind == Periodic {
+		n, err := s.periodCounters(ctx, b, s.now(), "late", "saturated")
 		if err != nil {
 			return 0, 0, fmt.Errorf("board %s: counters: %w", board, err)
 		}

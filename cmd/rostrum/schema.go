@@ -61,9 +61,6 @@ func configSchema() []byte {
 				return // not read from the file by this command
 			}
 			name := c.name
-			if name == "run" {
-				name = "run, boards migrate" // boards migrate takes run's flags
-			}
 			readers[cf.key] = append(readers[cf.key], name)
 			if _, ok := props[cf.key]; ok {
 				return // the first command's default (run's) stands
@@ -95,7 +92,7 @@ func configSchema() []byte {
 	boardItem := typeSchema(reflect.TypeFor[board.Config](), deprecatedBoardKeys)
 	boardItem["required"] = []string{"name", "events", "member", "kind"}
 	props[boardsKey] = schema{"type": "array", "items": boardItem,
-		"description": "The leaderboards (docs/leaderboards.md#configuration); read by rostrum run, check, demo, wal replay, boards prune, boards migrate."}
+		"description": "The leaderboards (docs/leaderboards.md#configuration); read by rostrum run, check, demo, wal replay, boards prune."}
 
 	hintItem := typeSchema(reflect.TypeFor[hints.Rule](), nil)
 	hintItem["required"] = []string{"name", "when", "text"}
