@@ -73,7 +73,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if len(f.boards) == 0 {
 		// Every seed scenario's board, unless the config file has its own.
-		if f.boards, _, err = parseBoards(examples.BoardsYAML); err != nil {
+		if f.boards, err = parseBoards(examples.BoardsYAML); err != nil {
 			return fmt.Errorf("examples/boards.yaml: %w", err)
 		}
 		f.boardsSource = "examples/boards.yaml"

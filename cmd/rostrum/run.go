@@ -124,11 +124,9 @@ func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	var deprecated []string
-	if f.boards, deprecated, err = readBoards(cfg); err != nil {
+	if f.boards, err = readBoards(cfg); err != nil {
 		return err
 	}
-	warnings = append(warnings, deprecated...)
 	f.boardsSource = "--config " + cfg
 	if f.hints, err = readHints(cfg); err != nil {
 		return err
