@@ -43,18 +43,18 @@ type Late struct {
 // not find applied.
 //
 // A call with remove events declares the keys they touch: slices holds
-// the slice keys of a rolling board and snaps the settled periods of a
-// periodic board, read just before (removalPlan); a script that finds
-// more refuses the call ("replan") and it is read and sent again.
+// the slice keys of a rolling board, read just before (removalPlan); a
+// script that finds more refuses the call ("replan") and it is read and
+// sent again.
 //
 // A rolling decay board's call is first sent without its slices; when its
 // script is to move the base it answers "replan" (once per half-life), and
 // the call is sent again with rebase set and the slices read and
 // declared: the rebase rewrites every one (decay.go).
 //
-// A hash-tag: period board has one call per period (label set): its parts
-// cover the batch's offsets like any other call's, but hold only that
-// period's events and removals (periodCalls, registry.go).
+// A periodic board has one call per period (label set): its parts cover
+// the batch's offsets like any other call's, but hold only that period's
+// events and removals (periodCalls, registry.go).
 type call struct {
 	board  int
 	label  string
@@ -62,22 +62,19 @@ type call struct {
 	parts  []*part
 	done   []ranges
 	slices []string
-	snaps  []string
 	rebase bool
 }
 
-// removals reports whether c holds remove events, and whether one of them
-// also removes from settled snapshots.
-func (c *call) removals() (any, settled bool) {
+// removals reports whether c holds remove events.
+func (c *call) removals() bool {
 	for _, p := range c.parts {
 		for _, e := range p.entries {
 			if e.rm != nil {
-				any = true
-				settled = settled || e.rm.settled
+				return true
 			}
 		}
 	}
-	return any, settled
+	return false
 }
 
 // sent reports whether entry e of part k is sent in the call.
@@ -86,11 +83,12 @@ func (c *call) sent(k int, e *entry) bool { return c.done[k] == nil || !c.done[k
 // Apply writes a batch: one script call per board (all pipelined in one round
 // trip), each guarded by the board's applied offset ranges per partition so
 // that a redelivered record has no second effect, in whatever order ranges
-// arrive. A hash-tag: period board has one call per period it touches (and
-// its current period), each guarded by that period's ranges; a period met
-// for the first time is registered first (registry.go). A part whose offsets were applied in part (a partial redelivery,
-// or a replay that meets a range another log replayed) is re-sent event by
-// event in a second round trip. A retried Apply of the same batch is
+// arrive. A periodic board has one call per period it touches (and its
+// current period), each guarded by that period's ranges; a period met for
+// the first time is registered first (registry.go). A part whose offsets
+// were applied in part (a partial redelivery, or a replay that meets a
+// range another log replayed) is re-sent event by event in a second round
+// trip. A retried Apply of the same batch is
 // harmless.
 //
 // It returns an error wrapping ranking.ErrRedisReset when a board's
@@ -100,19 +98,19 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 	var res Result
 	var calls []call
 	b.seal()
-	var spread []int
+	var periodic []int
 	for bi, parts := range b.parts {
 		if len(parts) == 0 {
 			continue
 		}
-		if b.boards[bi].spread {
-			spread = append(spread, bi)
+		if b.boards[bi].kind == Periodic {
+			periodic = append(periodic, bi)
 			continue
 		}
 		calls = append(calls, call{board: bi, parts: parts, done: make([]ranges, len(parts))})
 	}
-	if len(spread) > 0 {
-		pc, err := s.periodCalls(ctx, b, spread)
+	if len(periodic) > 0 {
+		pc, err := s.periodCalls(ctx, b, periodic)
 		if err != nil {
 			return res, err
 		}
@@ -267,21 +265,19 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 		tie = "1"
 	}
 	check := ""
-	if any, settled := c.removals(); any && bd.kind == Rolling {
+	if c.removals() && bd.kind == Rolling {
 		check = "R"
-	} else if settled && bd.kind == Periodic && !bd.spread {
-		check = "S" // a hash-tag: period call removes from its own period's snapshot: nothing to declare
 	}
-	maxt, halfLife, target, spreadArg := bd.maxTotal, "", "", ""
-	if bd.spread {
-		spreadArg = strconv.FormatInt(c.expire, 10)
+	maxt, halfLife, target, periodExpire := bd.maxTotal, "", "", ""
+	if bd.kind == Periodic {
+		periodExpire = strconv.FormatInt(c.expire, 10)
 	}
 	if bd.halfLife > 0 {
 		// The decayed sums are ranked as they are, below 2^53 (decay.go).
 		maxt, halfLife, target = codec.MaxAmount, strconv.FormatInt(bd.halfLife.Milliseconds(), 10), strconv.FormatInt(bd.decayTarget(s.now()), 10)
 	}
 	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), maxt,
-		bd.epoch.UnixMilli(), bd.windowsArg(), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target, spreadArg, bd.lengthsArg()}
+		bd.epoch.UnixMilli(), bd.windowsArg(), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target, periodExpire, bd.lengthsArg()}
 	type fkey struct {
 		bucket int64
 		member string
@@ -348,9 +344,9 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 }
 
 // callPrefix returns the prefix P of call c's keys: the board's, or the
-// period's own on a hash-tag: period board.
+// period's own on a periodic board.
 func (s *Store) callPrefix(bd *Board, c *call) string {
-	if bd.spread {
+	if bd.kind == Periodic {
 		return s.periodPrefix(bd, c.label)
 	}
 	return s.prefix(bd)
@@ -418,25 +414,21 @@ func (s *Store) applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 			}
 		}
 	}
-	if any, _ := c.removals(); any || c.rebase {
-		if bd.spread {
+	if c.removals() || c.rebase {
+		if bd.kind == Periodic {
 			keys = append(keys, P+"d", P+"S") // the period's deferred removals and snapshot
-		} else if bd.kind == Periodic {
-			keys = append(keys, P+"d", P+"SL")
 		}
 		keys = append(keys, c.slices...)
-		for _, l := range c.snaps {
-			keys = append(keys, P+"S:"+l)
-		}
 	}
 	return keys
 }
 
 // removalPlan reads, for every call with remove events, the keys they
-// touch beyond those the events name: a rolling board's slices, and a
-// periodic board's settled periods when a removal reaches the snapshots.
-// It reads a rolling decay board's slices too when its call is to move
-// the base (rebase).
+// touch beyond those the events name: a rolling board's slices. It reads
+// a rolling decay board's slices too when its call is to move the base
+// (rebase). (A periodic board's call is one period's, whose snapshot
+// applyKeys declares; a windows board's removals touch no slice key: a
+// member's slices are in its state, lua/packed.lua.)
 func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 	type read struct {
 		k   int
@@ -446,19 +438,13 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 	var reads []read
 	pp := s.rdb.Pipeline()
 	for k := range calls {
-		any, settled := calls[k].removals()
 		bd := b.boards[calls[k].board]
-		switch {
-		case (any || calls[k].rebase) && bd.kind == Rolling:
-			// A windows board's removals touch no slice key: a
-			// member's slices are in its state (lua/packed.lua).
+		if (calls[k].removals() || calls[k].rebase) && bd.kind == Rolling {
 			calls[k].slices = nil
 			for _, q := range bd.sliceSets() {
 				set := sliceSetKey(s.prefix(bd), q)
 				reads = append(reads, read{k, set, pp.ZRange(ctx, set, 0, -1)})
 			}
-		case settled && bd.kind == Periodic && !bd.spread:
-			reads = append(reads, read{k, "", pp.ZRange(ctx, s.prefix(bd)+"SL", 0, -1)})
 		}
 	}
 	if len(reads) == 0 {
@@ -468,12 +454,8 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 		return fmt.Errorf("board: removals: %w", err)
 	}
 	for _, r := range reads {
-		if b.boards[calls[r.k].board].kind == Periodic {
-			calls[r.k].snaps = r.cmd.Val()
-		} else {
-			for _, sl := range r.cmd.Val() {
-				calls[r.k].slices = append(calls[r.k].slices, r.set+":"+sl)
-			}
+		for _, sl := range r.cmd.Val() {
+			calls[r.k].slices = append(calls[r.k].slices, r.set+":"+sl)
 		}
 	}
 	return nil

@@ -23,7 +23,7 @@ type Batch struct {
 	coverIx map[partKey]int
 	// newest is the newest record time added (Unix ms; the newest event
 	// time of records added without one), 0 for none: its period is the
-	// current one of a hash-tag: period board, which gets the batch's
+	// current one of a periodic board, which gets the batch's
 	// covered offsets even without events of its own (periodCalls).
 	newest int64
 }

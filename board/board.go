@@ -24,7 +24,6 @@ type Board struct {
 	loc       *time.Location
 	weekStart time.Weekday
 	retention int
-	spread    bool // hash-tag: period: one hash tag per period (keys.go)
 
 	// settlement (periodic boards; settle.go)
 	settle          bool
@@ -79,11 +78,6 @@ func (b *Board) WeekStart() time.Weekday { return b.weekStart }
 
 // Retention returns how many past periods a periodic board keeps readable.
 func (b *Board) Retention() int { return b.retention }
-
-// SpreadsPeriods reports whether each period of the board has a hash tag
-// of its own (hash-tag: period), so that its periods spread over the
-// masters of a Redis Cluster.
-func (b *Board) SpreadsPeriods() bool { return b.spread }
 
 // Settles reports whether the board freezes and publishes its closed
 // periods (settle.go).

@@ -143,7 +143,7 @@ func startMigrations(t *testing.T, c *testenv.RedisCluster, bs []*board.Board) [
 	var out []*migration
 	for _, b := range bs {
 		tag := b.Name()
-		if b.SpreadsPeriods() { // the current period's slot (board/keys.go)
+		if b.Kind() == board.Periodic { // the current period's slot (board/keys.go)
 			tag += "@" + b.Period(time.Now()).Label
 		}
 		slot := int(c.Client().ClusterKeySlot(ctx, "rostrum:test:board:{"+tag+"}:w").Val())

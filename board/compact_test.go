@@ -19,22 +19,20 @@ import (
 // board at 1 ms keeps a member's state in its score alone, and its member
 // hash holds only the members the score cannot give back (a total beyond
 // max-total, a sum below the floor). A member that leaves such a state
-// leaves the hash; one written by the older layout (every member in the
-// hash) is read from there and moves to the score at its next change.
+// leaves the hash; one found there whose score could hold its state is
+// read from the hash and moves to the score at its next change.
 // Rankings, member reads and the settled snapshot equal the model's.
 func TestScoreHoldsState(t *testing.T) {
 	rdb := testenv.StartRedis(t).Client()
 	ctx := context.Background()
-	// One hash tag per board: the keys of the older layout are written
-	// below by name.
-	bs, err := board.Compile(tagged("board", []board.Config{
+	bs, err := board.Compile([]board.Config{
 		{Name: "hourly", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour",
 			Tie: "first-reached", MaxTotal: 100, AllowNegative: true, SettleTop: 10},
 		{Name: "hourly-none", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour", AllowNegative: true},
 		// No floor: a negative sum is exact in the score too.
 		{Name: "hourly-net", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour",
 			Tie: "first-reached", AllowNegative: true, Floor: "none", SettleTop: 10},
-	}))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +45,10 @@ func TestScoreHoldsState(t *testing.T) {
 	st.SetClock(func() time.Time { return now })
 	m := boardmodel.New(bs)
 	label := bs[0].Period(t0).Label
-	mkey := "rostrum:test:board:{hourly}:p:" + label + ":m"
-	zkey := "rostrum:test:board:{hourly}:p:" + label + ":z"
+	mkey := "rostrum:test:board:{hourly@" + label + "}:m" // board/keys.go
+	zkey := "rostrum:test:board:{hourly@" + label + "}:z"
 
-	// The older layout: u-old's state in the hash, its score beside it.
+	// u-old's state in the hash, its score (which could hold it) beside it.
 	oldAt := t0.Add(time.Minute).UnixMilli()
 	oldScore := float64(40)*float64(int64(1)<<bs[0].ReachedBits()) + float64(int64(1)<<bs[0].ReachedBits()-1-(oldAt-t0.UnixMilli()))
 	if err := rdb.HSet(ctx, mkey, "u-old", "40 "+strconv.FormatInt(oldAt, 10)).Err(); err != nil {
@@ -59,14 +57,14 @@ func TestScoreHoldsState(t *testing.T) {
 	if err := rdb.ZAdd(ctx, zkey, redis.Z{Score: oldScore, Member: "u-old"}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	nkey := "rostrum:test:board:{hourly-none}:p:" + label + ":"
+	nkey := "rostrum:test:board:{hourly-none@" + label + "}:"
 	if err := rdb.HSet(ctx, nkey+"m", "u-old", "40 "+strconv.FormatInt(oldAt, 10)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := rdb.ZAdd(ctx, nkey+"z", redis.Z{Score: 40, Member: "u-old"}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	xkey := "rostrum:test:board:{hourly-net}:p:" + label + ":"
+	xkey := "rostrum:test:board:{hourly-net@" + label + "}:"
 	if err := rdb.HSet(ctx, xkey+"m", "u-old", "40 "+strconv.FormatInt(oldAt, 10)).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +123,7 @@ func TestScoreHoldsState(t *testing.T) {
 		codec.Event{UserID: "u-1", Value: 12, TS: ms(5 * time.Minute)})
 	check("first batch")
 	if got := hashed(); !slices.Equal(got, []string{"u-2", "u-3", "u-old"}) {
-		t.Fatalf("member hash after the first batch holds %v, want the saturated, the floored and the older layout's", got)
+		t.Fatalf("member hash after the first batch holds %v, want the saturated, the floored and u-old", got)
 	}
 	apply(codec.Event{UserID: "u-2", Value: -60, TS: ms(6 * time.Minute)}, // back to 90: exact
 		codec.Event{UserID: "u-3", Value: 8, TS: ms(7 * time.Minute)}, // 3: exact

@@ -144,30 +144,7 @@ func compileOne(c *Config, now time.Time) (*Board, error) {
 	// At 1 ms the score holds the exact reached time of a periodic board;
 	// coarser, a set board could not tell a newer event of the same unit.
 	b.compact = b.kind == Periodic && b.firstReached && b.res == time.Millisecond
-	if err := b.compileHashTag(c); err != nil {
-		return nil, err
-	}
 	return b, nil
-}
-
-// compileHashTag reads hash-tag. Only periodic boards spread: the windows
-// of a rolling or windows board share its slices and are updated by one
-// atomic script, so its window set is the board, and a total board is one
-// ranking.
-func (b *Board) compileHashTag(c *Config) error {
-	switch c.HashTag {
-	case "":
-		b.spread = b.kind == Periodic
-	case "board":
-	case "period":
-		if b.kind != Periodic {
-			return fieldErr("hash-tag", "period is for periodic boards; a %s board keeps its windows or ranking under one tag", b.kind)
-		}
-		b.spread = true
-	default:
-		return fieldErr("hash-tag", "%q must be board or period", c.HashTag)
-	}
-	return nil
 }
 
 func (b *Board) compilePeriodic(c *Config) error {

@@ -30,13 +30,6 @@ type Config struct {
 	WeekStart string `yaml:"week-start"` // first day of a week (monday … sunday); default monday
 	TZ        string `yaml:"tz"`         // IANA zone whose calendar (DST included) cuts the periods; default UTC
 	Retention int    `yaml:"retention"`  // past periods kept readable; default 8
-	// HashTag is what one Redis Cluster hash tag of a periodic board holds:
-	// "period" (default: each period on a slot of its own, so that a month
-	// of hourly periods spreads over a cluster's masters) or "board" (the
-	// whole board, every period, on one slot: the layout of earlier
-	// versions); docs/DESIGN.md §8 "Boards over a Redis Cluster".
-	// Rolling, windows and total boards keep one tag.
-	HashTag string `yaml:"hash-tag"`
 
 	Tie string `yaml:"tie"` // first-reached | none; default none
 

@@ -94,12 +94,11 @@
 // the processors a partition moved between replay its older and newer
 // records in whatever order they run, and each counts once.
 //
-// The ranges are stored in the board's watermark hash (hash-tag: period:
-// the period's, below):
+// The ranges are stored in a watermark hash, the board's (a periodic
+// board: each period's, below):
 //
 //	field               value
 //	"topic/partition"   "lo-hi,lo-hi,…"  sorted, disjoint, non-adjacent; offsets inclusive
-//	                    "N"              format of earlier versions: offsets 0..N applied
 //	"gen"               generation adopted (Adopt)
 //
 // In normal operation a partition has one range. Gaps come from ranges still
@@ -108,9 +107,7 @@
 // partition: one more closes the narrowest gap (the lowest of equal ones),
 // marking its offsets applied, which is what a watermark did; a record in a
 // closed gap is then never applied (never twice either). Closed gaps are
-// counted (Result.GapsClosed and "gaps_closed" in the counters hash). A
-// version that only knows watermarks cannot read ranges: its script fails
-// instead of counting twice.
+// counted (Result.GapsClosed and "gaps_closed" in the counters hash).
 //
 // Events with an id are never folded: each is counted only if SADD into
 // its period's or slice's id set returns 1, so a producer's retry counts
@@ -123,15 +120,13 @@
 // batch, pipelined together. Rolling, windows and total boards keep one
 // tag per board: all windows of a board share its slices and are updated
 // by one atomic script, so a board's window set is the board. A periodic
-// board keeps one tag per period (hash-tag: period, the default), so that
-// its periods spread over a cluster's masters, or, with hash-tag: board,
-// the layout of earlier versions, one tag for the board. Boards of every
-// kind:
+// board keeps one tag per period, so that its periods spread over a
+// cluster's masters. Boards of every kind:
 //
 //	rostrum:{env}:board:{name}:w              hash  "topic/partition" → applied ranges; "gen" → generation
-//	                                                (hash-tag: period: "gen" only, the ranges are the periods')
-//	rostrum:{env}:board:{name}:n              hash  counters: late, saturated, gaps_closed (hash-tag: period: the periods')
-//	periodic, hash-tag: period (the default), per period (label), under the period's own tag (keys.go):
+//	                                                (periodic: "gen" only, the ranges are the periods')
+//	rostrum:{env}:board:{name}:n              hash  counters: late, saturated, gaps_closed (periodic: the periods')
+//	periodic, per period (label), under the period's own tag (keys.go):
 //	rostrum:{env}:board:{name@<label>}:z      zset  member → score
 //	rostrum:{env}:board:{name@<label>}:m      hash  member → "total reached_at" (ScoreHoldsState: only saturated or floored members)
 //	rostrum:{env}:board:{name@<label>}:i      set   event ids counted
@@ -143,10 +138,6 @@
 //	rostrum:{env}:{rostrum:{env}:generation}:board-periods
 //	                                          zset  registry, one per environment on the generation marker's slot:
 //	                                                "<name>@<label>" → Unix ms the period's slot expires (registry.go)
-//	periodic, hash-tag: board, per period (label):
-//	rostrum:{env}:board:{name}:p:<label>:z    zset  member → score
-//	rostrum:{env}:board:{name}:p:<label>:m    hash  member → "total reached_at" (ScoreHoldsState: only saturated or floored members)
-//	rostrum:{env}:board:{name}:p:<label>:i    set   event ids counted
 //	rolling and windows:
 //	rostrum:{env}:board:{name}:z:<j>          zset  window j: member → score
 //	rostrum:{env}:board:{name}:m              hash  member → "reached_at total_0 … total_k" (windows: packed with its slices)
@@ -163,13 +154,9 @@
 //	rostrum:{env}:board:{name}:T:i:<bucket>   set   event ids (bucket: UTC day, or half-life index)
 //	rostrum:{env}:board:{name}:T:b            hash  k: the decay base, rebases: moves made
 //	periodic boards that settle (settle.go, docs/DESIGN.md §8):
-//	rostrum:{env}:board:{name}:st             hash  frozen, busy, cursor, members (hash-tag: period: frozen only)
-//	rostrum:{env}:board:{name}:S:<label>      list  the snapshot: "total reached member" in rank order (hash-tag: board)
-//	rostrum:{env}:board:{name}:S:<label>:i    str   "members closed_at" (hash-tag: board)
-//	rostrum:{env}:board:{name}:S:<label>:j    str   the record's entries while it is copied (hash-tag: board)
+//	rostrum:{env}:board:{name}:st             hash  frozen: the newest period recorded (the periods' own st above)
 //	rostrum:{env}:board:{name}:SL             zset  settled labels kept (score = period start)
 //	rostrum:{env}:board:{name}:o              hash  label → record to publish; "c:<label>" → claim
-//	rostrum:{env}:board:{name}:d              set   removals deferred while a period is copied (hash-tag: board)
 //
 // (the env is literal text; the braces are the hash tag: the board's name,
 // or the name and a period's label joined by "@", which board names do
@@ -177,7 +164,7 @@
 //
 // # One hash tag per period
 //
-// On a hash-tag: period board each period keeps, in its own slot,
+// Each period of a periodic board keeps, in its own slot,
 // everything its scripts touch, its own applied ranges and generation
 // included: exactly once holds per period. Apply sends one call per period
 // the batch has events or removals of, plus the period of the batch's
@@ -191,30 +178,25 @@
 // period is always sent to it (a period is a function of the event time,
 // and a removal names its periods), so a gap in a period's ranges holds no
 // event of it, except offsets still to be replayed after a Redis loss, as
-// on a board with one tag: closing a gap at the 64-range cap loses nothing
-// the one-tag layout would not.
+// on any board.
 //
 // A node can lose one period's keys alone; the registry (registryKey, on
 // the slot of the environment's generation marker, so that losing it
-// changes the generation) tells such a period from a new one, and only a registration that added the label
-// stamps the period's generation, so the loss makes the processor adopt
-// again and replay its log (registry.go states the crash cases). The
-// registration is one extra round trip, two when the label was new, per new
-// period per process. Adopt stops, naming the board, when a board's keys
-// are in the layout of the other hash-tag (an upgrade from an earlier
-// commit, or a changed hash-tag); Store.Migrate (migrate.go, rostrum
-// boards migrate) moves a board from the one-tag layout.
+// changes the generation) tells such a period from a new one, and only a
+// registration that added the label stamps the period's generation, so
+// the loss makes the processor adopt again and replay its log (registry.go
+// states the crash cases). The registration is one extra round trip, two
+// when the label was new, per new period per process.
 //
-// Settlement of such a board freezes and copies a period in its slot
-// (settle.lua with spread: the period's own st hash, whose frozen flag
-// apply.lua checks), keeps the record there, and settled.lua writes it
-// into the board's outbox and index in the board's slot only while the
-// board's frozen mark is below the label, moving the mark in the same
-// step: the record is written once across the two slots. A removal from
+// Settlement freezes and copies a period in its slot (settle.lua: the
+// period's own st hash, whose frozen flag apply.lua checks), keeps the
+// record there, and settled.lua writes it into the board's outbox and
+// index in the board's slot only while the board's frozen mark is below
+// the label, moving the mark in the same step: the record is written once across the two slots. A removal from
 // settled snapshots goes to each settled period kept, in its slot. The
 // frozen flag is per period: a period older than the first one the board
-// ever settled is never frozen, so its events are counted where a one-tag
-// board finds them late (such a period is never settled or published).
+// ever settled is never frozen, so its lagging events are still counted
+// (such a period is never settled or published).
 // Each script declares every key it touches, also the slice keys an expiry
 // reads (Expire reads which ones first): while Redis Cluster migrates the
 // board's slot key by key, it refuses such a script whole (TRYAGAIN, and

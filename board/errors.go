@@ -15,12 +15,6 @@ var (
 	ErrBadParam      = errors.New("bad parameter")
 )
 
-// ErrEarlierLayout is Store.Adopt's error for a windows board whose keys
-// are of the layout of earlier commits: slice hashes, and member states
-// without packed slices (lua/packed.lua tells the layout that replaced
-// them).
-var ErrEarlierLayout = errors.New("windows board with keys of an earlier layout")
-
 // RejectError says why Batch.Add did not count an event of a record. Class
 // is a short metrics label: "late" (its period or slice had closed when the
 // record was produced, grace included) or "ts" (its time is outside what the

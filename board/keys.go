@@ -29,9 +29,9 @@ import (
 // members to read, and its slice sets list only the slices that have an
 // id set.
 
-// The periods of a periodic board. With hash-tag: period (the default)
-// each period has a tag of its own, the board's name and the label joined
-// by "@" (board names have no "@"):
+// The periods of a periodic board. Each period has a hash tag of its own,
+// the board's name and the label joined by "@" (board names have no "@"),
+// so that a board's periods spread over a Redis Cluster's masters:
 //
 //	rostrum:<env>:board:{<name>@<label>}:<part>
 //
@@ -41,28 +41,23 @@ import (
 // settle state ("st"), snapshot ("S", "S:i", "S:j") and deferred
 // removals ("d"). The board's own tag keeps what spans periods: its "w"
 // hash, whose "gen" field alone marks the board as adopted, and the settle
-// state, outbox and index of settled periods. With hash-tag: board (one
-// tag per board, the layout of earlier versions) a period's keys are
-// P+"p:<label>:<part>".
+// state, outbox and index of settled periods.
 
 // periodPrefix returns the prefix of the keys of board b's period label;
 // its part names follow.
 func (s *Store) periodPrefix(b *Board, label string) string {
-	if b.spread {
-		return "rostrum:" + s.env + ":board:{" + b.name + "@" + label + "}:"
-	}
-	return s.prefix(b) + "p:" + label + ":"
+	return "rostrum:" + s.env + ":board:{" + b.name + "@" + label + "}:"
 }
 
 // periodKey returns the key of board b's period label: part "z" (the
-// ranking), "m" (member states) or "i" (event ids); with hash-tag: period
-// also "w" (applied ranges, generation) and "n" (counters).
+// ranking), "m" (member states), "i" (event ids), "w" (applied ranges,
+// generation) or "n" (counters).
 func (s *Store) periodKey(b *Board, label, part string) string {
 	return s.periodPrefix(b, label) + part
 }
 
 // registryKey returns the key of the environment's registry of the
-// periods of its hash-tag: period boards: "<board>@<label>" → the Unix ms
+// periods of its periodic boards: "<board>@<label>" → the Unix ms
 // at which the period's slot expires (registry.go). Its hash tag is the
 // name of the environment's generation marker (sink/generation.go,
 // docs/DESIGN.md §7), so Redis Cluster keeps the registry on the marker's
@@ -135,7 +130,7 @@ func (b *Board) windowsArg() string {
 	return n + ":" + strings.Join(qs, ",")
 }
 
-// slotExpireAt returns when the slot of a hash-tag: period board's period
+// slotExpireAt returns when the slot of a periodic board's period
 // ending at end (Unix ms), whose ranking keys expire at live, is no longer
 // written: its applied ranges, generation and counters expire then. A
 // board that settles keeps them as long as the period's snapshot, which a

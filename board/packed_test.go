@@ -2,7 +2,6 @@ package board_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -272,69 +271,6 @@ func TestWindowsPackedSumEdges(t *testing.T) {
 	}
 	if n := rdb.HLen(ctx, "rostrum:test:board:{big}:m").Val() + rdb.HLen(ctx, "rostrum:test:board:{big}:e").Val(); n != 0 {
 		t.Fatalf("%d states or index entries left", n)
-	}
-}
-
-// TestAdoptRefusesEarlierWindowsLayout: a windows board whose keys are of
-// the earlier layout (a slice hash member → sum, a member state without
-// packed slices) stops start-up with an error naming the board and what
-// to do, before Adopt stamps anything; a board in the packed layout, and
-// a rolling board with slice hashes (its layout), start.
-func TestAdoptRefusesEarlierWindowsLayout(t *testing.T) {
-	rdb := testenv.StartRedis(t).Client()
-	ctx := context.Background()
-	bs, err := board.Compile([]board.Config{
-		{Name: "items", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Windows: seed002Windows},
-		{Name: "hot", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Minute, Slices: 5},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := board.NewStore(rdb, "test", bs)
-	P := "rostrum:test:board:{items}:"
-	b := st.NewBatch()
-	at := time.Date(2027, 5, 3, 10, 0, 0, 0, time.UTC)
-	evs := []codec.Event{{Type: codec.TypeTrade, RoomID: "r1", UserID: "u", Value: 5, TS: at.UnixMilli(), ID: "x"},
-		{Type: codec.TypeGift, RoomID: "r1", UserID: "u", Value: 5, TS: at.UnixMilli()}}
-	b.Cover("t", 0, 0, 0)
-	if err := b.Add("t", 0, 0, at, evs); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Apply(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Adopt(ctx, "g1"); err != nil {
-		t.Fatalf("packed layout: %v", err)
-	}
-	for _, tc := range []struct {
-		name  string
-		setup func()
-	}{
-		{"slice hash", func() {
-			sl := rdb.ZRange(ctx, P+"q5:s", 0, 0).Val()
-			if len(sl) != 1 {
-				t.Fatalf("slice set q5: %v", sl)
-			}
-			rdb.HSet(ctx, P+"q5:s:"+sl[0], "r1", 5)
-		}},
-		{"state", func() { rdb.HSet(ctx, P+"m", "r2", "1778000000000 5 5 5 5 5") }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := rdb.Del(ctx, P+"w").Err(); err != nil {
-				t.Fatal(err)
-			}
-			tc.setup()
-			err := st.Adopt(ctx, "g2")
-			if !errors.Is(err, board.ErrEarlierLayout) || !strings.Contains(err.Error(), "board items:") || !strings.Contains(err.Error(), "delete the board's keys") {
-				t.Fatalf("Adopt: %v", err)
-			}
-			if g := rdb.HGet(ctx, P+"w", "gen").Val(); g != "" {
-				t.Fatalf("generation %q stamped on a refused board", g)
-			}
-			t.Log(err)
-			rdb.Del(ctx, P+"q5:s:"+rdb.ZRange(ctx, P+"q5:s", 0, 0).Val()[0])
-			rdb.HDel(ctx, P+"m", "r2")
-		})
 	}
 }
 

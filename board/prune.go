@@ -30,7 +30,7 @@ func Orphans(ctx context.Context, rdb redis.UniversalClient, env string, keep []
 		for iter.Next(ctx) {
 			key := iter.Val()
 			tag, _, ok := strings.Cut(strings.TrimPrefix(key, prefix), "}:")
-			name, _, _ := strings.Cut(tag, "@") // hash-tag: period: {name@label}
+			name, _, _ := strings.Cut(tag, "@") // a period's: {name@label}
 			if !ok || kept[name] {
 				continue
 			}
@@ -57,8 +57,8 @@ func Orphans(ctx context.Context, rdb redis.UniversalClient, env string, keep []
 
 // DeleteKeys removes the keys Orphans found (UNLINK, so Redis frees them in
 // the background). One command holds keys of one cluster slot: a board's
-// keys share its hash tag, except the periods of a hash-tag: period board,
-// each under a tag of its own.
+// keys share its hash tag, except the periods of a periodic board, each
+// under a tag of its own.
 func DeleteKeys(ctx context.Context, rdb redis.UniversalClient, orphans map[string][]string) (int64, error) {
 	var n int64
 	for name, all := range orphans {

@@ -13,18 +13,10 @@ type span struct{ lo, hi int64 }
 // the apply script keeps them (lua/ranges.lua): sorted, disjoint, non-adjacent.
 type ranges []span
 
-// parseRanges reads the script's format, "lo-hi,lo-hi", or a bare number N
-// (the watermark of earlier versions: every offset up to N applied).
+// parseRanges reads the script's format, "lo-hi,lo-hi".
 func parseRanges(s string) (ranges, error) {
 	if s == "" {
 		return nil, nil
-	}
-	if !strings.Contains(s, "-") {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("applied ranges %q: %w", s, err)
-		}
-		return ranges{{0, n}}, nil
 	}
 	var r ranges
 	for f := range strings.SplitSeq(s, ",") {

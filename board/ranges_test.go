@@ -108,8 +108,8 @@ func TestRangesAgainstModel(t *testing.T) {
 			m := make(rangesModel, size)
 			stored := ""
 			if seed == 3 {
-				// A watermark in the format of earlier versions.
-				stored = "40"
+				// Ranges stored before the first call.
+				stored = "0-40"
 				m.add(0, 40)
 			}
 			closedTotal := 0
@@ -159,8 +159,7 @@ func TestParseRanges(t *testing.T) {
 		bad      bool
 	}{
 		{in: "", want: ""},
-		{in: "17", want: "0-17"},
-		{in: "0", want: "0-0"},
+		{in: "17", bad: true}, // a bare number is not a range
 		{in: "3-9", want: "3-9"},
 		{in: "0-4,6-6,100-200", want: "0-4,6-6,100-200"},
 		{in: "0-4,5-6", bad: true}, // adjacent: the script merges them

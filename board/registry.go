@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Boards with one hash tag per period (hash-tag: period, docs/DESIGN.md §8
-// "Boards over a Redis Cluster").
+// Periodic boards keep one hash tag per period (docs/DESIGN.md §8 "Boards
+// over a Redis Cluster").
 //
 // Each period keeps its own applied ranges and generation, so each
 // (board, period) call of a batch is atomic and idempotent on its own: a
@@ -68,7 +68,7 @@ func (s *Store) remember(b *Board, label string) {
 	s.known[b.name+"@"+label] = true
 }
 
-// periodCalls returns the calls of the hash-tag: period boards bs (board
+// periodCalls returns the calls of the periodic boards bs (board
 // indexes) of batch b: one per period the batch has events or removals of,
 // plus the period of the batch's newest record time (Batch.newest), each
 // with every part of the board (its covered offsets) but only that
@@ -83,7 +83,7 @@ func (s *Store) remember(b *Board, label string) {
 // and a removal lists its periods, so a record with an event or removal
 // of a period is sent to it with its batch. A gap in a period's ranges is
 // therefore offsets without its events (safe to close) or offsets still to
-// be replayed (as on a board with one tag).
+// be replayed.
 func (s *Store) periodCalls(ctx context.Context, b *Batch, bs []int) ([]call, error) {
 	type want struct {
 		bi     int
@@ -232,7 +232,7 @@ func (s *Store) settledLabels(ctx context.Context, b *Batch, bs []int) (map[int]
 	return out, nil
 }
 
-// periodRef names a period of a hash-tag: period board for register:
+// periodRef names a period of a periodic board for register:
 // expire is when its keys expire (Unix ms), 0 to look it up only.
 type periodRef struct {
 	b      *Board
@@ -301,7 +301,7 @@ func (s *Store) register(ctx context.Context, refs []periodRef) ([]bool, error) 
 	return ok, nil
 }
 
-// adoptPeriods stamps, on every hash-tag: period board, each registered
+// adoptPeriods stamps, on every periodic board, each registered
 // period whose slot is not expired at now with generation gen, and drops
 // the registrations that expired. The store forgets the labels it
 // registered, so that a period that lost its registration registers
@@ -318,11 +318,11 @@ func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) err
 	s.mu.Lock()
 	clear(s.known)
 	s.mu.Unlock()
-	spread := false
+	periodic := false
 	for _, b := range s.boards {
-		spread = spread || b.spread
+		periodic = periodic || b.kind == Periodic
 	}
-	if !spread {
+	if !periodic {
 		return nil
 	}
 	ms := strconv.FormatInt(now.UnixMilli(), 10)
@@ -336,7 +336,7 @@ func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) err
 	n := 0
 	for _, m := range cmd.Val() {
 		name, label, _ := strings.Cut(m, "@")
-		if b, ok := s.byName[name]; ok && b.spread {
+		if b, ok := s.byName[name]; ok && b.kind == Periodic {
 			stamp.HSet(ctx, s.periodKey(b, label, "w"), "gen", gen)
 			n++
 		}
@@ -366,76 +366,9 @@ func (s *Store) periodLabels(ctx context.Context, b *Board, now time.Time) ([]st
 	return out, nil
 }
 
-// CheckLayout reports, naming the board, a periodic board whose keys in
-// Redis are in the layout of the other hash-tag (Adopt runs it; so do
-// rostrum check and wal replay). It stops a board from starting on them:
-// a board whose hash-tag changed would otherwise start over with empty
-// applied ranges, its past periods unread and a redelivered batch counted
-// again in the new layout. A hash-tag: period board's own "w" hash holds
-// only "gen"; applied ranges there are the one-tag layout's. A one-tag
-// periodic board has no period in the registry. It first reports a
-// windows board whose keys are in the layout before packed slices
-// (checkWindowsLayout, ErrEarlierLayout).
-func (s *Store) CheckLayout(ctx context.Context) error {
-	if err := s.checkWindowsLayout(ctx); err != nil {
-		return err
-	}
-	type probe struct {
-		b      *Board
-		fields *redis.StringSliceCmd
-	}
-	var ps []probe
-	oneTag := false
-	pp := s.rdb.Pipeline()
-	for _, b := range s.boards {
-		switch {
-		case b.spread:
-			ps = append(ps, probe{b: b, fields: pp.HKeys(ctx, s.prefix(b)+"w")})
-		case b.kind == Periodic:
-			ps = append(ps, probe{b: b})
-			oneTag = true
-		}
-	}
-	if len(ps) == 0 {
-		return nil
-	}
-	if _, err := pp.Exec(ctx); err != nil && err != redis.Nil {
-		return fmt.Errorf("board: check key layout: %w", err)
-	}
-	registered := map[string]string{} // board → one of its registered periods
-	if oneTag {
-		iter := s.rdb.ZScan(ctx, s.registryKey(), 0, "*", 1000).Iterator()
-		for k := 0; iter.Next(ctx); k++ {
-			if k%2 == 0 { // member, score, member, …
-				name, _, _ := strings.Cut(iter.Val(), "@")
-				registered[name] = iter.Val()
-			}
-		}
-		if err := iter.Err(); err != nil {
-			return fmt.Errorf("board: check key layout: %w", err)
-		}
-	}
-	for _, p := range ps {
-		if p.fields != nil {
-			for _, f := range p.fields.Val() {
-				if f != "gen" {
-					return fmt.Errorf("board %s: hash-tag is period, but Redis holds the board in the one-tag layout (%s field %q): "+
-						"stop the processors and run rostrum boards migrate, or set hash-tag: board on the board",
-						p.b.name, s.prefix(p.b)+"w", f)
-				}
-			}
-		} else if m, ok := registered[p.b.name]; ok {
-			return fmt.Errorf("board %s: hash-tag is board, but Redis holds the board with one hash tag per period (%s lists %s): "+
-				"set hash-tag: period again, or start the board over under a new name (rostrum boards prune removes the old keys)",
-				p.b.name, s.registryKey(), m)
-		}
-	}
-	return nil
-}
-
-// spreadCounters sums the counters of a hash-tag: period board's periods
-// not expired at now.
-func (s *Store) spreadCounters(ctx context.Context, b *Board, now time.Time, fields ...string) ([]int64, error) {
+// periodCounters sums the counters of a periodic board's periods not
+// expired at now.
+func (s *Store) periodCounters(ctx context.Context, b *Board, now time.Time, fields ...string) ([]int64, error) {
 	labels, err := s.periodLabels(ctx, b, now)
 	if err != nil {
 		return nil, err

@@ -67,47 +67,21 @@ func (s *Store) RestoreSettled(ctx context.Context, values [][]byte) (int, error
 		}
 		slices.Sort(labels) // labels of one board sort in time order
 		keep := labels[max(0, len(labels)-b.settleRetention):]
-		if b.spread {
-			n, err := s.restoreSpread(ctx, b, labels[len(labels)-1], keep, recs)
-			written += n
-			if err != nil {
-				return written, err
-			}
-			continue
-		}
-		P := s.prefix(b)
-		keys := []string{P + "st", P + "SL"}
-		args := []any{labels[len(labels)-1], b.settleRetention, len(keep)}
-		for _, l := range keep {
-			r := recs[l]
-			p, _ := b.ParsePeriod(l)
-			expireAt := s.snapExpireAt(b, p)
-			keys = append(keys, P+"S:"+l, P+"S:"+l+":i")
-			args = append(args, l, p.Start.UnixMilli(), expireAt, strconv.FormatInt(r.Members, 10)+" "+strconv.FormatInt(r.ClosedAt, 10), len(r.Top))
-			for _, e := range r.Top {
-				total, err := b.ParseUnits(e.Total.String())
-				if err != nil {
-					return written, fmt.Errorf("board %s: restore settled %s: total %q: %w", b.name, l, e.Total, err)
-				}
-				args = append(args, strconv.FormatInt(total, 10)+" "+strconv.FormatInt(e.ReachedAt, 10)+" "+e.Member)
-			}
-		}
-		cmds, err := s.eval(ctx, restoreLua, 1, func(int) ([]string, []any) { return keys, args })
-		if err != nil {
-			return written, fmt.Errorf("board %s: restore settled: %w", b.name, err)
-		}
-		n, _ := cmds[0].Int()
+		n, err := s.restoreBoard(ctx, b, labels[len(labels)-1], keep, recs)
 		written += n
+		if err != nil {
+			return written, err
+		}
 	}
 	return written, nil
 }
 
-// restoreSpread restores a hash-tag: period board's settlement: each kept
-// period's snapshot and frozen flag in its own slot (restoreperiod.lua,
-// one call per period, pipelined), then the board's frozen mark and index
-// of settled periods (restore.lua without snapshots). The snapshots come
-// first: once the mark moves, Settle reads the index.
-func (s *Store) restoreSpread(ctx context.Context, b *Board, newest string, keep []string, recs map[string]settledJSON) (int, error) {
+// restoreBoard restores board b's settlement: each kept period's snapshot
+// and frozen flag in its own slot (restoreperiod.lua, one call per period,
+// pipelined), then the board's frozen mark and index of settled periods
+// (restore.lua). The snapshots come first: once the mark moves, Settle
+// reads the index.
+func (s *Store) restoreBoard(ctx context.Context, b *Board, newest string, keep []string, recs map[string]settledJSON) (int, error) {
 	type call struct {
 		keys []string
 		args []any
@@ -149,7 +123,7 @@ func (s *Store) restoreSpread(ctx context.Context, b *Board, newest string, keep
 		return written, fmt.Errorf("board %s: restore settled: register periods: %w", b.name, err)
 	}
 	P := s.prefix(b)
-	args := []any{newest, b.settleRetention, 0, len(keep)}
+	args := []any{newest, b.settleRetention}
 	for _, l := range keep {
 		p, _ := b.ParsePeriod(l)
 		args = append(args, l, p.Start.UnixMilli())

@@ -36,18 +36,19 @@ var (
 	// settleLua freezes a closed period and copies one page of its
 	// snapshot; lua/settle.lua.
 	settleLua = redisscript.MustParse(luaFiles, "lua/settle.lua")
-	// settledLua writes the record of a period of a hash-tag: period
-	// board into the board's outbox once; lua/settled.lua.
+	// settledLua writes the record of a settled period into the board's
+	// outbox once; lua/settled.lua.
 	settledLua = redisscript.MustParse(luaFiles, "lua/settled.lua")
 	// outboxLua claims and acknowledges the records of settled periods;
 	// lua/outbox.lua.
 	outboxLua = redisscript.MustParse(luaFiles, "lua/outbox.lua")
 
-	// restoreLua restores a board's settlement from its published
-	// records after Redis lost its data; lua/restore.lua.
+	// restoreLua restores a board's frozen mark and index of settled
+	// periods from its published records after Redis lost its data;
+	// lua/restore.lua.
 	restoreLua = redisscript.MustParse(luaFiles, "lua/restore.lua")
-	// restorePeriodLua restores one settled period of a hash-tag: period
-	// board in its own slot; lua/restoreperiod.lua.
+	// restorePeriodLua restores one settled period in its own slot;
+	// lua/restoreperiod.lua.
 	restorePeriodLua = redisscript.MustParse(luaFiles, "lua/restoreperiod.lua")
 
 	// rebaseLua moves a decay board's base to its target while no event

@@ -81,16 +81,15 @@ func (s *Store) Settle(ctx context.Context, now time.Time) (SettleResult, error)
 func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *SettleResult) error {
 	P := s.prefix(b)
 	for range maxSettlePerCall {
-		st, err := s.rdb.HMGet(ctx, P+"st", "frozen", "busy").Result()
-		if err != nil {
+		// The board's frozen mark is the newest period recorded
+		// (settled.lua); the one after it is settled next, or is being
+		// copied in its own slot.
+		frozen, err := s.rdb.HGet(ctx, P+"st", "frozen").Result()
+		if err != nil && err != redis.Nil {
 			return fmt.Errorf("board %s: settle: %w", b.name, err)
 		}
 		var p Period
-		switch frozen, busy := str(st[0]), str(st[1]); {
-		case busy != "":
-			if p, err = b.ParsePeriod(busy); err != nil {
-				return fmt.Errorf("board %s: settle: state names %w", b.name, err)
-			}
+		switch {
 		case frozen != "":
 			f, err := b.ParsePeriod(frozen)
 			if err != nil {
@@ -104,79 +103,62 @@ func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *S
 		if p.End.Add(b.grace).After(now) {
 			return nil // not closed yet
 		}
-		done, err := s.settlePeriod(ctx, b, p, res)
-		if err != nil || !done {
+		if err := s.settlePeriod(ctx, b, p, res); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// settlePeriod runs settle.lua for period p until it is settled. It
-// returns false when another period is being settled first (another
-// processor's state, read again by the caller).
-//
-// On a hash-tag: period board the period is copied in its own slot and
-// recorded in the board's (settleSpread).
-func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *SettleResult) (bool, error) {
-	P := s.prefix(b)
-	snap := s.snapKey(b, p.Label)
-	keys := []string{P + "w", P + "st", s.periodKey(b, p.Label, "z"), s.periodKey(b, p.Label, "m"), snap, snap + ":j", snap + ":i", P + "o", P + "SL", P + "d"}
-	if b.spread {
-		Q := s.periodPrefix(b, p.Label)
-		keys = []string{Q + "w", Q + "st", Q + "z", Q + "m", snap, snap + ":j", snap + ":i", Q + "d"}
-		// The period's hash must carry the generation: a period without
-		// events was never registered.
-		exp := b.slotExpireAt(b.expireAt(p).UnixMilli(), p.End.UnixMilli())
-		if _, err := s.register(ctx, []periodRef{{b: b, label: p.Label, expire: exp}}); err != nil {
-			return false, err
-		}
+// settlePeriod runs settle.lua for period p until it is settled: the
+// period is copied in its own slot and recorded in the board's
+// (recordSettled).
+func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *SettleResult) error {
+	Q, snap := s.periodPrefix(b, p.Label), s.snapKey(b, p.Label)
+	keys := []string{Q + "w", Q + "st", Q + "z", Q + "m", snap, snap + ":j", snap + ":i", Q + "d"}
+	// The period's hash must carry the generation: a period without
+	// events was never registered.
+	exp := b.slotExpireAt(b.expireAt(p).UnixMilli(), p.End.UnixMilli())
+	if _, err := s.register(ctx, []periodRef{{b: b, label: p.Label, expire: exp}}); err != nil {
+		return err
 	}
 	head, _ := json.Marshal(b.name)
 	per, _ := json.Marshal(p.Label)
 	closedAt := p.End.Add(b.grace).UnixMilli()
 	expireAt := s.snapExpireAt(b, p)
-	args := []any{s.gen, p.Label, closedAt, b.settleTop, s.page, expireAt, p.Start.UnixMilli(), b.settleRetention,
-		`{"board":` + string(head) + `,"period":` + string(per), b.scale, b.floorArg(), b.compactArg(), boolArg(b.spread), max(expireAt, b.expireAt(p).UnixMilli())}
+	args := []any{s.gen, p.Label, closedAt, b.settleTop, s.page, expireAt, p.Start.UnixMilli(),
+		`{"board":` + string(head) + `,"period":` + string(per), b.scale, b.floorArg(), b.compactArg(), max(expireAt, b.expireAt(p).UnixMilli())}
 	for {
 		cmds, err := s.eval(ctx, settleLua, 1, func(int) ([]string, []any) { return keys, args })
 		if err != nil {
-			return false, err
+			return err
 		}
 		res.Calls++
 		vals, err := cmds[0].Slice()
 		if err != nil || len(vals) == 0 {
-			return false, fmt.Errorf("board %s: settle %s: %v %w", b.name, p.Label, vals, err)
+			return fmt.Errorf("board %s: settle %s: %v %w", b.name, p.Label, vals, err)
 		}
 		switch vals[0] {
 		case "reset":
-			return false, fmt.Errorf("board %s: settle: %w", b.name, ranking.ErrRedisReset)
+			return fmt.Errorf("board %s: settle: %w", b.name, ranking.ErrRedisReset)
 		case "done", "settled":
-			if b.spread {
-				return true, s.settleSpread(ctx, b, p, res)
-			}
-			if vals[0] == "settled" {
-				res.Settled++
-			}
-			return true, nil
-		case "busy":
-			return false, nil
+			return s.recordSettled(ctx, b, p, res)
 		case "more":
 			continue
 		}
-		return false, fmt.Errorf("board %s: settle %s: unexpected reply %v", b.name, p.Label, vals)
+		return fmt.Errorf("board %s: settle %s: unexpected reply %v", b.name, p.Label, vals)
 	}
 }
 
-// settleSpread records period p of a hash-tag: period board once
-// settle.lua copied it: the period's slot keeps the record (snapshot key
-// ":j") until settled.lua, in the board's slot, has written it into the
-// outbox (only while the board's frozen mark is below the label, moving
-// the mark in the same step), then it is deleted. A crash before the
+// recordSettled records period p once settle.lua copied it: the period's
+// slot keeps the record (snapshot key ":j") until settled.lua, in the
+// board's slot, has written it into the outbox (only while the board's
+// frozen mark is below the label, moving the mark in the same step), then
+// it is deleted. A crash before the
 // delete leaves the copy, and the next call finds the mark and writes
 // nothing; a crash before settled.lua ran leaves the copy for the next
 // call to record. So the record is written once.
-func (s *Store) settleSpread(ctx context.Context, b *Board, p Period, res *SettleResult) error {
+func (s *Store) recordSettled(ctx context.Context, b *Board, p Period, res *SettleResult) error {
 	P := s.prefix(b)
 	j := s.snapKey(b, p.Label) + ":j"
 	record, err := s.rdb.Get(ctx, j).Result()
@@ -205,10 +187,7 @@ func (s *Store) settleSpread(ctx context.Context, b *Board, p Period, res *Settl
 // label; its info is snapKey+":i", its record while it is copied
 // snapKey+":j".
 func (s *Store) snapKey(b *Board, label string) string {
-	if b.spread {
-		return s.periodPrefix(b, label) + "S"
-	}
-	return s.prefix(b) + "S:" + label
+	return s.periodPrefix(b, label) + "S"
 }
 
 // snapExpireAt returns when the snapshot keys of b's period p expire:
@@ -351,5 +330,3 @@ func parseSnapshotEntry(v string) (Entry, error) {
 	}
 	return Entry{Member: m, Total: int64(total), ReachedAt: int64(reached)}, nil
 }
-
-func str(v any) string { s, _ := v.(string); return s }

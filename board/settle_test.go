@@ -10,23 +10,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testenv"
 )
 
-func settleBoards(t testing.TB, tag string) []*board.Board {
+func settleBoards(t testing.TB) []*board.Board {
 	t.Helper()
-	bs, err := board.Compile(tagged(tag, []board.Config{
+	bs, err := board.Compile([]board.Config{
 		{Name: "hour-berlin", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
 			TZ: "Europe/Berlin", Tie: "first-reached", Grace: dur(30 * time.Second), SettleTop: 3},
 		{Name: "day-ny", Events: []string{"gift", "score"}, Member: "user_id", Kind: "periodic", Period: "day",
 			TZ: "America/New_York", Tie: "first-reached"},
 		{Name: "hour-off", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour", Settle: "false"},
-	}))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,23 +57,11 @@ func (r settledJSON) settled() boardmodel.Settled {
 // and late events, across the end of DST in Berlin and New York, settling
 // every ten minutes in Redis and in the model: the same periods settle,
 // each once, with the same snapshots and records, and the events of a
-// settled period are late in both; with one hash tag per board and per
-// period.
+// settled period are late in both.
 func TestSettleAgainstModel(t *testing.T) {
-	r := testenv.StartRedis(t)
-	for _, tag := range hashTags {
-		t.Run(tag, func(t *testing.T) {
-			if err := r.Client().FlushAll(context.Background()).Err(); err != nil {
-				t.Fatal(err)
-			}
-			testSettleAgainstModel(t, r.Client(), tag)
-		})
-	}
-}
-
-func testSettleAgainstModel(t *testing.T, rdb *redis.Client, tag string) {
+	rdb := testenv.StartRedis(t).Client()
 	ctx := context.Background()
-	bs := settleBoards(t, tag)
+	bs := settleBoards(t)
 	st := board.NewStore(rdb, "test", bs)
 	st.SetSettlePage(2) // settle in many steps
 	m := boardmodel.New(bs)
@@ -181,23 +167,11 @@ func testSettleAgainstModel(t *testing.T, rdb *redis.Client, tag string) {
 
 // TestSettleConcurrent settles one big period from several stores at once,
 // one member per call: it settles once, and its snapshot is the ranking;
-// with one hash tag per board and per period.
 func TestSettleConcurrent(t *testing.T) {
-	r := testenv.StartRedis(t)
-	for _, tag := range hashTags {
-		t.Run(tag, func(t *testing.T) {
-			if err := r.Client().FlushAll(context.Background()).Err(); err != nil {
-				t.Fatal(err)
-			}
-			testSettleConcurrent(t, r.Client(), tag)
-		})
-	}
-}
-
-func testSettleConcurrent(t *testing.T, rdb *redis.Client, tag string) {
+	rdb := testenv.StartRedis(t).Client()
 	ctx := context.Background()
 	bs, err := board.Compile([]board.Config{{Name: "h", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
-		Period: "hour", SettleTop: 150, HashTag: tag}})
+		Period: "hour", SettleTop: 150}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -67,14 +66,8 @@ func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{"
 // loss stamped the emptied Redis with it), and a stamp that kept it would
 // make every later call refuse, for ever; the log replay that follows each
 // Adopt re-applies what the board lost, and its ranges skip the rest.
-// On a hash-tag: period board it stamps every registered period
-// (registry.go). It fails, naming the board, when a board's keys are in
-// the layout of the other hash-tag, or a windows board's in the layout
-// before packed slices (CheckLayout).
+// On a periodic board it stamps every registered period (registry.go).
 func (s *Store) Adopt(ctx context.Context, gen string) error {
-	if err := s.CheckLayout(ctx); err != nil {
-		return err
-	}
 	if err := s.adoptPeriods(ctx, gen, time.Now()); err != nil { // the wall clock: Redis expires the periods' keys by its own
 		return err
 	}
@@ -89,85 +82,17 @@ func (s *Store) Adopt(ctx context.Context, gen string) error {
 	return nil
 }
 
-// checkWindowsLayout fails with an error wrapping ErrEarlierLayout when a
-// windows board holds state of the layout of earlier commits: slice
-// hashes (member → sum), or member states without packed slices
-// (lua/packed.lua). This version neither reads nor subtracts those
-// slices, so the board's windows would keep their sums for ever; it stops
-// instead. It reads each slice set, a few member states, and then checks
-// the listed slices' hashes, in two round trips.
-func (s *Store) checkWindowsLayout(ctx context.Context) error {
-	var ws []*Board
-	for _, b := range s.boards {
-		if b.kind == Windows {
-			ws = append(ws, b)
-		}
-	}
-	if len(ws) == 0 {
-		return nil
-	}
-	p := s.rdb.Pipeline()
-	sets := make([][]*redis.StringSliceCmd, len(ws))
-	states := make([]*redis.ScanCmd, len(ws))
-	for k, b := range ws {
-		P := s.prefix(b)
-		for _, q := range b.sliceSets() {
-			sets[k] = append(sets[k], p.ZRange(ctx, sliceSetKey(P, q), 0, -1))
-		}
-		states[k] = p.HScan(ctx, P+"m", 0, "", 8) // a first page of states
-	}
-	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
-		return fmt.Errorf("board: check the key layout: %w", err)
-	}
-	p = s.rdb.Pipeline()
-	exists := make([][]*redis.IntCmd, len(ws))
-	for k, b := range ws {
-		kvs, _ := states[k].Val()
-		for i := 1; i < len(kvs); i += 2 {
-			if !strings.HasPrefix(kvs[i], "\x00") {
-				return s.earlier(b, "member states without packed slices in "+s.prefix(b)+"m")
-			}
-		}
-		var keys []string
-		for g, q := range b.sliceSets() {
-			for _, sl := range sets[k][g].Val() {
-				keys = append(keys, sliceSetKey(s.prefix(b), q)+":"+sl)
-			}
-		}
-		for a := 0; a < len(keys); a += 1000 {
-			exists[k] = append(exists[k], p.Exists(ctx, keys[a:min(a+1000, len(keys))]...))
-		}
-	}
-	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
-		return fmt.Errorf("board: check the key layout: %w", err)
-	}
-	for k, b := range ws {
-		for _, c := range exists[k] {
-			if c.Val() > 0 {
-				return s.earlier(b, "slice hashes "+s.prefix(b)+"[q<q>:]s:<slice>")
-			}
-		}
-	}
-	return nil
-}
-
-// earlier is checkWindowsLayout's error for board b, found holding what.
-func (s *Store) earlier(b *Board, what string) error {
-	return fmt.Errorf("board %s: %w (%s): this version keeps a windows board's slices packed in its member states and would never subtract those; "+
-		"delete the board's keys (%s*; its windows start empty) or keep running the earlier version until its windows have drained", b.name, ErrEarlierLayout, what, s.prefix(b))
-}
-
 // Counters returns a board's counters kept in Redis: events found late by
-// the scripts, and score updates that saturated at max-total. A hash-tag:
-// period board keeps them per period: they are summed over the periods
-// not expired yet.
+// the scripts, and score updates that saturated at max-total. A periodic
+// board keeps them per period: they are summed over the periods not
+// expired yet.
 func (s *Store) Counters(ctx context.Context, board string) (late, saturated int64, err error) {
 	b, ok := s.byName[board]
 	if !ok {
 		return 0, 0, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
 	}
-	if b.spread {
-		n, err := s.spreadCounters(ctx, b, s.now(), "late", "saturated")
+	if b.kind == Periodic {
+		n, err := s.periodCounters(ctx, b, s.now(), "late", "saturated")
 		if err != nil {
 			return 0, 0, fmt.Errorf("board %s: counters: %w", board, err)
 		}

@@ -21,10 +21,10 @@ import (
 func dur(d time.Duration) *time.Duration { return &d }
 
 // testBoards covers every kind, op and tie, with zones that change their
-// clocks during the simulated days; its periodic boards take hash-tag tag.
-func testBoards(t testing.TB, tag string) []*board.Board {
+// clocks during the simulated days.
+func testBoards(t testing.TB) []*board.Board {
 	t.Helper()
-	bs, err := board.Compile(tagged(tag, []board.Config{
+	bs, err := board.Compile([]board.Config{
 		{Name: "hour-berlin", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
 			TZ: "Europe/Berlin", Tie: "first-reached", Grace: dur(30 * time.Second)},
 		{Name: "day-ny", Events: []string{"received", "read", "passed"}, Member: "user_id", Value: "one",
@@ -50,7 +50,7 @@ func testBoards(t testing.TB, tag string) []*board.Board {
 			Windows: []board.Window{{Length: 10 * time.Minute, Slice: 10 * time.Minute}, {Length: 12 * time.Minute, Slice: 2 * time.Minute}}},
 		{Name: "trades-tie", Events: []string{"trade", "gift"}, Member: "user_id", Kind: "windows", Slice: 2 * time.Minute,
 			Windows: board.Lengths(4*time.Minute, 20*time.Minute), Tie: "first-reached", MaxTotal: 150},
-	}))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,23 +85,9 @@ type sim struct {
 	parts                int32                          // partitions fed; 0: 2
 }
 
-func newSim(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Time, tag string) *sim {
-	return newSimOf(t, rdb, seed, start, testBoards(t, tag))
+func newSim(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Time) *sim {
+	return newSimOf(t, rdb, seed, start, testBoards(t))
 }
-
-// tagged sets hash-tag: tag on the periodic boards of cs.
-func tagged(tag string, cs []board.Config) []board.Config {
-	for i := range cs {
-		if cs[i].Kind == "periodic" {
-			cs[i].HashTag = tag
-		}
-	}
-	return cs
-}
-
-// hashTags are the layouts of periodic boards the tests run on: one tag
-// per board and one per period.
-var hashTags = []string{"board", "period"}
 
 func newSimOf(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Time, bs []*board.Board) *sim {
 	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 7)), boards: bs, store: board.NewStore(rdb, "test", bs),
@@ -357,13 +343,12 @@ func (s *sim) run(steps int) {
 func TestRandomizedAgainstModel(t *testing.T) {
 	r := testenv.StartRedis(t)
 	for seed := range uint64(3) {
-		tag := hashTags[seed%2]
-		t.Run(fmt.Sprint(seed, " ", tag), func(t *testing.T) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			if err := r.Client().FlushAll(context.Background()).Err(); err != nil {
 				t.Fatal(err)
 			}
 			// Across Berlin's and New York's spring-forward nights, a week and a month boundary.
-			s := newSim(t, r.Client(), seed, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC), tag)
+			s := newSim(t, r.Client(), seed, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC))
 			if seed == 2 {
 				// Across the autumn night when Berlin's 02:00-03:00 happens twice.
 				s.now = time.Date(2027, 10, 30, 20, 0, 0, 0, time.UTC)
@@ -385,19 +370,10 @@ func TestRandomizedAgainstModel(t *testing.T) {
 // every script touches only its board's slot.
 func TestCluster(t *testing.T) {
 	c := testenv.StartRedisCluster(t)
-	for _, tag := range hashTags {
-		t.Run(tag, func(t *testing.T) {
-			if err := c.Client().ForEachMaster(context.Background(), func(ctx context.Context, n *redis.Client) error {
-				return n.FlushAll(ctx).Err()
-			}); err != nil {
-				t.Fatal(err)
-			}
-			s := newSim(t, c.Client(), 42, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC), tag)
-			s.run(150)
-			if s.total.Applied == 0 {
-				t.Fatal("nothing applied")
-			}
-		})
+	s := newSim(t, c.Client(), 42, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC))
+	s.run(150)
+	if s.total.Applied == 0 {
+		t.Fatal("nothing applied")
 	}
 }
 
@@ -417,9 +393,7 @@ func TestReplayAfterRedisLoss(t *testing.T) {
 		{"overlapping newer first", 3, true, false},
 		{"newer then rewind", 2, true, true},
 	} {
-		for _, tag := range hashTags {
-			t.Run(tc.name+" "+tag, func(t *testing.T) { testReplayAfterRedisLoss(t, r, tc, tag) })
-		}
+		t.Run(tc.name, func(t *testing.T) { testReplayAfterRedisLoss(t, r, tc) })
 	}
 }
 
@@ -431,12 +405,12 @@ type replayCase struct {
 	rewind  bool // the older log is gone: everything is re-consumed in batches of other sizes
 }
 
-func testReplayAfterRedisLoss(t *testing.T, r *testenv.Redis, tc replayCase, tag string) {
+func testReplayAfterRedisLoss(t *testing.T, r *testenv.Redis, tc replayCase) {
 	ctx := context.Background()
 	if err := r.Client().FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s := newSim(t, r.Client(), 11, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC), tag)
+	s := newSim(t, r.Client(), 11, time.Date(2027, 3, 27, 20, 0, 0, 0, time.UTC))
 	var batches [][]rec
 	for range 40 {
 		s.now = s.now.Add(time.Duration(s.rng.Int64N(int64(time.Minute))))

@@ -28,8 +28,7 @@ import (
 // Writes (POST, PUT) need "Content-Type: application/json" (415): a page
 // of another site can post a form here, but JSON only after a CORS
 // preflight, so no such page can start a recording.
-// Errors are RFC 9457 problems (internal/problem; "error" repeats the
-// detail): 400 bad JSON, missing or invalid "by",
+// Errors are RFC 9457 problems (internal/problem): 400 bad JSON, missing or invalid "by",
 // invalid room id or Idempotency-Key; 404 other paths under these
 // prefixes; 405 another method on a route (with Allow); 412 a stale
 // If-Match (with the current "version"); 413 a body over

@@ -355,7 +355,7 @@ func saneID(s string) bool {
 }
 
 // fail answers with an RFC 9457 problem (internal/problem) carrying the
-// request id; "error" repeats the detail.
+// request id.
 func (g *Gateway) fail(w http.ResponseWriter, id, source string, start time.Time, code int, msg string) {
 	b := append(problem.Marshal(problem.New(code, problem.CodeFor(code), msg), map[string]any{"request_id": id}), '\n')
 	w.Header().Set("Content-Type", problem.ContentType)

@@ -340,7 +340,7 @@ func TestBoardCoverCarried(t *testing.T) {
 	}
 	for _, b := range bs {
 		tag := b.Name() // the board's hash tag, or its period's (board/keys.go)
-		if b.SpreadsPeriods() {
+		if b.Kind() == board.Periodic {
 			tag += "@" + b.Period(time.UnixMilli(ts)).Label
 		}
 		w, err := rc.HGetAll(context.Background(), "rostrum:"+env+":board:{"+tag+"}:w").Result()

@@ -19,21 +19,14 @@ import (
 // boards.settled before the boards adopt the new generation: today's
 // snapshot reads back, a settlement after the rebuild settles nothing
 // again, an event for today is late, and boards.settled still holds one
-// record per period. With one hash tag per board and one per period (the
-// snapshots, frozen flags and registrations restored in each period's
-// slot).
+// record per period (the snapshots, frozen flags and registrations are
+// restored in each period's slot).
 func TestBoardsSettledSurviveRedisLoss(t *testing.T) {
-	for _, tag := range []string{"board", "period"} {
-		t.Run(tag, func(t *testing.T) { testBoardsSettledSurviveRedisLoss(t, tag) })
-	}
-}
-
-func testBoardsSettledSurviveRedisLoss(t *testing.T, tag string) {
 	topics := processor.TopicsFor("", env)
 	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	rc := testenv.StartRedis(t).Client()
 	bs, err := board.Compile([]board.Config{{Name: "daily", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
-		Period: "day", Tie: "first-reached", SettleTop: 5, HashTag: tag}})
+		Period: "day", Tie: "first-reached", SettleTop: 5}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,20 +22,13 @@ import (
 // time passes today's close, today: one record each on boards.settled,
 // keyed board/period, with the model's top and member count; the snapshot
 // reads back; an event for the settled day that arrives afterwards (its
-// record time still inside the day) goes to the DLQ as late. With one hash
-// tag per board and one per period.
+// record time still inside the day) goes to the DLQ as late.
 func TestBoardsSettleEndToEnd(t *testing.T) {
-	for _, tag := range []string{"board", "period"} {
-		t.Run(tag, func(t *testing.T) { testBoardsSettleEndToEnd(t, tag) })
-	}
-}
-
-func testBoardsSettleEndToEnd(t *testing.T, tag string) {
 	topics := processor.TopicsFor("", env)
 	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	rc := testenv.StartRedis(t).Client()
 	bs, err := board.Compile([]board.Config{{Name: "daily", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
-		Period: "day", Tie: "first-reached", SettleTop: 5, HashTag: tag}})
+		Period: "day", Tie: "first-reached", SettleTop: 5}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +94,7 @@ func testBoardsSettleEndToEnd(t *testing.T, tag string) {
 		}
 		if v.Period == today.Label {
 			todays = v
-			if tag == "period" {
-				testenv.WriteExampleRecord(t, "boards.settled", r)
-			}
+			testenv.WriteExampleRecord(t, "boards.settled", r)
 		}
 	}
 	if todays.Members != int64(len(want)) || len(todays.Top) != 5 || todays.ClosedAt != closeAt.UnixMilli() {

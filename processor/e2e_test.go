@@ -583,7 +583,7 @@ func TestTwoProcessorsJoinLeave(t *testing.T) {
 }
 
 // TestProcessorRules covers the processor's own rules on top of the decoder:
-// the environment's room pattern and the score layout's time window.
+// the rooms routed to the environment and the score layout's time window.
 func TestProcessorRules(t *testing.T) {
 	topics := processor.TopicsFor("", env)
 	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))

@@ -48,14 +48,6 @@ type roomSummaryJSON struct {
 	TotalMembers int64  `json:"total_members"` // ranked members
 }
 
-// legacyRoomJSON is a room of the deprecated GET /api/rooms, in its former
-// shape ("members" a count).
-type legacyRoomJSON struct {
-	RoomID  string `json:"room_id"`
-	Seq     int64  `json:"seq"`
-	Members int64  `json:"members"`
-}
-
 // roomsPageJSON is GET /v1/rooms.
 type roomsPageJSON struct {
 	Rooms      []roomSummaryJSON `json:"rooms"`
@@ -83,22 +75,6 @@ func toMembers(ms []ranking.MemberView) []memberJSON {
 			ScreenShare: m.ScreenShare, Spotlight: m.Spotlight, Score: m.Score, TS: m.TS}
 	}
 	return out
-}
-
-// legacyRooms serves the deprecated GET /api/rooms: the first
-// Options.MaxRooms rooms in the former shape.
-func (s *Server) legacyRooms(w http.ResponseWriter, r *http.Request) {
-	deprecated(w, "/v1/rooms")
-	rooms, err := s.opt.Source.Rooms(r.Context(), s.opt.MaxRooms)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	out := make([]legacyRoomJSON, len(rooms))
-	for i, rm := range rooms {
-		out[i] = legacyRoomJSON{RoomID: rm.Room, Seq: rm.Seq, Members: rm.Members}
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
 // maxRoomsScan bounds the rooms GET /v1/rooms reads for one answer.
@@ -140,12 +116,6 @@ func (s *Server) rooms(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, page)
-}
-
-// deprecated marks an answer of a deprecated path, naming its successor.
-func deprecated(w http.ResponseWriter, successor string) {
-	w.Header().Set("Deprecation", "true")
-	w.Header().Set("Link", "<"+successor+">; rel=\"successor-version\"")
 }
 
 // badRoomID answers 400 for a malformed room id.

@@ -14,7 +14,6 @@
 //	GET /v1/rooms?limit=&offset=&q=  {"rooms":[{"room_id","seq","total_members"}…],"offset","limit","next_offset"}
 //	GET /v1/rooms/{room}/top   {"room_id","seq","total_members","stable":[…],"raw":[…]}
 //	GET /v1/events?room=ID&rooms=true  text/event-stream: "series", "room", "rooms" and "counters" events
-//	GET /api/rooms, /events    deprecated aliases (/api/rooms in its former shape)
 //	GET /v1/boards                                   [{"name","kind","period","next_reset","windows","settles","half_life"}…]
 //	GET /v1/boards/{name}/top?n=10&offset=0[&period=P][&window=W]
 //	GET /v1/boards/{name}/members/{member}[?period=P][&window=W]

@@ -95,7 +95,7 @@ func TestEventsRoom(t *testing.T) {
 	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Counters: counters,
 		Interval: 20 * time.Millisecond, Logger: zaptest.NewLogger(t)}))
 	t.Cleanup(ts.Close)
-	ch, res, hangUp := openStream(t, ts.URL+"/events?room=r-1001")
+	ch, res, hangUp := openStream(t, ts.URL+"/v1/events?room=r-1001")
 	defer hangUp()
 	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q", ct)
@@ -140,7 +140,7 @@ func TestEventsRoom(t *testing.T) {
 	// fill the stream when the counters do not change either.
 	quiet := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond}))
 	t.Cleanup(quiet.Close)
-	qch, _, qHangUp := openStream(t, quiet.URL+"/events?room=r-1001")
+	qch, _, qHangUp := openStream(t, quiet.URL+"/v1/events?room=r-1001")
 	defer qHangUp()
 	next(t, qch, "room")
 	for range 3 {
@@ -153,18 +153,18 @@ func TestEventsRoom(t *testing.T) {
 func TestEventsMissingAndBadRoom(t *testing.T) {
 	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond}))
 	t.Cleanup(ts.Close)
-	ch, _, hangUp := openStream(t, ts.URL+"/events?room=nobody")
+	ch, _, hangUp := openStream(t, ts.URL+"/v1/events?room=nobody")
 	defer hangUp()
 	if ev := next(t, ch, "missing"); !strings.Contains(ev.Data, "unknown room") {
 		t.Fatalf("missing event %q", ev.Data)
 	}
-	ch2, _, hangUp2 := openStream(t, ts.URL+"/events?room=broken")
+	ch2, _, hangUp2 := openStream(t, ts.URL+"/v1/events?room=broken")
 	defer hangUp2()
 	if ev := next(t, ch2, "unavailable"); !strings.Contains(ev.Data, `"code":"redis-unavailable"`) || strings.Contains(ev.Data, "refused") {
 		t.Fatalf("unavailable event %q", ev.Data)
 	}
 
-	res, err := http.Get(ts.URL + "/events?room=" + "a%7Bb%7D")
+	res, err := http.Get(ts.URL + "/v1/events?room=" + "a%7Bb%7D")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestEventsMissingAndBadRoom(t *testing.T) {
 // client goes away: ts.Close waits for every handler.
 func TestEventsEndWithClient(t *testing.T) {
 	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond}))
-	ch, _, hangUp := openStream(t, ts.URL+"/events?room=r-1001")
+	ch, _, hangUp := openStream(t, ts.URL+"/v1/events?room=r-1001")
 	next(t, ch, "room")
 	hangUp()
 	closed := make(chan struct{})
@@ -212,7 +212,7 @@ func TestListenAndServeShutdown(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	ch, _, hangUp := openStream(t, "http://"+addr+"/events?room=r-1001")
+	ch, _, hangUp := openStream(t, "http://"+addr+"/v1/events?room=r-1001")
 	defer hangUp()
 	next(t, ch, "room")
 
@@ -236,7 +236,7 @@ func TestEventsSeedMerge(t *testing.T) {
 	src := rotatingSource() // the raw top-7 shifts by one member per read
 	ts := httptest.NewServer(web.New(web.Options{Source: src, Interval: 10 * time.Millisecond, Stability: "seed"}))
 	t.Cleanup(ts.Close)
-	ch, _, hangUp := openStream(t, ts.URL+"/events?room=spin")
+	ch, _, hangUp := openStream(t, ts.URL+"/v1/events?room=spin")
 	defer hangUp()
 	type room struct {
 		Strategy string `json:"strategy"`

@@ -25,16 +25,16 @@ import (
 //     so browsers keep the API to pages of its own origin.
 //     Every answer then carries "Vary: Origin", allowed or not, so that a
 //     cache never hands one origin's answer to another.
-//   - Rate limit (Options.RateLimit, RateBurst): every API request (/v1/…,
-//     /api/…, /events) of one client draws from that client's token
-//     bucket; an empty bucket answers 429 with Retry-After. A client is an
+//   - Rate limit (Options.RateLimit, RateBurst): every API request (/v1/…)
+//     of one client draws from that client's token bucket; an empty
+//     bucket answers 429 with Retry-After. A client is an
 //     IPv4 address or an IPv6 /64 (one host's usual share: keying by the
 //     full address would hand it 2^64 buckets). The buckets of the
 //     maxClients clients seen last are kept; past that the least recently
 //     used is dropped (and starts full when its client returns).
 //   - Read tokens (Options.ReadTokens): every read of the API (GET or HEAD
-//     of /v1/…, /api/rooms, /events) needs a token of the set, as
-//     "Authorization: Bearer <token>" or, on the event stream only
+//     of /v1/…) needs a token of the set, as "Authorization: Bearer
+//     <token>" or, on the event stream only
 //     (EventSource cannot set headers), a token query parameter: a token
 //     in a URL lands in access logs and browser history, so no other
 //     route takes it there. The
@@ -75,7 +75,7 @@ func newGuard(o Options) *guard {
 // apiPath reports whether path is one of the API's (not the page's files or
 // the probes).
 func apiPath(path string) bool {
-	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/api/") || path == "/events"
+	return strings.HasPrefix(path, "/v1/")
 }
 
 // readPath reports whether a request is a read the read tokens guard.
@@ -139,7 +139,7 @@ func (g *guard) admit(w http.ResponseWriter, r *http.Request) bool {
 
 // streamPath reports whether path is the event stream's, the one route
 // that takes its read token as a query parameter.
-func streamPath(path string) bool { return path == "/v1/events" || path == "/events" }
+func streamPath(path string) bool { return path == "/v1/events" }
 
 // limiter returns the token bucket of client, now the most recently used.
 func (g *guard) limiter(client string) *xrate.Limiter {

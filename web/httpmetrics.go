@@ -22,10 +22,10 @@ type HTTPMetrics interface {
 // a method no route of its path allows).
 const RouteOther = "other"
 
-// streamRoutes are the routes whose answer is an event stream: counted when
+// streamRoute is the route whose answer is an event stream: counted when
 // the stream opens (or is refused), never timed, as a stream lasts as long as
 // its client and would swamp the histogram.
-var streamRoutes = map[string]bool{"/v1/events": true, "/events": true}
+const streamRoute = "/v1/events"
 
 // routeOf is the route label of a ServeMux pattern: the pattern's path
 // ("GET /v1/rooms/{room}/top" → "/v1/rooms/{room}/top"), never the request's
@@ -63,7 +63,7 @@ func (s *Server) observe(m HTTPMetrics, w http.ResponseWriter, r *http.Request, 
 			code = http.StatusOK // nothing written: net/http answers 200
 		}
 		m.HTTPRequest(route, code)
-		if !streamRoutes[route] {
+		if route != streamRoute {
 			m.HTTPDuration(route, time.Since(start))
 		}
 	}()
@@ -83,7 +83,7 @@ type observedWriter struct {
 func (w *observedWriter) WriteHeader(code int) {
 	if w.code == 0 && code >= 200 {
 		w.code = code
-		if route := routeOf(w.r.Pattern); streamRoutes[route] {
+		if route := routeOf(w.r.Pattern); route == streamRoute {
 			w.counted = true
 			w.m.HTTPRequest(route, code)
 		}

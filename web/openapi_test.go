@@ -53,7 +53,6 @@ func TestOpenAPIResponses(t *testing.T) {
 	h, _ := boardServer(t)
 	for _, p := range []string{
 		"/v1/rooms", "/v1/rooms?limit=2", "/v1/rooms?limit=2&offset=4", "/v1/rooms?q=tutor", "/v1/rooms?limit=0",
-		"/api/rooms",
 		"/v1/rooms/r-1001/top", "/v1/rooms/nobody/top", "/v1/rooms/a%7Bb%7D/top", "/v1/rooms/broken/top",
 		"/v1/boards", "/v1/boards/weekly-score/top", "/v1/boards/weekly-score/top?n=0",
 		"/v1/boards/item-trades/top?window=3m", "/v1/boards/nope/top",

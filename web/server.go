@@ -89,7 +89,7 @@ type Options struct {
 	Ready     func(ctx context.Context) error // /readyz; nil: always ready
 	Logger    *zap.Logger                     // nil: no logs
 	Interval  time.Duration                   // event streams' poll interval, one poll for all; default 500ms
-	MaxRooms  int                             // rooms of the "rooms" event and of /api/rooms at most; default 200
+	MaxRooms  int                             // rooms of the "rooms" event at most; default 200
 	// Stability names the processor's stable strategy, as the page labels
 	// the published list; default "hysteresis".
 	Stability string
@@ -216,7 +216,6 @@ func New(opts Options) *Server {
 		_, _ = w.Write(docs.OpenAPI)
 	})
 	s.mux.HandleFunc("GET /v1/rooms", s.rooms)
-	s.mux.HandleFunc("GET /api/rooms", s.legacyRooms) // deprecated: /v1/rooms
 	s.mux.HandleFunc("GET /v1/rooms/{room}/top", s.roomTop)
 	s.registerBoards()
 	s.registerMembers() // members.go
@@ -226,10 +225,6 @@ func New(opts Options) *Server {
 		}
 	}
 	s.mux.HandleFunc("GET /v1/events", s.events)
-	s.mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) { // deprecated: /v1/events
-		deprecated(w, "/v1/events")
-		s.events(w, r)
-	})
 	return s
 }
 

@@ -148,33 +148,6 @@ func TestRoomTopErrors(t *testing.T) {
 	}
 }
 
-func TestAPIRooms(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource()})
-	res, body := get(t, s, "/api/rooms")
-	if res.StatusCode != 200 {
-		t.Fatalf("status %d: %s", res.StatusCode, body)
-	}
-	var rooms []struct {
-		RoomID  string `json:"room_id"`
-		Seq     int64  `json:"seq"`
-		Members int64  `json:"members"`
-	}
-	decode(t, body, &rooms)
-	want := meetingRooms()
-	if len(rooms) != len(want) {
-		t.Fatalf("%d rooms, want %d: %s", len(rooms), len(want), body)
-	}
-	for i, w := range want {
-		if rooms[i].RoomID != w.Room || rooms[i].Seq != w.Seq || rooms[i].Members != w.Members {
-			t.Fatalf("rooms[%d] = %+v, want %+v", i, rooms[i], w)
-		}
-	}
-	s = web.New(web.Options{Source: &fakeSource{}})
-	if _, body = get(t, s, "/api/rooms"); strings.TrimSpace(body) != "[]" {
-		t.Fatalf("no rooms: %s, want []", body)
-	}
-}
-
 // classified is a Ready error naming its class.
 type classified struct {
 	class string
@@ -254,7 +227,7 @@ func TestPageAndStatic(t *testing.T) {
 }
 
 // TestV1Rooms pages through the rooms with limit and offset, searches them
-// with q, refuses a bad limit, and marks /api/rooms as deprecated.
+// with q, refuses a bad limit, and lists no rooms as an empty list.
 func TestV1Rooms(t *testing.T) {
 	s := web.New(web.Options{Source: meetingSource()})
 	type page struct {
@@ -297,7 +270,8 @@ func TestV1Rooms(t *testing.T) {
 	if res, body := get(t, s, "/v1/rooms?limit=0"); res.StatusCode != 400 || res.Header.Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("limit=0: %d %s", res.StatusCode, body)
 	}
-	if res, _ := get(t, s, "/api/rooms"); res.Header.Get("Deprecation") != "true" || !strings.Contains(res.Header.Get("Link"), "/v1/rooms") {
-		t.Fatalf("/api/rooms headers %v", res.Header)
+	s = web.New(web.Options{Source: &fakeSource{}})
+	if _, body := get(t, s, "/v1/rooms"); !strings.Contains(body, `"rooms":[]`) {
+		t.Fatalf("no rooms: %s, want an empty list", body)
 	}
 }

@@ -1,23 +1,24 @@
 -- apply.lua (applyLua in scripts.go): applies one board's share of a batch
 -- atomically.
 --
--- KEYS: 1 the watermark hash (P .. 'w': the board's, or with spread the
---       period's); every other key is built
---       from the prefix P and carries the same hash tag; every key the
---       script may touch is declared (see applyKeys in apply.go)
+-- A periodic board's call is for one period: P is that period's prefix,
+-- and its ranking, member states, ids, applied ranges, counters, settle
+-- state, snapshot and deferred removals are P .. 'z', 'm', 'i', 'w', 'n',
+-- 'st', 'S' and 'd' (keys.go).
+--
+-- KEYS: 1 the watermark hash P .. 'w'; every other key is built from the
+--       prefix P and carries the same hash tag; every key the script may
+--       touch is declared (see applyKeys in apply.go)
 -- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'c'
 --       periodic whose score holds the state, 'r' rolling, 'v' windows,
 --       't' total), 4 op, 5 tie (1/0), 6 rb, 7 res
 --       ms, 8 max total (decay: max sum), 9 origin (rolling and total:
 --       epoch ms), 10 windows, 11 parts, 12 removal check ('R': the
---       call removes from a rolling board's slices, 'S': from a periodic
---       board's settled snapshots, '' neither), 13 floor ('' = none),
---       14 negative values allowed (1/0), 15 half-life ms ('' = no decay),
---       16 decay base target, 17 spread: a hash-tag: period board's call
---       for one period gives the expire-at ms of the period's keys (P is
---       that period's prefix and its keys are P .. 'z' etc., its ranges
---       and counters P .. 'w' and P .. 'n', expiring with it); '' else
---       (period keys are P .. 'p:<label>:z' etc.), 18 a windows board's
+--       call removes from a rolling board's slices, '' else), 13 floor
+--       ('' = none), 14 negative values allowed (1/0), 15 half-life ms
+--       ('' = no decay), 16 decay base target, 17 periodic: the expire-at
+--       ms of the period's ranges and counters ('' for other kinds),
+--       18 a windows board's
 --       lengths ("slicems:n1,…,nk", packed.lua; '' for other kinds),
 --       then per part:
 --       "topic/partition", first offset, last offset, each (1/0),
@@ -42,24 +43,22 @@
 -- A part that follows a split part of the same partition is split too,
 -- so that the re-send applies a partition's parts in offset order.
 --
--- A removal (a remove event: removals come first in their part, before the part's
--- other entries) takes the member out of the periods it lists (a period
--- being copied by settle.lua: deferred into P .. 'd', which settle.lua
--- applies when the copy ends), of every window, of the member hash and of
--- every slice of every slice set; with settled, out of every settled snapshot kept (the one
--- being copied: deferred as 'S <member>'). The slices and snapshots are
--- read by the caller to declare their keys: when the script finds one it
--- was not given it answers {'replan'} before writing anything. With spread
--- a call is one period's: a removal lists at most that period, and with
--- settled takes the member out of that period's snapshot P .. 'S' (or
--- defers it while the period is copied); the caller sends it to each
--- settled period (registry.go).
+-- A removal (a remove event: removals come first in their part, before
+-- the part's other entries) takes the member out of every window, of the
+-- member hash and of every slice of every slice set; on a periodic board
+-- out of the call's period when it lists it and, with settled, out of the
+-- period's snapshot P .. 'S' (while settle.lua copies the period, both are
+-- deferred into P .. 'd', as '<member>' and 'S <member>', and applied when
+-- the copy ends); the caller sends it to each period it lists and each
+-- settled period (registry.go). A rolling board's slices are read by the
+-- caller to declare their keys: when the script finds one it was not given
+-- it answers {'replan'} before writing anything.
 --
 -- Totals are sums kept exactly; the score ranks max(sum, floor) (score.lua).
 -- On a periodic board of kind 'c' (first-reached at 1 ms) the score holds
 -- the total and the reached time: the member hash keeps only the members
--- whose score does not (a sum below the floor or beyond max total), and a
--- member found there in the older "always" layout leaves it at its next
+-- whose score does not (a sum below the floor or beyond max total); a
+-- member found there whose score can hold its state leaves it at its next
 -- change.
 -- On a rolling board a member whose window sum is 0 is not ranked there.
 --
@@ -90,10 +89,9 @@
 -- index negated).
 --
 -- Reply: {'reset'} when the generation differs, {'replan'} (nothing
--- written) when a removal or a rebase meets an undeclared slice or
--- snapshot, else {applied, skipped,
--- duplicates, saturated, gaps closed, n splits, (part index, ranges)...,
--- n late, (part index, bucket)...}.
+-- written) when a removal or a rebase meets an undeclared slice, else
+-- {applied, skipped, duplicates, saturated, gaps closed, n splits,
+-- (part index, ranges)..., n late, (part index, bucket)...}.
 --
 --! include score.lua
 --! include ranges.lua
@@ -113,34 +111,23 @@ local nwin, wq, gq = windows(ARGV[10])
 local halfLife, base = tonumber(ARGV[15]), nil
 if istotal and halfLife then base = rebase(P, tonumber(ARGV[16])) end
 local rdecay = halfLife ~= nil and not istotal and not periodic
-local spread = ARGV[17] ~= ''
 local slicems, wn = nil, nil
 if packed then slicems, wn = wlengths(ARGV[18]) end
 local known = {}
 for _, q in ipairs(gq) do known[q] = true end
 local i = 19
 
--- pkey returns the prefix of period label's keys (keys.go periodPrefix).
-local function pkey(label)
-  if spread then return P end
-  return P .. 'p:' .. label .. ':'
-end
-
 local declared = nil
 if ARGV[12] ~= '' or rdecay then
   declared = {}
   for _, k in ipairs(KEYS) do declared[k] = true end
 end
--- Removals: every slice or snapshot they touch must be declared.
-if ARGV[12] ~= '' then
-  local sets = {{P .. 'SL', P .. 'S:'}}
-  if ARGV[12] == 'R' then
-    sets = {}
-    for _, q in ipairs(gq) do sets[#sets+1] = {sliceset(P, q), sliceset(P, q) .. ':'} end
-  end
-  for _, sp in ipairs(sets) do
-    for _, x in ipairs(redis.call('ZRANGE', sp[1], 0, -1)) do
-      if not declared[sp[2] .. x] then return {'replan'} end
+-- Removals: every slice they touch must be declared.
+if ARGV[12] == 'R' then
+  for _, q in ipairs(gq) do
+    local set = sliceset(P, q)
+    for _, x in ipairs(redis.call('ZRANGE', set, 0, -1)) do
+      if not declared[set .. ':' .. x] then return {'replan'} end
     end
   end
 end
@@ -169,23 +156,18 @@ local function removeMember(member, settled, labels)
     redis.call('HDEL', P .. 'T:m', member)
     return
   end
-  if periodic then
+  if periodic then -- labels lists at most this call's period
     local busy = redis.call('HGET', P .. 'st', 'busy')
-    for _, l in ipairs(labels) do
-      if busy and l == busy then
+    if #labels > 0 then
+      if busy then
         redis.call('SADD', P .. 'd', member)
       else
-        redis.call('ZREM', pkey(l) .. 'z', member)
-        redis.call('HDEL', pkey(l) .. 'm', member)
+        redis.call('ZREM', P .. 'z', member)
+        redis.call('HDEL', P .. 'm', member)
       end
     end
-    if settled and spread then -- this period's snapshot, or its copy when it is copied
+    if settled then -- this period's snapshot, or its copy when it is copied
       if busy then redis.call('SADD', P .. 'd', 'S ' .. member) else snapRemove(P .. 'S', member) end
-    elseif settled then
-      if busy then redis.call('SADD', P .. 'd', 'S ' .. member) end
-      for _, l in ipairs(redis.call('ZRANGE', P .. 'SL', 0, -1)) do
-        if l ~= busy then snapRemove(P .. 'S:' .. l, member) end
-      end
     end
     return
   end
@@ -284,8 +266,7 @@ local function periodicBucket(pi, bucket, org, exp, ne)
     lateBucket(pi, bucket, ne)
     return
   end
-  local pre = pkey(bucket)
-  local zk, mk, ik = pre .. 'z', pre .. 'm', pre .. 'i'
+  local zk, mk, ik = P .. 'z', P .. 'm', P .. 'i'
   addEntries(zk, mk, ik, org, ne, 1)
   redis.call('PEXPIREAT', zk, exp)
   redis.call('PEXPIREAT', mk, exp)
@@ -556,7 +537,7 @@ if late > 0 then redis.call('HINCRBY', P .. 'n', 'late', late) end
 local saturated = sat + rsat
 if saturated > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', saturated) end
 if closed > 0 then redis.call('HINCRBY', P .. 'n', 'gaps_closed', closed) end
-if spread then
+if periodic then
   redis.call('PEXPIREAT', KEYS[1], ARGV[17])
   redis.call('PEXPIREAT', P .. 'n', ARGV[17])
 end

@@ -1,9 +1,8 @@
 -- ranges.lua: the applied offset ranges of one topic-partition, included by
 -- apply.lua ("--! include ranges.lua"): a sorted list of disjoint,
--- non-adjacent {lo, hi}, stored as "lo-hi,lo-hi". A bare number N is the
--- format of earlier versions, a watermark: every offset up to N applied,
--- {0, N} (offsets are never negative). MAXR is maxRanges in ranges.go, the
--- most ranges kept per board and topic-partition.
+-- non-adjacent {lo, hi}, stored as "lo-hi,lo-hi" (offsets are never
+-- negative). MAXR is maxRanges in ranges.go, the most ranges kept per board
+-- and topic-partition.
 --
 -- radd merges [a, b] in and returns the new list and the number of gaps it
 -- closed to keep at most MAXR ranges: the narrowest gap (the lowest of
@@ -17,11 +16,6 @@ local MAXR = 64
 local function rparse_ranges(s)
   local r = {}
   if not s then return r end
-  if not string.find(s, '-', 1, true) then
-    local n = tonumber(s)
-    if n and n >= 0 then r[1] = {0, n} end
-    return r
-  end
   for lo, hi in string.gmatch(s, '(%d+)%-(%d+)') do r[#r+1] = {tonumber(lo), tonumber(hi)} end
   return r
 end

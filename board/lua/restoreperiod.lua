@@ -1,6 +1,6 @@
 -- restoreperiod.lua (restorePeriodLua in scripts.go): after Redis lost its
--- data, restores one settled period of a hash-tag: period board in the
--- period's own slot (Store.RestoreSettled, restore.go); restore.lua
+-- data, restores one settled period of a periodic board in the period's
+-- own slot (Store.RestoreSettled, restore.go); restore.lua
 -- restores the board's frozen mark and index.
 --
 -- KEYS: 1 the period's settle state P .. 'st', 2 its snapshot P .. 'S',

@@ -1,54 +1,42 @@
 -- settle.lua (settleLua in scripts.go): one step of the settlement of one
 -- closed period of a periodic board (Store.Settle, settle.go).
 --
--- KEYS: 1 the board's watermark hash (P .. 'w', for the generation),
---       2 the settle state P .. 'st', 3 the period's zset P .. 'p:<label>:z',
---       4 its member hash P .. 'p:<label>:m', 5 the snapshot list
---       P .. 'S:<label>', 6 the snapshot's record fragments
---       P .. 'S:<label>:j', 7 its info P .. 'S:<label>:i', 8 the outbox
---       P .. 'o', 9 the settled periods P .. 'SL', 10 the removals
+-- Every key is the period's own (P the period's prefix, see keys.go):
+-- KEYS: 1 its watermark hash P .. 'w' (for the generation), 2 its settle
+--       state P .. 'st', 3 its zset P .. 'z', 4 its member hash P .. 'm',
+--       5 the snapshot list P .. 'S', 6 the snapshot's record fragments,
+--       then the record, P .. 'S:j', 7 its info P .. 'S:i', 8 the removals
 --       deferred while the period is copied P .. 'd'
 -- ARGV: 1 generation ('' = unchecked), 2 label, 3 closed_at ms (period end
 --       + grace), 4 settle-top, 5 page size, 6 expire-at ms of the
---       snapshot keys, 7 period start ms, 8 settle-retention, 9 the JSON
---       head of the record ('{"board":"…","period":"…"'), 10 scale,
---       11 floor ('' = none: the total is the sum), 12 the reached bits
---       when the score holds the state of members missing from the
---       member hash (apply.lua kind 'c'), else '', 13 spread ('1': a
---       hash-tag: period board, below; '' else), 14 with spread: when the
---       period's settle state expires (ms: the later of its keys' and its
---       snapshot's expiry)
+--       snapshot keys, 7 period start ms, 8 the JSON head of the record
+--       ('{"board":"…","period":"…"'), 9 scale, 10 floor ('' = none: the
+--       total is the sum), 11 the reached bits when the score holds the
+--       state of members missing from the member hash (apply.lua kind
+--       'c'), else '', 12 when the period's settle state expires (ms: the
+--       later of its keys' and its snapshot's expiry)
 --
--- With spread every key is the period's own (P the period's prefix, see
--- keys.go): KEYS 1 P .. 'w', 2 P .. 'st', 3 P .. 'z', 4 P .. 'm', 5
--- P .. 'S', 6 P .. 'S:j', 7 P .. 'S:i', 8 the deferred removals P .. 'd';
--- the settle state is the period's own ('frozen' is its label once it is
--- frozen), and the last step keeps the record in P .. 'S:j' instead of
--- writing the board's outbox and index, which are in the board's slot:
--- settled.lua does that (settle.go).
---
--- The settle state hash holds 'frozen' (the label of the newest frozen
--- period: labels of one board sort in time order, and apply.lua refuses
--- events of every period at or below it), and while a period is copied
--- 'busy' (its label), 'cursor' (the next rank to copy, 0-based) and
--- 'members' (its members when it was frozen).
+-- The settle state hash holds 'frozen' (the period's label once it is
+-- frozen: apply.lua refuses its events from then on), and while the period
+-- is copied 'busy' (its label), 'cursor' (the next rank to copy, 0-based)
+-- and 'members' (its members when it was frozen). The last step keeps the
+-- record in P .. 'S:j': the board's outbox and index of settled periods
+-- are in the board's slot, and settled.lua writes them (settle.go).
 --
 -- The first call for a period freezes it (frozen = busy = label) and every
 -- call copies at most one page of the ranking, from the cursor, into the
 -- snapshot list ("total reached member", in rank order) and its JSON
 -- fragments, so that no call blocks Redis for long whatever the size of
--- the board. The call that copies the last page writes the record into the outbox
--- (field label) and the snapshot's info ("members closed_at"), and clears
--- busy: freeze, snapshot and pending record are one exactly-once sequence
--- whoever calls it, however often. It then applies the removals apply.lua
+-- the board. The call after the last page writes the record and the
+-- snapshot's info ("members closed_at"), and clears busy: freeze, snapshot
+-- and pending record are one exactly-once sequence whoever calls it,
+-- however often. It then applies the removals apply.lua
 -- deferred while the period was copied (P .. 'd'): '<member>' leaves the
 -- live period, 'S <member>' the snapshot (the record keeps the ranking as
 -- it was frozen).
 --
 -- Reply: {'reset'} when the generation differs; {'done'} when the period
--- was settled before (or an older one is frozen above it); {'busy', label}
--- when another period is being copied (settle that one first);
--- {'more', cursor}; {'settled', members}.
+-- was settled before; {'more', cursor}; {'settled', members}.
 --
 --! include score.lua
 
@@ -56,13 +44,10 @@ if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[1] then return {
 local label = ARGV[2]
 local st = redis.call('HMGET', KEYS[2], 'frozen', 'busy', 'cursor', 'members')
 local frozen, busy = st[1], st[2]
-if busy and busy ~= label then return {'busy', busy} end
-local top, pagesz, scale = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[10])
+local top, pagesz, scale = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[9])
 local tfloor = nil
-if ARGV[11] ~= nil and ARGV[11] ~= '' then tfloor = tonumber(ARGV[11]) end
-local spread = ARGV[13] == '1'
-local D = KEYS[10]
-if spread then D = KEYS[8] end
+if ARGV[10] ~= nil and ARGV[10] ~= '' then tfloor = tonumber(ARGV[10]) end
+local D = KEYS[8]
 local cursor, members
 if not busy then
   if frozen and label <= frozen then return {'done'} end
@@ -100,10 +85,10 @@ if cursor <= last then
   if #zs > 0 then
     local sts = redis.call('HMGET', KEYS[4], unpack(zs))
     local entries, frags = {}, {}
-    if ARGV[12] ~= nil and ARGV[12] ~= '' then setlayout('1', ARGV[12], 1, 0, '') end
+    if ARGV[11] ~= nil and ARGV[11] ~= '' then setlayout('1', ARGV[11], 1, 0, '') end
     for k = 1, #zs do
       local s = sts[k]
-      if not s and ARGV[12] ~= nil and ARGV[12] ~= '' then
+      if not s and ARGV[11] ~= nil and ARGV[11] ~= '' then
         local t, r = unscore(tonumber(scs[k]), tonumber(ARGV[7]))
         s = fmt(t) .. ' ' .. fmt(r)
       end
@@ -130,23 +115,14 @@ end
 
 -- Last step: the record, the info, then the deferred removals.
 local body = redis.call('GET', KEYS[6]) or ''
-local record = ARGV[9] .. ',"closed_at":' .. ARGV[3] .. ',"members":' .. members .. ',"top":[' .. body .. ']}'
-if spread then
-  redis.call('SET', KEYS[6], record)
-  redis.call('PEXPIREAT', KEYS[6], ARGV[6])
-else
-  redis.call('HSET', KEYS[8], label, record)
-  redis.call('DEL', KEYS[6])
-end
+local record = ARGV[8] .. ',"closed_at":' .. ARGV[3] .. ',"members":' .. members .. ',"top":[' .. body .. ']}'
+redis.call('SET', KEYS[6], record)
+redis.call('PEXPIREAT', KEYS[6], ARGV[6])
 redis.call('SET', KEYS[7], members .. ' ' .. ARGV[3])
 redis.call('PEXPIREAT', KEYS[5], ARGV[6])
 redis.call('PEXPIREAT', KEYS[7], ARGV[6])
-if not spread then
-  redis.call('ZADD', KEYS[9], ARGV[7], label)
-  redis.call('ZREMRANGEBYRANK', KEYS[9], 0, -tonumber(ARGV[8]) - 1)
-end
 redis.call('HDEL', KEYS[2], 'busy', 'cursor', 'members')
-if spread then redis.call('PEXPIREAT', KEYS[2], ARGV[14]) end
+redis.call('PEXPIREAT', KEYS[2], ARGV[12])
 local d = redis.call('SMEMBERS', D)
 for _, m in ipairs(d) do
   if string.sub(m, 1, 2) == 'S ' then

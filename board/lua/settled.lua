@@ -1,5 +1,5 @@
 -- settled.lua (settledLua in scripts.go): the board's step of the
--- settlement of one period of a hash-tag: period board (settle.go), after
+-- settlement of one period of a periodic board (settle.go), after
 -- settle.lua copied the period in the period's own slot.
 --
 -- KEYS: 1 the board's watermark hash P .. 'w' (for the generation), 2 its

@@ -7,8 +7,7 @@
 -- totals: 1 + the number of windows), the signs (bit k−1 set: number k is
 -- negative), and the magnitude of each number. A magnitude is below 2^53,
 -- so every number is exact in Lua's doubles. The 0 byte tells it from the
--- text states of the other kinds ("total reached_at", digits first) and
--- of earlier layouts.
+-- text states of the other kinds ("total reached_at", digits first).
 --
 -- vgets(s, p) reads a varint of string s at p and returns it and the
 -- position after it; whead(st, nwin) writes the head of state st
@@ -50,9 +49,9 @@ end
 
 local function wstate(raw, nwin)
   if string.byte(raw, 1) ~= 0 then
-    -- A state of the layout before packed slices (Store.Adopt refuses
-    -- such a board): fail before anything of this member is written.
-    error('board: a windows member state of an earlier layout')
+    -- Not a windows state: fail before anything of this member is
+    -- written.
+    error('board: a windows member state without its 0 byte')
   end
   local n, p = vgets(raw, 2)
   local signs

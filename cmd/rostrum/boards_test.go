@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 )
 
 func TestParseBoards(t *testing.T) {
-	cfgs, _, err := parseBoards(examples.BoardsYAML)
+	cfgs, err := parseBoards(examples.BoardsYAML)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +25,11 @@ func TestParseBoards(t *testing.T) {
 	}
 
 	// Flag keys beside boards: are left to applySources.
-	cfgs, _, err = parseBoards([]byte("env: prod\ntop-n: 5\n"))
+	cfgs, err = parseBoards([]byte("env: prod\ntop-n: 5\n"))
 	if err != nil || cfgs != nil {
 		t.Fatalf("no boards: got %v, %v", cfgs, err)
 	}
-	if _, _, err := parseBoards([]byte("boards:\n  - name: a\n    slcie: 1m\n")); err == nil || !strings.Contains(err.Error(), "slcie") {
+	if _, err := parseBoards([]byte("boards:\n  - name: a\n    slcie: 1m\n")); err == nil || !strings.Contains(err.Error(), "slcie") {
 		t.Fatalf("misspelt board key: %v", err)
 	}
 }
@@ -48,25 +47,4 @@ func TestRunRejectsBadBoards(t *testing.T) {
 		t.Fatalf("got %v, want an error naming %s and boards[0].slice", err, path)
 	}
 
-}
-
-// The board keys once spelled with underscores are read with a warning
-// naming the board, the line and the new spelling; both spellings give the
-// same board.
-func TestParseBoardsDeprecatedKeys(t *testing.T) {
-	const board = "boards:\n  - name: w\n    events: [score]\n    member: user_id\n    kind: periodic\n    period: week\n    tie: first-reached\n"
-	old, warnings, err := parseBoards([]byte(board + "    week_start: sunday\n    tie_resolution: 1s\n    max_total: 1000000\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(warnings) != 3 || !strings.Contains(warnings[0], "boards[0].week_start (line 8) is deprecated: write week-start") {
-		t.Fatalf("warnings: %q", warnings)
-	}
-	cur, warnings, err := parseBoards([]byte(board + "    week-start: sunday\n    tie-resolution: 1s\n    max-total: 1000000\n"))
-	if err != nil || len(warnings) != 0 {
-		t.Fatalf("kebab-case keys: %v, warnings %q", err, warnings)
-	}
-	if !reflect.DeepEqual(old, cur) || cur[0].WeekStart != "sunday" || cur[0].MaxTotal != 1000000 {
-		t.Errorf("old spelling %+v, new %+v", old, cur)
-	}
 }

@@ -278,15 +278,6 @@ func checkRedis(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 		loaded += " and the board scripts"
 	}
 	c.ok("redis scripts", "%s loaded", loaded)
-	if len(pc.Boards) > 0 {
-		// A periodic board whose hash-tag does not match its keys (Redis
-		// written by an earlier commit) would stop run at start.
-		if err := board.NewStore(rc, pc.Env, pc.Boards).CheckLayout(ctx); err != nil {
-			c.fail(exitConfig, "board key layout", err)
-		} else {
-			c.ok("board key layout", "every periodic board's keys match its hash-tag")
-		}
-	}
 }
 
 // loadScripts loads the sink's scripts and, with boards, the boards' into

@@ -106,7 +106,7 @@ func demoBoards(f *runFlags) error {
 		return nil
 	}
 	var err error
-	if f.boards, _, err = parseBoards(examples.BoardsYAML); err != nil {
+	if f.boards, err = parseBoards(examples.BoardsYAML); err != nil {
 		return fmt.Errorf("examples/boards.yaml: %w", err)
 	}
 	f.boardsSource = "examples/boards.yaml"
@@ -161,7 +161,9 @@ func startDemoServers(f *runFlags, d *demoFlags) (_ *demoServers, err error) {
 		}
 	}()
 	if d.gatewayHTTP != "" {
-		if !f.routes.given() && f.roomPattern == "" {
+		// The processor accepts the rooms the gateway routes to its
+		// environment, unless told otherwise.
+		if !f.routes.given() {
 			_ = f.routes.rules.Set(demoRoutes())
 			f.routes.def = f.env
 		}

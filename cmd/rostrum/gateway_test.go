@@ -141,28 +141,22 @@ func TestGatewayCommandRoutesFromConfigAndRotatesOnSIGHUP(t *testing.T) {
 	}
 }
 
-func TestRunRoutesAndDeprecatedRoomPattern(t *testing.T) {
+func TestRunRoutes(t *testing.T) {
 	f, err := parseRun(t, "--route", "prod=^p-,gray=^g-", "--route-default", "test", "--env", "gray")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var warned []string
-	rooms, err := runRooms(&f.routes, f.env, f.roomPattern, func(w string) { warned = append(warned, w) })
-	if err != nil || !rooms.Belongs("gray", "g-1") || rooms.Belongs("gray", "p-1") || rooms.Belongs("gray", "x") || len(warned) != 0 {
-		t.Fatalf("routes: %v %v %v", rooms, err, warned)
-	}
-	f, _ = parseRun(t, "--room-pattern", "^p-", "--env", "prod")
-	rooms, err = runRooms(&f.routes, f.env, f.roomPattern, func(w string) { warned = append(warned, w) })
-	if err != nil || !rooms.Belongs("prod", "p-1") || rooms.Belongs("prod", "x") || len(warned) != 1 || !strings.Contains(warned[0], "deprecated") {
-		t.Fatalf("room-pattern: %v %v %v", rooms, err, warned)
-	}
-	f, _ = parseRun(t, "--room-pattern", "^p-", "--route", "prod=^p-")
-	if _, err := runRooms(&f.routes, f.env, f.roomPattern, func(string) {}); err == nil {
-		t.Error("--room-pattern with --route accepted")
+	rooms, err := runRooms(&f.routes, f.env)
+	if err != nil || !rooms.Belongs("gray", "g-1") || rooms.Belongs("gray", "p-1") || rooms.Belongs("gray", "x") {
+		t.Fatalf("routes: %v %v", rooms, err)
 	}
 	f, _ = parseRun(t, "--route", "gray=^g-", "--env", "prod")
-	if _, err := runRooms(&f.routes, f.env, f.roomPattern, func(string) {}); err == nil || !strings.Contains(err.Error(), "--env prod") {
+	if _, err := runRooms(&f.routes, f.env); err == nil || !strings.Contains(err.Error(), "--env prod") {
 		t.Errorf("routes without the served env: %v", err)
+	}
+	f, _ = parseRun(t, "--env", "prod")
+	if rooms, err := runRooms(&f.routes, f.env); err != nil || rooms != nil {
+		t.Errorf("no routes: %v %v, want every room", rooms, err)
 	}
 }
 

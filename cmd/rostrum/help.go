@@ -58,7 +58,6 @@ var flagPlaces = map[string]flagPlace{
 	"create-topics":                  essential("kafka"),
 	"route":                          essential("kafka"),
 	"route-default":                  tuning("kafka"),
-	"room-pattern":                   tuning("kafka"),
 	"group":                          tuning("kafka"),
 	"instance-id":                    tuning("kafka"),
 	"topic-partitions":               tuning("kafka"),
@@ -224,14 +223,13 @@ type helpCommand struct {
 }
 
 // helpCommands are the commands with a grouped -h: those whose flags the
-// configuration reference lists, and the two that take run's.
+// configuration reference lists.
 var helpCommands = []helpCommand{
 	{"run", "Consumes callbacks and keeps the meeting rankings.", "run"},
 	{"check", "Checks, without consuming, what `rostrum run` with the same flags needs; one line per check.\n" +
 		"With --create-topics it first creates the missing topics (--topic-partitions, --output-partitions, …).\n" +
 		"Exit status: 0 all passed, 2 configuration, 3 Kafka brokers, 4 topics, 5 consumer group,\n" +
 		"6 Redis, 7 Lua scripts (the first class that failed). --offline checks the configuration only.", "check"},
-	{"boards migrate", "Moves period boards' keys into the per-period hash-tag layout; takes run's flags.", "run"},
 	{"boards prune", "Lists (--delete: deletes) the keys of boards removed from the config; takes run's flags.", "boards prune"},
 	{"wal replay", "Re-applies a WAL directory to Redis; takes run's flags.", "wal replay"},
 	{"wal inspect", "Looks into a WAL directory.", "wal inspect"},

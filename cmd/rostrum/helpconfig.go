@@ -44,7 +44,7 @@ const (
 // benchmarks, the simulator) are described in docs/PERFORMANCE.md and by
 // their `-h`.
 var configCommands = []configCommand{
-	{name: "run", also: "`rostrum check` (with one flag more, below) and `rostrum boards migrate` take the same flags (and read the same variables and file), so that they see the configuration the processors run with; `wal replay` and `boards prune` take them too, and one flag each, below",
+	{name: "run", also: "`rostrum check` (with one flag more, below) takes the same flags (and reads the same variables and file), so that they see the configuration the processors run with; `wal replay` and `boards prune` take them too, and one flag each, below",
 		register: func(fs *flag.FlagSet) { var f runFlags; f.register(fs) }},
 	{name: "check", base: "run", register: func(fs *flag.FlagSet) {
 		var f runFlags

@@ -14,7 +14,7 @@ import (
 // TestParseHints: examples/boards.yaml's hints compile over its boards; a
 // misspelt key in a rule is an error naming it.
 func TestParseHints(t *testing.T) {
-	cfgs, _, err := parseBoards(examples.BoardsYAML)
+	cfgs, err := parseBoards(examples.BoardsYAML)
 	if err != nil {
 		t.Fatal(err)
 	}

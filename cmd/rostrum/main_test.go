@@ -65,7 +65,6 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		"--wal-sync":                {"--wal-sync", "sometimes"},
 		"--score-epoch":             {"--score-epoch", "yesterday"},
 		"--env":                     {"--env", "Prod!"},
-		"--room-pattern":            {"--room-pattern", "("},
 		"--log-format":              {"--log-format", "xml"},
 		"--room-ttl":                {"--room-ttl", "1s"},
 		"--stability":               {"--stability", "calm"},

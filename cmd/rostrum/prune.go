@@ -7,18 +7,13 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"time"
 
 	"github.com/rostrumhq/rostrum/board"
 )
 
 const boardsUsage = `usage: rostrum boards prune [--config F] [--redis A] [--env E] [--delete]
   lists the Redis keys of leaderboards no longer in the config file's boards:
-  (removed boards, whose keys nothing else deletes); --delete deletes them
-       rostrum boards migrate [--config F] [--redis A] [--env E]
-  moves the periodic boards with one hash tag per period (hash-tag: period)
-  whose keys are in the one-tag layout of earlier versions; stop every
-  processor first; run it again if it was interrupted`
+  (removed boards, whose keys nothing else deletes); --delete deletes them`
 
 // cmdBoards runs `rostrum boards …`.
 func cmdBoards(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -28,8 +23,6 @@ func cmdBoards(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	switch args[0] {
 	case "prune":
 		return boardsPrune(ctx, args[1:], stdout, stderr)
-	case "migrate":
-		return boardsMigrate(ctx, args[1:], stdout, stderr)
 	default:
 		return fmt.Errorf("unknown boards command %q\n%s", args[0], boardsUsage)
 	}
@@ -86,32 +79,5 @@ func boardsPrune(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	default:
 		fmt.Fprintf(stdout, "%d keys of %d removed boards; run again with --delete to delete them\n", keys, len(names))
 	}
-	return nil
-}
-
-// boardsMigrate moves the hash-tag: period boards whose keys are in the
-// one-tag layout (board.Store.Migrate).
-func boardsMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("boards migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f runFlags
-	f.register(fs)
-	if err := parseFlags(fs, &f, args); err != nil {
-		return err
-	}
-	pc, _, _, rc, err := f.offline(ctx, stderr)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	res, err := board.NewStore(rc, f.env, pc.Boards).Migrate(ctx, time.Now())
-	if err != nil {
-		return err
-	}
-	if res.Boards == 0 {
-		fmt.Fprintf(stdout, "no board to migrate in environment %s\n", f.env)
-		return nil
-	}
-	fmt.Fprintf(stdout, "migrated %d boards: %d periods, %d keys copied, %d old keys deleted\n", res.Boards, res.Periods, res.Keys, res.Deleted)
 	return nil
 }

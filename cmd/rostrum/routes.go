@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 
@@ -64,20 +63,9 @@ func (r *routeFlags) table() (*route.Table, error) {
 }
 
 // runRooms returns the table that says which rooms `rostrum run --env env`
-// accepts: the routes, or the deprecated --room-pattern as the one rule
-// env=pattern (with a warning), or nil for every room.
-func runRooms(r *routeFlags, env, roomPattern string, warn func(string)) (*route.Table, error) {
-	switch {
-	case roomPattern != "" && r.given():
-		return nil, errors.New("--room-pattern is the deprecated form of --route: give one of them")
-	case roomPattern != "":
-		warn(fmt.Sprintf("--room-pattern is deprecated: use --route %s=%s (the gateway's routes)", env, roomPattern))
-		t, err := route.New([]route.Rule{{Env: env, Pattern: roomPattern}}, "")
-		if err != nil {
-			return nil, fmt.Errorf("--room-pattern: %v", err)
-		}
-		return t, nil
-	case !r.given():
+// accepts: the routes, or nil for every room.
+func runRooms(r *routeFlags, env string) (*route.Table, error) {
+	if !r.given() {
 		return nil, nil
 	}
 	t, err := r.table()

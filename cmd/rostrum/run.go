@@ -40,7 +40,6 @@ type runFlags struct {
 	walMaxAge                               time.Duration
 	walMaxBytes                             int64
 	walSegmentBytes                         int64
-	roomPattern                             string // deprecated: routes
 	routes                                  routeFlags
 	roomTTL                                 time.Duration
 	maxPollRecords                          int
@@ -86,7 +85,6 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.walMaxAge, "wal-max-age", 24*time.Hour, "keep committed WAL batches this long")
 	fs.Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
 	fs.Int64Var(&f.walSegmentBytes, "wal-segment-bytes", wal.DefaultSegmentBytes, "start a new WAL segment above this size; retention prunes whole segments, so this is also the step of the WAL's size")
-	fs.StringVar(&f.roomPattern, "room-pattern", "", "deprecated: --route {env}=regex says the same; rooms that do not route to --env go to the DLQ")
 	f.routes.register(fs)
 	fs.DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
 	fs.IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
@@ -125,11 +123,9 @@ func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	var deprecated []string
-	if f.boards, deprecated, err = readBoards(cfg); err != nil {
+	if f.boards, err = readBoards(cfg); err != nil {
 		return err
 	}
-	warnings = append(warnings, deprecated...)
 	f.boardsSource = "--config " + cfg
 	if f.hints, err = readHints(cfg); err != nil {
 		return err
@@ -192,7 +188,7 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}
-	rooms, err := runRooms(&f.routes, f.env, f.roomPattern, func(w string) { lg.Warn(w) })
+	rooms, err := runRooms(&f.routes, f.env)
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
 	}

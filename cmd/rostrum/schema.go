@@ -62,9 +62,6 @@ func configSchema() []byte {
 				return // not read from the file by this command
 			}
 			name := c.name
-			if name == "run" {
-				name = "run, boards migrate" // boards migrate takes run's flags
-			}
 			readers[cf.key] = append(readers[cf.key], name)
 			if _, ok := props[cf.key]; ok {
 				return // the first command's default (run's) stands
@@ -88,17 +85,17 @@ func configSchema() []byte {
 		}
 	}
 
-	routes := typeSchema(reflect.TypeFor[route.Rule](), nil)
+	routes := typeSchema(reflect.TypeFor[route.Rule]())
 	routes["required"] = []string{"env", "pattern"}
 	props[routesKey] = schema{"type": "array", "items": routes,
 		"description": "Which rooms belong to which environment, first match wins: the YAML form of --route (docs/gateway.md)."}
 
-	boardItem := typeSchema(reflect.TypeFor[board.Config](), deprecatedBoardKeys)
+	boardItem := typeSchema(reflect.TypeFor[board.Config]())
 	boardItem["required"] = []string{"name", "events", "member", "kind"}
 	props[boardsKey] = schema{"type": "array", "items": boardItem,
-		"description": "The leaderboards (docs/leaderboards.md#configuration); read by rostrum run, check, demo, wal replay, boards prune, boards migrate."}
+		"description": "The leaderboards (docs/leaderboards.md#configuration); read by rostrum run, check, demo, wal replay, boards prune."}
 
-	hintItem := typeSchema(reflect.TypeFor[hints.Rule](), nil)
+	hintItem := typeSchema(reflect.TypeFor[hints.Rule]())
 	hintItem["required"] = []string{"name", "when", "text"}
 	props[hintsKey] = schema{"type": "array", "items": hintItem,
 		"description": "Hint rules over a member's board numbers (docs/leaderboards.md#hints); read by rostrum run, check, demo."}
@@ -164,8 +161,7 @@ func flagSchema(f *flag.Flag, cf configFlag) schema {
 
 // typeSchema is the schema of a struct the file decodes into: its yaml
 // keys with their types; an unknown key is an error, as it is to rostrum.
-// deprecated maps old keys still read to their new names.
-func typeSchema(t reflect.Type, deprecated map[string]string) schema {
+func typeSchema(t reflect.Type) schema {
 	props := map[string]schema{}
 	for i := range t.NumField() {
 		sf := t.Field(i)
@@ -174,15 +170,6 @@ func typeSchema(t reflect.Type, deprecated map[string]string) schema {
 			continue
 		}
 		props[key] = fieldSchema(sf.Type)
-	}
-	for old, name := range deprecated {
-		if s, ok := props[name]; ok {
-			d := schema{"deprecated": true, "description": "Deprecated: write " + name + "."}
-			for k, v := range s {
-				d[k] = v
-			}
-			props[old] = d
-		}
 	}
 	return schema{"type": "object", "properties": props, "additionalProperties": false}
 }
@@ -201,7 +188,7 @@ func fieldSchema(t reflect.Type) schema {
 	}
 	if t == windowType {
 		// board.Window: "10m" or {length: 24h, slice: 1h}
-		w := typeSchema(t, nil)
+		w := typeSchema(t)
 		w["required"] = []string{"length"}
 		return schema{"anyOf": []any{durationSchema, w}}
 	}
@@ -225,7 +212,7 @@ func fieldSchema(t reflect.Type) schema {
 	case t.Kind() == reflect.Slice:
 		return schema{"type": "array", "items": fieldSchema(t.Elem())}
 	case t.Kind() == reflect.Struct:
-		return typeSchema(t, nil)
+		return typeSchema(t)
 	default:
 		return schema{}
 	}

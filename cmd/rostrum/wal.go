@@ -153,11 +153,7 @@ func walReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pc.Boards) > 0 {
 		// The config file's boards are replayed too, under their applied
 		// offset ranges: what they hold already counts once.
-		bst := board.NewStore(rc, f.env, pc.Boards)
-		if err := bst.CheckLayout(ctx); err != nil {
-			return err // replaying into the other layout would count everything again there
-		}
-		pc.BoardStore = bst
+		pc.BoardStore = board.NewStore(rc, f.env, pc.Boards)
 	}
 	log, err := wal.Open(f.walDir, wo)
 	if err != nil {

@@ -133,12 +133,8 @@ func compareBoards(ctx context.Context, rc redis.UniversalClient, in *Input, rep
 		var targets []target
 		if b.Kind() == board.Periodic {
 			labels := in.boards.Periods(bi)
-			// One hash tag per period ({name@label}, the default) or per
-			// board ({name}:p:label): board/keys.go.
+			// One hash tag per period, {name@label}: board/keys.go.
 			prefix, suffix := "rostrum:"+in.Env+":board:{"+b.Name()+"@", "}:z"
-			if !b.SpreadsPeriods() {
-				prefix, suffix = "rostrum:"+in.Env+":board:{"+b.Name()+"}:p:", ":z"
-			}
 			keys, err := scanKeys(ctx, rc, prefix+"*"+suffix)
 			if err != nil {
 				return fmt.Errorf("chaos: scan periods of %s: %w", b.Name(), err)

@@ -12,7 +12,7 @@ import (
 // The Redis rostrum connects to is one of three topologies (docs/DESIGN.md
 // §7 "Topologies"), chosen by flags and built into a client in one place,
 // Security.RedisOptions, for every command that talks to Redis (run,
-// check, demo, wal replay, boards prune/migrate, and rostrum-dev bench):
+// check, demo, wal replay, boards prune, and rostrum-dev bench):
 //
 //	--redis ADDR                    one node
 //	--redis A,B,C                   the seeds of a Redis Cluster

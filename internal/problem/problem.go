@@ -3,13 +3,12 @@
 //
 //	Content-Type: application/problem+json
 //	{"type":"urn:rostrum:problem:<code>","title":"…","status":N,"detail":"…",
-//	 "code":"<code>","error":"<detail>"}
+//	 "code":"<code>"}
 //
 // type and code are stable: a client branches on them, never on detail or
 // title. detail says what was wrong with this request; it never carries the
 // text of a Redis or Kafka error (those are logged, and the answer names the
-// class: "redis-unavailable", "kafka-unavailable"). error repeats detail for
-// clients written against the answers before problem details (deprecated).
+// class: "redis-unavailable", "kafka-unavailable").
 //
 // Handler wraps the outermost handler of a listener, so that the answers
 // no route writes itself (an http.ServeMux's 404 and 405, http.Error) are
@@ -72,9 +71,6 @@ type Details struct {
 	Status int    `json:"status"`
 	Detail string `json:"detail,omitempty"`
 	Code   string `json:"code"`
-	// Error repeats Detail (or Title when there is none) for clients of the
-	// former {"error": "…"} answers. Deprecated: read detail.
-	Error string `json:"error"`
 }
 
 // New returns the details of a problem of code with status and detail.
@@ -83,11 +79,7 @@ func New(status int, code, detail string) Details {
 	if !ok {
 		title = http.StatusText(status)
 	}
-	e := detail
-	if e == "" {
-		e = title
-	}
-	return Details{Type: TypePrefix + code, Title: title, Status: status, Detail: detail, Code: code, Error: e}
+	return Details{Type: TypePrefix + code, Title: title, Status: status, Detail: detail, Code: code}
 }
 
 // CodeFor is the usual code of an error status, for surfaces whose answers
@@ -143,7 +135,7 @@ func Marshal(d Details, extra map[string]any) []byte {
 	for k, v := range extra {
 		m[k] = v
 	}
-	for k, v := range map[string]any{"type": d.Type, "title": d.Title, "status": d.Status, "code": d.Code, "error": d.Error} {
+	for k, v := range map[string]any{"type": d.Type, "title": d.Title, "status": d.Status, "code": d.Code} {
 		m[k] = v
 	}
 	if d.Detail != "" {

@@ -82,7 +82,7 @@ async function refreshSettled(b) {
       tbody.replaceChildren();
       return;
     }
-    if (!r.ok) throw new Error(page.error || r.statusText);
+    if (!r.ok) throw new Error(page.detail || r.statusText);
     const have = Array.from(s.sel.options).map(o => o.value).join(",");
     if (have !== page.periods.join(",")) {
       s.sel.replaceChildren(...page.periods.map(p => el("option", { value: p }, p)));
@@ -109,7 +109,7 @@ async function refreshBoard(b) {
   try {
     const r = await api(url);
     const page = await r.json();
-    if (!r.ok) throw new Error(page.error || r.statusText);
+    if (!r.ok) throw new Error(page.detail || r.statusText);
     tbody.replaceChildren(...rows(page.members, "no members yet"));
   } catch (e) {
     tbody.replaceChildren(el("tr", {}, el("td", { colspan: "4", class: "err" }, String(e.message || e))));
@@ -147,7 +147,7 @@ async function refreshMember() {
   try {
     const [r, rh] = await Promise.all([api(path), api(path + "/hints")]);
     const m = await r.json();
-    if (!r.ok) throw new Error(m.detail || m.error || r.statusText);
+    if (!r.ok) throw new Error(m.detail || r.statusText);
     if (memberFromHash() !== id) return; // another lookup started meanwhile
     // In the order of the board list and of each board's windows, shortest first.
     const order = new Map(lastBoards.map((b, i) => [b.name, i]));

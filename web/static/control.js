@@ -57,7 +57,7 @@
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
     });
     const v = await r.json().catch(() => ({}));
-    $('ctl-note').textContent = r.ok ? action + ' won (token ' + v.token + ')' : r.status + ': ' + (v.error || r.statusText);
+    $('ctl-note').textContent = r.ok ? action + ' won (token ' + v.token + ')' : r.status + ': ' + (v.error || v.detail || r.statusText);
     refresh();
   }
 
