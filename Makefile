@@ -44,7 +44,7 @@ screenshot: deps-browser
 	ROSTRUM_SCREENSHOT=$(CURDIR)/docs/screenshot.png $(GO) test ./web -run '^TestScreenshot$$' -count=1 -v
 
 ## test: every test, against a real redis-server and an in-process Kafka broker (a 45-second soak
-## among them: internal/soak, the path of `make soak`); then each micro-benchmark of bench-micro
+## among them: internal/testkit/soak, the path of `make soak`); then each micro-benchmark of bench-micro
 ## once, so that a benchmark that no longer runs fails here.
 MICRO_BENCH = 'Decode|Fold|Layout|Meeting|Merge|Append|Replay|PlanRoom'
 MICRO_PKGS = ./codec ./processor ./sink ./stability ./wal
@@ -59,7 +59,7 @@ test: deps vet
 ## picks another schedule.
 CHAOS_SEED ?= 6
 chaos: deps
-	ROSTRUM_CHAOS=full ROSTRUM_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 25m -run '^TestChaos$$' -v ./internal/chaos
+	ROSTRUM_CHAOS=full ROSTRUM_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 25m -run '^TestChaos$$' -v ./internal/testkit/chaos
 
 ## soak: the gateway, three processors and the leaderboards for SOAK_MINUTES at half the flat-out
 ## rate through the gateway, a fault every few minutes; prints lost / applied twice and the slope of
@@ -72,7 +72,7 @@ SOAK_CHART   ?= bin/soak.svg
 soak: deps build
 	ROSTRUM_SOAK_BIN=$(CURDIR)/$(BIN) ROSTRUM_SOAK_MINUTES=$(SOAK_MINUTES) \
 	ROSTRUM_SOAK_CSV=$(abspath $(SOAK_CSV)) ROSTRUM_SOAK_CHART=$(abspath $(SOAK_CHART)) \
-	  $(GO) test -count=1 -timeout $$(( $(SOAK_MINUTES) + 30 ))m -run '^TestSoak$$' -v ./internal/soak
+	  $(GO) test -count=1 -timeout $$(( $(SOAK_MINUTES) + 30 ))m -run '^TestSoak$$' -v ./internal/testkit/soak
 
 ## test-race: the short suites of the packages with concurrency, under the race detector.
 RACE_PKGS ?= ./processor ./sink ./web ./board ./stability ./wal ./metrics ./codec ./ranking ./auth ./route ./gateway ./control ./internal/redisscript

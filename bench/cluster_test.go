@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // TestRunCluster runs every mode against a local three-master Redis

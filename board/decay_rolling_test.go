@@ -15,8 +15,8 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/boardmodel"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // rollingDecayBoards: a 2-hour window of 5-minute slices with a 1-hour

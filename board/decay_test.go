@@ -16,8 +16,8 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/boardmodel"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // decayBoards: an all-time first-reached board, a decay board of a 1-hour

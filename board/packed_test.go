@@ -12,7 +12,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // seed002Windows are seed 002's windows, each on a slice of its own
@@ -113,7 +113,7 @@ func checkPacked(t *testing.T, rdb redis.UniversalClient, bs []*board.Board, exp
 // place in the partition's order, as in the model; redeliveries in part,
 // producers' retries of events with ids, removals, negative values,
 // events late for some windows or all), expiring from several callers at
-// once, and compares every window with internal/boardmodel at each step;
+// once, and compares every window with internal/testkit/boardmodel at each step;
 // then lets 26 hours pass without events, a tick every 20 minutes, so
 // that each window lets its slices go one boundary at a time, and finally
 // finds nothing left. On a single node and on a 3-master cluster.

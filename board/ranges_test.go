@@ -10,7 +10,7 @@ import (
 	"testing/fstest"
 
 	"github.com/rostrumhq/rostrum/internal/redisscript"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // rangesModel is the obvious model of the applied ranges: one flag per

@@ -3,7 +3,7 @@ package board
 import (
 	"testing"
 
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // TestScriptsLoad loads every embedded Lua file, after its includes, into

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // TestKeySlot pins the hash slots of the cluster specification's examples

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/rostrumhq/rostrum/auth"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 const (

@@ -3,7 +3,7 @@ package control
 import (
 	"testing"
 
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // TestRecordHeaders checks the headers of the commands and layout records a

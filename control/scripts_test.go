@@ -3,7 +3,7 @@ package control
 import (
 	"testing"
 
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // TestScriptsLoad loads every embedded Lua file into redis-server with

@@ -21,7 +21,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/gateway"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/route"
 )
 

@@ -23,9 +23,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/model"
-	"github.com/rostrumhq/rostrum/internal/testenv"
-	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/internal/testkit/model"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/route"
 	"github.com/rostrumhq/rostrum/sink"

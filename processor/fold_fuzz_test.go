@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/model"
+	"github.com/rostrumhq/rostrum/internal/testkit/model"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 

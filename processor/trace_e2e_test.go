@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/rostrumhq/rostrum/gateway"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/internal/traceparent"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/route"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rostrumhq/rostrum/internal/browser"
+	"github.com/rostrumhq/rostrum/internal/testkit/browser"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/web"
 )

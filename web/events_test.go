@@ -15,7 +15,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/web"

@@ -23,9 +23,9 @@ import (
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/hints"
-	"github.com/rostrumhq/rostrum/internal/boardmodel"
-	"github.com/rostrumhq/rostrum/internal/browser"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
+	"github.com/rostrumhq/rostrum/internal/testkit/browser"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/web"
 )
 

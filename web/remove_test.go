@@ -16,7 +16,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/web"
 )
 

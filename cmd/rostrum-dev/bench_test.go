@@ -14,7 +14,7 @@ import (
 	"github.com/rostrumhq/rostrum/bench/flicker"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/meeting"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/wal"
 )
 

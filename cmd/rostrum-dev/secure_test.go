@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/rostrumhq/rostrum/bench"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // TestBenchSecureServers runs a small `rostrum-dev bench` (every mode)

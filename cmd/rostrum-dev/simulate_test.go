@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // TestSimulateToKafka: `rostrum-dev simulate` produces the meetings to the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/rostrumhq/rostrum/control"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // TestControlRacesUnderFaults has 24 clients race starts and stops of four

@@ -13,10 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/chaos"
-	"github.com/rostrumhq/rostrum/internal/model"
-	"github.com/rostrumhq/rostrum/internal/testenv"
-	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/internal/testkit/chaos"
+	"github.com/rostrumhq/rostrum/internal/testkit/model"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 	"github.com/rostrumhq/rostrum/processor"
 )
 
@@ -80,7 +80,7 @@ func (p *crashProc) term(limit time.Duration) (time.Duration, bool) {
 //     --shutdown-timeout + 2 s;
 //   - the crashed instance restarts once more, the rest of the trace
 //     arrives, and the group must consume it all: Redis, the output topic
-//     and the DLQ end equal to the model of the trace (internal/chaos
+//     and the DLQ end equal to the model of the trace (internal/testkit/chaos
 //     Check), and the last SIGTERM too must return within
 //     --shutdown-timeout + 2 s.
 //

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rostrumhq/rostrum/internal/browser"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/browser"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 type syncBuffer struct {

@@ -22,7 +22,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/demo"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 func parseGateway(t *testing.T, args ...string) (*gatewayFlags, error) {

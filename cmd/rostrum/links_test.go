@@ -9,8 +9,9 @@ import (
 )
 
 // TestBinaryLinksNoDevTools holds the production binary lean: no package
-// of the benchmarks (bench, bench/flicker) and nothing of gonum (their
-// charts) may be in its dependency graph. The developer tools live in
+// of the benchmarks (bench, bench/flicker), nothing of gonum (their
+// charts) and nothing of the test support (internal/testkit) may be in its
+// dependency graph. The developer tools live in
 // cmd/rostrum-dev.
 func TestBinaryLinksNoDevTools(t *testing.T) {
 	gotool, err := exec.LookPath("go")
@@ -21,15 +22,15 @@ func TestBinaryLinksNoDevTools(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
-	const bench = "github.com/rostrumhq/rostrum/bench"
+	const bench, testkit = "github.com/rostrumhq/rostrum/bench", "github.com/rostrumhq/rostrum/internal/testkit"
 	var bad []string
 	for _, pkg := range strings.Fields(string(out)) {
-		if strings.HasPrefix(pkg, "gonum.org/") || pkg == bench || strings.HasPrefix(pkg, bench+"/") {
+		if strings.HasPrefix(pkg, "gonum.org/") || pkg == bench || strings.HasPrefix(pkg, bench+"/") || strings.HasPrefix(pkg, testkit+"/") {
 			bad = append(bad, pkg)
 		}
 	}
 	if len(bad) > 0 {
-		t.Fatalf("cmd/rostrum links developer tools (move what needs them to cmd/rostrum-dev): %s", strings.Join(bad, " "))
+		t.Fatalf("cmd/rostrum links developer tools or test support (move what needs them to cmd/rostrum-dev or a test): %s", strings.Join(bad, " "))
 	}
 	if !strings.Contains(string(out), "github.com/rostrumhq/rostrum/processor") {
 		t.Fatalf("go list -deps does not list the processor; the check above saw nothing:\n%s", out)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // hupProc is a `rostrum run` child process whose output can be read while

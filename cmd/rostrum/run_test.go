@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/control"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 )
 

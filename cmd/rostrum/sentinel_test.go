@@ -16,9 +16,9 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/rostrumhq/rostrum/internal/chaos"
-	"github.com/rostrumhq/rostrum/internal/testenv"
-	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/internal/testkit/chaos"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 )
@@ -139,7 +139,7 @@ func TestCheckThroughSentinel(t *testing.T) {
 //     processor rebuild from its WAL and the output topic.
 //
 // At the end Redis, the output topic and the DLQ must equal the reference
-// model (internal/chaos.Check): nothing lost, nothing applied twice.
+// model (internal/testkit/chaos.Check): nothing lost, nothing applied twice.
 func TestRunThroughSentinelFailovers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Sentinel failover test skipped in -short mode")

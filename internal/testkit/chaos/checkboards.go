@@ -13,7 +13,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/boardmodel"
+	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 )
 
 // checkBoards feeds the boards' model (in.plain: the decay boards are

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/model"
+	"github.com/rostrumhq/rostrum/internal/testkit/model"
 )
 
 func Example() {

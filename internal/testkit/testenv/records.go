@@ -35,8 +35,8 @@ func WriteExampleRecord(tb testing.TB, name string, r *kgo.Record) {
 	if os.Getenv("ROSTRUM_WRITE_EXAMPLES") != "1" {
 		return
 	}
-	_, file, _, _ := runtime.Caller(0) // internal/testenv/records.go
-	path := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "records", name+".json")
+	_, file, _, _ := runtime.Caller(0) // internal/testkit/testenv/records.go
+	path := filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "records", name+".json")
 	str := func(s string) string {
 		b, _ := json.Marshal(s)
 		return string(b)

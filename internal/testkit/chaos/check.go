@@ -16,9 +16,9 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/boardmodel"
-	"github.com/rostrumhq/rostrum/internal/model"
-	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
+	"github.com/rostrumhq/rostrum/internal/testkit/model"
+	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/sink"
 )

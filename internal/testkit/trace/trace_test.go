@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/model"
+	"github.com/rostrumhq/rostrum/internal/testkit/model"
 )
 
 func TestGenerateIsDeterministic(t *testing.T) {

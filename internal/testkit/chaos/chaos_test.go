@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
-	"github.com/rostrumhq/rostrum/internal/testenv"
-	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 	"github.com/rostrumhq/rostrum/processor"
 )
 

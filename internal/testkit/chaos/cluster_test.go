@@ -13,8 +13,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/rostrumhq/rostrum/board"
-	"github.com/rostrumhq/rostrum/internal/testenv"
-	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"

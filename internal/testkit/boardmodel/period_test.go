@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
-	"github.com/rostrumhq/rostrum/internal/boardmodel"
+	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 )
 
 // TestPeriodTable pins period boundaries worked out by hand, DST days

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 )
 
 // TestParts pins the oracle's split of a request body into the records the

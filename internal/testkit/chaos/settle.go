@@ -12,8 +12,8 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/boardmodel"
-	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
+	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 )
 
 // Settlement under faults.

@@ -17,9 +17,9 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/model"
-	"github.com/rostrumhq/rostrum/internal/testenv"
-	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/internal/testkit/model"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 	"github.com/rostrumhq/rostrum/processor"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rostrumhq/rostrum/internal/trace"
+	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 )
 
 // Outcome of one trace record's requests.
@@ -80,7 +80,7 @@ func (s *Source) generate() {
 	cfg.Rooms = 60
 	cfg.MaxMembers = 200
 	cfg.BaseTS = s.nextMeets
-	// Board events at most 2 hours old (internal/chaos/boards.yaml says
+	// Board events at most 2 hours old (internal/testkit/chaos/boards.yaml says
 	// why), 2 % of them 8 days old: late on every board.
 	bcfg := trace.BoardConfig{Seed: seed, Records: s.chunk / 5, Now: s.now.UnixMilli(), Rooms: 60, Users: 80, Items: 12,
 		ArrayRate: 0.3, LateRate: 0.02, DecimalRate: 0.3,

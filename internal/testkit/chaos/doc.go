@@ -4,7 +4,7 @@
 // redis-server (or Redis Cluster) and the in-process kfake broker, injects
 // faults from a seeded schedule while a generated trace streams in, and
 // then compares everything rostrum produced with the reference models
-// (internal/model, internal/boardmodel).
+// (internal/testkit/model, internal/testkit/boardmodel).
 //
 // What it checks (Check), and how it counts:
 //
@@ -16,7 +16,7 @@
 //     is lost; one Redis holds newer than the model, or a member or ranked
 //     entry the model does not have, is an effect no input explains:
 //     applied twice.
-//   - Leaderboards (boards.yaml): the board model (internal/boardmodel) is
+//   - Leaderboards (boards.yaml): the board model (internal/testkit/boardmodel) is
 //     fed the input records with board events as Kafka holds them (per
 //     partition in offset order, with their record timestamps, which
 //     decide lateness), and every period of every periodic board and every
@@ -37,7 +37,7 @@
 //     and in the model, and compares again.
 //   - Decay boards (checkdecay.go): their base moves while the processors
 //     run, at a moment the test sets (Boards, or BoardsYAML for a
-//     processor run with --config, as internal/soak runs it); CheckDecay
+//     processor run with --config, as internal/testkit/soak runs it); CheckDecay
 //     compares the base, the integer sums (and a rolling board's slice
 //     sums) and the reads at a fixed time exactly with the model, after
 //     the faults and at the end, checks that their late events are in the

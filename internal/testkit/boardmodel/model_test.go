@@ -8,7 +8,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/boardmodel"
+	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 )
 
 // TestRollingByHand checks the model against totals worked out by hand: a

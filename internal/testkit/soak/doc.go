@@ -1,7 +1,7 @@
 // Package soak runs rostrum for a long time at a steady load with faults
 // and checks that it neither leaks nor drifts: `make soak` runs the HTTP
 // gateway, three `rostrum run` processors with the leaderboards of
-// internal/chaos/boards.yaml (chaos.BoardsYAML: the decay boards' base
+// internal/testkit/chaos/boards.yaml (chaos.BoardsYAML: the decay boards' base
 // moves half-way through the run), redis-server (append-only file) and the
 // in-process kfake broker for SOAK_MINUTES (default 30, at most 150) at
 // half the flat-out rate measured through the gateway (at most 2,000,000
@@ -20,8 +20,8 @@
 //     answered 2xx is in the input topics (Source.Reconcile), split by room
 //     as the gateway splits arrays (Parts, written apart from gateway.Split).
 //   - Final state equals the model of what the input topics hold
-//     (internal/chaos.Check, as the chaos suite checks: internal/model for
-//     meetings, internal/boardmodel for every board, the decay boards
+//     (internal/testkit/chaos.Check, as the chaos suite checks: internal/testkit/model for
+//     meetings, internal/testkit/boardmodel for every board, the decay boards
 //     included): nothing lost, nothing applied twice.
 //
 // The samples go to a CSV file and a chart (WriteChart); docs/RELIABILITY.md

@@ -21,9 +21,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/internal/chaos"
-	"github.com/rostrumhq/rostrum/internal/model"
-	"github.com/rostrumhq/rostrum/internal/testenv"
+	"github.com/rostrumhq/rostrum/internal/testkit/chaos"
+	"github.com/rostrumhq/rostrum/internal/testkit/model"
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 )
 
@@ -50,7 +50,7 @@ const (
 	judgeAfter = 10 * time.Minute
 	// maxRun is the longest run: the decay boards' base moves every 3
 	// hours and item-trades' 6h window drops the oldest of the soak's
-	// board events about 3 hours after it starts (internal/chaos/boards.yaml),
+	// board events about 3 hours after it starts (internal/testkit/chaos/boards.yaml),
 	// where the final check stops being exact.
 	maxRun = 150 * time.Minute
 	// maxRecords caps the records a run offers: the oracle holds every
@@ -128,7 +128,7 @@ type rig struct {
 	logDir string
 	boards string // the boards config file (chaos.BoardsYAML)
 	// decayAt is the moment the decay boards' base target moves
-	// (internal/chaos/checkdecay.go): mid-run, so that the processors
+	// (internal/testkit/chaos/checkdecay.go): mid-run, so that the processors
 	// rebase under the faults.
 	decayAt time.Time
 	wal     [slots]string
@@ -150,7 +150,7 @@ func newRig(t *testing.T, set settings) *rig {
 	// The soak's fresh board events are at most 2 hours older than its
 	// Source's now (input.go), which is after this: a move less than an
 	// hour after it keeps them all in the half-life above the old base,
-	// where the check is exact (internal/chaos/checkdecay.go).
+	// where the check is exact (internal/testkit/chaos/checkdecay.go).
 	decayAt := time.Now().Add(min(set.calibrate+set.run/2, 50*time.Minute)).Truncate(time.Second)
 	yml, err := chaos.BoardsYAML(decayAt)
 	if err != nil {
@@ -202,7 +202,7 @@ func (r *rig) start(slot int) {
 			"--config", r.boards, "--log-level", "warn",
 			// The hysteresis without dwell, grace or margin, so that the last
 			// list of every room equals the model's top 7 once the run ends
-			// (as in internal/chaos).
+			// (as in internal/testkit/chaos).
 			"--stability-dwell", "0", "--stability-grace", "0", "--stability-margin", "0", "--max-future-skew", "1m", "--lag-interval", "1s")
 		if err == nil {
 			r.mu.Lock()
