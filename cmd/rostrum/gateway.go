@@ -14,6 +14,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/gateway"
 	"github.com/rostrumhq/rostrum/internal/cli"
+	"github.com/rostrumhq/rostrum/route"
 )
 
 // gatewayFlags are the settings of `rostrum gateway`. Each is also
@@ -113,13 +114,10 @@ func runGateway(ctx context.Context, f *gatewayFlags, lg *zap.Logger, ln net.Lis
 	return serveGateway(ctx, f, kopts, lg, ln, started)
 }
 
-// serveGateway is runGateway with the Kafka security options given (the
-// demo passes its own).
-func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap.Logger, ln net.Listener, started func(addr string)) error {
-	routes, err := f.routes.table()
-	if err != nil {
-		return err
-	}
+// gatewayConfig is the gateway's configuration of f, with the credentials that
+// SIGHUP reloads and the TLS configuration of --gateway-tls-cert (nil
+// without TLS). The producer client is the caller's to set.
+func (f *gatewayFlags) gatewayConfig(routes *route.Table, lg *zap.Logger) (gateway.Config, *credentials, *tls.Config, error) {
 	cfg := gateway.Config{
 		Routes:          routes,
 		TopicPrefix:     f.topicPrefix,
@@ -135,31 +133,46 @@ func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap
 		ReadTimeout:     f.readTimeout,
 		Logger:          lg,
 	}
-	var creds credentials
+	creds := new(credentials)
+	var err error
 	if f.tokenFile != "" {
 		if cfg.Tokens, err = loadTokens("--gateway-token-file", f.tokenFile); err != nil {
-			return err
+			return cfg, nil, nil, err
 		}
 		creds.tokens("--gateway-token-file", cfg.Tokens)
 	}
 	if f.hmacSecretFile != "" {
 		if cfg.Secrets, err = loadSecrets("--gateway-hmac-secret-file", f.hmacSecretFile); err != nil {
-			return err
+			return cfg, nil, nil, err
 		}
 		creds.secrets("--gateway-hmac-secret-file", cfg.Secrets)
 	}
 	if f.maxBodyBytes < 2 || f.maxInflight < 1 || f.produceTimeout <= 0 || f.readTimeout <= 0 || f.maxSkew <= 0 ||
 		(f.signatureMode != gateway.SignatureTimestamped && f.signatureMode != gateway.SignatureBody) {
-		return cfg.Validate() // names the flag
+		return cfg, nil, nil, cfg.Validate() // names the flag
 	}
 	cert, err := f.tls.load()
 	if err != nil {
-		return err
+		return cfg, nil, nil, err
 	}
 	creds.cert("--gateway-tls-cert", cert)
 	var tlsConfig *tls.Config
 	if cert != nil {
 		tlsConfig = cert.TLSConfig()
+	}
+	return cfg, creds, tlsConfig, nil
+}
+
+// serveGateway is runGateway with the Kafka security options given (the
+// demo passes its own).
+func serveGateway(ctx context.Context, f *gatewayFlags, kopts []kgo.Opt, lg *zap.Logger, ln net.Listener, started func(addr string)) error {
+	routes, err := f.routes.table()
+	if err != nil {
+		return err
+	}
+	cfg, creds, tlsConfig, err := f.gatewayConfig(routes, lg)
+	if err != nil {
+		return err
 	}
 
 	tr, err := osTracing(ctx, "rostrum-gateway", lg) // OTEL_* (docs/tracing.md)

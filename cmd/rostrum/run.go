@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/control"
@@ -148,51 +149,31 @@ func (f *runFlags) logger(stderr io.Writer) (*zap.Logger, error) {
 
 // pipelineConfig validates the flags that the processor, sink and WAL take.
 func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Options, wal.Options, error) {
-	epoch, err := time.Parse(time.RFC3339, f.scoreEpoch)
-	if err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--score-epoch: %v", err)
-	}
-	rules, err := codec.ParseRules(f.ranking)
-	if err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--ranking: %v", err)
-	}
-	meeting, err := codec.NewMeetingRules(epoch, rules)
-	if err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--ranking: %v", err)
-	}
-	var sync wal.SyncPolicy
-	switch f.walSync {
-	case "always":
-		sync = wal.SyncEveryAppend
-	case "none":
-		sync = wal.SyncNone
-	default:
-		return processor.Config{}, sink.Options{}, wal.Options{}, fmt.Errorf("--wal-sync must be always or none, got %q", f.walSync)
-	}
-	switch {
-	case f.roomTTL < time.Minute:
-		err = fmt.Errorf("--room-ttl must be at least 1m, got %s", f.roomTTL)
-	case f.maxFutureSkew < 0:
-		err = fmt.Errorf("--max-future-skew must not be negative")
-	case f.maxRecordBytes < 64:
-		err = fmt.Errorf("--max-record-bytes must be at least 64, got %d", f.maxRecordBytes)
-	case f.maxEvents < 1:
-		err = fmt.Errorf("--max-events must be at least 1, got %d", f.maxEvents)
-	case f.walSegmentBytes < 1<<20:
-		err = fmt.Errorf("--wal-segment-bytes must be at least 1048576 (1 MiB), got %d", f.walSegmentBytes)
-	case f.walDir == "":
-		err = errors.New("--wal-dir is required")
-	case f.redis == "" && !f.sec.Sentinel.On():
-		err = errors.New("--redis (or --redis-sentinel-master with --redis-sentinels) is required")
-	}
+	pc, so, wo, err := f.buildPipelineConfig(lg)
 	if err != nil {
 		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	}
+	return pc, so, wo, nil
+}
+
+// buildPipelineConfig is pipelineConfig; on an error its results are
+// partial and the caller drops them.
+func (f *runFlags) buildPipelineConfig(lg *zap.Logger) (pc processor.Config, so sink.Options, wo wal.Options, err error) {
+	meeting, err := f.meeting()
+	if err != nil {
+		return pc, so, wo, err
+	}
+	if wo, err = f.walOptions(lg); err != nil {
+		return pc, so, wo, err
+	}
+	if err = f.checkRun(); err != nil {
+		return pc, so, wo, err
 	}
 	rooms, err := runRooms(&f.routes, f.env)
 	if err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, err
+		return pc, so, wo, err
 	}
-	pc := processor.Config{
+	pc = processor.Config{
 		Brokers:         cli.SplitList(f.brokers),
 		Env:             f.env,
 		TopicPrefix:     f.topicPrefix,
@@ -213,33 +194,84 @@ func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Option
 		Margin:          f.margin,
 		DueInterval:     f.dueInterval,
 		ShutdownTimeout: f.shutdownTimeout,
+		MemberFile:      filepath.Join(f.walDir, "group-member"),
 		Logger:          lg,
 	}
-	so := sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
+	so = sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
 	f.limits.apply(&pc, &so, f.walDir)
-	pc.MemberFile = filepath.Join(f.walDir, "group-member")
-	if err := f.ops.apply(&pc); err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	if err = f.ops.apply(&pc); err != nil {
+		return pc, so, wo, err
 	}
-	if err := pc.Validate(); err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, config.Rename(err, runFlagNames)
+	if err = pc.Validate(); err != nil {
+		return pc, so, wo, config.Rename(err, runFlagNames)
 	}
-	if err := so.Validate(); err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, config.Rename(err, runFlagNames)
+	if err = so.Validate(); err != nil {
+		return pc, so, wo, config.Rename(err, runFlagNames)
 	}
 	// Set after Validate: the board store needs the Redis client that
 	// runPipeline opens.
 	if pc.Boards, err = compileBoards(f.boards, f.boardsSource); err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, err
+		return pc, so, wo, err
 	}
 	if f.hintChain, err = compileHints(f.hints, pc.Boards, f.boardsSource); err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, err
+		return pc, so, wo, err
 	}
 	pc.MoreTopics = control.TopicsFor(f.topicPrefix, f.env).Configs()
-	if pc.KafkaOpts, err = f.sec.KafkaOpts(); err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, err
+	pc.KafkaOpts, err = f.sec.KafkaOpts()
+	return pc, so, wo, err
+}
+
+// meeting is the score layout of --ranking and --score-epoch.
+func (f *runFlags) meeting() (*codec.Meeting, error) {
+	epoch, err := time.Parse(time.RFC3339, f.scoreEpoch)
+	if err != nil {
+		return nil, fmt.Errorf("--score-epoch: %v", err)
 	}
-	return pc, so, wal.Options{Sync: sync, SegmentBytes: f.walSegmentBytes, Logger: lg}, nil
+	rules, err := codec.ParseRules(f.ranking)
+	if err != nil {
+		return nil, fmt.Errorf("--ranking: %v", err)
+	}
+	meeting, err := codec.NewMeetingRules(epoch, rules)
+	if err != nil {
+		return nil, fmt.Errorf("--ranking: %v", err)
+	}
+	return meeting, nil
+}
+
+// walOptions are the WAL's options of --wal-sync and --wal-segment-bytes.
+func (f *runFlags) walOptions(lg *zap.Logger) (wal.Options, error) {
+	o := wal.Options{SegmentBytes: f.walSegmentBytes, Logger: lg}
+	switch f.walSync {
+	case "always":
+		o.Sync = wal.SyncEveryAppend
+	case "none":
+		o.Sync = wal.SyncNone
+	default:
+		return o, fmt.Errorf("--wal-sync must be always or none, got %q", f.walSync)
+	}
+	if f.walSegmentBytes < 1<<20 {
+		return o, fmt.Errorf("--wal-segment-bytes must be at least 1048576 (1 MiB), got %d", f.walSegmentBytes)
+	}
+	return o, nil
+}
+
+// checkRun checks the flags that no Validate of the packages checks.
+func (f *runFlags) checkRun() error {
+	switch {
+	case f.roomTTL < time.Minute:
+		return fmt.Errorf("--room-ttl must be at least 1m, got %s", f.roomTTL)
+	case f.maxFutureSkew < 0:
+		return fmt.Errorf("--max-future-skew must not be negative")
+	case f.maxRecordBytes < 64:
+		return fmt.Errorf("--max-record-bytes must be at least 64, got %d", f.maxRecordBytes)
+	case f.maxEvents < 1:
+		return fmt.Errorf("--max-events must be at least 1, got %d", f.maxEvents)
+	case f.walDir == "":
+		return errors.New("--wal-dir is required")
+	case f.redis == "" && !f.sec.Sentinel.On():
+		return errors.New("--redis (or --redis-sentinel-master with --redis-sentinels) is required")
+	}
+	return nil
 }
 
 // runFlagNames translates the fields of processor.Config and sink.Options
@@ -321,32 +353,11 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	if err != nil {
 		return err
 	}
-	var guard web.Options
-	if err := f.apiGuard.apply(&guard); err != nil { // before any connection, like the admin tokens
-		return err
-	}
-	if err := f.streams.apply(&guard); err != nil {
-		return err
-	}
-	adminTokens, err := f.boardAdmin.tokens() // before any connection: a bad file stops start-up at once
+	sec, err := f.loadSecrets() // before any connection: a bad file stops start-up at once
 	if err != nil {
 		return err
 	}
-	controlTokens, err := f.control.tokens()
-	if err != nil {
-		return err
-	}
-	cert, err := f.httpTLS.load()
-	if err != nil {
-		return err
-	}
-	// SIGHUP re-reads them all (reload.go); the process goes on.
-	var creds credentials
-	creds.tokens("--read-token-file", guard.ReadTokens)
-	creds.tokens("--admin-token-file", adminTokens)
-	creds.tokens("--control-token-file", controlTokens)
-	creds.cert("--http-tls-cert", cert)
-	defer creds.watch(ctx, lg)()
+	defer sec.creds.watch(ctx, lg)() // SIGHUP re-reads them all (reload.go); the process goes on
 	setRedisLogger(lg)
 	b := readBuild()
 	lg.Info("starting", zap.String("version", b.Version), zap.String("revision", b.revision()),
@@ -364,36 +375,11 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 	defer tr.stop(lg)
 	tr.processor(&pc)
 
-	ro, err := f.sec.RedisOptions(f.redis)
+	rc, store, err := f.openStore(ctx, so, pc, m)
 	if err != nil {
 		return err
 	}
-	rc := redis.NewUniversalClient(ro)
 	defer rc.Close()
-	m.WatchRedisPool(func() metrics.RedisPool {
-		s := rc.PoolStats()
-		return metrics.RedisPool{Hits: s.Hits, Misses: s.Misses, Timeouts: s.Timeouts, Stale: s.StaleConns, Total: s.TotalConns, Idle: s.IdleConns}
-	})
-	store, err := sink.New(rc, so)
-	if err != nil {
-		return err
-	}
-	m.WatchStateCache(func() metrics.StateCache {
-		s := store.CacheStats()
-		return metrics.StateCache{Members: s.Members, Merged: s.Merged, Fast: s.Fast - s.Merged, Full: s.Full, Stale: s.Stale}
-	})
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	err = store.Ping(pingCtx)
-	cancel()
-	if err != nil {
-		return f.sec.RedisError(f.redis, err)
-	}
-	loadCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	err = loadScripts(loadCtx, rc, store, pc) // check.go: an ACL that forbids them fails now
-	cancel()
-	if err != nil {
-		return err
-	}
 	var boards *board.Store
 	if len(pc.Boards) > 0 {
 		boards = board.NewStore(rc, f.env, pc.Boards)
@@ -412,93 +398,234 @@ func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(
 		return f.sec.KafkaError(err)
 	}
 
-	// The HTTP server and the lag watcher run beside the processor.
+	// The HTTP server and the lag watcher run beside the processor. They
+	// stop with the signal, in parallel with the processor's drain, so that
+	// the whole stop stays within about --shutdown-timeout; a side service
+	// that fails stops the processor (runCtx).
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
-	// They stop with the signal, in parallel with the processor's drain, so
-	// that the whole stop stays within about --shutdown-timeout.
-	sideCtx, stopSide := context.WithCancel(ctx)
-	g, sideCtx := errgroup.WithContext(sideCtx)
-	if f.http != "" {
-		opts := web.Options{
-			Source:    store,
-			Metrics:   m.Handler(),
-			Ready:     p.Ready,
-			Logger:    lg,
-			Counters:  countersOf(p, m),
-			Stability: pc.Stability,
-			TopN:      pc.TopN,
-			// The listener stops beside the processor's drain: it must not
-			// outlast --shutdown-timeout (docs/DESIGN.md §3.8).
-			ShutdownGrace: min(httpserve.DefaultGrace, f.shutdownTimeout),
-		}
-		opts.ReadTokens, opts.CORSOrigins, opts.RateLimit, opts.RateBurst = guard.ReadTokens, guard.CORSOrigins, guard.RateLimit, guard.RateBurst
-		if cert != nil {
-			opts.TLS = cert.TLSConfig()
-		}
-		opts.MaxStreams, opts.MaxStreamsPerClient, opts.MaxStreamRooms = guard.MaxStreams, guard.MaxStreamsPerClient, guard.MaxStreamRooms
-		if boards != nil {
-			opts.Boards, opts.Hints = boards, f.hintChain
-		}
-		if adminTokens != nil {
-			opts.AdminTokens = adminTokens
-			pr, err := newCallbackProducer(pc.Brokers, pc.KafkaOpts, p.Topics().Client, f.boardAdmin.produceTimeout)
-			if err != nil {
-				stopSide()
-				return err
-			}
-			defer pr.Close()
-			opts.Producer = pr
-		}
-		ctl, closeCtl, err := f.control.service(rc, controlTokens, pc.Brokers, pc.KafkaOpts, control.TopicsFor(f.topicPrefix, f.env), f.env, f.roomTTL, lg)
-		if err != nil {
-			stopSide()
-			return err
-		}
-		defer closeCtl()
-		opts.Control = ctl.Handler()
-		g.Go(func() error { return ctl.Run(sideCtx) })
-		srv := web.New(opts)
-		g.Go(func() error {
-			if err := srv.ListenAndServe(sideCtx, f.http); err != nil {
-				cancelRun() // an operator relies on /metrics and /readyz: stop rather than run blind
-				return fmt.Errorf("--http %s: %w", f.http, err)
-			}
-			return nil
-		})
-	}
-	if f.ops.adminHTTP != "" {
-		g.Go(func() error {
-			if err := serveAdmin(sideCtx, f.ops.adminHTTP, lg); err != nil {
-				cancelRun()
-				return err
-			}
-			return nil
-		})
-	}
-	lagCl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(pc.Brokers...)}, pc.KafkaOpts...)...)
-	if err != nil {
-		stopSide()
+	side := newSideGroup(ctx, cancelRun)
+	defer side.close()
+	if err := f.startSide(side, runSide{pc: &pc, p: p, m: m, rc: rc, store: store, boards: boards, sec: sec, lg: lg}); err != nil {
 		return err
 	}
-	defer lagCl.Close()
-	g.Go(func() error {
-		m.WatchLag(sideCtx, lagCl, p.Group(), p.Topics().Inputs(), f.lagEvery, lg)
-		return nil
-	})
-
 	if started != nil {
 		started(p)
 	}
 	err = p.Run(runCtx)
-	stopSide()
-	if werr := g.Wait(); werr != nil && err == nil {
+	if werr := side.wait(); werr != nil && err == nil {
 		err = werr
 	}
 	s := p.Stats()
 	lg.Info("stopped", zap.Int64("batches", s.Batches.Load()), zap.Int64("records", s.Records.Load()),
 		zap.Int64("events", s.Events.Load()), zap.Int64("dlq", s.DLQ.Load()), zap.Int64("published", s.Published.Load()))
 	return err
+}
+
+// runSecrets are the credential files `rostrum run` reads at start-up,
+// and the set SIGHUP reloads.
+type runSecrets struct {
+	guard         web.Options // the read tokens, CORS, rate and stream limits of --http
+	adminTokens   *auth.Tokens
+	controlTokens *auth.Tokens
+	cert          *httpserve.Cert
+	creds         credentials
+}
+
+// loadSecrets reads every credential file of run's flags.
+func (f *runFlags) loadSecrets() (*runSecrets, error) {
+	sec := &runSecrets{}
+	if err := f.apiGuard.apply(&sec.guard); err != nil {
+		return nil, err
+	}
+	if err := f.streams.apply(&sec.guard); err != nil {
+		return nil, err
+	}
+	var err error
+	if sec.adminTokens, err = f.boardAdmin.tokens(); err != nil {
+		return nil, err
+	}
+	if sec.controlTokens, err = f.control.tokens(); err != nil {
+		return nil, err
+	}
+	if sec.cert, err = f.httpTLS.load(); err != nil {
+		return nil, err
+	}
+	sec.creds.tokens("--read-token-file", sec.guard.ReadTokens)
+	sec.creds.tokens("--admin-token-file", sec.adminTokens)
+	sec.creds.tokens("--control-token-file", sec.controlTokens)
+	sec.creds.cert("--http-tls-cert", sec.cert)
+	return sec, nil
+}
+
+// openStore connects to Redis, checks that it answers and that the
+// scripts load (an ACL that forbids them fails at start-up), and returns
+// the client and the meeting sink, both watched by m. The caller closes
+// the client.
+func (f *runFlags) openStore(ctx context.Context, so sink.Options, pc processor.Config, m *metrics.Pipeline) (redis.UniversalClient, *sink.Redis, error) {
+	ro, err := f.sec.RedisOptions(f.redis)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc := redis.NewUniversalClient(ro)
+	m.WatchRedisPool(func() metrics.RedisPool {
+		s := rc.PoolStats()
+		return metrics.RedisPool{Hits: s.Hits, Misses: s.Misses, Timeouts: s.Timeouts, Stale: s.StaleConns, Total: s.TotalConns, Idle: s.IdleConns}
+	})
+	store, err := sink.New(rc, so)
+	if err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	m.WatchStateCache(func() metrics.StateCache {
+		s := store.CacheStats()
+		return metrics.StateCache{Members: s.Members, Merged: s.Merged, Fast: s.Fast - s.Merged, Full: s.Full, Stale: s.Stale}
+	})
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err = store.Ping(pingCtx)
+	cancel()
+	if err != nil {
+		rc.Close()
+		return nil, nil, f.sec.RedisError(f.redis, err)
+	}
+	loadCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err = loadScripts(loadCtx, rc, store, pc) // check.go
+	cancel()
+	if err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	return rc, store, nil
+}
+
+// sideGroup runs the services beside the processor: they stop when ctx
+// ends or wait is called, and one that fails stops the processor (stop).
+type sideGroup struct {
+	g      *errgroup.Group
+	ctx    context.Context
+	cancel context.CancelFunc
+	stop   context.CancelFunc // the processor's
+	closed []func()           // run by close, in reverse order
+}
+
+func newSideGroup(ctx context.Context, stopProcessor context.CancelFunc) *sideGroup {
+	ctx, cancel := context.WithCancel(ctx)
+	g, ctx := errgroup.WithContext(ctx)
+	return &sideGroup{g: g, ctx: ctx, cancel: cancel, stop: stopProcessor}
+}
+
+// goCritical runs f beside the processor; its error stops the processor.
+func (s *sideGroup) goCritical(f func(ctx context.Context) error) {
+	s.g.Go(func() error {
+		if err := f(s.ctx); err != nil {
+			s.stop()
+			return err
+		}
+		return nil
+	})
+}
+
+// onClose adds a closer that close runs after the services stopped.
+func (s *sideGroup) onClose(f func()) { s.closed = append(s.closed, f) }
+
+// wait stops the services and returns the first error among them.
+func (s *sideGroup) wait() error {
+	s.cancel()
+	return s.g.Wait()
+}
+
+// close stops the services, waits for them and runs the closers.
+func (s *sideGroup) close() {
+	_ = s.wait()
+	for i := len(s.closed) - 1; i >= 0; i-- {
+		s.closed[i]()
+	}
+}
+
+// runSide is what the side services of `rostrum run` read.
+type runSide struct {
+	pc     *processor.Config
+	p      *processor.Processor
+	m      *metrics.Pipeline
+	rc     redis.UniversalClient
+	store  *sink.Redis
+	boards *board.Store
+	sec    *runSecrets
+	lg     *zap.Logger
+}
+
+// startSide starts the HTTP server (with the control service and the
+// board admin routes), the admin listener and the lag watcher.
+func (f *runFlags) startSide(side *sideGroup, r runSide) error {
+	if f.http != "" {
+		if err := f.startHTTP(side, r); err != nil {
+			return err
+		}
+	}
+	if f.ops.adminHTTP != "" {
+		side.goCritical(func(ctx context.Context) error { return serveAdmin(ctx, f.ops.adminHTTP, r.lg) })
+	}
+	lagCl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(r.pc.Brokers...)}, r.pc.KafkaOpts...)...)
+	if err != nil {
+		return err
+	}
+	side.onClose(lagCl.Close)
+	side.g.Go(func() error {
+		r.m.WatchLag(side.ctx, lagCl, r.p.Group(), r.p.Topics().Inputs(), f.lagEvery, r.lg)
+		return nil
+	})
+	return nil
+}
+
+// startHTTP starts --http: the page, the API, /metrics and the health
+// checks, the board admin routes and the control service.
+func (f *runFlags) startHTTP(side *sideGroup, r runSide) error {
+	guard := &r.sec.guard
+	opts := web.Options{
+		Source:    r.store,
+		Metrics:   r.m.Handler(),
+		Ready:     r.p.Ready,
+		Logger:    r.lg,
+		Counters:  countersOf(r.p, r.m),
+		Stability: r.pc.Stability,
+		TopN:      r.pc.TopN,
+		// The listener stops beside the processor's drain: it must not
+		// outlast --shutdown-timeout (docs/DESIGN.md §3.8).
+		ShutdownGrace: min(httpserve.DefaultGrace, f.shutdownTimeout),
+	}
+	opts.ReadTokens, opts.CORSOrigins, opts.RateLimit, opts.RateBurst = guard.ReadTokens, guard.CORSOrigins, guard.RateLimit, guard.RateBurst
+	if r.sec.cert != nil {
+		opts.TLS = r.sec.cert.TLSConfig()
+	}
+	opts.MaxStreams, opts.MaxStreamsPerClient, opts.MaxStreamRooms = guard.MaxStreams, guard.MaxStreamsPerClient, guard.MaxStreamRooms
+	if r.boards != nil {
+		opts.Boards, opts.Hints = r.boards, f.hintChain
+	}
+	if r.sec.adminTokens != nil {
+		opts.AdminTokens = r.sec.adminTokens
+		pr, err := newCallbackProducer(r.pc.Brokers, r.pc.KafkaOpts, r.p.Topics().Client, f.boardAdmin.produceTimeout)
+		if err != nil {
+			return err
+		}
+		side.onClose(pr.Close)
+		opts.Producer = pr
+	}
+	ctl, closeCtl, err := f.control.service(r.rc, r.sec.controlTokens, r.pc.Brokers, r.pc.KafkaOpts, control.TopicsFor(f.topicPrefix, f.env), f.env, f.roomTTL, r.lg)
+	if err != nil {
+		return err
+	}
+	side.onClose(closeCtl)
+	opts.Control = ctl.Handler()
+	side.g.Go(func() error { return ctl.Run(side.ctx) })
+	srv := web.New(opts)
+	side.goCritical(func(ctx context.Context) error {
+		if err := srv.ListenAndServe(ctx, f.http); err != nil {
+			// an operator relies on /metrics and /readyz: stop rather than run blind
+			return fmt.Errorf("--http %s: %w", f.http, err)
+		}
+		return nil
+	})
+	return nil
 }
 
 // countersOf feeds the live page's counter strip.
