@@ -66,7 +66,7 @@ type object struct {
 // parse is Parse appending the objects to objs, which it reuses.
 func parse(body []byte, objs []object) (_ []object, array bool, err error) {
 	objs = objs[:0]
-	if !json.Valid(body) {
+	if !valid(body) {
 		return objs, false, &BodyError{-1, "not well-formed JSON"}
 	}
 	// From here on body is known to be valid JSON, so the scanner below
