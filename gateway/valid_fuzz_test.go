@@ -22,6 +22,9 @@ var validCases = []string{
 	strings.Repeat(`{"a":`, maxDepth) + "1" + strings.Repeat("}", maxDepth),
 	strings.Repeat(`{"a":`, maxDepth+1) + "1" + strings.Repeat("}", maxDepth+1),
 	strings.Repeat("[", maxDepth+1),
+	strings.Repeat(`[{"a":`, 40) + "1" + strings.Repeat("}]", 40),                                  // objects and arrays past depth 64
+	strings.Repeat(`[{"a":`, 40) + "1" + strings.Repeat("}]", 5) + "]}" + strings.Repeat("}]", 34), // and a closing that does not match, there
+	strings.Repeat(`[{"a":`, 40) + "1" + strings.Repeat("}]", 10) + `,{"b":[[]]}` + strings.Repeat("}]", 30),
 }
 
 // FuzzValid holds valid to json.Valid's verdict on any input. Seeds:
