@@ -46,8 +46,8 @@ screenshot: deps-browser
 ## test: every test, against a real redis-server and an in-process Kafka broker (a 45-second soak
 ## among them: internal/testkit/soak, the path of `make soak`); then each micro-benchmark of bench-micro
 ## once, so that a benchmark that no longer runs fails here.
-MICRO_BENCH = 'Decode|Fold|Layout|Meeting|Merge|Append|Replay|PlanRoom'
-MICRO_PKGS = ./codec ./processor ./sink ./stability ./wal
+MICRO_BENCH = 'Decode|Fold|Layout|Meeting|Merge|Append|Replay|PlanRoom|Callback'
+MICRO_PKGS = ./codec ./processor ./sink ./stability ./wal ./gateway
 test: deps vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -run '^$$' -bench $(MICRO_BENCH) -benchtime 1x $(MICRO_PKGS)
@@ -148,6 +148,7 @@ fuzz:
 	$(GO) test ./wal -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./processor -run '^$$' -fuzz '^FuzzDecodeFold$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./gateway -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./gateway -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZTIME)
 
 fmt:
 	gofmt -w .

@@ -1,11 +1,17 @@
 package auth
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -197,4 +203,68 @@ func TestMinBytes(t *testing.T) {
 	if _, err := tk.Reload(); !errors.Is(err, ErrShort) || !tk.Valid("0123456789abcdef") {
 		t.Fatalf("reload of a short token: %v, the old set kept: %v", err, tk.Valid("0123456789abcdef"))
 	}
+}
+
+// TestSecretsReuseKeyedStates: a Secrets keeps its keyed HMAC states from
+// one verification to the next (and across goroutines); each verdict must
+// still depend on its own request alone, whatever came before it (a
+// failed signature, a longer body, the other mode), and on the secrets in
+// force. Each signature is made here with crypto/hmac, so its verdict is
+// known by construction.
+func TestSecretsReuseKeyedStates(t *testing.T) {
+	p := writeFile(t, "old-secret-0123456789\nnew-secret-0123456789\n")
+	s, err := LoadSecrets(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := [][]byte{[]byte("old-secret-0123456789"), []byte("new-secret-0123456789"), []byte("other-secret-0123456789")}
+	sign := func(key []byte, msg ...string) string {
+		m := hmac.New(sha256.New, key)
+		for _, p := range msg {
+			m.Write([]byte(p))
+		}
+		return hex.EncodeToString(m.Sum(nil))
+	}
+	run := func(seed uint64, inForce int) { // keys[:inForce] verify
+		rng := rand.New(rand.NewPCG(seed, 7))
+		for range 500 {
+			body := make([]byte, rng.IntN(300))
+			for i := range body {
+				body[i] = byte(rng.IntN(256))
+			}
+			other := append(append([]byte(nil), body...), 'x')
+			k := rng.IntN(len(keys))
+			ts := strconv.Itoa(1700000000 + rng.IntN(1000))
+			signedBody := body
+			if rng.IntN(4) == 0 {
+				signedBody = other // a signature of another body
+			}
+			want := k < inForce && len(signedBody) == len(body)
+			sig := sign(keys[k], ts, ".POST./v1/callbacks/rtc.", string(signedBody))
+			if rng.IntN(2) == 0 {
+				sig = "sha256=" + strings.ToUpper(sig)
+			}
+			if got := s.VerifyRequest(ts, "POST", "/v1/callbacks/rtc", body, sig); got != want {
+				t.Errorf("timestamped: key %d, body of %d bytes, another body %v: %v, want %v", k, len(body), len(signedBody) != len(body), got, want)
+			}
+			if got := s.Verify(body, sign(keys[k], string(signedBody))); got != want {
+				t.Errorf("body only: key %d, body of %d bytes, another body %v: %v, want %v", k, len(body), len(signedBody) != len(body), got, want)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() { defer wg.Done(); run(uint64(g), 2) }()
+	}
+	wg.Wait()
+	// Rotation: the states keyed with the old set are not used again.
+	if err := os.WriteFile(p, []byte("new-secret-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	keys[0], keys[1] = keys[1], keys[0] // keys[0] is the one in force
+	run(9, 1)
 }

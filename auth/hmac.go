@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"strconv"
 	"strings"
 )
@@ -34,37 +35,92 @@ func mac(secret []byte, parts ...[]byte) []byte {
 	return m.Sum(nil)
 }
 
-// decodeSignature returns the bytes of a hex signature, or nil when it is
-// not one of the right length.
-func decodeSignature(signature string) []byte {
-	sig, err := hex.DecodeString(strings.TrimPrefix(strings.TrimSpace(signature), "sha256="))
-	if err != nil || len(sig) != sha256.Size {
-		return nil
-	}
-	return sig
+// macs are the keyed HMAC-SHA256 states of a set of secrets, one per
+// secret, with the scratch space of one verification. Keying a state
+// (hmac.New) costs more than the MAC of a small body, so a Secrets keeps
+// its macs in a pool and a verification only resets them. A macs is for
+// one goroutine at a time.
+type macs struct {
+	hs  []hash.Hash
+	msg []byte // a timestamped signature's timestamp "." method "." path "."
+	sum [sha256.Size]byte
 }
 
-// verify reports whether sig is the MAC of parts under one of secrets. It
-// computes and compares (in constant time) for every secret, so the time
-// taken tells nothing about which secret matched.
-func verify(secrets [][]byte, signature string, parts ...[]byte) bool {
-	sig := decodeSignature(signature)
-	if sig == nil {
+func newMacs(secrets [][]byte) *macs {
+	m := &macs{hs: make([]hash.Hash, len(secrets))}
+	for i, s := range secrets {
+		m.hs[i] = hmac.New(sha256.New, s)
+	}
+	return m
+}
+
+// verify reports whether signature is the MAC of prefix followed by body
+// under one of the secrets. It computes and compares (in constant time)
+// for every secret, so the time taken tells nothing about which secret
+// matched.
+func (m *macs) verify(signature string, prefix, body []byte) bool {
+	var sig [sha256.Size]byte
+	if !decodeSignature(&sig, signature) {
 		return false
 	}
 	ok := false
-	for _, s := range secrets {
-		if hmac.Equal(mac(s, parts...), sig) {
+	for _, h := range m.hs {
+		h.Reset()
+		h.Write(prefix)
+		h.Write(body)
+		if hmac.Equal(h.Sum(m.sum[:0]), sig[:]) {
 			ok = true
 		}
 	}
 	return ok
 }
 
+// verifyRequest is VerifyRequest under m's secrets.
+func (m *macs) verifyRequest(timestamp, method, path string, body []byte, signature string) bool {
+	m.msg = append(m.msg[:0], timestamp...)
+	m.msg = append(m.msg, '.')
+	m.msg = append(m.msg, method...)
+	m.msg = append(m.msg, '.')
+	m.msg = append(m.msg, path...)
+	m.msg = append(m.msg, '.')
+	return m.verify(signature, m.msg, body)
+}
+
+// decodeSignature decodes a hex signature (upper or lower case, with an
+// optional "sha256=" prefix and surrounding white space) into sig, and
+// reports false when it is not one of the right length.
+func decodeSignature(sig *[sha256.Size]byte, signature string) bool {
+	s := strings.TrimPrefix(strings.TrimSpace(signature), "sha256=")
+	if len(s) != 2*len(sig) {
+		return false
+	}
+	for i := range sig {
+		hi, ok1 := fromHex(s[2*i])
+		lo, ok2 := fromHex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		sig[i] = hi<<4 | lo
+	}
+	return true
+}
+
+func fromHex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
 // VerifyHMAC reports whether signature is the body-only HMAC-SHA256 of
 // body under one of secrets. It compares in constant time.
 func VerifyHMAC(secrets [][]byte, body []byte, signature string) bool {
-	return verify(secrets, signature, body)
+	return newMacs(secrets).verify(signature, nil, body)
 }
 
 // SignHMAC returns the body-only signature of body under secret, in hex.
@@ -82,5 +138,5 @@ func SignRequest(secret []byte, ts int64, method, path string, body []byte) stri
 // It does not judge the timestamp's age: the caller does, before reading
 // the body. It compares in constant time.
 func VerifyRequest(secrets [][]byte, timestamp, method, path string, body []byte, signature string) bool {
-	return verify(secrets, signature, []byte(timestamp), []byte(method), []byte(path), body)
+	return newMacs(secrets).verifyRequest(timestamp, method, path, body, signature)
 }

@@ -14,6 +14,7 @@ type Secrets struct {
 
 	mu      sync.RWMutex
 	secrets [][]byte
+	macs    *sync.Pool // of *macs keyed with secrets; a new pool with each set
 }
 
 // LoadSecrets reads the secrets of path. A file without one is
@@ -38,6 +39,7 @@ func (s *Secrets) Reload() (Change, error) {
 	s.mu.Lock()
 	c := diff(s.secrets, secrets)
 	s.secrets = secrets
+	s.macs = &sync.Pool{New: func() any { return newMacs(secrets) }}
 	s.mu.Unlock()
 	return c, nil
 }
@@ -55,7 +57,12 @@ func (s *Secrets) Len() int {
 func (s *Secrets) Verify(body []byte, signature string) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.secrets) > 0 && VerifyHMAC(s.secrets, body, signature)
+	if len(s.secrets) == 0 {
+		return false
+	}
+	m := s.macs.Get().(*macs)
+	defer s.macs.Put(m)
+	return m.verify(signature, nil, body)
 }
 
 // VerifyRequest reports whether signature is the timestamped signature of
@@ -64,5 +71,10 @@ func (s *Secrets) Verify(body []byte, signature string) bool {
 func (s *Secrets) VerifyRequest(timestamp, method, path string, body []byte, signature string) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.secrets) > 0 && VerifyRequest(s.secrets, timestamp, method, path, body, signature)
+	if len(s.secrets) == 0 {
+		return false
+	}
+	m := s.macs.Get().(*macs)
+	defer s.macs.Put(m)
+	return m.verifyRequest(timestamp, method, path, body, signature)
 }

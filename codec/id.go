@@ -6,7 +6,13 @@ import "strconv"
 // [A-Za-z0-9._:@-], docs/DESIGN.md §2), and otherwise an error saying why, in the
 // words the decoder uses. It is the one definition of the id syntax for the
 // code that routes ids without decoding events (the gateway).
-func CheckID(id string) error {
+func CheckID(id string) error { return checkID(id) }
+
+// CheckIDBytes is CheckID for an id in bytes, such as a room_id read from
+// a callback body, without making a string of it.
+func CheckIDBytes(id []byte) error { return checkID(id) }
+
+func checkID[T string | []byte](id T) error {
 	if len(id) < 1 || len(id) > maxIDBytes {
 		return idError("must be 1.." + strconv.Itoa(maxIDBytes) + " bytes, got " + strconv.Itoa(len(id)))
 	}

@@ -30,14 +30,14 @@ func (g *Gateway) checkHeaders(r *http.Request, now time.Time) (verdict, string)
 	if g.open || (g.cfg.Tokens != nil && g.cfg.Tokens.Allow(r)) {
 		return allowed, ""
 	}
-	if r.Header.Get(g.cfg.SignatureHeader) == "" {
+	if header(r, g.sigKey) == "" {
 		return refused, "missing or invalid credential: send Authorization: Bearer <token> or a signature in " + g.cfg.SignatureHeader
 	}
 	if g.cfg.Secrets == nil {
 		return refused, "a signature in " + g.cfg.SignatureHeader + ", but this gateway has no signing secret (--gateway-hmac-secret-file): send Authorization: Bearer <token>"
 	}
 	if g.cfg.SignatureMode == SignatureTimestamped {
-		ts := r.Header.Get(g.cfg.TimestampHeader)
+		ts := header(r, g.tsKey)
 		sec, err := strconv.ParseInt(ts, 10, 64)
 		if err != nil {
 			return refused, "a timestamped signature needs the Unix time in seconds in " + g.cfg.TimestampHeader
@@ -52,9 +52,19 @@ func (g *Gateway) checkHeaders(r *http.Request, now time.Time) (verdict, string)
 // verifySignature checks the signature of a signed request against its
 // body, in the configured mode.
 func (g *Gateway) verifySignature(r *http.Request, body []byte) bool {
-	sig := r.Header.Get(g.cfg.SignatureHeader)
+	sig := header(r, g.sigKey)
 	if g.cfg.SignatureMode == SignatureBody {
 		return g.cfg.Secrets.Verify(body, sig)
 	}
-	return g.cfg.Secrets.VerifyRequest(r.Header.Get(g.cfg.TimestampHeader), r.Method, r.URL.Path, body, sig)
+	return g.cfg.Secrets.VerifyRequest(header(r, g.tsKey), r.Method, r.URL.Path, body, sig)
+}
+
+// header is r.Header.Get(key) for a key already canonical, which Get
+// would make canonical again, in a new string, on every call for a key
+// such as "traceparent" or a configured "x-signature".
+func header(r *http.Request, key string) string {
+	if vs := r.Header[key]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
 }

@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -73,22 +76,6 @@ func (m *Metrics) Handler() http.Handler {
 // their own.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// codes are the status codes the handler answers with, as label values.
-var codes = func() map[int]string {
-	out := map[int]string{}
-	for _, c := range []int{200, 202, 400, 401, 404, 405, 408, 413, 415, 422, 500, 503} {
-		out[c] = strconv.Itoa(c)
-	}
-	return out
-}()
-
-func codeLabel(code int) string {
-	if s, ok := codes[code]; ok {
-		return s
-	}
-	return strconv.Itoa(code)
-}
-
 // MetricNames lists the names of the gateway's own series, for the
 // dashboard's check that every series it queries exists.
 func MetricNames() []string {
@@ -101,4 +88,97 @@ func MetricNames() []string {
 		"rostrum_gateway_inflight_requests",
 		"rostrum_gateway_verifying_requests",
 	}
+}
+
+// child is one child of a metric vector, for fixed label values, resolved
+// on first use and then kept: WithLabelValues hashes the values and takes
+// the vector's lock on every call, which a request need not pay for each
+// of its series. Resolving on first use rather than up front keeps
+// /metrics listing only the label values that occurred, as calling
+// WithLabelValues each time does. Safe for concurrent use.
+type child[T any] struct {
+	resolve func() T
+	v       atomic.Pointer[T]
+}
+
+func (c *child[T]) get() T {
+	if v := c.v.Load(); v != nil {
+		return *v
+	}
+	v := c.resolve()
+	c.v.Store(&v)
+	return v
+}
+
+// counterOf resolves the child of vec for lvs.
+func counterOf(vec *prometheus.CounterVec, lvs ...string) func() prometheus.Counter {
+	return func() prometheus.Counter { return vec.WithLabelValues(lvs...) }
+}
+
+// sourceOther is the index, after those of Sources, of the source label
+// "other": a path that names no source.
+var sourceOther = len(Sources)
+
+// sourceIndex returns the index of source in Sources, or sourceOther.
+func sourceIndex(source string) int {
+	for i, s := range Sources {
+		if s == source {
+			return i
+		}
+	}
+	return sourceOther
+}
+
+// sourceLabel is the source label of index src.
+func sourceLabel(src int) string {
+	if src < len(Sources) {
+		return Sources[src]
+	}
+	return "other"
+}
+
+// codeList are the status codes the handler answers with.
+var codeList = [...]int{200, 202, 400, 401, 404, 405, 408, 413, 415, 422, 500, 503}
+
+// sourceSeries are the series of one source label.
+type sourceSeries struct {
+	source   string
+	requests [len(codeList)]child[prometheus.Counter] // by code, as codeList
+	latency  child[prometheus.Observer]
+	objects  child[prometheus.Counter]
+}
+
+func (m *Metrics) sourceSeries(source string) *sourceSeries {
+	s := &sourceSeries{source: source}
+	s.latency.resolve = func() prometheus.Observer { return m.latency.WithLabelValues(source) }
+	s.objects.resolve = counterOf(m.objects, source)
+	for i, c := range codeList {
+		s.requests[i].resolve = counterOf(m.requests, source, strconv.Itoa(c))
+	}
+	return s
+}
+
+// answered counts an answer of code and observes its latency.
+func (s *sourceSeries) answered(m *Metrics, code int, d time.Duration) {
+	var c prometheus.Counter
+	if i := slices.Index(codeList[:], code); i >= 0 {
+		c = s.requests[i].get()
+	} else {
+		c = m.requests.WithLabelValues(s.source, strconv.Itoa(code))
+	}
+	c.Inc()
+	s.latency.get().Observe(d.Seconds())
+}
+
+// envSeries are the series of one environment and source.
+type envSeries struct {
+	records child[prometheus.Counter]
+	bytes   child[prometheus.Counter]
+}
+
+func (m *Metrics) envSeries(env, source string) *envSeries {
+	s := &envSeries{}
+	s.records.resolve = counterOf(m.records, env, source)
+	s.bytes.resolve = counterOf(m.bytes, env, source)
+	return s
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/textproto"
 	"os"
 	"strconv"
 	"strings"
@@ -41,13 +42,33 @@ const retryAfter = "1"
 // /healthz, /readyz and /metrics. It is safe for concurrent use.
 type Gateway struct {
 	cfg       Config
-	sem       chan struct{}                // one slot per pending callback request whose credentials were checked
-	verifying chan struct{}                // one slot per signed request reading its body to check the signature
-	topics    map[string]map[string]string // env → source → topic
-	idBase    string                       // random per process; request ids are idBase-counter
+	sem       chan struct{}        // one slot per pending callback request whose credentials were checked
+	verifying chan struct{}        // one slot per signed request reading its body to check the signature
+	envs      map[string]*envRoute // by environment
+	sources   []*sourceSeries      // by source, as Sources, then "other"
+	idBase    string               // random per process; request ids are idBase-counter
 	idSeq     atomic.Uint64
-	bufs      sync.Pool // *[]byte body buffers
-	open      bool      // no credential and Insecure: every request passes
+	reqs      sync.Pool    // *request
+	open      bool         // no credential and Insecure: every request passes
+	prod      producer     // cfg.Client
+	other     http.Handler // every route but the callbacks'
+	sigKey    string       // cfg.SignatureHeader, canonical (a key of http.Header)
+	tsKey     string       // cfg.TimestampHeader, canonical
+}
+
+// envRoute is an environment the routes send rooms to: its topic and its
+// series for each source, indexed as Sources.
+type envRoute struct {
+	topics []string
+	series []*envSeries
+}
+
+// producer is what the callback endpoint needs of its Kafka client
+// (Config.Client). The package's benchmarks put in one that writes
+// nothing, to measure the gateway's own cost apart from kgo's and a
+// broker's.
+type producer interface {
+	ProduceSync(ctx context.Context, rs ...*kgo.Record) kgo.ProduceResults
 }
 
 // New returns a Gateway for cfg, or an error when cfg is invalid (see
@@ -59,13 +80,20 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, sem: make(chan struct{}, cfg.MaxInflight), verifying: make(chan struct{}, cfg.MaxInflight),
-		topics: map[string]map[string]string{}}
+		envs: map[string]*envRoute{}, prod: cfg.Client,
+		sigKey: textproto.CanonicalMIMEHeaderKey(cfg.SignatureHeader), tsKey: textproto.CanonicalMIMEHeaderKey(cfg.TimestampHeader)}
 	for _, env := range cfg.Routes.Envs() {
-		g.topics[env] = map[string]string{}
+		e := &envRoute{}
 		for _, s := range Sources {
-			g.topics[env][s] = Topic(cfg.TopicPrefix, env, s)
+			e.topics = append(e.topics, Topic(cfg.TopicPrefix, env, s))
+			e.series = append(e.series, cfg.Metrics.envSeries(env, s))
 		}
+		g.envs[env] = e
 	}
+	for i := range sourceOther + 1 {
+		g.sources = append(g.sources, cfg.Metrics.sourceSeries(sourceLabel(i)))
+	}
+	g.other = problem.Handler(http.HandlerFunc(g.route))
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	g.idBase = hex.EncodeToString(b[:])
@@ -81,15 +109,19 @@ func (g *Gateway) Metrics() *Metrics { return g.cfg.Metrics }
 // ServeHTTP routes a request to the callback endpoint or a probe. Every
 // error answer is a problem (internal/problem): the gateway's own carry
 // its request id, and problem.Handler turns any other (the metrics
-// handler's) into one.
+// handler's) into one. The callback endpoint answers problems and JSON
+// only, so it goes without problem.Handler's rewriting.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	problem.Handler(http.HandlerFunc(g.route)).ServeHTTP(w, r)
+	if p := r.URL.Path; strings.HasPrefix(p, CallbackPath) {
+		g.callback(w, r, p[len(CallbackPath):])
+		return
+	}
+	g.other.ServeHTTP(w, r)
 }
 
+// route serves every path but the callbacks'.
 func (g *Gateway) route(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
-	case strings.HasPrefix(p, CallbackPath):
-		g.callback(w, r, p[len(CallbackPath):])
 	case p == "/healthz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
@@ -98,7 +130,9 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request) {
 	case p == "/metrics":
 		g.cfg.Metrics.Handler().ServeHTTP(w, r)
 	default:
-		g.fail(w, g.requestID(r), "other", time.Now(), http.StatusNotFound, "no such endpoint: callbacks go to POST "+CallbackPath+"{rtc|client|signal}")
+		q := g.getRequest(r, time.Now(), sourceOther)
+		defer g.putRequest(q)
+		g.fail(w, q, http.StatusNotFound, "no such endpoint: callbacks go to POST "+CallbackPath+"{rtc|client|signal}")
 	}
 }
 
@@ -124,39 +158,39 @@ func validSource(s string) bool { return s == "rtc" || s == "client" || s == "si
 // cheapest to the dearest, and nothing is produced until every object of
 // the request has been parsed and routed.
 func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string) {
-	start := time.Now()
-	id := g.requestID(r)
-	tr := g.startTrace(r, source, id)
+	q := g.getRequest(r, time.Now(), sourceIndex(source)) // sourceOther for an unknown source
+	defer g.putRequest(q)
+	tr := g.startTrace(r, source, q)
 	defer tr.end()
 	// Every answer before the body is read closes the connection, so that
 	// a body that never comes holds nothing.
 	if !validSource(source) {
 		w.Header().Set("Connection", "close")
-		g.fail(w, id, "other", start, http.StatusNotFound, fmt.Sprintf("unknown source %q: the sources are rtc, client and signal", source))
+		g.fail(w, q, http.StatusNotFound, fmt.Sprintf("unknown source %q: the sources are rtc, client and signal", source))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Connection", "close")
 		w.Header().Set("Allow", http.MethodPost)
-		g.fail(w, id, source, start, http.StatusMethodNotAllowed, "callbacks are POSTed")
+		g.fail(w, q, http.StatusMethodNotAllowed, "callbacks are POSTed")
 		return
 	}
 	// The headers first: a request without a credential they can vouch
 	// for is refused before it takes a slot or sends its body.
-	verdict, why := g.checkHeaders(r, start)
+	verdict, why := g.checkHeaders(r, q.start)
 	if verdict == refused {
 		w.Header().Set("Connection", "close")
-		g.fail(w, id, source, start, http.StatusUnauthorized, why)
+		g.fail(w, q, http.StatusUnauthorized, why)
 		return
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
 		w.Header().Set("Connection", "close")
-		g.fail(w, id, source, start, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type must be application/json, got %q", r.Header.Get("Content-Type")))
+		g.fail(w, q, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type must be application/json, got %q", ct))
 		return
 	}
 	// Every request gets a deadline for its body, whatever server runs the
 	// handler (Serve sets the same one for the whole request).
-	_ = http.NewResponseController(w).SetReadDeadline(start.Add(g.cfg.ReadTimeout))
+	_ = http.NewResponseController(w).SetReadDeadline(q.start.Add(g.cfg.ReadTimeout))
 
 	// A signed request's body is read to check the signature, holding a
 	// slot of its own (as many as --max-inflight), never an in-flight one:
@@ -169,14 +203,11 @@ func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string
 		case g.verifying <- struct{}{}:
 		default:
 			w.Header().Set("Connection", "close")
-			g.busy(w, id, source, start)
+			g.busy(w, q)
 			return
 		}
 		g.cfg.Metrics.verify.Inc()
-		bufp, b, ok := g.readBodyOrFail(w, r, id, source, start)
-		if bufp != nil {
-			defer g.bufs.Put(bufp)
-		}
+		b, ok := g.readBodyOrFail(w, r, q)
 		verified := ok && g.verifySignature(r, b)
 		g.cfg.Metrics.verify.Dec()
 		<-g.verifying
@@ -184,7 +215,7 @@ func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string
 			return
 		}
 		if !verified {
-			g.fail(w, id, source, start, http.StatusUnauthorized, "invalid signature in "+g.cfg.SignatureHeader)
+			g.fail(w, q, http.StatusUnauthorized, "invalid signature in "+g.cfg.SignatureHeader)
 			return
 		}
 		body, read = b, true
@@ -196,52 +227,49 @@ func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string
 		if !read {
 			w.Header().Set("Connection", "close")
 		}
-		g.busy(w, id, source, start)
+		g.busy(w, q)
 		return
 	}
 	g.cfg.Metrics.inflight.Inc()
 	defer g.cfg.Metrics.inflight.Dec()
 	if !read {
-		bufp, b, ok := g.readBodyOrFail(w, r, id, source, start)
-		if bufp != nil {
-			defer g.bufs.Put(bufp)
-		}
+		b, ok := g.readBodyOrFail(w, r, q)
 		if !ok {
 			return
 		}
 		body = b
 	}
 
-	objs, array, err := Parse(body)
+	objs, array, err := parse(body, q.objs)
+	q.objs = objs
 	if err != nil {
-		g.fail(w, id, source, start, http.StatusBadRequest, err.Error())
+		g.fail(w, q, http.StatusBadRequest, err.Error())
 		return
 	}
-	recs := Split(objs, array)
-	krecs := make([]kgo.Record, len(recs))
-	ptrs := make([]*kgo.Record, len(recs))
-	envs := make([]string, len(recs))
-	received := []byte(strconv.FormatInt(start.UnixMilli(), 10))
-	headers := []kgo.RecordHeader{
-		{Key: HeaderSource, Value: []byte(source)},
-		{Key: HeaderReceivedAt, Value: received},
-		{Key: HeaderRequestID, Value: []byte(id)},
+	recs := q.split.split(objs, array)
+	krecs, ptrs, envs := q.records(len(recs))
+	q.idHeader = append(q.idHeader[:0], q.id...)
+	q.headers = [...]kgo.RecordHeader{
+		{Key: HeaderSource, Value: sourceValues[q.src]},
+		{Key: HeaderReceivedAt, Value: strconv.AppendInt(q.received[:0], q.start.UnixMilli(), 10)},
+		{Key: HeaderRequestID, Value: q.idHeader},
 		tr.header(),
 	}
+	headers := q.headers[:]
 	for i := range recs {
-		env, ok := g.cfg.Routes.Env(recs[i].Room)
+		env, ok := g.cfg.Routes.EnvBytes(recs[i].room)
 		if !ok {
-			g.fail(w, id, source, start, http.StatusUnprocessableEntity, fmt.Sprintf("room_id %q: no route matches it and there is no default environment", recs[i].Room))
+			g.fail(w, q, http.StatusUnprocessableEntity, fmt.Sprintf("room_id %q: no route matches it and there is no default environment", recs[i].room))
 			return
 		}
-		envs[i] = env
-		krecs[i] = kgo.Record{Topic: g.topics[env][source], Key: []byte(recs[i].Room), Value: recs[i].Value, Headers: headers}
+		envs[i] = g.envs[env]
+		krecs[i] = kgo.Record{Topic: envs[i].topics[q.src], Key: recs[i].room, Value: recs[i].value, Headers: headers}
 		ptrs[i] = &krecs[i]
 	}
 	tr.records(krecs)
 
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.ProduceTimeout)
-	err = g.cfg.Client.ProduceSync(ctx, ptrs...).FirstErr()
+	err = g.prod.ProduceSync(ctx, ptrs...).FirstErr()
 	cancel()
 	if err != nil {
 		// The broker's error is logged, never sent: it names brokers,
@@ -252,66 +280,81 @@ func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string
 		} else {
 			w.Header().Set("Retry-After", retryAfter)
 		}
-		g.cfg.Logger.Warn("gateway: produce failed", zap.String("request_id", id), zap.String("source", source),
+		g.cfg.Logger.Warn("gateway: produce failed", zap.String("request_id", q.id), zap.String("source", source),
 			zap.Int("records", len(recs)), zap.Error(err))
-		g.fail(w, id, source, start, code, msg)
+		g.fail(w, q, code, msg)
 		return
 	}
 	for i := range recs {
-		g.cfg.Metrics.records.WithLabelValues(envs[i], source).Inc()
-		g.cfg.Metrics.bytes.WithLabelValues(envs[i], source).Add(float64(len(recs[i].Value)))
+		s := envs[i].series[q.src]
+		s.records.get().Inc()
+		s.bytes.get().Add(float64(len(recs[i].value)))
 	}
-	g.cfg.Metrics.objects.WithLabelValues(source).Add(float64(len(objs)))
+	g.sources[q.src].objects.get().Add(float64(len(objs)))
 
-	out := make([]byte, 0, 96)
-	out = append(out, `{"accepted":`...)
+	out := append(q.out[:0], `{"accepted":`...)
 	out = strconv.AppendInt(out, int64(len(objs)), 10)
 	out = append(out, `,"records":`...)
 	out = strconv.AppendInt(out, int64(len(recs)), 10)
-	out = append(out, `,"request_id":`...)
-	out = strconv.AppendQuote(out, id)
-	out = append(out, "}\n"...)
-	g.write(w, id, source, start, http.StatusAccepted, out)
+	out = append(out, `,"request_id":"`...)
+	out = append(out, q.id...) // [A-Za-z0-9._:@-] only (saneID, or made so): nothing to escape
+	out = append(out, "\"}\n"...)
+	q.out = out
+	g.write(w, q, http.StatusAccepted, out)
+}
+
+// sourceValues are the rostrum-source header values, indexed as Sources,
+// shared by every record (kgo and its hooks only read a header's value).
+var sourceValues = func() [][]byte {
+	var out [][]byte
+	for _, s := range Sources {
+		out = append(out, []byte(s))
+	}
+	return out
+}()
+
+// isJSON reports whether the Content-Type ct is application/json, with
+// any parameters. The two usual forms are known without parsing.
+func isJSON(ct string) bool {
+	if ct == "application/json" || ct == "application/json; charset=utf-8" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 var errTooLarge = errors.New("body too large")
 
 // busy answers 503: every slot of its kind is taken.
-func (g *Gateway) busy(w http.ResponseWriter, id, source string, start time.Time) {
+func (g *Gateway) busy(w http.ResponseWriter, q *request) {
 	w.Header().Set("Retry-After", retryAfter)
-	g.fail(w, id, source, start, http.StatusServiceUnavailable, fmt.Sprintf("too many pending requests (--max-inflight %d); retry later", g.cfg.MaxInflight))
+	g.fail(w, q, http.StatusServiceUnavailable, fmt.Sprintf("too many pending requests (--max-inflight %d); retry later", g.cfg.MaxInflight))
 }
 
-// readBodyOrFail reads the body (readBody); when that fails it answers
-// (413, 408 or 400) and returns false. The buffer, when not nil, goes back
-// to the pool once the body is no longer needed.
-func (g *Gateway) readBodyOrFail(w http.ResponseWriter, r *http.Request, id, source string, start time.Time) (*[]byte, []byte, bool) {
-	bufp, body, err := g.readBody(r)
+// readBodyOrFail reads the body into q (readBody); when that fails it
+// answers (413, 408 or 400) and returns false.
+func (g *Gateway) readBodyOrFail(w http.ResponseWriter, r *http.Request, q *request) ([]byte, bool) {
+	body, err := g.readBody(r, q)
 	switch {
 	case err == nil:
-		return bufp, body, true
+		return body, true
 	case errors.Is(err, errTooLarge):
-		g.fail(w, id, source, start, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes (--max-body-bytes)", g.cfg.MaxBodyBytes))
+		g.fail(w, q, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes (--max-body-bytes)", g.cfg.MaxBodyBytes))
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
-		g.fail(w, id, source, start, http.StatusRequestTimeout, fmt.Sprintf("the body did not arrive within %s (--read-timeout)", g.cfg.ReadTimeout))
+		g.fail(w, q, http.StatusRequestTimeout, fmt.Sprintf("the body did not arrive within %s (--read-timeout)", g.cfg.ReadTimeout))
 	default:
-		g.fail(w, id, source, start, http.StatusBadRequest, "reading the body: "+err.Error())
+		g.fail(w, q, http.StatusBadRequest, "reading the body: "+err.Error())
 	}
-	return bufp, nil, false
+	return nil, false
 }
 
-// readBody reads the body into a pooled buffer, up to MaxBodyBytes.
-func (g *Gateway) readBody(r *http.Request) (*[]byte, []byte, error) {
+// readBody reads the body into q's buffer, up to MaxBodyBytes.
+func (g *Gateway) readBody(r *http.Request, q *request) ([]byte, error) {
 	if r.ContentLength > g.cfg.MaxBodyBytes {
-		return nil, nil, errTooLarge
+		return nil, errTooLarge
 	}
-	bufp, _ := g.bufs.Get().(*[]byte)
-	if bufp == nil {
-		b := make([]byte, 0, 4096)
-		bufp = &b
-	}
-	buf := (*bufp)[:0]
+	buf := q.body[:0]
 	if r.ContentLength > int64(cap(buf)) {
 		buf = make([]byte, 0, r.ContentLength)
 	}
@@ -322,26 +365,32 @@ func (g *Gateway) readBody(r *http.Request) (*[]byte, []byte, error) {
 		}
 		n, err := r.Body.Read(buf[len(buf):min(int64(cap(buf)), limit)])
 		buf = buf[:len(buf)+n]
-		*bufp = buf
+		q.body = buf
 		if int64(len(buf)) > g.cfg.MaxBodyBytes {
-			return bufp, nil, errTooLarge
+			return nil, errTooLarge
 		}
 		if err == io.EOF {
-			return bufp, buf, nil
+			return buf, nil
 		}
 		if err != nil {
-			return bufp, nil, err
+			return nil, err
 		}
 	}
 }
 
 // requestID returns the request's X-Request-Id when it is a sane id (1..64
-// bytes of [A-Za-z0-9._:@-]), else a new one.
-func (g *Gateway) requestID(r *http.Request) string {
-	if v := r.Header.Get("X-Request-Id"); v != "" && len(v) <= 64 && saneID(v) {
-		return v
+// bytes of [A-Za-z0-9._:@-]), with the header's values to answer it with,
+// else a new one (and nil).
+func (g *Gateway) requestID(r *http.Request) (string, []string) {
+	if vs := r.Header["X-Request-Id"]; len(vs) > 0 {
+		if v := vs[0]; v != "" && len(v) <= 64 && saneID(v) {
+			return v, vs[:1:1]
+		}
 	}
-	return g.idBase + "-" + strconv.FormatUint(g.idSeq.Add(1), 36)
+	var b [64]byte
+	id := append(b[:0], g.idBase...)
+	id = append(id, '-')
+	return string(strconv.AppendUint(id, g.idSeq.Add(1), 36)), nil
 }
 
 func saneID(s string) bool {
@@ -356,23 +405,34 @@ func saneID(s string) bool {
 
 // fail answers with an RFC 9457 problem (internal/problem) carrying the
 // request id.
-func (g *Gateway) fail(w http.ResponseWriter, id, source string, start time.Time, code int, msg string) {
-	b := append(problem.Marshal(problem.New(code, problem.CodeFor(code), msg), map[string]any{"request_id": id}), '\n')
+func (g *Gateway) fail(w http.ResponseWriter, q *request, code int, msg string) {
+	b := append(problem.Marshal(problem.New(code, problem.CodeFor(code), msg), map[string]any{"request_id": q.id}), '\n')
 	w.Header().Set("Content-Type", problem.ContentType)
 	// Debug only: a client that keeps sending a bad body must not flood
 	// the log. Failed produces are logged once, at warn, by the caller.
-	g.cfg.Logger.Debug("gateway: request refused", zap.String("request_id", id), zap.String("source", source), zap.Int("code", code), zap.String("error", msg))
-	g.write(w, id, source, start, code, b)
+	if ce := g.cfg.Logger.Check(zap.DebugLevel, "gateway: request refused"); ce != nil {
+		ce.Write(zap.String("request_id", q.id), zap.String("source", sourceLabel(q.src)), zap.Int("code", code), zap.String("error", msg))
+	}
+	g.write(w, q, code, b)
 }
 
-func (g *Gateway) write(w http.ResponseWriter, id, source string, start time.Time, code int, body []byte) {
-	h := w.Header()
-	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", "application/json")
+// jsonType is the Content-Type header of a JSON answer. Header maps share
+// it: net/http only reads a header's values, and a handler that changes
+// one sets a slice of its own.
+var jsonType = []string{"application/json"}
+
+// write answers code with body.
+func (g *Gateway) write(w http.ResponseWriter, q *request, code int, body []byte) {
+	idv := q.idv // the request's own X-Request-Id header
+	if idv == nil {
+		idv = []string{q.id}
 	}
-	h.Set("X-Request-Id", id)
+	h := w.Header()
+	if ct := h["Content-Type"]; len(ct) == 0 || ct[0] == "" {
+		h["Content-Type"] = jsonType
+	}
+	h["X-Request-Id"] = idv
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
-	g.cfg.Metrics.requests.WithLabelValues(source, codeLabel(code)).Inc()
-	g.cfg.Metrics.latency.WithLabelValues(source).Observe(time.Since(start).Seconds())
+	g.sources[q.src].answered(g.cfg.Metrics, code, time.Since(q.start))
 }

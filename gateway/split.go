@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/rostrumhq/rostrum/codec"
@@ -43,8 +44,30 @@ func (e *BodyError) Error() string {
 // unchecked. array tells which of the two forms the body has. The objects'
 // Raw slices alias body.
 func Parse(body []byte) (objs []Object, array bool, err error) {
-	if !json.Valid(body) {
-		return nil, false, &BodyError{-1, "not well-formed JSON"}
+	os, array, err := parse(body, nil)
+	if err != nil {
+		return nil, array, err
+	}
+	objs = make([]Object, len(os))
+	for i, o := range os {
+		objs[i] = Object{Room: string(o.room), Raw: o.raw}
+	}
+	return objs, array, nil
+}
+
+// object is an Object as the callback endpoint keeps it: its room_id in
+// bytes, a sub-slice of the body (or, for a room_id written with escapes,
+// the unescaped id in a slice of its own).
+type object struct {
+	room []byte
+	raw  []byte
+}
+
+// parse is Parse appending the objects to objs, which it reuses.
+func parse(body []byte, objs []object) (_ []object, array bool, err error) {
+	objs = objs[:0]
+	if !valid(body) {
+		return objs, false, &BodyError{-1, "not well-formed JSON"}
 	}
 	// From here on body is known to be valid JSON, so the scanner below
 	// only has to find boundaries, never to report syntax errors.
@@ -54,24 +77,24 @@ func Parse(body []byte) (objs []Object, array bool, err error) {
 		end := skipValue(body, i)
 		room, err := roomOf(body[i:end], 0)
 		if err != nil {
-			return nil, false, err
+			return objs, false, err
 		}
-		return []Object{{room, body[i:end]}}, false, nil
+		return append(objs, object{room, body[i:end]}), false, nil
 	case '[':
 		i = skipSpace(body, i+1)
 		if body[i] == ']' {
-			return nil, true, &BodyError{-1, "empty array: send at least one object"}
+			return objs, true, &BodyError{-1, "empty array: send at least one object"}
 		}
 		for n := 0; ; n++ {
 			if body[i] != '{' {
-				return nil, true, &BodyError{n, "not a JSON object"}
+				return objs, true, &BodyError{n, "not a JSON object"}
 			}
 			end := skipValue(body, i)
 			room, err := roomOf(body[i:end], n)
 			if err != nil {
-				return nil, true, err
+				return objs, true, err
 			}
-			objs = append(objs, Object{room, body[i:end]})
+			objs = append(objs, object{room, body[i:end]})
 			i = skipSpace(body, end)
 			if body[i] == ']' {
 				return objs, true, nil
@@ -79,13 +102,13 @@ func Parse(body []byte) (objs []Object, array bool, err error) {
 			i = skipSpace(body, i+1) // past ','
 		}
 	default:
-		return nil, false, &BodyError{-1, "must be a JSON object or an array of objects"}
+		return objs, false, &BodyError{-1, "must be a JSON object or an array of objects"}
 	}
 }
 
 // roomOf returns the room_id of the valid JSON object obj (index n).
-func roomOf(obj []byte, n int) (string, error) {
-	var room string
+func roomOf(obj []byte, n int) ([]byte, error) {
+	var room []byte
 	found := false
 	i := skipSpace(obj, 1)
 	for obj[i] != '}' {
@@ -96,15 +119,15 @@ func roomOf(obj []byte, n int) (string, error) {
 		vEnd := skipValue(obj, i)
 		if isRoomKey(key) {
 			if found {
-				return "", &BodyError{n, "room_id: given more than once"}
+				return nil, &BodyError{n, "room_id: given more than once"}
 			}
 			found = true
 			if obj[i] != '"' {
-				return "", &BodyError{n, "room_id: must be a string"}
+				return nil, &BodyError{n, "room_id: must be a string"}
 			}
-			room = unquote(obj[i:vEnd])
-			if err := codec.CheckID(room); err != nil {
-				return "", &BodyError{n, "room_id: " + err.Error()}
+			room = unquoteBytes(obj[i:vEnd])
+			if err := codec.CheckIDBytes(room); err != nil {
+				return nil, &BodyError{n, "room_id: " + err.Error()}
 			}
 		}
 		i = skipSpace(obj, vEnd)
@@ -113,7 +136,7 @@ func roomOf(obj []byte, n int) (string, error) {
 		}
 	}
 	if !found {
-		return "", &BodyError{n, "room_id: required"}
+		return nil, &BodyError{n, "room_id: required"}
 	}
 	return room, nil
 }
@@ -125,6 +148,15 @@ func isRoomKey(q []byte) bool {
 		return string(q) == `"room_id"`
 	}
 	return unquote(q) == "room_id"
+}
+
+// unquoteBytes returns the text of the valid JSON string q (with its
+// quotes): a sub-slice of q when it has no escape.
+func unquoteBytes(q []byte) []byte {
+	if bytes.IndexByte(q, '\\') < 0 {
+		return q[1 : len(q)-1]
+	}
+	return []byte(unquote(q))
 }
 
 // unquote returns the text of the valid JSON string q (with its quotes).
@@ -190,60 +222,101 @@ func skipValue(b []byte, i int) int {
 // even when the room has one object, so a record keeps the form it was
 // sent in.
 func Split(objs []Object, array bool) []Record {
+	os := make([]object, len(objs))
+	for i, o := range objs {
+		os[i] = object{room: []byte(o.Room), raw: o.Raw}
+	}
+	var s splitter
+	recs := s.split(os, array)
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		out[i] = Record{Room: string(r.room), Value: r.value, Objects: r.objects}
+	}
+	return out
+}
+
+// record is a Record as the callback endpoint keeps it: its room in bytes.
+type record struct {
+	room    []byte
+	value   []byte
+	objects int
+	size    int // bytes of value, while split sizes it
+}
+
+// splitter is Split's scratch space, reused from one request to the next.
+type splitter struct {
+	recs []record
+	idx  []int  // the record of each object
+	vals []byte // the values of an array's records, one after another
+}
+
+// split is Split into s's scratch space: the records, and the values of
+// an array's records, are valid until the next call.
+func (s *splitter) split(objs []object, array bool) []record {
+	s.recs = s.recs[:0]
 	if !array {
-		return []Record{{Room: objs[0].Room, Value: objs[0].Raw, Objects: 1}}
+		s.recs = append(s.recs, record{room: objs[0].room, value: objs[0].raw, objects: 1})
+		return s.recs
 	}
 	// Room of each object → index of its record. Requests are small; a
 	// linear search beats a map up to a few dozen rooms.
-	var recs []Record
 	var byRoom map[string]int
-	idx := make([]int, len(objs))
-	size := make([]int, 0, 4)
+	s.idx = slices.Grow(s.idx[:0], len(objs))[:len(objs)]
+	total := 0
 	for n, o := range objs {
 		r := -1
 		if byRoom != nil {
-			if k, ok := byRoom[o.Room]; ok {
+			if k, ok := byRoom[string(o.room)]; ok {
 				r = k
 			}
 		} else {
-			for k := range recs {
-				if recs[k].Room == o.Room {
+			for k := range s.recs {
+				if bytes.Equal(s.recs[k].room, o.room) {
 					r = k
 					break
 				}
 			}
 		}
 		if r < 0 {
-			r = len(recs)
-			recs = append(recs, Record{Room: o.Room})
-			size = append(size, 1) // '['
-			if byRoom == nil && len(recs) > 32 {
-				byRoom = make(map[string]int, 2*len(recs))
-				for k := range recs {
-					byRoom[recs[k].Room] = k
+			r = len(s.recs)
+			s.recs = append(s.recs, record{room: o.room, size: 1}) // '['
+			total++
+			if byRoom == nil && len(s.recs) > 32 {
+				byRoom = make(map[string]int, 2*len(s.recs))
+				for k := range s.recs {
+					byRoom[string(s.recs[k].room)] = k
 				}
 			} else if byRoom != nil {
-				byRoom[o.Room] = r
+				byRoom[string(o.room)] = r
 			}
 		}
-		idx[n] = r
-		recs[r].Objects++
-		size[r] += len(o.Raw) + 1 // the object and ',' or ']'
+		s.idx[n] = r
+		s.recs[r].objects++
+		s.recs[r].size += len(o.raw) + 1 // the object and ',' or ']'
+		total += len(o.raw) + 1
 	}
-	for k := range recs {
-		recs[k].Value = make([]byte, 0, size[k])
+	// Each record's value gets its own stretch of vals, capped so that
+	// appending to one can never write into the next.
+	if cap(s.vals) < total {
+		s.vals = make([]byte, 0, total)
+	}
+	off := 0
+	for k := range s.recs {
+		r := &s.recs[k]
+		r.value = s.vals[off : off : off+r.size]
+		off += r.size
 	}
 	for n, o := range objs {
-		r := &recs[idx[n]]
-		if len(r.Value) == 0 {
-			r.Value = append(r.Value, '[')
+		r := &s.recs[s.idx[n]]
+		if len(r.value) == 0 {
+			r.value = append(r.value, '[')
 		} else {
-			r.Value = append(r.Value, ',')
+			r.value = append(r.value, ',')
 		}
-		r.Value = append(r.Value, o.Raw...)
+		r.value = append(r.value, o.raw...)
 	}
-	for k := range recs {
-		recs[k].Value = append(recs[k].Value, ']')
+	for k := range s.recs {
+		s.recs[k].value = append(s.recs[k].value, ']')
 	}
-	return recs
+	return s.recs
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"net/textproto"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -32,16 +33,20 @@ type requestTrace struct {
 	tp   []byte          // the records' traceparent value
 }
 
+// traceparentKey is the traceparent header's key in an http.Header.
+var traceparentKey = textproto.CanonicalMIMEHeaderKey(traceparent.Header)
+
 // startTrace returns the trace context of callback request r from source.
+// Without a tracer the value is written in q, and so lives as long as q.
 // End it when the request is answered.
-func (g *Gateway) startTrace(r *http.Request, source, id string) requestTrace {
-	in := r.Header.Get(traceparent.Header)
-	parent, ok := traceparent.Parse([]byte(in))
+func (g *Gateway) startTrace(r *http.Request, source string, q *request) requestTrace {
+	q.tp = append(q.tp[:0], header(r, traceparentKey)...)
+	parent, ok := traceparent.Parse(q.tp)
 	if g.cfg.TracerProvider == nil {
-		if ok {
-			return requestTrace{tp: []byte(in)}
+		if !ok {
+			q.tp = traceparent.Append(q.tp[:0], traceparent.New())
 		}
-		return requestTrace{tp: traceparent.Format(traceparent.New())}
+		return requestTrace{tp: q.tp}
 	}
 	ctx := context.Background()
 	if ok {
@@ -53,7 +58,7 @@ func (g *Gateway) startTrace(r *http.Request, source, id string) requestTrace {
 			attribute.String("http.request.method", r.Method),
 			attribute.String("url.path", r.URL.Path),
 			attribute.String("rostrum.source", source),
-			attribute.String("rostrum.request_id", id)))
+			attribute.String("rostrum.request_id", q.id)))
 	sc := span.SpanContext()
 	switch {
 	case !sc.IsValid() && ok: // a no-op provider: continue the request's trace

@@ -82,6 +82,20 @@ func (t *Table) Env(room string) (env string, ok bool) {
 	return t.def, t.def != ""
 }
 
+// EnvBytes is Env for a room id in bytes, such as a room_id read from a
+// callback body, without making a string of it.
+func (t *Table) EnvBytes(room []byte) (env string, ok bool) {
+	if t == nil {
+		return "", false
+	}
+	for i := range t.rules {
+		if t.rules[i].re.Match(room) {
+			return t.rules[i].env, true
+		}
+	}
+	return t.def, t.def != ""
+}
+
 // Belongs reports whether room routes to env.
 func (t *Table) Belongs(env, room string) bool {
 	e, ok := t.Env(room)

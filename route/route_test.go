@@ -43,6 +43,9 @@ func TestTableFirstMatchAndDefault(t *testing.T) {
 		if got, ok := tb.Env(room); !ok || got != want {
 			t.Errorf("Env(%q) = %q, %v; want %q", room, got, ok, want)
 		}
+		if got, ok := tb.EnvBytes([]byte(room)); !ok || got != want {
+			t.Errorf("EnvBytes(%q) = %q, %v; want %q", room, got, ok, want)
+		}
 	}
 	if !tb.Belongs("gray", "g-7") || tb.Belongs("prod", "g-7") {
 		t.Error("Belongs disagrees with Env")
@@ -55,7 +58,13 @@ func TestTableFirstMatchAndDefault(t *testing.T) {
 	if env, ok := noDef.Env("x-1"); ok {
 		t.Errorf("without default: Env(x-1) = %q, true", env)
 	}
+	if env, ok := noDef.EnvBytes([]byte("x-1")); ok {
+		t.Errorf("without default: EnvBytes(x-1) = %q, true", env)
+	}
 	var nilT *Table
+	if _, ok := nilT.EnvBytes([]byte("p-1")); ok {
+		t.Error("a nil table routed a room in bytes")
+	}
 	if _, ok := nilT.Env("p-1"); ok || !nilT.Empty() {
 		t.Error("a nil table routed a room")
 	}
