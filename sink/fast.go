@@ -212,20 +212,52 @@ func (r *Redis) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranki
 }
 
 // planRoom merges the room's updates into the cached states exactly as
-// applyLua would merge them into the stored ones: updates and states are
-// taken in their stored (packed) form, updates of one user from several
-// parts are merged first, then into the state; new users are admitted up to
-// the members cap in order of first appearance; only changed states are
-// written, ranked members are ZADDed with their score, and the others
-// ZREMed.
+// applyLua would merge them into the stored ones (roomDelta), moves the
+// entry to the apply's states, takes the stable step when it can
+// (planMerge) and encodes fastLua's arguments (fastArgs).
 func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack, ar *arena, merge ranking.StableStep) (*fastPlan, error) {
 	c := r.cache
 	pl := ar.plan()
 	pl.room, pl.expect, pl.ack = cr, cr.token, ack
-
-	// The room's updates, one per user.
 	ar.reserve(u)
 	first := len(ar.changes)
+	if err := c.foldUpdates(u, ar); err != nil {
+		return nil, err
+	}
+	d, err := r.roomDelta(cr, u.Room, ar.changes[first:])
+	if err != nil {
+		return nil, err
+	}
+	ar.changes = ar.changes[:first+len(d.changed)]
+	pl.refused = d.refused
+	pl.goTop = d.count <= goTopMax
+	pl.bump = d.zadds+d.zrems > 0
+
+	// The entry moves to the apply's states now; it stays unusable (no
+	// token) until Redis confirms them.
+	rankedBefore := cr.ranked
+	c.take(cr, d.changed)
+	if len(d.changed) > 0 {
+		pl.next = c.token()
+	}
+	return pl, r.fastArgs(pl, cr, u, ar, merge, d, rankedBefore == 0 && d.zadds > 0)
+}
+
+// roomChange is what a room update changes in the room's member states:
+// the members whose state changed (with their new state and score), the
+// new users refused by the members cap, the room's member count after the
+// update, and how many changed members are ranked and not.
+type roomChange struct {
+	changed      []change
+	refused      []string
+	count        int
+	zadds, zrems int
+}
+
+// foldUpdates appends the room's updates to ar.changes, one per user:
+// updates and states in their stored (packed) form, a user's updates from
+// several parts merged first.
+func (c *stateCache) foldUpdates(u *ranking.RoomUpdate, ar *arena) error {
 	idx := c.scratch
 	if len(u.Parts) > 1 {
 		clear(idx)
@@ -236,7 +268,7 @@ func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack
 			m := &part.Members[k]
 			s := m.State
 			if err := s.UnmarshalBinary(s.AppendBinary(buf[:0])); err != nil {
-				return nil, err
+				return err
 			}
 			if len(u.Parts) > 1 {
 				if j, ok := idx[m.UserID]; ok {
@@ -248,52 +280,55 @@ func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack
 			ar.changes = append(ar.changes, change{user: m.UserID, state: s})
 		}
 	}
+	return nil
+}
 
-	// Merged into the stored states: keep the changed ones, in place.
-	upd := ar.changes[first:]
-	changed := upd[:0]
-	count := len(cr.list)
-	var zadds, zrems int
+// roomDelta merges the folded updates upd into the cached room's states,
+// as applyLua does: new users are admitted up to the members cap in order
+// of first appearance, and only changed states are kept, in upd's array,
+// each with its score. The cached room is not changed.
+func (r *Redis) roomDelta(cr *cachedRoom, room string, upd []change) (roomChange, error) {
+	d := roomChange{changed: upd[:0], count: len(cr.list)}
+	var buf [ranking.StateSize]byte
 	for _, m := range upd {
 		at := cr.get(m.user)
 		var old ranking.MemberState
 		if at >= 0 {
 			old, m.arg = cr.list[at].state, cr.list[at].arg
 		} else {
-			if r.opt.MaxMembers > 0 && count >= r.opt.MaxMembers {
-				pl.refused = append(pl.refused, m.user)
+			if r.opt.MaxMembers > 0 && d.count >= r.opt.MaxMembers {
+				d.refused = append(d.refused, m.user)
 				continue
 			}
-			count++
+			d.count++
 			m.arg = m.user
 		}
 		s := old
 		s.Merge(&m.state)
 		if err := s.UnmarshalBinary(s.AppendBinary(buf[:0])); err != nil {
-			return nil, err
+			return d, err
 		}
 		if at >= 0 && s == old {
 			continue
 		}
 		score, err := scoreOf(&s, r.opt.Meeting)
 		if err != nil {
-			return nil, fmt.Errorf("sink: apply room %q: time of %s outside the score layout: %w", u.Room, m.user, err)
+			return d, fmt.Errorf("sink: apply room %q: time of %s outside the score layout: %w", room, m.user, err)
 		}
 		m.at, m.state, m.score = at, s, score
-		changed = append(changed, m)
+		d.changed = append(d.changed, m)
 		if score != ranking.Unranked {
-			zadds++
+			d.zadds++
 		} else {
-			zrems++
+			d.zrems++
 		}
 	}
-	ar.changes = ar.changes[:first+len(changed)]
-	pl.goTop = count <= goTopMax
-	pl.bump = zadds+zrems > 0
+	return d, nil
+}
 
-	// The entry moves to the apply's states now; it stays unusable (no
-	// token) until Redis confirms them.
-	rankedBefore := cr.ranked
+// take moves the cached room to the changed states and leaves it without
+// a token: unusable until Redis confirms the apply.
+func (c *stateCache) take(cr *cachedRoom, changed []change) {
 	for i := range changed {
 		m := &changed[i]
 		if m.at >= 0 {
@@ -304,10 +339,12 @@ func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack
 		}
 	}
 	cr.token = ""
-	if len(changed) > 0 {
-		pl.next = c.token()
-	}
+}
 
+// fastArgs encodes the plan's fastLua arguments (see lua/fast.lua) into
+// pl.args, cut from the arena; with merge it takes the stable step first
+// (planMerge). newRanking says that the apply creates the room's ranking.
+func (r *Redis) fastArgs(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar *arena, merge ranking.StableStep, d roomChange, newRanking bool) error {
 	bump, topn, ackSeq := "0", r.args[1], any("")
 	if pl.bump {
 		bump = "1"
@@ -315,44 +352,44 @@ func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack
 	if pl.goTop {
 		topn = "0"
 	}
-	if ack != nil {
-		ackSeq = ar.num(ack.Seq)
+	if pl.ack != nil {
+		ackSeq = ar.num(pl.ack.Seq)
 	}
 	a := ar.args[len(ar.args):]
 	a = append(a, r.args[0], topn, ar.str(pl.expect), ar.str(pl.next), bump, ackSeq)
 	a, err := r.planMerge(a, ar, cr, u, pl, merge)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	a = append(a, r.ttlMode(cr, u, pl, rankedBefore == 0 && zadds > 0), r.rulesArg, len(u.Parts))
+	a = append(a, r.ttlMode(cr, u, pl, newRanking), r.rulesArg, len(u.Parts))
 	for i := range u.Parts {
 		part := &u.Parts[i]
-		a = append(a, c.partArg(part), ar.num(part.Last))
+		a = append(a, r.cache.partArg(part), ar.num(part.Last))
 	}
-	a = append(a, len(changed))
-	for i := range changed {
-		m := &changed[i]
+	a = append(a, len(d.changed))
+	for i := range d.changed {
+		m := &d.changed[i]
 		start := len(ar.packed)
 		ar.packed = m.state.AppendBinary(ar.packed)
 		a = append(a, m.arg, ar.raw(ar.packed[start:len(ar.packed):len(ar.packed)]))
 	}
-	a = append(a, zadds)
-	for i := range changed {
-		if m := &changed[i]; m.score != ranking.Unranked {
+	a = append(a, d.zadds)
+	for i := range d.changed {
+		if m := &d.changed[i]; m.score != ranking.Unranked {
 			a = append(a, ar.num(int64(m.score)), m.arg)
 		}
 	}
 	// As applyLua: every changed member that is not ranked is ZREMed and
 	// counts as a ranking change, so both paths keep the same version.
-	a = append(a, zrems)
-	for i := range changed {
-		if m := &changed[i]; m.score == ranking.Unranked {
+	a = append(a, d.zrems)
+	for i := range d.changed {
+		if m := &d.changed[i]; m.score == ranking.Unranked {
 			a = append(a, m.arg)
 		}
 	}
 	pl.args = a[:len(a):len(a)]
 	ar.args = ar.args[:len(ar.args)+len(a)]
-	return pl, nil
+	return nil
 }
 
 // ttlMode returns fastLua's TTL refresh for a plan. Refreshing the TTL of
