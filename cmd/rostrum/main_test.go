@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/processor"
+	"github.com/rostrumhq/rostrum/sink"
 )
 
 func parseRun(t *testing.T, args ...string) (*runFlags, error) {
@@ -76,6 +78,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		"--kafka-session-timeout":   {"--kafka-session-timeout", "10ms"},
 		"--kafka-rebalance-timeout": {"--kafka-rebalance-timeout", "1h"},
 		"--wal-segment-bytes":       {"--wal-segment-bytes", "4096"},
+		"--ack-delay":               {"--ack-delay", "2m"},
 	}
 	for field, args := range cases {
 		err := Main(context.Background(), append([]string{"run"}, args...), new(bytes.Buffer), new(bytes.Buffer))
@@ -186,5 +189,33 @@ func TestGroupTimeoutFlags(t *testing.T) {
 	}
 	if pc.SessionTimeout != 20*time.Second || pc.RebalanceTimeout != 45*time.Second {
 		t.Fatalf("from the environment and the file: session %s, rebalance %s", pc.SessionTimeout, pc.RebalanceTimeout)
+	}
+}
+
+// TestRunFlagNamesCoverConfig keeps runFlagNames from drifting: every field
+// of processor.Config and sink.Options is either named by a flag of `rostrum
+// run` there (so that its Validate error names the flag) or listed here as
+// set by the wiring, and every flag named exists.
+func TestRunFlagNamesCoverConfig(t *testing.T) {
+	wiring := map[string]bool{ // set by runPipeline or pipelineConfig, never from one flag
+		"MemberFile": true, "MaxBatchBytes": true, "MoreTopics": true, "Decode": true, "WALPruneEvery": true,
+		"RetryBackoff": true, "GenerationFile": true, "GenerationCheckEvery": true, "Logger": true, "Observer": true,
+		"KafkaOpts": true, "ConsumerOpts": true, "TracerProvider": true, "BoardStore": true, "BoardExpireEvery": true,
+	}
+	for _, typ := range []reflect.Type{reflect.TypeOf(processor.Config{}), reflect.TypeOf(sink.Options{})} {
+		for i := range typ.NumField() {
+			name := typ.Field(i).Name
+			if _, ok := runFlagNames[name]; !ok && !wiring[name] {
+				t.Errorf("%s.%s: no flag in runFlagNames, and not listed as wiring", typ, name)
+			}
+		}
+	}
+	f := flag.NewFlagSet("run", flag.ContinueOnError)
+	new(runFlags).register(f)
+	for field, flagName := range runFlagNames {
+		name, _, _ := strings.Cut(strings.TrimPrefix(flagName, "--"), " ")
+		if f.Lookup(name) == nil {
+			t.Errorf("runFlagNames[%q] = %q: rostrum run has no such flag", field, flagName)
+		}
 	}
 }

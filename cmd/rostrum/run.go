@@ -278,16 +278,21 @@ func (f *runFlags) checkRun() error {
 // that `rostrum run` sets from flags into those flags' names, for the
 // errors of their Validate methods.
 var runFlagNames = map[string]string{
-	"Brokers": "--brokers", "Env": "--env", "TopN": "--top-n",
-	"MaxPollRecords": "--max-poll-records", "Stability": "--stability", "Dwell": "--stability-dwell",
+	// processor.Config
+	"Brokers": "--brokers", "Env": "--env", "TopicPrefix": "--topic-prefix", "Group": "--group", "TopN": "--top-n",
+	"InstanceID": "--instance-id", "SessionTimeout": "--kafka-session-timeout", "RebalanceTimeout": "--kafka-rebalance-timeout",
+	"Rooms": "--route", "MaxPollRecords": "--max-poll-records", "CreateTopics": "--create-topics",
+	"RequireCompactedOutput": "--allow-uncompacted-output", "Partitions": "--topic-partitions",
+	"OutputPartitions": "--output-partitions", "ReplicationFactor": "--replication-factor", "DLQRetention": "--dlq-retention",
+	"Meeting": "--ranking", "UnknownTypes": "--unknown-types", "Stability": "--stability", "Dwell": "--stability-dwell",
 	"Grace": "--stability-grace", "Margin": "--stability-margin", "DueInterval": "--stability-due-interval",
-	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after",
-	"MaxRoomsPerApply": "--max-rooms-per-apply", "ShutdownTimeout": "--shutdown-timeout", "RoomTTL": "--room-ttl",
-	"MaxMembers": "--max-room-members", "CacheMembers": "--state-cache", "RoomsPerScript": "--rooms-per-script",
-	"Partitions": "--topic-partitions", "OutputPartitions": "--output-partitions",
-	"ReplicationFactor": "--replication-factor",
-	"UnknownTypes":      "--unknown-types",
-	"SessionTimeout":    "--kafka-session-timeout", "RebalanceTimeout": "--kafka-rebalance-timeout",
+	"WALMaxAge": "--wal-max-age", "WALMaxBytes": "--wal-max-bytes", "ShutdownTimeout": "--shutdown-timeout",
+	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after", "AckDelay": "--ack-delay",
+	"PipelineBatches": "--pipeline-batches", "MaxRoomsPerApply": "--max-rooms-per-apply", "RebuildWindow": "--room-ttl",
+	"Boards": "--config (boards)",
+	// sink.Options
+	"RoomTTL": "--room-ttl", "MaxMembers": "--max-room-members", "CacheMembers": "--state-cache",
+	"RoomsPerScript": "--rooms-per-script",
 }
 
 func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
