@@ -10,80 +10,23 @@ import (
 	"github.com/rostrumhq/rostrum/codec"
 )
 
-// All-time boards and decay (docs/DESIGN.md §8 "Total boards and decay"),
-// and decay on rolling boards (below).
+// Total boards, and decay on total and rolling boards. The formulas (the
+// weights W(ts) = M(r)·2^(h−k), the base k and its rebase, what is
+// rounded and why the sums stay exact) have one home: docs/DESIGN.md §8
+// "Total boards and decay" and "Rolling boards with decay". What the code
+// here must keep, at the point of use:
 //
-// A total board keeps one ranking that never resets. Its event ids are
-// kept per UTC day of the event time (a producer's retry repeats the
-// event, so it lands in the same day) for two days.
-//
-// With decay, a total board ranks by Σ value·2^((ts − now)/H), a score
-// that halves every half-life H, without touching every member as time
-// passes: each event adds value·W(ts) to its member's sum S, an integer,
-// where
-//
-//	W(ts) = M(r)·2^n        h = floor((ts − epoch)/H), r = ts − epoch − h·H
-//	M(r)  = round(2^20 · 2^(r/H))     an integer in [2^20, 2^21]
-//	n     = h − k                     k: the board's base (t0 = epoch + k·H)
-//
-// so every S is relative to the same base t0 and comparing sums is
-// comparing decayed values at any common time: the ranking never changes
-// by time alone. M depends only on the position of ts within its
-// half-life, so moving t0 by whole half-lives divides every weight by a
-// power of two. A read returns S / (2^20 · 2^((now − t0)/H)) rounded to the
-// board's unit (math.Round: half away from zero), at the read's wall clock.
-//
-// Rebase. Before S leaves the 2^53 a Redis score and a Lua number hold
-// exactly, the base moves: at every Apply (and every expiry tick) the base
-// target is floor((now − grace − epoch)/H) − 1, and when it is above the
-// stored base k, the same script divides every member's S by 2^(target−k)
-// (floor), moves k and records it in the board's base hash, before it adds
-// anything: atomic, exactly once, only ever forward. An event whose h is
-// below the base is late (at least one half-life plus grace old when it
-// arrived): Batch.Add refuses it by record time (late at epoch + (h+2)·H +
-// grace) and the script again by the base it finds.
-//
-// Exactness: sums, weights and rebases are integer arithmetic below 2^53
-// and the same in any order of application within a base. What is rounded,
-// and documented: M to 21 significant bits (a weight is within 2^-21 of
-// 2^(r/H), relative), and each rebase floors S (an error below 2^-20 of a
-// unit, once per rebase). With n at most 3 (one half-life of lag, one of
-// the current half-life, future skew), |S| < max-total·2^24, so a decay
-// board's max-total is at most 2^29 − 1 units (the default).
-//
-// Rolling boards (docs/DESIGN.md §8 "Rolling boards with decay"). A rolling
-// decay board keeps its slices and its window sums as a rolling board
-// does, in the same base k (hash P .. 'b'): a slice's hash holds each
-// member's Σ value·W(ts) over the slice, and the member's window sum is the
-// sum of its slices still in the window, which the expiry subtracts as
-// they leave. The half-life is a whole number of slices, so a slice lies
-// in one half-life and its events share n = h − k (Batch.Add folds a
-// slice's entries, and the script takes h with the slice).
-//
-// A rebase floors, and floor(Σ S) ≠ Σ floor(S): dividing the window sum
-// alone would leave it off the sum of its slices by up to the number of
-// slices, and expiring them would leave that residue behind for good. So
-// the rebase (decay.lua rebaseRolling, in apply.lua before it adds and in
-// rebase.lua on the tick) divides every slice's sums, floor, and sets every
-// window sum to the sum of its divided slices, in one script: the window
-// sum stays, exactly, the sum of the slices in the window. Its work is the
-// board's state (every slice sum), once per half-life; a slice sum that
-// floors to 0 stays (the expiry of its slice must still meet the member),
-// and the expiry keeps a member's state while its newest slice is in the
-// window, as with negative values, since a sum may floor to 0 with events
-// still in the window. Every slice key is declared: a script that is to
-// move the base and finds a slice it was not given answers "replan" (the
-// tick's rebase.lua: a third value) before writing anything, and Apply
-// (Expire) sends it again with the slices read just before; so a batch pays
-// the read only when the base moves, once per half-life.
-//
-// An entry that would take a slice sum or a window sum beyond ±(2^53 − 1)
-// is not added (counted as saturated): sums stay exact, never clamped, so
-// the window sum stays the sum of its slices. An event is late when its
-// slice has left the window plus grace or its half-life is below the base,
-// whichever comes first. Windows boards do not decay: each window
-// subtracts its own slices, and a rebase would rebuild every window. Nor
-// do decay boards settle daily: their values change with the clock.
+//   - Sums are integers below 2^53, the same in any order within a base;
+//     an entry that would pass ±(2^53 − 1) is not added (saturated), never
+//     clamped.
+//   - The base moves only forward, in the script that adds (apply.lua) or
+//     on the tick (rebase.lua), before anything is added; a rolling board's
+//     rebase divides every slice and resets every window sum to the sum of
+//     its slices in the same script, so the expiry leaves no residue.
+//   - Late: below the base, or (rolling) its slice left the window plus
+//     grace; Batch.Add refuses by record time, the script again by the base.
+//   - Windows boards do not decay and decay boards do not settle daily
+//     (refused at start-up).
 
 const (
 	// decayBits is F: the weight mantissa's fractional bits.
