@@ -163,42 +163,6 @@ func TestWatermarkSkipsApplied(t *testing.T) {
 	}
 }
 
-// TestWatermarksOfEarlierVersions: a room whose watermarks are still in the
-// hash of their own that earlier versions kept is applied under them (a
-// part at or below them is skipped, by the full script and then by the
-// fast one), and the first apply moves them into the stable hash.
-func TestWatermarksOfEarlierVersions(t *testing.T) {
-	ctx := context.Background()
-	vol := func(v int64, ts int64) codec.Event { return codec.Event{Type: codec.TypeVolume, Value: v, TS: ts} }
-	c := testenv.StartRedis(t).Client()
-	s := newSink(t, c)
-	k := sink.RoomKeys("test", "r1")
-	if err := c.HSet(ctx, k.Watermarks, "test.callbacks.rtc/0", 10, "test.callbacks.rtc/1", 7).Err(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := s.Apply(ctx, []ranking.RoomUpdate{update("r1", "a", 0, 9, vol(900, base))}, nil)
-	if err != nil || st[0].Applied {
-		t.Fatalf("part below the earlier version's watermark was applied: %+v, %v", st, err)
-	}
-	if n := c.Exists(ctx, k.Watermarks).Val(); n != 0 {
-		t.Fatal("the earlier version's watermark hash is still there")
-	}
-	wm, _ := c.HMGet(ctx, k.Stable, "test.callbacks.rtc/0", "test.callbacks.rtc/1").Result()
-	if wm[0] != "10" || wm[1] != "7" {
-		t.Fatalf("watermarks in the stable hash %v, want 10 and 7", wm)
-	}
-	st, err = s.Apply(ctx, []ranking.RoomUpdate{update("r1", "a", 0, 11, vol(900, base))}, nil)
-	if err != nil || !st[0].Applied {
-		t.Fatalf("part above the watermark: %+v, %v", st, err)
-	}
-	// The room is cached now: fast.lua finds the moved watermark and
-	// refuses the part (a stale plan), and the full script skips it.
-	st, err = s.Apply(ctx, []ranking.RoomUpdate{update("r1", "b", 1, 7, vol(900, base))}, nil)
-	if err != nil || st[0].Applied || s.CacheStats().Stale != 1 {
-		t.Fatalf("part at the moved watermark (cache %+v): %+v, %v", s.CacheStats(), st, err)
-	}
-}
-
 func TestStableCompareAndSetAndPending(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.StartRedis(t).Client()

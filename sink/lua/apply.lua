@@ -2,8 +2,7 @@
 -- atomically and returns what the stable merge needs. Every key it touches
 -- carries the room's hash tag, so it runs on one Redis Cluster slot.
 --
--- KEYS: 1 members hash, 2 ranking zset, 3 stable hash, 4 the watermark
---       hash of earlier versions
+-- KEYS: 1 members hash, 2 ranking zset, 3 stable hash
 -- ARGV: 1 ttl ms, 2 top-n, 3 epoch ms, 4 max time offset (ms),
 --       5..10 multipliers of spotlight, screen share, audio, volume, video
 --       and role in the score (0: the rules do not rank on the field),
@@ -27,10 +26,8 @@
 -- written; format 1 (35 bytes, earlier releases) is read too.
 --
 -- Watermarks: the stable hash's field "topic/partition" holds the last
--- offset applied from that partition. Earlier versions kept them in a hash
--- of their own (KEYS[4]); this script moves them into the stable hash and
--- deletes it, so that a room the state cache holds (always read by this
--- script first) has its watermarks where fast.lua looks.
+-- offset applied from that partition (fast.lua reads and writes it there
+-- too).
 --
 -- A part whose last offset is at or below the stored watermark was applied
 -- before (a replay or a zombie consumer) and is skipped. A part that overlaps
@@ -145,14 +142,6 @@ local function score(s)
   return s[6]*mP + s[5]*mS + s[1]*mA + s[7]*mV + s[2]*mVid + role*mR + math.floor(t/unit)
 end
 
-if redis.call('EXISTS', KEYS[4]) == 1 then
-  local old = redis.call('HGETALL', KEYS[4])
-  for k = 1, #old, 2 do
-    local cur = tonumber(redis.call('HGET', KEYS[3], old[k]) or '-1')
-    if tonumber(old[k+1]) > cur then redis.call('HSET', KEYS[3], old[k], old[k+1]) end
-  end
-  redis.call('DEL', KEYS[4])
-end
 for _ = 1, nparts do
   local tp, last, n = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2])
   i = i + 3
