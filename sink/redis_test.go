@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,6 +161,31 @@ func TestWatermarkSkipsApplied(t *testing.T) {
 	wm, _ := c.HGetAll(ctx, sink.RoomKeys("test", "r1").Stable).Result()
 	if !(wm["test.callbacks.rtc/0"] == "10" && wm["test.callbacks.rtc/1"] == "3") {
 		t.Fatalf("watermarks %v", wm)
+	}
+}
+
+// TestApplyRefusesOtherStateFormats: a stored member state that is not of
+// format version 2 (here the 35-byte format 1 of unreleased commits) fails
+// the apply with an error saying so, whether the script merges into it or
+// re-scores the room from it.
+func TestApplyRefusesOtherStateFormats(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	s := newSink(t, c)
+	v1 := string(append([]byte{1, 0, ranking.PresenceIn, byte(codec.RoleHost), 1, 0, 2}, make([]byte, 8+5*4)...))
+	vol := codec.Event{Type: codec.TypeVolume, Value: 100, TS: base}
+	for _, room := range []string{"merged", "rescored"} {
+		k := sink.RoomKeys("test", room)
+		if err := c.HSet(ctx, k.Members, "a", v1).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if room == "merged" { // scored under the sink's rules: no re-scoring
+			c.HSet(ctx, k.Stable, "r", codec.NewMeeting(codec.DefaultEpoch).Version())
+		}
+		_, err := s.Apply(ctx, []ranking.RoomUpdate{update(room, "a", 0, 1, vol)}, nil)
+		if err == nil || !strings.Contains(err.Error(), "not of format version 2") {
+			t.Fatalf("%s: apply over a format 1 state: %v, want an error naming format version 2", room, err)
+		}
 	}
 }
 

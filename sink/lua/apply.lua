@@ -22,8 +22,8 @@
 -- from its member registers first, in this same atomic step: the ranking
 -- is rebuilt whole, so one sorted set never holds two layouts.
 --
--- Packed member states: format 2 (ranking.MemberState.AppendBinary) is
--- written; format 1 (35 bytes, earlier releases) is read too.
+-- Packed member states: format 2 (ranking.MemberState.AppendBinary), the
+-- only one read and written; a stored state of any other format is an error.
 --
 -- Watermarks: the stable hash's field "topic/partition" holds the last
 -- offset applied from that partition (fast.lua reads and writes it there
@@ -62,8 +62,7 @@
 -- The stable members' scores tell the hysteresis which of them left the
 -- ranking and how strong the others are.
 
-local F1 = '<BBBBBHlI4I4I4I4I4'
-local NONE1, MAXD = 4294967295, 4294967295
+local MAXD = 4294967295
 local ttl, topn, epoch, tmax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local mP, mS, mA, mV = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local mVid, mR, unit = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
@@ -91,31 +90,22 @@ local function merge(s, u)
   if u[15] > s[15] then s[15] = u[15] end
 end
 local function unpack15(b)
-  if string.byte(b, 1) == 2 and #b >= 11 then
-    local _, vals, mask, mx = struct.unpack('<BI3BI6', b)
-    local s = {vals % 2, math.floor(vals/2) % 2, math.floor(vals/16) % 4, math.floor(vals/64) % 8,
-      math.floor(vals/4) % 2, math.floor(vals/8) % 2, math.floor(vals/512), 0, 0, 0, 0, 0, 0, 0, mx}
-    local at = 12
-    for j = 0, 6 do
-      if bit.band(mask, 2^j) ~= 0 then
-        if at + 3 > #b then error('rostrum: member state of ' .. #b .. ' bytes is short') end
-        s[8+j] = mx - struct.unpack('<I4', b, at)
-        at = at + 4
-      end
+  if string.byte(b, 1) ~= 2 then
+    error('rostrum: member state of ' .. #b .. ' bytes is not of format version 2')
+  end
+  if #b < 11 then error('rostrum: member state of ' .. #b .. ' bytes is short') end
+  local _, vals, mask, mx = struct.unpack('<BI3BI6', b)
+  local s = {vals % 2, math.floor(vals/2) % 2, math.floor(vals/16) % 4, math.floor(vals/64) % 8,
+    math.floor(vals/4) % 2, math.floor(vals/8) % 2, math.floor(vals/512), 0, 0, 0, 0, 0, 0, 0, mx}
+  local at = 12
+  for j = 0, 6 do
+    if bit.band(mask, 2^j) ~= 0 then
+      if at + 3 > #b then error('rostrum: member state of ' .. #b .. ' bytes is short') end
+      s[8+j] = mx - struct.unpack('<I4', b, at)
+      at = at + 4
     end
-    if at ~= #b + 1 then error('rostrum: member state of ' .. #b .. ' bytes, mask wants ' .. (at-1)) end
-    return s
   end
-  -- format 1: values, version, volume, newest time, five time deltas
-  if #b ~= 35 then error('rostrum: member state of ' .. #b .. ' bytes, want format 2 or 35 bytes') end
-  local a = {struct.unpack(F1, b)}
-  if a[5] ~= 1 then error('rostrum: member state format ' .. a[5] .. ', want 1 or 2') end
-  local mx = a[7]
-  local s = {a[1], a[2], a[3], a[4], 0, 0, a[6], 0, 0, 0, 0, 0, 0, 0, mx}
-  for j = 0, 4 do
-    local d = a[8+j]
-    if d ~= NONE1 then s[8+j] = mx - d end
-  end
+  if at ~= #b + 1 then error('rostrum: member state of ' .. #b .. ' bytes, mask wants ' .. (at-1)) end
   return s
 end
 local function pack15(s)
