@@ -6,21 +6,20 @@
 -- ARGV: 1 ttl ms, 2 top-n, 3 epoch ms, 4 max time offset (ms),
 --       5..10 multipliers of spotlight, screen share, audio, volume, video
 --       and role in the score (0: the rules do not rank on the field),
---       11 time unit (ms), 12 rules version, 13 the version of a room
---       stored without one (the legacy rules),
---       14 members cap (0: none),
---       15 force (1: apply parts at or below the watermark too; recovery),
---       16 new state token, 17 want states (1: reply with every member's
+--       11 time unit (ms), 12 rules version, 13 members cap (0: none),
+--       14 force (1: apply parts at or below the watermark too; recovery),
+--       15 new state token, 16 want states (1: reply with every member's
 --       state, for the sink's state cache),
---       18 number of topic-partition parts, then per part:
+--       17 number of topic-partition parts, then per part:
 --       name ("topic/partition"), last offset, member count,
 --       then member count pairs of (user id, packed update)
 --
 -- Rules version: the stable hash's field r names the ranking rules the
 -- room's scores were computed under. A room touched under other rules (a
--- processor configured with other --ranking or --score-epoch) is re-scored
--- from its member registers first, in this same atomic step: the ranking
--- is rebuilt whole, so one sorted set never holds two layouts.
+-- processor configured with other --ranking or --score-epoch), or whose
+-- stable hash has no r, is re-scored from its member registers first, in
+-- this same atomic step: the ranking is rebuilt whole, so one sorted set
+-- never holds two layouts.
 --
 -- Packed member states: format 2 (ranking.MemberState.AppendBinary), the
 -- only one read and written; a stored state of any other format is an error.
@@ -66,12 +65,12 @@ local MAXD = 4294967295
 local ttl, topn, epoch, tmax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local mP, mS, mA, mV = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local mVid, mR, unit = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-local rules, legacy = ARGV[12], ARGV[13]
-local cap = tonumber(ARGV[14])
-local force = ARGV[15] == '1'
-local token, want = ARGV[16], ARGV[17] == '1'
-local nparts = tonumber(ARGV[18])
-local i = 19
+local rules = ARGV[12]
+local cap = tonumber(ARGV[13])
+local force = ARGV[14] == '1'
+local token, want = ARGV[15], ARGV[16] == '1'
+local nparts = tonumber(ARGV[17])
+local i = 18
 local upd, users = {}, {}
 local applied = 0
 local refused, isRefused, skipped = {}, {}, {}
@@ -161,12 +160,12 @@ end
 
 local ranked = 0
 -- The rules version: re-score the room whole when it was scored under
--- other rules (a room without a version was scored under the legacy ones).
+-- other rules, or stored without a version.
 local rv = redis.call('HGET', KEYS[3], 'r')
 if rv ~= rules then
   local exists = redis.call('EXISTS', KEYS[1]) == 1
   local all = {}
-  if exists and (rv or legacy) ~= rules then all = redis.call('HGETALL', KEYS[1]) end
+  if exists then all = redis.call('HGETALL', KEYS[1]) end
   if #all > 0 then
     -- every score first: a time outside the layout changes nothing
     local zadd = {}
