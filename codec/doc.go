@@ -73,13 +73,13 @@
 // left, at most 38, in a unit of 1, 2 or 4 ms: every rule set covers 2^38 ms,
 // about 8.7 years after the epoch (DefaultEpoch, 2025-01-01 UTC, covers event
 // times until 2033-09-17). LegacyRules (audio, volume, video, role; 1 ms) give
-// exactly the scores of releases before ranking rules. An event time outside
-// the window is an error, never a wrap-around. Changing the rules or the
-// epoch changes the scores; Meeting.Version names them, rooms store it, and a
-// room scored under another version is re-scored from its registers when
-// touched. Roles that never rank (broadcast_control, screen_picker,
-// assistant) have no score: a member holding one is removed from the ranking
-// instead.
+// exactly the scores rostrum computed before ranking rules. An event time
+// outside the window is an error, never a wrap-around. Changing the rules or
+// the epoch changes the scores; Meeting.Version names them, rooms store it,
+// and a room scored under another version (or stored without one) is
+// re-scored from its registers when touched. Roles that never rank
+// (broadcast_control, screen_picker, assistant) have no score: a member
+// holding one is removed from the ranking instead.
 //
 // The first-reached score (NewFirstReached, seed 001) puts a board's total
 // above the time the member reached it, inverted, so that among equal totals

@@ -158,10 +158,6 @@ func (m *Meeting) TimeUnit() time.Duration { return time.Duration(m.unitMS) * ti
 // unit and epoch have the same Version. Rooms store it (8 hex digits).
 func (m *Meeting) Version() string { return m.version }
 
-// LegacyVersion is the Version of LegacyRules with m's epoch: the rules of
-// a room stored without a version.
-func (m *Meeting) LegacyVersion() string { return rulesVersion(LegacyRules(), 1, m.epochMS) }
-
 // Multiplier returns the score of one step of rule field f (2^shift), or
 // 0 when the rules leave f out.
 func (m *Meeting) Multiplier(f RuleField) uint64 {

@@ -68,8 +68,7 @@ func DefaultRules() Rules {
 }
 
 // LegacyRules are the rules of rostrum's scores before ranking rules were
-// configurable (audio, volume, video, role; 1 ms time). A room stored
-// without a rules version was scored under them.
+// configurable (audio, volume, video, role; 1 ms time).
 func LegacyRules() Rules { return Rules{RuleAudio, RuleVolume, RuleVideo, RuleRole} }
 
 // ParseRules parses the ranking setting: field names separated by commas,

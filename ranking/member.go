@@ -3,6 +3,7 @@ package ranking
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/bits"
 
 	"github.com/rostrumhq/rostrum/codec"
@@ -148,19 +149,11 @@ func (s MemberState) Score(m *codec.Meeting) (float64, error) {
 // presence set) takes 23 bytes, every register set 39 (StateSize). A time
 // more than 2^32-1 ms (49.7 days) older than the member's newest event is
 // stored as exactly that old: rooms expire long before (--room-ttl).
-//
-// Format version 1 (35 bytes, written before the screen share and spotlight
-// registers existed) is still read: audio, video, presence, role (1 byte
-// each), the version (1), volume (2 bytes), MaxTS (8 bytes), then the times
-// of audio, volume, video, role and presence as 4-byte deltas below MaxTS,
-// 0xFFFFFFFF meaning "never set". Its byte 0 (audio) is 0 or 1, never 2.
+// Version 2 is the only format: a state of any other is an error.
 const (
-	stateVersion   = 2 // format of the packed state AppendBinary writes
-	stateVersionV1 = 1 // the 35-byte format of earlier releases, still read
-	stateSizeV1    = 35
-	tsNoneV1       = 1<<32 - 1 // version 1: delta of a field never set
-	tsMaxDelta     = 1<<32 - 1
-	maxTS48        = 1<<48 - 1
+	stateVersion = 2 // format of the packed state AppendBinary writes
+	tsMaxDelta   = 1<<32 - 1
+	maxTS48      = 1<<48 - 1
 )
 
 // times returns pointers to the registers' times in mask order.
@@ -191,19 +184,17 @@ func (s *MemberState) AppendBinary(b []byte) []byte {
 	return b
 }
 
-// errStateSize is returned for a stored state of the wrong length.
-var errStateSize = errors.New("ranking: stored member state has the wrong size or format version")
+// errStateSize is returned for a state of format version 2 whose length
+// does not match its mask, or with unused bits set.
+var errStateSize = errors.New("ranking: stored member state has the wrong size or unused bits set")
 
-// UnmarshalBinary reads the packed form written by AppendBinary, of format
-// version 2 or 1.
+// UnmarshalBinary reads the packed form written by AppendBinary. A state
+// whose first byte is not format version 2 is an error naming it, and so is
+// one whose length does not match its mask.
 func (s *MemberState) UnmarshalBinary(b []byte) error {
-	if len(b) >= 1 && b[0] == stateVersion {
-		return s.unmarshalV2(b)
+	if len(b) == 0 || b[0] != stateVersion {
+		return fmt.Errorf("ranking: stored member state of %d bytes is not of format version %d", len(b), stateVersion)
 	}
-	return s.unmarshalV1(b)
-}
-
-func (s *MemberState) unmarshalV2(b []byte) error {
 	if len(b) < 11 {
 		return errStateSize
 	}
@@ -225,22 +216,6 @@ func (s *MemberState) unmarshalV2(b []byte) error {
 		if mask&(1<<j) != 0 {
 			*p = s.MaxTS - int64(binary.LittleEndian.Uint32(b[at:]))
 			at += 4
-		}
-	}
-	return nil
-}
-
-func (s *MemberState) unmarshalV1(b []byte) error {
-	if len(b) != stateSizeV1 || b[4] != stateVersionV1 {
-		return errStateSize
-	}
-	*s = MemberState{Audio: b[0], Video: b[1], Presence: b[2], Role: codec.Role(b[3])}
-	s.Volume = binary.LittleEndian.Uint16(b[5:])
-	s.MaxTS = int64(binary.LittleEndian.Uint64(b[7:]))
-	ts := [...]*int64{&s.AudioTS, &s.VolumeTS, &s.VideoTS, &s.RoleTS, &s.PresenceTS}
-	for i, p := range ts {
-		if d := binary.LittleEndian.Uint32(b[15+4*i:]); d != tsNoneV1 {
-			*p = s.MaxTS - int64(d)
 		}
 	}
 	return nil

@@ -2,8 +2,7 @@ package ranking
 
 import (
 	"math/rand/v2"
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rostrumhq/rostrum/codec"
@@ -44,29 +43,21 @@ func TestMemberStatePackRoundTrip(t *testing.T) {
 	}
 }
 
-// TestMemberStateV1Fixture reads a state of format version 1, as releases
-// before the screen share and spotlight registers stored it.
-func TestMemberStateV1Fixture(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "member-state-v1.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const mx = 1763700000123
-	want := MemberState{Audio: 1, Presence: PresenceIn, Role: codec.RoleHost, Volume: 512, MaxTS: mx,
-		AudioTS: mx - 100, VolumeTS: mx, RoleTS: mx - 5000, PresenceTS: mx - 123}
-	var got MemberState
-	if err := got.UnmarshalBinary(b); err != nil || got != want {
-		t.Fatalf("version 1 fixture: %+v, %v; want %+v", got, err, want)
-	}
-	// Rewritten, it takes format version 2 and keeps every register.
-	var again MemberState
-	if err := again.UnmarshalBinary(got.AppendBinary(nil)); err != nil || again != want {
-		t.Fatalf("rewritten: %+v, %v", again, err)
-	}
-	bad := append([]byte(nil), b...)
-	bad[4] = 3
-	if err := got.UnmarshalBinary(bad); err == nil {
-		t.Fatal("an unknown format version accepted")
+// TestMemberStateOnlyFormat2: a state whose first byte is not format
+// version 2 is refused with an error naming the format, whatever its length:
+// nothing reads the 35-byte format 1 of unreleased commits any more.
+func TestMemberStateOnlyFormat2(t *testing.T) {
+	v2 := (&MemberState{Audio: 1, Presence: PresenceIn, PresenceTS: 5, AudioTS: 4, MaxTS: 5}).AppendBinary(nil)
+	// Format 1: audio, video, presence, role, the version byte 1 at offset
+	// 4, volume, the newest time and five time deltas.
+	v1 := append([]byte{1, 0, PresenceIn, byte(codec.RoleHost), 1, 0, 2}, make([]byte, 8+5*4)...)
+	other := append([]byte{3}, v2[1:]...)
+	for name, b := range map[string][]byte{"empty": nil, "format 1": v1, "format 3": other} {
+		var got MemberState
+		err := got.UnmarshalBinary(b)
+		if err == nil || !strings.Contains(err.Error(), "not of format version 2") {
+			t.Errorf("%s (%d bytes): %v, want an error naming format version 2", name, len(b), err)
+		}
 	}
 }
 

@@ -287,8 +287,9 @@ func (r *Redis) applyRoom(ctx context.Context, p *redisscript.Pipe, u *ranking.R
 			args = append(args, m.UserID, m.State.AppendBinary(make([]byte, 0, ranking.StateSize)))
 		}
 	}
-	return p.Run(ctx, applyLua, []string{k.Members, k.Ranking, k.Stable, k.Watermarks}, args...)
+	return p.Run(ctx, applyLua, []string{k.Members, k.Ranking, k.Stable}, args...)
 }
 
-// partName names a topic-partition in the watermark hash.
+// partName names a topic-partition: its watermark's field in the stable
+// hash.
 func partName(p *ranking.Part) string { return p.Topic + "/" + strconv.Itoa(int(p.Partition)) }

@@ -2,7 +2,6 @@ package sink_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -473,51 +472,55 @@ func checkOneLayout(t *testing.T, c *redis.Client, room string, meetings ...*cod
 	}
 }
 
-// TestLegacyRoomRescored: a room written before ranking rules (format 1
-// member states, the legacy layout, no rules version) is re-scored under
-// the default rules the first time it is touched, and its states are read.
-func TestLegacyRoomRescored(t *testing.T) {
-	ctx := context.Background()
-	c := testenv.StartRedis(t).Client()
+// TestRoomWithoutRulesVersionRescored: a room whose stable hash names no
+// rules version is re-scored whole from its member states the first time it
+// is touched, as one scored under other rules is: here a ranking in the
+// layout of LegacyRules, touched by a sink with the default rules and by one
+// with LegacyRules itself (whose stale score of bob must go too).
+func TestRoomWithoutRulesVersionRescored(t *testing.T) {
 	legacy, err := codec.NewMeetingRules(codec.DefaultEpoch, codec.LegacyRules())
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := sink.RoomKeys("test", "old")
-	// ann: audio on, volume 900, guest; bob: audio off, host. Format 1.
-	v1 := func(audio, role byte, volume uint16, mx int64) string {
-		b := []byte{audio, 0, ranking.PresenceIn, role, 1}
-		b = binary.LittleEndian.AppendUint16(b, volume)
-		b = binary.LittleEndian.AppendUint64(b, uint64(mx))
-		for range 5 {
-			b = binary.LittleEndian.AppendUint32(b, 0)
-		}
-		return string(b)
-	}
-	sa, _ := legacy.Encode(codec.MemberScore{Audio: 1, Volume: 900, Role: codec.RoleGuest, TS: base + 10})
-	sb, _ := legacy.Encode(codec.MemberScore{Audio: 0, Role: codec.RoleHost, TS: base + 20})
-	c.HSet(ctx, k.Members, "ann", v1(1, byte(codec.RoleGuest), 900, base+10), "bob", v1(0, byte(codec.RoleHost), 0, base+20))
-	c.ZAdd(ctx, k.Ranking, redis.Z{Score: sa, Member: "ann"}, redis.Z{Score: sb, Member: "bob"})
-	c.HSet(ctx, k.Stable, "seq", 1, "list", "ann,bob")
+	def := codec.NewMeeting(codec.DefaultEpoch)
+	for _, m := range []*codec.Meeting{def, legacy} {
+		t.Run(m.Version(), func(t *testing.T) {
+			ctx := context.Background()
+			c := testenv.StartRedis(t).Client()
+			k := sink.RoomKeys("test", "old")
+			// ann: audio on, volume 900, guest; bob: audio off, host.
+			packed := func(audio uint8, role codec.Role, volume uint16, mx int64) string {
+				st := ranking.MemberState{Audio: audio, Presence: ranking.PresenceIn, Role: role, Volume: volume, MaxTS: mx}
+				return string(st.AppendBinary(nil))
+			}
+			ann := packed(1, codec.RoleGuest, 900, base+10)
+			sa, _ := legacy.Encode(codec.MemberScore{Audio: 1, Volume: 900, Role: codec.RoleGuest, TS: base + 10})
+			c.HSet(ctx, k.Members, "ann", ann, "bob", packed(0, codec.RoleHost, 0, base+20))
+			c.ZAdd(ctx, k.Ranking, redis.Z{Score: sa, Member: "ann"}, redis.Z{Score: 1, Member: "bob"})
+			c.HSet(ctx, k.Stable, "seq", 1, "list", "ann,bob")
 
-	s := newSink(t, c)
-	ev := codec.Event{RoomID: "old", UserID: "bob", Type: codec.TypeScreenShare, Value: 1, TS: base + 30}
-	var up ranking.MemberState
-	up.Apply(&ev)
-	st, err := s.Apply(ctx, []ranking.RoomUpdate{{Room: "old", Parts: []ranking.Part{{Topic: "t", Partition: 0, Last: 1,
-		Members: []ranking.MemberUpdate{{UserID: "bob", State: up}}}}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := st[0].Top; len(got) != 2 || got[0].UserID != "bob" || got[1].UserID != "ann" {
-		t.Fatalf("top %+v, want bob (sharing) above ann", got)
-	}
-	checkOneLayout(t, c, "old", codec.NewMeeting(codec.DefaultEpoch))
-	if v := c.HGet(ctx, k.Stable, "r").Val(); v != codec.NewMeeting(codec.DefaultEpoch).Version() {
-		t.Fatalf("rules version %q", v)
-	}
-	// ann's state was only read, never rewritten: still format 1.
-	if b := c.HGet(ctx, k.Members, "ann").Val(); len(b) != 35 {
-		t.Fatalf("ann's state is %d bytes", len(b))
+			s, err := sink.New(c, sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomTTL: time.Hour, Meeting: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := codec.Event{RoomID: "old", UserID: "carl", Type: codec.TypeJoin, TS: base + 30}
+			var up ranking.MemberState
+			up.Apply(&ev)
+			if _, err := s.Apply(ctx, []ranking.RoomUpdate{{Room: "old", Parts: []ranking.Part{{Topic: "t", Partition: 0, Last: 1,
+				Members: []ranking.MemberUpdate{{UserID: "carl", State: up}}}}}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			checkOneLayout(t, c, "old", m)
+			if v := c.HGet(ctx, k.Stable, "r").Val(); v != m.Version() {
+				t.Fatalf("rules version %q, want %q", v, m.Version())
+			}
+			if n := c.ZCard(ctx, k.Ranking).Val(); n != 3 {
+				t.Fatalf("%d ranked, want ann, bob and carl", n)
+			}
+			// ann's state was only read, never rewritten.
+			if b := c.HGet(ctx, k.Members, "ann").Val(); b != ann {
+				t.Fatalf("ann's state is %x, want %x", b, ann)
+			}
+		})
 	}
 }

@@ -1,10 +1,10 @@
 // Package sink keeps rostrum's meeting ranking state in Redis.
 //
-// Per room it keeps four keys that share the room's hash tag (see RoomKeys):
-// the member states, the ranking sorted set with codec scores, the stable
-// list with its seq and last output, and the watermarks. Apply sends every
-// touched room of a poll batch in one pipelined round trip; each room is one
-// Lua script that
+// Per room it keeps three keys that share the room's hash tag (see
+// RoomKeys): the member states, the ranking sorted set with codec scores,
+// and the stable hash (the stable list with its seq and last output, and
+// the watermarks). Apply sends every touched room of a poll batch in one
+// pipelined round trip; each room is one Lua script that
 //
 //   - skips each topic-partition part at or below the room's watermark for
 //     that partition (exactly-once effect: a replay or a zombie consumer that
@@ -51,7 +51,7 @@
 //
 // # TTLs
 //
-// applyLua refreshes the TTL of a room's four keys on every write; fastLua
+// applyLua refreshes the TTL of a room's three keys on every write; fastLua
 // does so only when the last refresh the sink saw is older than an eighth of
 // Options.RoomTTL (and at once for a ranking it creates again), so an idle
 // room expires between 7/8 of the TTL and the TTL after its last write.

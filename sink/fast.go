@@ -393,7 +393,7 @@ func (r *Redis) fastArgs(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar
 }
 
 // ttlMode returns fastLua's TTL refresh for a plan. Refreshing the TTL of
-// the room's four keys on every write is four commands per script; instead
+// the room's three keys on every write is three commands per script; instead
 // every key is refreshed when the last refresh this process saw is older
 // than an eighth of the TTL, so a room written at least that often never
 // expires, and an idle room expires between 7/8 of the TTL and the TTL

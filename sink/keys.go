@@ -8,26 +8,21 @@ import "strings"
 type Keys struct {
 	Members string // hash: user id → packed MemberState
 	Ranking string // sorted set: ranked user id → codec score
-	Stable  string // hash: seq, list (comma-separated ids), v (ranking version), pending and out (an output not yet acknowledged as published), h (hysteresis state, stability.State's text), mv (state token), r (rules version)
-	// Watermarks is the hash where earlier versions kept the room's
-	// watermarks ("topic/partition" → last applied offset); they are fields
-	// of the stable hash now, and the room's first full apply moves them
-	// there (lua/apply.lua).
-	Watermarks string
+	Stable  string // hash: seq, list (comma-separated ids), v (ranking version), pending and out (an output not yet acknowledged as published), h (hysteresis state, stability.State's text), mv (state token), r (rules version), "topic/partition" → last applied offset (the watermarks)
 }
 
 // RoomKeys returns the keys of room in environment env:
 //
-//	rostrum:{env}:{room}:m|z|s|w
+//	rostrum:{env}:{room}:m|z|s
 //
 // (the braces around the room are the hash tag; the env is literal text).
 func RoomKeys(env, room string) Keys {
-	// One string holds the four names, so that building them is one
+	// One string holds the three names, so that building them is one
 	// allocation: a room's keys are built for every apply.
 	var b strings.Builder
 	n := len("rostrum:") + len(env) + len(":{") + len(room) + len("}:") + 1
-	b.Grow(4 * n)
-	for _, kind := range []byte("mzsw") {
+	b.Grow(3 * n)
+	for _, kind := range []byte("mzs") {
 		b.WriteString("rostrum:")
 		b.WriteString(env)
 		b.WriteString(":{")
@@ -36,7 +31,7 @@ func RoomKeys(env, room string) Keys {
 		b.WriteByte(kind)
 	}
 	all := b.String()
-	return Keys{Members: all[:n], Ranking: all[n : 2*n], Stable: all[2*n : 3*n], Watermarks: all[3*n:]}
+	return Keys{Members: all[:n], Ranking: all[n : 2*n], Stable: all[2*n:]}
 }
 
 // RoomPrefix is the text every key of room in env starts with,

@@ -2,7 +2,7 @@ package sink
 
 import "testing"
 
-// TestRoomKeys: the four names cut from one string are the room's prefix and
+// TestRoomKeys: the three names cut from one string are the room's prefix and
 // each kind's letter, and share the room's hash tag.
 func TestRoomKeys(t *testing.T) {
 	for _, c := range []struct{ env, room string }{{"prod", "r-1"}, {"e", "a"}, {"staging_2", "room-with-a-longer-id-0123456789"}} {
@@ -11,8 +11,8 @@ func TestRoomKeys(t *testing.T) {
 		if p != RoomPrefix(c.env, c.room) {
 			t.Fatalf("RoomPrefix(%q, %q) = %q, want %q", c.env, c.room, RoomPrefix(c.env, c.room), p)
 		}
-		got := [4]string{k.Members, k.Ranking, k.Stable, k.Watermarks}
-		want := [4]string{p + "m", p + "z", p + "s", p + "w"}
+		got := [3]string{k.Members, k.Ranking, k.Stable}
+		want := [3]string{p + "m", p + "z", p + "s"}
 		if got != want {
 			t.Fatalf("RoomKeys(%q, %q) = %q, want %q", c.env, c.room, got, want)
 		}

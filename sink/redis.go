@@ -51,7 +51,7 @@ type Redis struct {
 	c    redis.UniversalClient
 	lua  *redisscript.Runner // runs the scripts of scripts.go through c
 	opt  Options
-	args [14]any // fixed leading arguments of the apply script
+	args [13]any // fixed leading arguments of the apply script
 	// rulesArg is the meeting's rules version, fastLua's ARGV[16].
 	rulesArg any
 	gen      atomic.Pointer[string]
@@ -108,7 +108,7 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 	m := opt.Meeting
 	mult := func(f codec.RuleField) string { return strconv.FormatUint(m.Multiplier(f), 10) }
 	r.rulesArg = m.Version()
-	r.args = [14]any{
+	r.args = [13]any{
 		strconv.FormatInt(opt.RoomTTL.Milliseconds(), 10),
 		strconv.Itoa(opt.TopN),
 		strconv.FormatInt(m.Epoch().UnixMilli(), 10),
@@ -116,7 +116,7 @@ func New(c redis.UniversalClient, opt Options) (*Redis, error) {
 		mult(codec.RuleSpotlight), mult(codec.RuleScreenShare), mult(codec.RuleAudio),
 		mult(codec.RuleVolume), mult(codec.RuleVideo), mult(codec.RuleRole),
 		strconv.FormatInt(m.TimeUnit().Milliseconds(), 10),
-		m.Version(), m.LegacyVersion(),
+		m.Version(),
 		strconv.Itoa(opt.MaxMembers),
 	}
 	return r, nil

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,39 +164,28 @@ func TestWatermarkSkipsApplied(t *testing.T) {
 	}
 }
 
-// TestWatermarksOfEarlierVersions: a room whose watermarks are still in the
-// hash of their own that earlier versions kept is applied under them (a
-// part at or below them is skipped, by the full script and then by the
-// fast one), and the first apply moves them into the stable hash.
-func TestWatermarksOfEarlierVersions(t *testing.T) {
+// TestApplyRefusesOtherStateFormats: a stored member state that is not of
+// format version 2 (here the 35-byte format 1 of unreleased commits) fails
+// the apply with an error saying so, whether the script merges into it or
+// re-scores the room from it.
+func TestApplyRefusesOtherStateFormats(t *testing.T) {
 	ctx := context.Background()
-	vol := func(v int64, ts int64) codec.Event { return codec.Event{Type: codec.TypeVolume, Value: v, TS: ts} }
 	c := testenv.StartRedis(t).Client()
 	s := newSink(t, c)
-	k := sink.RoomKeys("test", "r1")
-	if err := c.HSet(ctx, k.Watermarks, "test.callbacks.rtc/0", 10, "test.callbacks.rtc/1", 7).Err(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := s.Apply(ctx, []ranking.RoomUpdate{update("r1", "a", 0, 9, vol(900, base))}, nil)
-	if err != nil || st[0].Applied {
-		t.Fatalf("part below the earlier version's watermark was applied: %+v, %v", st, err)
-	}
-	if n := c.Exists(ctx, k.Watermarks).Val(); n != 0 {
-		t.Fatal("the earlier version's watermark hash is still there")
-	}
-	wm, _ := c.HMGet(ctx, k.Stable, "test.callbacks.rtc/0", "test.callbacks.rtc/1").Result()
-	if wm[0] != "10" || wm[1] != "7" {
-		t.Fatalf("watermarks in the stable hash %v, want 10 and 7", wm)
-	}
-	st, err = s.Apply(ctx, []ranking.RoomUpdate{update("r1", "a", 0, 11, vol(900, base))}, nil)
-	if err != nil || !st[0].Applied {
-		t.Fatalf("part above the watermark: %+v, %v", st, err)
-	}
-	// The room is cached now: fast.lua finds the moved watermark and
-	// refuses the part (a stale plan), and the full script skips it.
-	st, err = s.Apply(ctx, []ranking.RoomUpdate{update("r1", "b", 1, 7, vol(900, base))}, nil)
-	if err != nil || st[0].Applied || s.CacheStats().Stale != 1 {
-		t.Fatalf("part at the moved watermark (cache %+v): %+v, %v", s.CacheStats(), st, err)
+	v1 := string(append([]byte{1, 0, ranking.PresenceIn, byte(codec.RoleHost), 1, 0, 2}, make([]byte, 8+5*4)...))
+	vol := codec.Event{Type: codec.TypeVolume, Value: 100, TS: base}
+	for _, room := range []string{"merged", "rescored"} {
+		k := sink.RoomKeys("test", room)
+		if err := c.HSet(ctx, k.Members, "a", v1).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if room == "merged" { // scored under the sink's rules: no re-scoring
+			c.HSet(ctx, k.Stable, "r", codec.NewMeeting(codec.DefaultEpoch).Version())
+		}
+		_, err := s.Apply(ctx, []ranking.RoomUpdate{update(room, "a", 0, 1, vol)}, nil)
+		if err == nil || !strings.Contains(err.Error(), "not of format version 2") {
+			t.Fatalf("%s: apply over a format 1 state: %v, want an error naming format version 2", room, err)
+		}
 	}
 }
 

@@ -54,5 +54,5 @@ const (
 const (
 	ttlNone    = 0 // TTL_NONE in lua/fast.lua: no key
 	ttlRanking = 1 // TTL_RANKING: the ranking only
-	ttlAll     = 2 // TTL_ALL: the room's four keys
+	ttlAll     = 2 // TTL_ALL: the room's three keys
 )

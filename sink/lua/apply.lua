@@ -2,35 +2,31 @@
 -- atomically and returns what the stable merge needs. Every key it touches
 -- carries the room's hash tag, so it runs on one Redis Cluster slot.
 --
--- KEYS: 1 members hash, 2 ranking zset, 3 stable hash, 4 the watermark
---       hash of earlier versions
+-- KEYS: 1 members hash, 2 ranking zset, 3 stable hash
 -- ARGV: 1 ttl ms, 2 top-n, 3 epoch ms, 4 max time offset (ms),
 --       5..10 multipliers of spotlight, screen share, audio, volume, video
 --       and role in the score (0: the rules do not rank on the field),
---       11 time unit (ms), 12 rules version, 13 the version of a room
---       stored without one (the legacy rules),
---       14 members cap (0: none),
---       15 force (1: apply parts at or below the watermark too; recovery),
---       16 new state token, 17 want states (1: reply with every member's
+--       11 time unit (ms), 12 rules version, 13 members cap (0: none),
+--       14 force (1: apply parts at or below the watermark too; recovery),
+--       15 new state token, 16 want states (1: reply with every member's
 --       state, for the sink's state cache),
---       18 number of topic-partition parts, then per part:
+--       17 number of topic-partition parts, then per part:
 --       name ("topic/partition"), last offset, member count,
 --       then member count pairs of (user id, packed update)
 --
 -- Rules version: the stable hash's field r names the ranking rules the
 -- room's scores were computed under. A room touched under other rules (a
--- processor configured with other --ranking or --score-epoch) is re-scored
--- from its member registers first, in this same atomic step: the ranking
--- is rebuilt whole, so one sorted set never holds two layouts.
+-- processor configured with other --ranking or --score-epoch), or whose
+-- stable hash has no r, is re-scored from its member registers first, in
+-- this same atomic step: the ranking is rebuilt whole, so one sorted set
+-- never holds two layouts.
 --
--- Packed member states: format 2 (ranking.MemberState.AppendBinary) is
--- written; format 1 (35 bytes, earlier releases) is read too.
+-- Packed member states: format 2 (ranking.MemberState.AppendBinary), the
+-- only one read and written; a stored state of any other format is an error.
 --
 -- Watermarks: the stable hash's field "topic/partition" holds the last
--- offset applied from that partition. Earlier versions kept them in a hash
--- of their own (KEYS[4]); this script moves them into the stable hash and
--- deletes it, so that a room the state cache holds (always read by this
--- script first) has its watermarks where fast.lua looks.
+-- offset applied from that partition (fast.lua reads and writes it there
+-- too).
 --
 -- A part whose last offset is at or below the stored watermark was applied
 -- before (a replay or a zombie consumer) and is skipped. A part that overlaps
@@ -65,17 +61,16 @@
 -- The stable members' scores tell the hysteresis which of them left the
 -- ranking and how strong the others are.
 
-local F1 = '<BBBBBHlI4I4I4I4I4'
-local NONE1, MAXD = 4294967295, 4294967295
+local MAXD = 4294967295
 local ttl, topn, epoch, tmax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local mP, mS, mA, mV = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local mVid, mR, unit = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-local rules, legacy = ARGV[12], ARGV[13]
-local cap = tonumber(ARGV[14])
-local force = ARGV[15] == '1'
-local token, want = ARGV[16], ARGV[17] == '1'
-local nparts = tonumber(ARGV[18])
-local i = 19
+local rules = ARGV[12]
+local cap = tonumber(ARGV[13])
+local force = ARGV[14] == '1'
+local token, want = ARGV[15], ARGV[16] == '1'
+local nparts = tonumber(ARGV[17])
+local i = 18
 local upd, users = {}, {}
 local applied = 0
 local refused, isRefused, skipped = {}, {}, {}
@@ -94,31 +89,22 @@ local function merge(s, u)
   if u[15] > s[15] then s[15] = u[15] end
 end
 local function unpack15(b)
-  if string.byte(b, 1) == 2 and #b >= 11 then
-    local _, vals, mask, mx = struct.unpack('<BI3BI6', b)
-    local s = {vals % 2, math.floor(vals/2) % 2, math.floor(vals/16) % 4, math.floor(vals/64) % 8,
-      math.floor(vals/4) % 2, math.floor(vals/8) % 2, math.floor(vals/512), 0, 0, 0, 0, 0, 0, 0, mx}
-    local at = 12
-    for j = 0, 6 do
-      if bit.band(mask, 2^j) ~= 0 then
-        if at + 3 > #b then error('rostrum: member state of ' .. #b .. ' bytes is short') end
-        s[8+j] = mx - struct.unpack('<I4', b, at)
-        at = at + 4
-      end
+  if string.byte(b, 1) ~= 2 then
+    error('rostrum: member state of ' .. #b .. ' bytes is not of format version 2')
+  end
+  if #b < 11 then error('rostrum: member state of ' .. #b .. ' bytes is short') end
+  local _, vals, mask, mx = struct.unpack('<BI3BI6', b)
+  local s = {vals % 2, math.floor(vals/2) % 2, math.floor(vals/16) % 4, math.floor(vals/64) % 8,
+    math.floor(vals/4) % 2, math.floor(vals/8) % 2, math.floor(vals/512), 0, 0, 0, 0, 0, 0, 0, mx}
+  local at = 12
+  for j = 0, 6 do
+    if bit.band(mask, 2^j) ~= 0 then
+      if at + 3 > #b then error('rostrum: member state of ' .. #b .. ' bytes is short') end
+      s[8+j] = mx - struct.unpack('<I4', b, at)
+      at = at + 4
     end
-    if at ~= #b + 1 then error('rostrum: member state of ' .. #b .. ' bytes, mask wants ' .. (at-1)) end
-    return s
   end
-  -- format 1: values, version, volume, newest time, five time deltas
-  if #b ~= 35 then error('rostrum: member state of ' .. #b .. ' bytes, want format 2 or 35 bytes') end
-  local a = {struct.unpack(F1, b)}
-  if a[5] ~= 1 then error('rostrum: member state format ' .. a[5] .. ', want 1 or 2') end
-  local mx = a[7]
-  local s = {a[1], a[2], a[3], a[4], 0, 0, a[6], 0, 0, 0, 0, 0, 0, 0, mx}
-  for j = 0, 4 do
-    local d = a[8+j]
-    if d ~= NONE1 then s[8+j] = mx - d end
-  end
+  if at ~= #b + 1 then error('rostrum: member state of ' .. #b .. ' bytes, mask wants ' .. (at-1)) end
   return s
 end
 local function pack15(s)
@@ -145,14 +131,6 @@ local function score(s)
   return s[6]*mP + s[5]*mS + s[1]*mA + s[7]*mV + s[2]*mVid + role*mR + math.floor(t/unit)
 end
 
-if redis.call('EXISTS', KEYS[4]) == 1 then
-  local old = redis.call('HGETALL', KEYS[4])
-  for k = 1, #old, 2 do
-    local cur = tonumber(redis.call('HGET', KEYS[3], old[k]) or '-1')
-    if tonumber(old[k+1]) > cur then redis.call('HSET', KEYS[3], old[k], old[k+1]) end
-  end
-  redis.call('DEL', KEYS[4])
-end
 for _ = 1, nparts do
   local tp, last, n = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2])
   i = i + 3
@@ -182,12 +160,12 @@ end
 
 local ranked = 0
 -- The rules version: re-score the room whole when it was scored under
--- other rules (a room without a version was scored under the legacy ones).
+-- other rules, or stored without a version.
 local rv = redis.call('HGET', KEYS[3], 'r')
 if rv ~= rules then
   local exists = redis.call('EXISTS', KEYS[1]) == 1
   local all = {}
-  if exists and (rv or legacy) ~= rules then all = redis.call('HGETALL', KEYS[1]) end
+  if exists then all = redis.call('HGETALL', KEYS[1]) end
   if #all > 0 then
     -- every score first: a time outside the layout changes nothing
     local zadd = {}

@@ -18,8 +18,8 @@
 -- merged from, so a batch takes one round trip instead of two.
 --
 -- KEYS: per room, three keys: 1 members hash, 2 ranking zset, 3 stable
---       hash (apply.lua's first three; the watermarks are fields of the
---       stable hash, read with its other fields and written with them)
+--       hash (apply.lua's; the watermarks are fields of the stable hash,
+--       read with its other fields and written with them)
 -- ARGV: per room, the number of its arguments and then its arguments,
 --       numbered here from 1: 1 ttl ms, 2 top-n (0: no top list, the sink
 --       computes it), 3 token expected, 4 new token ("": the member states are
