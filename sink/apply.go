@@ -50,21 +50,69 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 			return nil, nil, err
 		}
 	}
-	var gen *redis.Cmd
+	t, err := r.firstTrip(ctx, rooms, plans, acks)
+	if err != nil {
+		r.forget(rooms)
+		return nil, nil, err
+	}
+	states = make([]ranking.RoomState, len(rooms))
+	merged = make([]ranking.Merged, len(rooms))
+	again, rolledBack, err := r.finishTrip(t, rooms, plans, states, merged)
+	if err != nil {
+		r.forget(rooms)
+		return nil, nil, err
+	}
+	gen := t.gen
+	if len(again) > 0 {
+		// Redis may have lost its data since the first round trip: this
+		// one reads the marker again, after its scripts, and both reads
+		// must pass.
+		if err := r.checkGeneration(gen); err != nil {
+			return nil, nil, r.resetFailed(rooms, err)
+		}
+		if gen, err = r.applyAgain(ctx, rooms, plans, again, states); err != nil {
+			r.forget(rooms)
+			return nil, nil, err
+		}
+	}
+	if err := r.checkGeneration(gen); err != nil {
+		return nil, nil, r.resetFailed(rooms, err)
+	}
+	if rolledBack != nil {
+		// The apply ran fully (the rooms concerned took the full script);
+		// the caller rebuilds what Redis lost.
+		r.cache.clear()
+		return nil, nil, rolledBack
+	}
+	return states, merged, nil
+}
+
+// applyTrip is an apply's first round trip: the calls queued for its rooms
+// and the generation marker read after them.
+type applyTrip struct {
+	fast []fastCall
+	full []*redis.Cmd // the full script's call of each room that takes it, or nil
+	gen  *redis.Cmd
+}
+
+// firstTrip sends the apply's first round trip: a peek at the due set, the
+// acks no planned room carries, every room's script (fastLua for the
+// planned ones), the merged rooms' due entries and, last, the generation
+// marker's read. It records the acks sent and the due peek.
+func (r *Redis) firstTrip(ctx context.Context, rooms []ranking.RoomUpdate, plans []*fastPlan, acks []ranking.Ack) (applyTrip, error) {
+	var t applyTrip
 	var due *redis.ZSliceCmd
-	var fast []fastCall
-	var full []*redis.Cmd // the full script's call of each room that takes it
-	_, err = r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
+	_, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		due = p.ZRangeWithScores(ctx, dueKey(r.opt.Env), 0, 0)
 		r.queueAcks(ctx, p, acks)
-		fast, full = r.queueRooms(ctx, p, rooms, plans)
+		t.fast, t.full = r.queueRooms(ctx, p, rooms, plans)
 		var out []*redis.Cmd
-		for _, c := range full {
+		for _, c := range t.full {
 			if c != nil {
 				out = append(out, c)
 			}
 		}
-		for _, fc := range fast {
+		for _, fc := range t.fast {
 			out = append(out, fc.cmd)
 		}
 		for _, pl := range plans {
@@ -72,12 +120,11 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 				p.Do(ctx, "ZADD", dueKey(r.opt.Env), "LT", pl.update.Due, pl.update.Room)
 			}
 		}
-		gen = r.readGeneration(ctx, p) // last: after every room script
+		t.gen = r.readGeneration(ctx, p) // last: after every room script
 		return out
 	})
 	if err != nil {
-		r.forget(rooms)
-		return nil, nil, err
+		return t, err
 	}
 	if r.cache != nil {
 		for i := range acks {
@@ -91,14 +138,17 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 		}
 		r.due.Store(peek)
 	}
-	states = make([]ranking.RoomState, len(rooms))
-	merged = make([]ranking.Merged, len(rooms))
-	var again []int
-	var rolledBack error
-	for _, fc := range fast {
+	return t, nil
+}
+
+// finishTrip reads the first round trip's replies into states and merged.
+// It returns the rooms whose fastLua was refused (they take the full
+// script in a second round trip) and ErrRedisRolledBack when a room showed
+// that Redis went back in time (the apply still completes).
+func (r *Redis) finishTrip(t applyTrip, rooms []ranking.RoomUpdate, plans []*fastPlan, states []ranking.RoomState, merged []ranking.Merged) (again []int, rolledBack, err error) {
+	for _, fc := range t.fast {
 		replies, err := fc.replies()
 		if err != nil {
-			r.forget(rooms)
 			return nil, nil, fmt.Errorf("sink: apply rooms: %w", err)
 		}
 		for j, i := range fc.rooms {
@@ -107,7 +157,6 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 				rolledBack, err = err, nil
 			}
 			if err != nil {
-				r.forget(rooms)
 				return nil, nil, err
 			}
 			if !ok {
@@ -117,58 +166,46 @@ func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks
 			}
 		}
 	}
-	for i, c := range full {
+	for i, c := range t.full {
 		if c == nil {
 			continue
 		}
 		if err := r.finishFull(c, rooms[i].Room, &states[i]); err != nil {
-			r.forget(rooms)
 			return nil, nil, err
 		}
 	}
-	if len(again) > 0 {
-		// Redis may have lost its data since the first round trip: this
-		// one reads the marker again, after its scripts, and both reads
-		// must pass.
-		if err := r.checkGeneration(gen); err != nil {
-			return nil, nil, r.resetFailed(rooms, err)
-		}
-		cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
-			var acks []ranking.Ack
-			for _, i := range again {
-				if a := plans[i].ack; a != nil {
-					acks = append(acks, *a)
-				}
+	return again, rolledBack, nil
+}
+
+// applyAgain applies the rooms again (indices into rooms) with the full
+// script, with the acks their fastLua would have run, and returns the
+// generation marker's read after them.
+func (r *Redis) applyAgain(ctx context.Context, rooms []ranking.RoomUpdate, plans []*fastPlan, again []int, states []ranking.RoomState) (*redis.Cmd, error) {
+	var gen *redis.Cmd
+	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
+		var acks []ranking.Ack
+		for _, i := range again {
+			if a := plans[i].ack; a != nil {
+				acks = append(acks, *a)
 			}
-			r.queueAcks(ctx, p, acks)
-			out := make([]*redis.Cmd, len(again))
-			for j, i := range again {
-				out[j] = r.applyRoom(ctx, p, &rooms[i], false)
-			}
-			gen = r.readGeneration(ctx, p)
-			return out
-		})
-		if err != nil {
-			r.forget(rooms)
-			return nil, nil, err
 		}
+		r.queueAcks(ctx, p, acks)
+		out := make([]*redis.Cmd, len(again))
 		for j, i := range again {
-			if err := r.finishFull(cmds[j], rooms[i].Room, &states[i]); err != nil {
-				r.forget(rooms)
-				return nil, nil, err
-			}
+			out[j] = r.applyRoom(ctx, p, &rooms[i], false)
+		}
+		gen = r.readGeneration(ctx, p)
+		return out
+	})
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range again {
+		if err := r.finishFull(cmds[j], rooms[i].Room, &states[i]); err != nil {
+			return nil, err
 		}
 	}
-	if err := r.checkGeneration(gen); err != nil {
-		return nil, nil, r.resetFailed(rooms, err)
-	}
-	if rolledBack != nil {
-		// The apply ran fully (the rooms concerned took the full script);
-		// the caller rebuilds what Redis lost.
-		r.cache.clear()
-		return nil, nil, rolledBack
-	}
-	return states, merged, nil
+	return gen, nil
 }
 
 // queueAcks queues ackLua for acks on p, up to Options.RoomsPerScript
