@@ -306,9 +306,14 @@ func (b *batch) decode(now time.Time) {
 	f.reset()
 	b.applied = make(map[string]int, 3)
 	if b.board != nil {
-		if p.boardCarry && p.boardCarryEpoch == p.assignments.Load() {
+		switch {
+		case b.board != p.boardBatch:
+			// A replay's (replay.go): the covers the live batches carry
+			// are not its own, and its batches carry none.
+			b.board.Reset()
+		case p.boardCarry && p.boardCarryEpoch == p.assignments.Load():
 			b.board.ResetKeepCovers()
-		} else {
+		default:
 			// Covers are never carried across an assignment change: the
 			// partitions may have been read by another processor since.
 			p.boardCarry = false
