@@ -75,7 +75,7 @@ type flight struct {
 // pipelined reports whether stage 1 of a batch may overlap stage 2 of the
 // one before it (see above: only with Config.PipelineBatches, and not with
 // boards).
-func (p *Processor) pipelined() bool { return p.boardBatch == nil && p.cfg.PipelineBatches }
+func (p *Processor) pipelined() bool { return p.cfg.PipelineBatches && len(p.cfg.Boards) == 0 }
 
 // nextBatch starts a batch of recs on the folder the batch in stage 2 does
 // not use.

@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/stability"
 )
@@ -60,21 +59,9 @@ type Processor struct {
 	// empties the pipeline and allows it.
 	rebalanceWaiting atomic.Bool
 
-	boardBatch *board.Batch  // reused like fold, for the boards; nil without boards
-	scratch    stableScratch // reused by stable (stable.go)
-	// Deferred board coverage (boards.go): the offsets of batches without
-	// board events are carried into a later batch's board apply instead
-	// of costing a round trip of their own.
-	boardCarry       bool
-	boardCarryEpoch  int64     // assignments when the carry began
-	boardLastApplied time.Time // last board apply of a live batch
-	// Settlement (settle.go): the newest record time seen, and a wake-up
-	// of the settle loop when it passes the next period's close.
-	boardClock  atomic.Int64 // Unix ms
-	nextClose   atomic.Int64 // Unix ms; 0: unknown
-	settleKick  chan struct{}
-	settleToken string
-	assignments atomic.Int64 // partition assignment changes, for the carry
+	scratch     stableScratch // reused by stable (stable.go)
+	assignments atomic.Int64  // partition assignment changes, for the boards' carry
+	boards      boardStage    // the leaderboards' work (boards.go); noBoards without boards
 }
 
 // Stats are running totals, safe to read while the processor runs.
@@ -119,11 +106,7 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		hyst:   cfg.hysteresis(),
 	}
 	p.dropMuted = audioLeads(cfg.Meeting.Rules())
-	if len(cfg.Boards) > 0 {
-		p.boardBatch = board.NewBatch(cfg.Boards)
-		p.settleKick = make(chan struct{}, 1)
-		p.settleToken = newSettleToken()
-	}
+	p.boards = newBoardStage(p, false)
 	// The member a crash of the process before left in the group leaves
 	// before this one joins (incarnation.go).
 	p.evictPrevious(ctx)
@@ -210,10 +193,8 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 	if err := p.loadGeneration(gen); err != nil {
 		return fail(err)
 	}
-	if p.boardBatch != nil {
-		if err := cfg.BoardStore.Adopt(ctx, gen); err != nil {
-			return fail(err)
-		}
+	if err := p.boards.adopt(ctx, gen, false); err != nil {
+		return fail(err)
 	}
 	p.refusals = &refusalRecorder{Store: store}
 	p.store = chunked(p.refusals, cfg.MaxRoomsPerApply)
@@ -300,14 +281,12 @@ func (p *Processor) Run(ctx context.Context) error {
 	if err := p.rebuildAtStart(ctx); err != nil || ctx.Err() != nil {
 		return err // nil: stopped cleanly during the rebuild
 	}
-	if p.boardBatch != nil {
-		expCtx, stopExpiry := context.WithCancel(ctx)
-		done := make(chan struct{})
-		settled := make(chan struct{})
-		go func() { defer close(done); p.expireBoards(expCtx) }()
-		go func() { defer close(settled); p.settleBoards(expCtx) }()
-		defer func() { stopExpiry(); <-done; <-settled }()
-	}
+	// The boards' expiry and settlement run beside the loop (boards.go).
+	boardsCtx, stopBoards := context.WithCancel(ctx)
+	var boardLoops sync.WaitGroup
+	boardLoops.Go(func() { p.boards.expire(boardsCtx) })
+	boardLoops.Go(func() { p.boards.settle(boardsCtx) })
+	defer func() { stopBoards(); boardLoops.Wait() }()
 	p.lg.Info("consuming", zap.String("env", p.cfg.Env), zap.String("group", p.cfg.Group),
 		zap.Strings("topics", p.topics.Inputs()))
 	// The batch pipeline (pipeline.go): stage 1 here, stage 2 of the
