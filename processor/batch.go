@@ -21,7 +21,7 @@ import (
 type batch struct {
 	p    *Processor
 	recs []*kgo.Record
-	fold *folder
+	fold *folder // where decode folds; nil in the timer's and recovery's batches, which decode nothing
 
 	decoded    bool
 	dlq        []*kgo.Record
@@ -56,11 +56,12 @@ type batch struct {
 	links     map[string][]int32 // room → indexes of its traced records, for the room span's links
 }
 
-// newBatch starts a batch that folds into the processor's reusable folder;
-// the previous batch must be finished. Poll batches take the folder of
-// Processor.nextBatch instead, so that two can be in hand.
+// newBatch starts a batch of recs without a folder: the timer's and
+// recovery's batches, which decode nothing. A batch that decodes needs one:
+// poll batches take theirs from Processor.nextBatch, so that two can be in
+// hand, and a WAL replay has its own (replayLog).
 func newBatch(p *Processor, recs []*kgo.Record) *batch {
-	return &batch{p: p, recs: recs, fold: &p.fold, boards: p.boards}
+	return &batch{p: p, recs: recs, boards: p.boards}
 }
 
 // prepare is stage 1 of the pipeline (pipeline.go): steps 1 and 2 of the

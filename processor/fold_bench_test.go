@@ -31,7 +31,7 @@ func BenchmarkDecodeFold(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		bt := newBatch(p, recs)
+		bt := p.nextBatch(recs)
 		bt.decode(now)
 		if len(bt.dlq) != 0 {
 			b.Fatalf("%d records rejected", len(bt.dlq))

@@ -40,7 +40,6 @@ type Processor struct {
 	// failedCommits: offsets whose commit failed, committed again when idle
 	// (commit.go)
 	failedCommits failedCommits
-	fold          folder    // reused by the timer's and recovery's batches
 	folds         [2]folder // poll batches: one in stage 2, one prepared (pipeline.go)
 	nextFold      int       // index in folds of the next poll batch
 	// The last batch's stage 2 (from its launch to its end) and prepare

@@ -48,7 +48,7 @@ func ReplayWAL(ctx context.Context, cfg Config, store Store, log Log, from uint6
 func (p *Processor) replayLog(ctx context.Context, from uint64, force bool) (ReplayStats, *batch, error) {
 	var st ReplayStats
 	touched := map[string]bool{}
-	var f folder                     // not p.fold: recovery runs while a batch still holds p.fold's updates
+	var f folder                     // not a poll batch's: recovery runs while a batch still holds its folder's updates
 	boards := newBoardStage(p, true) // likewise not p.boards: its batch in hand is the live one
 	err := p.log.Replay(from, func(_ uint64, recs []wal.Record) error {
 		b := &batch{p: p, recs: kgoRecords(recs), fold: &f, boards: boards}
