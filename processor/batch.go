@@ -141,15 +141,15 @@ func (b *batch) run(ctx context.Context) error {
 		// The partitions were moved back to re-consume what Redis lost;
 		// committing this batch's offsets would skip that on a crash, and
 		// so would committing an earlier batch's that failed.
-		p.failedCommits.forget(nil)
+		p.commits.failed.forget(nil)
 		p.lg.Info("batch not committed: its partitions were rewound")
 	} else if err := p.cl.CommitRecords(ctx, b.recs...); err != nil {
-		p.failedCommits.failed(b.recs)
+		p.commits.failed.failed(b.recs)
 		p.lg.Warn("offset commit failed; the batch will be redelivered and skipped by the watermarks", zap.Error(err))
 	} else {
-		p.failedCommits.committed(b.recs)
+		p.commits.failed.committed(b.recs)
 		if b.walSeq > 0 {
-			p.walSeq = b.walSeq
+			p.commits.walSeq = b.walSeq
 		}
 	}
 	p.acks.add(b.acks, time.Now())

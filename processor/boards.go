@@ -171,7 +171,7 @@ func (s *boards) carry(b *batch, r *kgo.Record, evs []codec.Event) {
 func (s *boards) begin(b *batch) {
 	s.cur, s.done = b, false
 	s.late = map[recordID]bool{}
-	if s.carrying && s.carryEpoch == s.p.assignments.Load() {
+	if s.carrying && s.carryEpoch == s.p.group.changes.Load() {
 		s.events.ResetKeepCovers()
 		return
 	}
@@ -210,7 +210,7 @@ func (s *boards) write(ctx context.Context, b *batch) error {
 		// after BoardExpireEvery), so that meeting-only batches keep their
 		// two round trips. Marks lost in a crash leave gaps without board
 		// events, which cost nothing.
-		s.carrying, s.carryEpoch = true, p.assignments.Load()
+		s.carrying, s.carryEpoch = true, p.group.changes.Load()
 		return nil
 	}
 	start := time.Now()
