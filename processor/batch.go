@@ -121,7 +121,7 @@ func (b *batch) run(ctx context.Context) error {
 		}
 		b.lateSent = true
 	}
-	b.boards.advance(b.recs)
+	b.boards.advance(b)
 	if err := b.sendRefused(ctx); err != nil {
 		return err
 	}

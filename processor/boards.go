@@ -74,10 +74,12 @@ type boardStage interface {
 	// attempt is harmless to repeat (the boards' applied ranges skip what
 	// was applied). It may run beside the rooms' resolve.
 	apply(ctx context.Context, b *batch) error
-	// advance moves the settlement clock to the newest record time of
-	// recs, a batch whose board events are applied, and wakes the settle
-	// loop when it passed the next period's close.
-	advance(recs []*kgo.Record)
+	// advance ends b's board work, once its board events are applied and
+	// the DLQ records of the late ones published: it moves the settlement
+	// clock to the newest record time of b and wakes the settle loop when
+	// that passed the next period's close. An apply of b after it does
+	// nothing.
+	advance(b *batch)
 	// settle settles the closed periods and publishes their records until
 	// ctx ends (settle.go).
 	settle(ctx context.Context)
@@ -111,7 +113,8 @@ func newBoardStage(p *Processor, replay bool) boardStage {
 // boards is the board stage of a processor with boards. It serves one
 // batch at a time: with boards the batch pipeline is off (pipeline.go), and
 // a WAL replay has a stage of its own. The first record carried of a batch
-// starts that batch's work; carry and apply run on the batch's goroutine
+// starts that batch's work, advance ends it (so that a finished batch is
+// not kept for the stage); carry and apply run on the batch's goroutine
 // (apply perhaps beside its resolve), advance may run beside settle, and
 // settle and expire run on goroutines of their own.
 type boards struct {
@@ -121,7 +124,7 @@ type boards struct {
 
 	// The batch in hand.
 	events *board.Batch      // its board events and the offsets it read; reused
-	cur    *batch            // the batch events holds; nil before the first
+	cur    *batch            // the batch events holds; nil when its work has ended
 	done   bool              // cur's board events are applied (or their marks left to a later batch)
 	late   map[recordID]bool // cur's records already in the DLQ for a late board event
 
@@ -290,7 +293,7 @@ type noBoards struct{}
 func (noBoards) carry(*batch, *kgo.Record, []codec.Event)  {}
 func (noBoards) holds(*batch) bool                         { return false }
 func (noBoards) apply(context.Context, *batch) error       { return nil }
-func (noBoards) advance([]*kgo.Record)                     {}
+func (noBoards) advance(*batch)                            {}
 func (noBoards) settle(context.Context)                    {}
 func (noBoards) expire(context.Context)                    {}
 func (noBoards) adopt(context.Context, string, bool) error { return nil }

@@ -39,9 +39,12 @@ func newSettleToken() string {
 }
 
 // advance implements boardStage.
-func (s *boards) advance(recs []*kgo.Record) {
+func (s *boards) advance(b *batch) {
+	if s.cur == b {
+		s.cur = nil
+	}
 	var newest int64
-	for _, r := range recs {
+	for _, r := range b.recs {
 		newest = max(newest, r.Timestamp.UnixMilli())
 	}
 	for {
