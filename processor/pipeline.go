@@ -61,7 +61,7 @@ import (
 // coverage depends on the previous batch's outcome.
 //
 // Memory: at most two batches are held (the one in stage 2 and the one
-// prepared), each with its own folder (Processor.folds).
+// prepared), each with its own folder (pipeline.folds).
 
 // pipeline is the batch pipeline's state, on the Run goroutine only.
 type pipeline struct {
