@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/wal"
@@ -22,7 +21,7 @@ import (
 type batch struct {
 	p    *Processor
 	recs []*kgo.Record
-	fold *folder
+	fold *folder // where decode folds; nil in the timer's and recovery's batches, which decode nothing
 
 	decoded    bool
 	dlq        []*kgo.Record
@@ -47,12 +46,9 @@ type batch struct {
 	due         map[string]int64 // when not nil, merge records each room's hysteresis deadline (0: none)
 	storeTrips  int              // Redis round trips of merge (stores and re-reads)
 
-	// leaderboards (boards.go); board is nil without boards
-	board      *board.Batch
-	boardsDone bool
-	lateSeen   map[recordID]bool // records already sent to the DLQ for a late board event
-	lateDLQ    []*kgo.Record     // records the board scripts found late
-	lateSent   bool
+	boards   boardStage    // the stage its board events go to (boards.go)
+	lateDLQ  []*kgo.Record // records the board scripts found late, published in step 6
+	lateSent bool
 
 	// spans (trace.go); nil and empty when no tracer records
 	span      trace.Span         // the batch's
@@ -60,11 +56,12 @@ type batch struct {
 	links     map[string][]int32 // room → indexes of its traced records, for the room span's links
 }
 
-// newBatch starts a batch that folds into the processor's reusable folder;
-// the previous batch must be finished. Poll batches take the folder of
-// Processor.nextBatch instead, so that two can be in hand.
+// newBatch starts a batch of recs without a folder: the timer's and
+// recovery's batches, which decode nothing. A batch that decodes needs one:
+// poll batches take theirs from Processor.nextBatch, so that two can be in
+// hand, and a WAL replay has its own (replayLog).
 func newBatch(p *Processor, recs []*kgo.Record) *batch {
-	return &batch{p: p, recs: recs, fold: &p.fold, board: p.boardBatch}
+	return &batch{p: p, recs: recs, boards: p.boards}
 }
 
 // prepare is stage 1 of the pipeline (pipeline.go): steps 1 and 2 of the
@@ -106,27 +103,25 @@ func (b *batch) run(ctx context.Context) error {
 		}
 		b.dlqSent = true
 	}
-	if !b.resolved && !b.boardsDone && b.board != nil && b.board.Len() > 0 {
-		b.overlapBoards(ctx)
+	if !b.resolved && b.boards.holds(b) {
+		b.overlap(ctx)
 	}
 	if !b.resolved {
-		err := b.resolve(ctx)
-		if errors.Is(err, ranking.ErrRedisReset) {
-			rewound, rerr := p.recoverRedis(ctx)
-			if rerr != nil {
-				return rerr
-			}
-			b.rewound = b.rewound || rewound
-			err = b.resolve(ctx)
-		}
-		if err != nil {
+		if err := b.recovering(ctx, b.resolve); err != nil {
 			return err
 		}
 		b.resolved = true
 	}
-	if err := b.boardsStep(ctx); err != nil {
+	if err := b.recovering(ctx, func(ctx context.Context) error { return b.boards.apply(ctx, b) }); err != nil {
 		return err
 	}
+	if len(b.lateDLQ) > 0 && !b.lateSent {
+		if err := p.cl.ProduceSync(ctx, b.lateDLQ...).FirstErr(); err != nil {
+			return fmt.Errorf("produce dlq (late): %w", err)
+		}
+		b.lateSent = true
+	}
+	b.boards.advance(b)
 	if err := b.sendRefused(ctx); err != nil {
 		return err
 	}
@@ -146,15 +141,15 @@ func (b *batch) run(ctx context.Context) error {
 		// The partitions were moved back to re-consume what Redis lost;
 		// committing this batch's offsets would skip that on a crash, and
 		// so would committing an earlier batch's that failed.
-		p.failedCommits.forget(nil)
+		p.commits.failed.forget(nil)
 		p.lg.Info("batch not committed: its partitions were rewound")
 	} else if err := p.cl.CommitRecords(ctx, b.recs...); err != nil {
-		p.failedCommits.failed(b.recs)
+		p.commits.failed.failed(b.recs)
 		p.lg.Warn("offset commit failed; the batch will be redelivered and skipped by the watermarks", zap.Error(err))
 	} else {
-		p.failedCommits.committed(b.recs)
+		p.commits.failed.committed(b.recs)
 		if b.walSeq > 0 {
-			p.walSeq = b.walSeq
+			p.commits.walSeq = b.walSeq
 		}
 	}
 	p.acks.add(b.acks, time.Now())
@@ -167,6 +162,24 @@ func (b *batch) run(ctx context.Context) error {
 	b.observe()
 	b.endTrace()
 	return nil
+}
+
+// overlap resolves the rooms while the boards' apply runs beside, so that a
+// batch holding board events waits for two Redis round trips, not three:
+// the boards' keys are not the rooms', and the two steps share no batch
+// state. Whatever fails here (Redis lost its data included) is left undone
+// for the sequential steps that follow, which handle it as without the
+// overlap.
+func (b *batch) overlap(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = b.boards.apply(ctx, b)
+	}()
+	if err := b.resolve(ctx); err == nil {
+		b.resolved = true
+	}
+	<-done
 }
 
 // resolve applies the rooms to Redis, merges their stable lists and stores
@@ -305,26 +318,9 @@ func (b *batch) decode(now time.Time) {
 	f := b.fold
 	f.reset()
 	b.applied = make(map[string]int, 3)
-	if b.board != nil {
-		if p.boardCarry && p.boardCarryEpoch == p.assignments.Load() {
-			b.board.ResetKeepCovers()
-		} else {
-			// Covers are never carried across an assignment change: the
-			// partitions may have been read by another processor since.
-			p.boardCarry = false
-			b.board.Reset()
-		}
-		b.lateSeen = map[recordID]bool{}
-	}
 	var evs []codec.Event
 	b.roomOldest = make(map[string]time.Time)
 	for i, r := range b.recs {
-		if b.board != nil {
-			// Every record read, valid or not, is marked applied on the
-			// boards with the batch, so that their applied ranges stay
-			// contiguous.
-			b.board.Cover(r.Topic, r.Partition, r.Offset, r.Offset)
-		}
 		var err error
 		evs, err = p.dec.Decode(evs[:0], r.Value, p.topics.source(r.Topic), now)
 		if err == nil {
@@ -333,6 +329,7 @@ func (b *batch) decode(now time.Time) {
 		if err != nil {
 			b.dlq = append(b.dlq, p.dlqRecord(r, err.Error()))
 			b.dlqReasons = append(b.dlqReasons, reasonClass(err))
+			b.boards.carry(b, r, nil) // read all the same
 			continue
 		}
 		if n := b.countIgnored(r.Topic, evs); n > 0 {
@@ -343,7 +340,7 @@ func (b *batch) decode(now time.Time) {
 		f.add(r.Topic, r.Partition, r.Offset, tracedIndex(r, i), evs)
 		b.noteLinks(r, i, evs)
 		b.noteOldest(r, evs)
-		b.addBoards(r, evs)
+		b.boards.carry(b, r, evs)
 	}
 	b.rooms = f.build()
 	b.roomTS = make(map[string]int64, len(f.rooms))

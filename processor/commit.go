@@ -22,6 +22,13 @@ import (
 // a rewind drops it: committing it then could move a new owner's offset back,
 // or skip what a rewind must consume again.
 
+// commits is what the processor keeps of its offset commits.
+type commits struct {
+	walSeq    uint64        // WAL sequence of the last batch committed: the WAL may be pruned up to it (prune.go)
+	lastPrune time.Time     // the last WAL prune
+	failed    failedCommits // the commits that failed, made again when idle
+}
+
 // partitionKey names a topic-partition.
 type partitionKey struct {
 	topic     string
@@ -102,18 +109,18 @@ func (f *failedCommits) pending() []*kgo.Record {
 // blocked.
 func (p *Processor) retryCommits(ctx context.Context) {
 	now := time.Now()
-	if now.Before(p.failedCommits.retryAt) {
+	if now.Before(p.commits.failed.retryAt) {
 		return
 	}
-	recs := p.failedCommits.pending()
+	recs := p.commits.failed.pending()
 	if len(recs) == 0 {
 		return
 	}
 	if err := p.cl.CommitRecords(ctx, recs...); err != nil {
-		p.failedCommits.retryAt = now.Add(commitRetryBackoff)
+		p.commits.failed.retryAt = now.Add(commitRetryBackoff)
 		p.lg.Warn("offset commit failed again; trying again when idle", zap.Int("partitions", len(recs)), zap.Error(err))
 		return
 	}
-	p.failedCommits.committed(recs)
+	p.commits.failed.committed(recs)
 	p.lg.Info("offsets whose commit had failed are committed", zap.Int("partitions", len(recs)))
 }

@@ -68,28 +68,6 @@
 // never imports sink: the vocabulary the two share is package ranking
 // (docs/DESIGN.md §13).
 //
-// # File map
-//
-//	processor.go     Processor, New (clients, topics, group), Run: the poll loop
-//	config.go        Config, its defaults and Validate; Topics
-//	batch.go         one poll batch through the durability order (prepare, run, resolve, Step, merge)
-//	pipeline.go      the two-stage batch pipeline: the next batch's decode and WAL append beside this one's Redis and broker waits
-//	fold.go          decode and fold records into per-room, per-partition member updates
-//	stable.go        the stable strategy: hysteresis or seed merge, its state, urgent
-//	                 presenters and spotlights, and the republish on a listed member's flags
-//	publish.go       output and DLQ records; publishing with the publish latency
-//	trace.go         trace context: a room's output and a DLQ copy continue the callback's traceparent; spans with a tracer
-//	topics.go        the topic specifications: creation (CreateTopics), DescribeTopics, the output's compaction
-//	store.go         the Store and Log interfaces the processor needs
-//	chunk.go         chunkedStore: at most MaxRoomsPerApply rooms per Redis round trip
-//	members.go       the room members cap: refusalRecorder and the DLQ of refused members
-//	boards.go        the leaderboard step of a batch (BoardStore), beside the rooms' apply
-//	due.go           the hysteresis timer: rooms whose dwell or grace ended without events
-//	backpressure.go  retries with backoff, paused fetching, readiness
-//	recover.go       rebuild after Redis lost its data: WAL replay, output-topic seeds
-//	generation.go    the Redis generation file and the idle check
-//	incarnation.go   the group member file: a restart evicts the member its crashed process left behind
-//	replay.go        ReplayWAL, for `rostrum wal replay`
-//	prune.go         WAL pruning after commits
-//	observer.go      the Observer interface the metrics package implements
+// The package's files, one line each, are mapped in docs/DESIGN.md §13
+// ("The processor's files").
 package processor

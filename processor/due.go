@@ -26,11 +26,11 @@ const dueBatch = 512
 // store and publish seq 1 again, with other content. The next batch or
 // idle check finishes the rebuild first.
 func (p *Processor) maybeStepDue(ctx context.Context) {
-	if p.hyst == nil || p.gen.rebuild || time.Since(p.lastDue) < p.cfg.DueInterval {
+	if p.strategy.hyst == nil || p.gen.rebuild || time.Since(p.strategy.lastDue) < p.cfg.DueInterval {
 		return
 	}
 	now := time.Now()
-	p.lastDue = now
+	p.strategy.lastDue = now
 	// The last batch's apply peeked at the due set: when that is recent and
 	// nothing was due by now, there is nothing to look for.
 	if peek, ok := p.store.PeekDue(); ok && now.Sub(peek.Seen) < p.cfg.DueInterval && (peek.At == 0 || peek.At > now.UnixMilli()) {
@@ -106,7 +106,7 @@ func (p *Processor) stepDue(ctx context.Context, until int64) (int, error) {
 		if hs.UnmarshalText([]byte(text)) != nil {
 			continue
 		}
-		if at := p.hyst.Next(&hs); at > 0 {
+		if at := p.strategy.hyst.Next(&hs); at > 0 {
 			arm = append(arm, ranking.DueRoom{Room: rooms[i], At: at})
 		}
 	}

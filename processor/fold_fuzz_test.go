@@ -39,7 +39,7 @@ func FuzzDecodeFold(f *testing.F) {
 		for i, v := range bytes.SplitN(data, []byte("\n"), 8) {
 			recs = append(recs, &kgo.Record{Topic: inputs[i%3], Partition: int32(i % 2), Offset: int64(i), Value: v})
 		}
-		b := &batch{p: p, recs: recs, fold: &folder{}}
+		b := &batch{p: p, recs: recs, fold: &folder{}, boards: noBoards{}}
 		b.decode(now)
 
 		m := model.New(p.cfg.Meeting)

@@ -61,7 +61,16 @@ import (
 // coverage depends on the previous batch's outcome.
 //
 // Memory: at most two batches are held (the one in stage 2 and the one
-// prepared), each with its own folder (Processor.folds).
+// prepared), each with its own folder (pipeline.folds).
+
+// pipeline is the batch pipeline's state, on the Run goroutine only.
+type pipeline struct {
+	folds [2]folder // the poll batches' folders: one in stage 2, one prepared
+	next  int       // index in folds of the next poll batch
+	// The last batch's stage 2 (from its launch to its end) and prepare
+	// times, to pace the next poll.
+	lastStage2, lastPrepare time.Duration
+}
 
 // flight is a batch in stage 2.
 type flight struct {
@@ -75,13 +84,13 @@ type flight struct {
 // pipelined reports whether stage 1 of a batch may overlap stage 2 of the
 // one before it (see above: only with Config.PipelineBatches, and not with
 // boards).
-func (p *Processor) pipelined() bool { return p.boardBatch == nil && p.cfg.PipelineBatches }
+func (p *Processor) pipelined() bool { return p.cfg.PipelineBatches && len(p.cfg.Boards) == 0 }
 
 // nextBatch starts a batch of recs on the folder the batch in stage 2 does
 // not use.
 func (p *Processor) nextBatch(recs []*kgo.Record) *batch {
-	f := &p.folds[p.nextFold]
-	p.nextFold ^= 1
+	f := &p.pipe.folds[p.pipe.next]
+	p.pipe.next ^= 1
 	b := newBatch(p, recs)
 	b.fold = f
 	return b
@@ -116,10 +125,10 @@ func (p *Processor) launch(ctx, drain context.Context, b *batch) *flight {
 // during the stage 2 before it, as without the pipeline, and its prepare
 // still overlaps that stage 2's end.
 func (p *Processor) pace(ctx context.Context, f *flight) {
-	if f == nil || p.lastStage2 <= p.lastPrepare {
+	if f == nil || p.pipe.lastStage2 <= p.pipe.lastPrepare {
 		return
 	}
-	t := time.NewTimer(time.Until(f.started.Add(p.lastStage2 - p.lastPrepare)))
+	t := time.NewTimer(time.Until(f.started.Add(p.pipe.lastStage2 - p.pipe.lastPrepare)))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -137,7 +146,7 @@ func (p *Processor) land(f **flight) (rewound bool, err error) {
 	}
 	err = <-(*f).done
 	rewound = (*f).b.rewound
-	p.lastStage2, p.lastPrepare = (*f).took, (*f).b.prepTook
+	p.pipe.lastStage2, p.pipe.lastPrepare = (*f).took, (*f).b.prepTook
 	*f = nil
 	if err == nil {
 		p.maybePrune()

@@ -9,13 +9,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
-	"github.com/rostrumhq/rostrum/stability"
 )
 
 // Processor consumes one environment's callback topics and keeps its meeting
@@ -24,57 +21,21 @@ type Processor struct {
 	cfg    Config
 	topics Topics
 	cl     *kgo.Client
-	store  Store
-	log    Log
+	store  Store // chunked (chunk.go), over refusals
+	log    Log   // the WAL; nil: none
 	dec    *codec.Decoder
 	lg     *zap.Logger
-	// cancelClient ends the client's context: requests in flight, a
-	// JoinGroup held by the coordinator included, fail at once.
-	cancelClient context.CancelFunc
-	member       *memberRecorder // records the group member id; nil without Config.MemberFile or with InstanceID
+	stats  Stats
 
-	hyst      *stability.Hysteresis // nil: the seed merge
-	dropMuted bool                  // audio leads the score (after spotlight, screen share): a muted member leaves the shown list at once
-	lastDue   time.Time             // last look for due rooms
-
-	acks ackQueue // outputs published, waiting to be acknowledged in Redis (acks.go)
-	// failedCommits: offsets whose commit failed, committed again when idle
-	// (commit.go)
-	failedCommits failedCommits
-	fold          folder    // reused by the timer's and recovery's batches
-	folds         [2]folder // poll batches: one in stage 2, one prepared (pipeline.go)
-	nextFold      int       // index in folds of the next poll batch
-	// The last batch's stage 2 (from its launch to its end) and prepare
-	// times, to pace the next poll (pipeline.go); Run goroutine only.
-	lastStage2, lastPrepare time.Duration
-	lastPrune               time.Time
-	walSeq                  uint64 // last WAL sequence whose batch was committed
-	stats                   Stats
-	assigned                atomic.Int64
-	joined                  atomic.Bool      // a group generation was joined (with or without partitions) and not lost since
-	health                  health           // back-pressure state (backpressure.go)
-	gen                     generation       // Redis data-set tracking (generation.go)
-	refusals                *refusalRecorder // under p.store's chunking: the members the cap refused
-	// rebalanceWaiting is set when the client holds a rebalance back for
-	// the batches in hand (kgo.OnPartitionsCallbackBlocked); Run then
-	// empties the pipeline and allows it.
-	rebalanceWaiting atomic.Bool
-
-	boardBatch *board.Batch  // reused like fold, for the boards; nil without boards
-	scratch    stableScratch // reused by stable (stable.go)
-	// Deferred board coverage (boards.go): the offsets of batches without
-	// board events are carried into a later batch's board apply instead
-	// of costing a round trip of their own.
-	boardCarry       bool
-	boardCarryEpoch  int64     // assignments when the carry began
-	boardLastApplied time.Time // last board apply of a live batch
-	// Settlement (settle.go): the newest record time seen, and a wake-up
-	// of the settle loop when it passes the next period's close.
-	boardClock  atomic.Int64 // Unix ms
-	nextClose   atomic.Int64 // Unix ms; 0: unknown
-	settleKick  chan struct{}
-	settleToken string
-	assignments atomic.Int64 // partition assignment changes, for the carry
+	group    groupMembership  // its place in the consumer group (group.go)
+	pipe     pipeline         // the batch pipeline's folders and pace (pipeline.go)
+	strategy stableStrategy   // the stable step and its timer (stable.go, due.go)
+	acks     ackQueue         // outputs published, waiting to be acknowledged in Redis (acks.go)
+	commits  commits          // what was committed, and what failed to be (commit.go, prune.go)
+	refusals *refusalRecorder // under store's chunking: the members the cap refused (members.go)
+	health   health           // back-pressure: the batch in hand failing (backpressure.go)
+	gen      generation       // the Redis data set, for recovery (generation.go)
+	boards   boardStage       // the leaderboards' work (boards.go); noBoards without boards
 }
 
 // Stats are running totals, safe to read while the processor runs.
@@ -116,14 +77,12 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		log:    log,
 		dec:    codec.NewDecoder(cfg.Decode),
 		lg:     cfg.Logger,
-		hyst:   cfg.hysteresis(),
+		strategy: stableStrategy{
+			hyst:      cfg.hysteresis(),
+			dropMuted: audioLeads(cfg.Meeting.Rules()),
+		},
 	}
-	p.dropMuted = audioLeads(cfg.Meeting.Rules())
-	if len(cfg.Boards) > 0 {
-		p.boardBatch = board.NewBatch(cfg.Boards)
-		p.settleKick = make(chan struct{}, 1)
-		p.settleToken = newSettleToken()
-	}
+	p.boards = newBoardStage(p, false)
 	// The member a crash of the process before left in the group leaves
 	// before this one joins (incarnation.go).
 	p.evictPrevious(ctx)
@@ -131,7 +90,7 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 	// at the shutdown deadline: kgo issues JoinGroup and SyncGroup on it,
 	// and its Close waits for them.
 	clientCtx, cancelClient := context.WithCancel(context.Background())
-	p.cancelClient = cancelClient
+	p.group.cancel = cancelClient
 	opts := []kgo.Opt{
 		kgo.WithContext(clientCtx),
 		kgo.SessionTimeout(cfg.SessionTimeout),
@@ -146,42 +105,15 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)), // murmur2 by key: one room, one output partition
 		kgo.ProducerLinger(0),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
-			// Called after every join, also when nothing is assigned: a
-			// member beyond the partition count is a standby.
-			p.joined.Store(true)
-			if p.member != nil {
-				p.member.record()
-			}
-			p.assigned.Add(int64(count(a)))
-			p.assignments.Add(1)
-			p.cfg.Observer.Rebalance("assigned", count(a))
-			p.lg.Info("partitions assigned", zap.Any("partitions", a))
-		}),
-		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) {
-			p.assigned.Add(-int64(count(r)))
-			p.assignments.Add(1)
-			p.failedCommits.forget(r)
-			p.cfg.Observer.Rebalance("revoked", count(r))
-			p.lg.Info("partitions revoked", zap.Any("partitions", r))
-		}),
-		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { p.rebalanceWaiting.Store(true) }),
-		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, l map[string][]int32) {
-			p.joined.Store(false)
-			p.assigned.Add(-int64(count(l)))
-			p.assignments.Add(1)
-			p.failedCommits.forget(l)
-			p.cfg.Observer.Rebalance("lost", count(l))
-			p.lg.Warn("partitions lost", zap.Any("partitions", l))
-		}),
 	}
+	opts = append(opts, p.rebalanceCallbacks()...)
 	if cfg.InstanceID != "" {
 		// Static membership: a restart within the session timeout gets
 		// its partitions back without a rebalance of the group.
 		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
 	} else if cfg.MemberFile != "" {
-		p.member = &memberRecorder{path: cfg.MemberFile, group: cfg.Group, lg: cfg.Logger}
-		opts = append(opts, kgo.WithHooks(p.member))
+		p.group.member = &memberRecorder{path: cfg.MemberFile, group: cfg.Group, lg: cfg.Logger}
+		opts = append(opts, kgo.WithHooks(p.group.member))
 	}
 	opts = append(append(opts, cfg.KafkaOpts...), cfg.ConsumerOpts...)
 	cl, err := kgo.NewClient(opts...)
@@ -190,8 +122,8 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}
 	p.cl = cl
-	if p.member != nil {
-		p.member.cl.Store(cl)
+	if p.group.member != nil {
+		p.group.member.cl.Store(cl)
 	}
 	// A failure from here on (or a stop: ctx cancelled while starting)
 	// closes the client, which may be joining the group already.
@@ -210,21 +142,12 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 	if err := p.loadGeneration(gen); err != nil {
 		return fail(err)
 	}
-	if p.boardBatch != nil {
-		if err := cfg.BoardStore.Adopt(ctx, gen); err != nil {
-			return fail(err)
-		}
+	if err := p.boards.adopt(ctx, gen, false); err != nil {
+		return fail(err)
 	}
 	p.refusals = &refusalRecorder{Store: store}
 	p.store = chunked(p.refusals, cfg.MaxRoomsPerApply)
 	return p, nil
-}
-
-func count(m map[string][]int32) (n int) {
-	for _, ps := range m {
-		n += len(ps)
-	}
-	return n
 }
 
 // checkTopics verifies the brokers answer and every topic exists, creating
@@ -282,10 +205,10 @@ func (p *Processor) Topics() Topics { return p.topics }
 
 // Standby reports whether the processor has joined its group without being
 // assigned a partition.
-func (p *Processor) Standby() bool { return p.joined.Load() && p.Assigned() == 0 }
+func (p *Processor) Standby() bool { return p.group.joined.Load() && p.Assigned() == 0 }
 
 // Assigned returns how many input partitions this processor owns now.
-func (p *Processor) Assigned() int { return int(p.assigned.Load()) }
+func (p *Processor) Assigned() int { return int(p.group.assigned.Load()) }
 
 // Run consumes until ctx is cancelled, then finishes the batches in hand (at
 // most two, pipeline.go), commits them, and leaves the group, within
@@ -300,14 +223,12 @@ func (p *Processor) Run(ctx context.Context) error {
 	if err := p.rebuildAtStart(ctx); err != nil || ctx.Err() != nil {
 		return err // nil: stopped cleanly during the rebuild
 	}
-	if p.boardBatch != nil {
-		expCtx, stopExpiry := context.WithCancel(ctx)
-		done := make(chan struct{})
-		settled := make(chan struct{})
-		go func() { defer close(done); p.expireBoards(expCtx) }()
-		go func() { defer close(settled); p.settleBoards(expCtx) }()
-		defer func() { stopExpiry(); <-done; <-settled }()
-	}
+	// The boards' expiry and settlement run beside the loop (boards.go).
+	boardsCtx, stopBoards := context.WithCancel(ctx)
+	var boardLoops sync.WaitGroup
+	boardLoops.Go(func() { p.boards.expire(boardsCtx) })
+	boardLoops.Go(func() { p.boards.settle(boardsCtx) })
+	defer func() { stopBoards(); boardLoops.Wait() }()
 	p.lg.Info("consuming", zap.String("env", p.cfg.Env), zap.String("group", p.cfg.Group),
 		zap.Strings("topics", p.topics.Inputs()))
 	// The batch pipeline (pipeline.go): stage 1 here, stage 2 of the
@@ -368,7 +289,7 @@ func (p *Processor) Run(ctx context.Context) error {
 		// Keep one batch in stage 2 while records flow; empty the pipeline
 		// when they stop, on shutdown, and when a rebalance waits: only an
 		// empty pipeline may allow it.
-		if len(recs) > 0 && ctx.Err() == nil && !p.rebalanceWaiting.Load() && p.pipelined() {
+		if len(recs) > 0 && ctx.Err() == nil && !p.group.rebalanceWaiting.Load() && p.pipelined() {
 			continue
 		}
 		if _, err := p.land(&fl); err != nil {
@@ -378,7 +299,7 @@ func (p *Processor) Run(ctx context.Context) error {
 		if len(recs) == 0 && ctx.Err() == nil {
 			p.retryCommits(ctx) // the partitions are still this processor's
 		}
-		p.rebalanceWaiting.Store(false)
+		p.group.rebalanceWaiting.Store(false)
 		p.cl.AllowRebalance()
 		if ctx.Err() != nil {
 			p.flushAcks(drain)
@@ -415,102 +336,6 @@ func drainContext(ctx context.Context, grace time.Duration) (context.Context, co
 	}
 }
 
-// leave leaves the group and closes the client, all by the end of drain
-// (or ShutdownTimeout from now, after a failure that is not a cancel) plus
-// at most a second, whatever the group does (docs/DESIGN.md §3.8, §3.9):
-//
-//   - A joined member leaves through the client, which first lets a
-//     rebalance in progress finish (so that its revocation runs); a group
-//     waiting for members that died holds that rebalance for up to the
-//     rebalance timeout, so the leave is waited for only until the
-//     deadline.
-//   - A member still joining (no assignment yet) does not wait: kgo sends
-//     the JoinGroup on the client's context and its Close waits for the
-//     answer, which the coordinator may hold for the rebalance timeout.
-//
-// Whatever was not done by the deadline is cut short: the client's context
-// is cancelled (its requests in flight fail) and the member leaves by its
-// id (a static member by its instance id) through a client of its own, so
-// that it does not stay in the group as a dead member until the coordinator
-// expires it. A static member that had joined does not leave: its restart
-// takes its place (KIP-345).
-func (p *Processor) leave(drain context.Context) {
-	p.cl.AllowRebalance()
-	ctx, cancel := context.WithTimeout(drain, p.cfg.ShutdownTimeout)
-	defer cancel()
-	joined := p.joined.Load()
-	if !joined {
-		cancel() // joining: nothing to revoke, no reason to wait
-	}
-	err := p.cl.LeaveGroupContext(ctx)
-	if err == nil {
-		if p.member != nil {
-			p.member.forget()
-		}
-		p.closeClient()
-		return
-	}
-	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		p.lg.Warn("leaving the group", zap.Error(err))
-	}
-	member, _ := p.cl.GroupMetadata()
-	p.cancelClient()
-	p.closeClient()
-	static := p.cfg.InstanceID != ""
-	switch {
-	case static && joined:
-		return // a static member keeps its place for its restart (KIP-345)
-	case member == "" && !static:
-		return // not a member yet
-	}
-	if p.leaveAs(member) && p.member != nil {
-		p.member.forget()
-	}
-}
-
-// closeTimeout bounds the client's Close after the leave, and
-// leaveAsTimeout the LeaveGroup sent by member id when the client could
-// not leave in time: together at most a second past the deadline.
-const (
-	closeTimeout   = 300 * time.Millisecond
-	leaveAsTimeout = 700 * time.Millisecond
-)
-
-// closeClient closes the client, waiting closeTimeout at most; its context
-// is cancelled then, which ends whatever Close still waits for.
-func (p *Processor) closeClient() {
-	closed := make(chan struct{})
-	go func() { p.cl.Close(); close(closed) }()
-	t := time.NewTimer(closeTimeout)
-	defer t.Stop()
-	select {
-	case <-closed:
-	case <-t.C:
-		p.cancelClient()
-		p.lg.Warn("kafka client not closed in time: its requests in flight are cut short")
-	}
-	p.cancelClient()
-}
-
-// leaveAs sends a LeaveGroup for member through a client of its own, and
-// reports whether the group no longer has it.
-func (p *Processor) leaveAs(member string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), leaveAsTimeout)
-	defer cancel()
-	err := leaveGroupAs(ctx, p.cfg, member, "rostrum stopping while the group was rebalancing")
-	switch {
-	case err == nil:
-		p.lg.Info("left the group through a client of its own", zap.String("member_id", member), zap.String("instance_id", p.cfg.InstanceID))
-		return true
-	case errors.Is(err, kerr.UnknownMemberID):
-		return true
-	default:
-		p.lg.Warn("group not left: the coordinator expires this member after the session timeout",
-			zap.String("member_id", member), zap.Error(err))
-		return false
-	}
-}
-
 // batchLen returns how many of recs, at least one, fit in maxBytes of keys
 // and values.
 func batchLen(recs []*kgo.Record, maxBytes int) int {
@@ -531,7 +356,7 @@ func (p *Processor) poll(ctx context.Context) kgo.Fetches {
 	// still notices that Redis lost its data (generation.go), and at most
 	// DueInterval with the hysteresis, so that due rooms are stepped.
 	wait := p.cfg.GenerationCheckEvery
-	if p.hyst != nil {
+	if p.strategy.hyst != nil {
 		wait = min(wait, p.cfg.DueInterval)
 	}
 	pctx, cancel := context.WithTimeout(ctx, wait)
@@ -579,7 +404,7 @@ func (p *Processor) Ready(ctx context.Context) error {
 	if err := p.health.unready(&p.cfg, time.Now()); err != nil {
 		return &NotReady{NotReadyBatches, err}
 	}
-	if !p.joined.Load() {
+	if !p.group.joined.Load() {
 		return &NotReady{NotReadyGroup, errors.New("consumer group not joined (yet)")}
 	}
 	if err := p.store.Ping(ctx); err != nil {

@@ -54,17 +54,12 @@ func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) 
 		return false, err
 	}
 	p.store.AdoptGeneration(gen)
-	if p.boardBatch != nil {
-		// The settled periods first: once the boards adopt the new
-		// generation, the settle loop may run on them.
-		if err := p.restoreSettled(ctx); err != nil {
-			return false, err
-		}
-		// Stamp the boards with the new generation before the log replay
-		// below re-applies their events under their (lost) watermarks.
-		if err := p.cfg.BoardStore.Adopt(ctx, gen); err != nil {
-			return false, err
-		}
+	// The boards' settled periods first (once the boards adopt the new
+	// generation, the settle loop may run on them), then the new generation
+	// on the boards, before the log replay below re-applies their events
+	// under their (lost) watermarks.
+	if err := p.boards.adopt(ctx, gen, true); err != nil {
+		return false, err
 	}
 
 	seeds, err := p.lastOutputs(ctx)
@@ -105,6 +100,23 @@ func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) 
 		zap.Int("wal_records", st.Records), zap.Int("rooms_rebuilt", st.Rooms), zap.Bool("rewound", !covered),
 		zap.Duration("took", time.Since(start)))
 	return !covered, nil
+}
+
+// recovering runs step, one of the batch's Redis steps. When step finds
+// that Redis lost its data, it drops what the batch stored and has not
+// published (forgetStored), rebuilds (recoverRedis) and runs step again.
+func (b *batch) recovering(ctx context.Context, step func(context.Context) error) error {
+	err := step(ctx)
+	if !errors.Is(err, ranking.ErrRedisReset) {
+		return err
+	}
+	b.forgetStored() // the rebuild below republishes their rooms
+	rewound, err := b.p.recoverRedis(ctx)
+	if err != nil {
+		return err
+	}
+	b.rewound = b.rewound || rewound
+	return step(ctx)
 }
 
 // forgetStored drops the outputs (and their acks) that the batch's resolve

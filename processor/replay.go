@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/ranking"
 	"github.com/rostrumhq/rostrum/wal"
@@ -31,12 +30,10 @@ func ReplayWAL(ctx context.Context, cfg Config, store Store, log Log, from uint6
 	cfg.withDefaults()
 	p := &Processor{cfg: cfg, topics: TopicsFor(cfg.TopicPrefix, cfg.Env), store: store, log: log,
 		dec: codec.NewDecoder(cfg.Decode), lg: cfg.Logger}
-	if len(cfg.Boards) > 0 {
-		if cfg.BoardStore == nil {
-			return ReplayStats{}, errors.New("boards are configured but Config.BoardStore is nil")
-		}
-		p.boardBatch = board.NewBatch(cfg.Boards)
+	if len(cfg.Boards) > 0 && cfg.BoardStore == nil {
+		return ReplayStats{}, errors.New("boards are configured but Config.BoardStore is nil")
 	}
+	p.boards = newBoardStage(p, false)
 	st, rb, err := p.replayLog(ctx, from, false)
 	if err != nil {
 		return st, err
@@ -51,19 +48,16 @@ func ReplayWAL(ctx context.Context, cfg Config, store Store, log Log, from uint6
 func (p *Processor) replayLog(ctx context.Context, from uint64, force bool) (ReplayStats, *batch, error) {
 	var st ReplayStats
 	touched := map[string]bool{}
-	var f folder // not p.fold: recovery runs while a batch still holds p.fold's updates
-	var bb *board.Batch
-	if p.boardBatch != nil {
-		bb = board.NewBatch(p.cfg.Boards) // likewise not p.boardBatch
-	}
+	var f folder                     // not a poll batch's: recovery runs while a batch still holds its folder's updates
+	boards := newBoardStage(p, true) // likewise not p.boards: its batch in hand is the live one
 	err := p.log.Replay(from, func(_ uint64, recs []wal.Record) error {
-		b := &batch{p: p, recs: kgoRecords(recs), fold: &f, board: bb}
+		b := &batch{p: p, recs: kgoRecords(recs), fold: &f, boards: boards}
 		b.decode(time.Now())
 		// Boards are applied under their watermarks even when rebuilding:
 		// their operations are not idempotent, and a Redis that lost its
 		// data lost the watermarks too, so each record counts once. Late
 		// records were sent to the DLQ when first consumed.
-		if err := b.applyBoards(ctx); err != nil {
+		if err := boards.apply(ctx, b); err != nil {
 			return err
 		}
 		var err error

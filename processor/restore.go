@@ -9,15 +9,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// restoreSettled reads {env}.boards.settled from its start to its current
-// end and restores the boards' settlement from it (board.Store
-// RestoreSettled): recoverRedis calls it before the boards adopt the new
-// Redis generation, so before any settlement can run on the emptied
-// Redis, and a period settled before the loss is never settled and
-// published again. A record still in flight to the broker when the end
-// offsets are listed is not seen: its period may then be settled a second
-// time from the replayed state (docs/DESIGN.md §8).
-func (p *Processor) restoreSettled(ctx context.Context) error {
+// restore reads {env}.boards.settled from its start to its current end and
+// restores the boards' settlement from it (board.Store RestoreSettled):
+// recovery (adopt) calls it before the boards adopt the new Redis
+// generation, so before any settlement can run on the emptied Redis, and a
+// period settled before the loss is never settled and published again. A
+// record still in flight to the broker when the end offsets are listed is
+// not seen: its period may then be settled a second time from the replayed
+// state (docs/DESIGN.md §8).
+func (s *boards) restore(ctx context.Context) error {
+	p := s.p
 	var values [][]byte
 	err := p.readTopic(ctx, p.topics.Settled, func(r *kgo.Record) {
 		values = append(values, r.Value)
@@ -25,7 +26,7 @@ func (p *Processor) restoreSettled(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recover: read %s: %w", p.topics.Settled, err)
 	}
-	n, err := p.cfg.BoardStore.RestoreSettled(ctx, values)
+	n, err := s.store.RestoreSettled(ctx, values)
 	if err != nil {
 		return fmt.Errorf("recover: restore settled periods: %w", err)
 	}

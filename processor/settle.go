@@ -38,63 +38,62 @@ func newSettleToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// noteRecordTimes advances the settle clock to the newest record time of a
-// batch and wakes the settle loop when it passed the next period's close.
-func (p *Processor) noteRecordTimes(recs []*kgo.Record) {
-	if p.settleKick == nil {
-		return
+// advance implements boardStage.
+func (s *boards) advance(b *batch) {
+	if s.cur == b {
+		s.cur = nil
 	}
 	var newest int64
-	for _, r := range recs {
+	for _, r := range b.recs {
 		newest = max(newest, r.Timestamp.UnixMilli())
 	}
 	for {
-		old := p.boardClock.Load()
-		if newest <= old || p.boardClock.CompareAndSwap(old, newest) {
+		old := s.clock.Load()
+		if newest <= old || s.clock.CompareAndSwap(old, newest) {
 			break
 		}
 	}
-	if nc := p.nextClose.Load(); nc > 0 && newest >= nc {
+	if nc := s.nextClose.Load(); nc > 0 && newest >= nc {
 		select {
-		case p.settleKick <- struct{}{}:
+		case s.kick <- struct{}{}:
 		default:
 		}
 	}
 }
 
-// settleBoards settles and publishes until ctx ends. Every step is atomic
-// and recorded in Redis, so a failed one is simply made again.
-func (p *Processor) settleBoards(ctx context.Context) {
-	t := time.NewTicker(p.cfg.BoardExpireEvery)
+// settle implements boardStage. Every step is atomic and recorded in
+// Redis, so a failed one is simply made again.
+func (s *boards) settle(ctx context.Context) {
+	t := time.NewTicker(s.p.cfg.BoardExpireEvery)
 	defer t.Stop()
 	failing := false
 	for {
-		err := p.settleOnce(ctx)
+		err := s.settleOnce(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
-			p.lg.Warn("board settlement failed; retrying every tick", zap.Error(err))
+			s.p.lg.Warn("board settlement failed; retrying every tick", zap.Error(err))
 			failing = true
 		case err == nil && failing:
-			p.lg.Info("board settlement works again")
+			s.p.lg.Info("board settlement works again")
 			failing = false
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-p.settleKick:
+		case <-s.kick:
 		}
 	}
 }
 
 // settleOnce settles what has closed and publishes the outbox.
-func (p *Processor) settleOnce(ctx context.Context) error {
+func (s *boards) settleOnce(ctx context.Context) error {
 	now := time.Now()
-	if c := p.boardClock.Load(); c > now.UnixMilli() {
+	if c := s.clock.Load(); c > now.UnixMilli() {
 		now = time.UnixMilli(c)
 	}
 	var next time.Time
-	for _, b := range p.cfg.Boards {
+	for _, b := range s.p.cfg.Boards {
 		if !b.Settles() {
 			continue
 		}
@@ -104,22 +103,23 @@ func (p *Processor) settleOnce(ctx context.Context) error {
 		}
 	}
 	if !next.IsZero() {
-		p.nextClose.Store(next.UnixMilli())
+		s.nextClose.Store(next.UnixMilli())
 	}
-	if _, err := p.cfg.BoardStore.Settle(ctx, now); err != nil {
+	if _, err := s.store.Settle(ctx, now); err != nil {
 		if errors.Is(err, ranking.ErrRedisReset) {
 			return fmt.Errorf("settle: %w (the batches replay the log first)", err)
 		}
 		return err
 	}
-	return p.publishSettled(ctx)
+	return s.publishSettled(ctx)
 }
 
 // publishSettled publishes the outbox records this processor claims and
 // acknowledges each once the broker has.
-func (p *Processor) publishSettled(ctx context.Context) error {
+func (s *boards) publishSettled(ctx context.Context) error {
+	p := s.p
 	for {
-		recs, err := p.cfg.BoardStore.ClaimSettled(ctx, p.settleToken, time.Now(), settleLease)
+		recs, err := s.store.ClaimSettled(ctx, s.token, time.Now(), settleLease)
 		if err != nil || len(recs) == 0 {
 			return err
 		}
@@ -135,7 +135,7 @@ func (p *Processor) publishSettled(ctx context.Context) error {
 			return fmt.Errorf("produce settled periods: %w", err)
 		}
 		for _, r := range recs {
-			if err := p.cfg.BoardStore.AckSettled(ctx, r); err != nil {
+			if err := s.store.AckSettled(ctx, r); err != nil {
 				return err
 			}
 		}

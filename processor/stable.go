@@ -89,6 +89,15 @@ func flagsOf(f codec.MemberScore) uint16 {
 		uint16(f.Audio)*flagAudio | uint16(f.Video)*flagVideo | uint16(f.Role)<<flagRoleShift
 }
 
+// stableStrategy is the configured stable step (stable) and its timer
+// (due.go).
+type stableStrategy struct {
+	hyst      *stability.Hysteresis // nil: the seed merge
+	dropMuted bool                  // audio leads the score (after spotlight, screen share): a muted member leaves the shown list at once
+	scratch   stableScratch         // reused by stable
+	lastDue   time.Time             // the timer's last look for due rooms
+}
+
 // stableScratch is the reused memory of stable: the inputs of a merge are
 // built per room and batch, and never outlive the call.
 type stableScratch struct {
@@ -117,33 +126,33 @@ func (p *Processor) stable(st *ranking.RoomState, ts int64) (list []string, stat
 	if len(prev) != len(st.Stable) {
 		prev = nil // not recorded for this list
 	}
-	if p.hyst == nil {
-		ids := p.scratch.ids[:0]
+	if p.strategy.hyst == nil {
+		ids := p.strategy.scratch.ids[:0]
 		for _, m := range st.Top {
 			ids = append(ids, m.UserID)
 		}
-		p.scratch.ids = ids
+		p.strategy.scratch.ids = ids
 		list = stability.Merge(nil, st.Stable, ids, p.cfg.TopN)
 	} else {
 		list = p.hysteresisStep(st, ts, &hs, prev)
-		due = p.hyst.Next(&hs)
+		due = p.strategy.hyst.Next(&hs)
 	}
 	var shown []uint16 // nil for an empty list: nothing to remember
 	if len(list) > 0 {
-		shown = p.scratch.shown[:0]
+		shown = p.strategy.scratch.shown[:0]
 		for _, id := range list {
 			f, _ := p.cfg.Meeting.Decode(scoreOf(st, id))
 			shown = append(shown, flagsOf(f))
 		}
-		p.scratch.shown = shown
+		p.strategy.scratch.shown = shown
 	}
 	flagsChanged = prev != nil && !slices.Equal(prev, shown)
 	hs.Shown = shown
 	// The state text, allocated only when it differs from the stored one.
-	p.scratch.text, _ = hs.AppendText(p.scratch.text[:0])
+	p.strategy.scratch.text, _ = hs.AppendText(p.strategy.scratch.text[:0])
 	state = st.HState
-	if string(p.scratch.text) != st.HState {
-		state = string(p.scratch.text)
+	if string(p.strategy.scratch.text) != st.HState {
+		state = string(p.strategy.scratch.text)
 	}
 	return list, state, due, flagsChanged
 }
@@ -151,8 +160,8 @@ func (p *Processor) stable(st *ranking.RoomState, ts int64) (list []string, stat
 // hysteresisStep takes the hysteresis step of room st with state hs; prev
 // are the flags of st.Stable's members as last published (nil: unknown).
 func (p *Processor) hysteresisStep(st *ranking.RoomState, ts int64, hs *stability.State, prev []uint16) []string {
-	raw := grow(p.scratch.raw, len(st.Top))
-	p.scratch.raw = raw
+	raw := grow(p.strategy.scratch.raw, len(st.Top))
+	p.strategy.scratch.raw = raw
 	var newest int64
 	for i, m := range st.Top {
 		f, _ := p.cfg.Meeting.Decode(m.Score) // scores come from the apply script
@@ -162,8 +171,8 @@ func (p *Processor) hysteresisStep(st *ranking.RoomState, ts int64, hs *stabilit
 			Urgent: f.Role == codec.RoleHost || f.ScreenShare == 1 || f.Spotlight == 1}
 		newest = max(newest, f.TS)
 	}
-	standing := grow(p.scratch.standing, len(st.Stable))
-	p.scratch.standing = standing
+	standing := grow(p.strategy.scratch.standing, len(st.Stable))
+	p.strategy.scratch.standing = standing
 	for i := range st.Stable {
 		if i >= len(st.StableScores) || st.StableScores[i] == ranking.Unranked {
 			continue // not ranked: leaves at once
@@ -174,7 +183,7 @@ func (p *Processor) hysteresisStep(st *ranking.RoomState, ts int64, hs *stabilit
 		// Muting (while audio leads), or stopping to share or leaving the
 		// spotlight since the list was published, lets the tile go at once.
 		stopped := prev != nil && prev[i]&flagsPriority&^flagsOf(f) != 0
-		standing[i] = stability.Standing{Score: score, Ranked: true, Drop: (p.dropMuted && f.Audio == 0) || stopped}
+		standing[i] = stability.Standing{Score: score, Ranked: true, Drop: (p.strategy.dropMuted && f.Audio == 0) || stopped}
 	}
 	now := ts
 	if now == 0 {
@@ -186,5 +195,5 @@ func (p *Processor) hysteresisStep(st *ranking.RoomState, ts int64, hs *stabilit
 		now = time.Now().UnixMilli()
 	}
 	now = max(now, hs.Latest())
-	return p.hyst.Step(nil, hs, st.Stable, standing, raw, now)
+	return p.strategy.hyst.Step(nil, hs, st.Stable, standing, raw, now)
 }

@@ -31,14 +31,14 @@ func BenchmarkDecodeFoldTraced(b *testing.B) {
 		events += len(r.Events)
 		recs = append(recs, &kgo.Record{Topic: "bench.callbacks." + r.Topic, Partition: int32(i % 3), Offset: int64(i), Value: r.Value, Headers: headers})
 	}
-	p := &Processor{cfg: Config{Env: "bench"}, topics: topics}
+	p := &Processor{cfg: Config{Env: "bench"}, topics: topics, boards: noBoards{}}
 	p.cfg.withDefaults()
 	p.dec = codec.NewDecoder(codec.DecodeConfig{MaxFutureSkew: 1000 * time.Hour})
 	now := time.Now()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		bt := newBatch(p, recs)
+		bt := p.nextBatch(recs)
 		bt.decode(now)
 		if len(bt.dlq) != 0 {
 			b.Fatalf("%d records rejected", len(bt.dlq))
