@@ -71,16 +71,13 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		return nil, err
 	}
 	p := &Processor{
-		cfg:    cfg,
-		topics: TopicsFor(cfg.TopicPrefix, cfg.Env),
-		store:  store,
-		log:    log,
-		dec:    codec.NewDecoder(cfg.Decode),
-		lg:     cfg.Logger,
-		strategy: stableStrategy{
-			hyst:      cfg.hysteresis(),
-			dropMuted: audioLeads(cfg.Meeting.Rules()),
-		},
+		cfg:      cfg,
+		topics:   TopicsFor(cfg.TopicPrefix, cfg.Env),
+		store:    store,
+		log:      log,
+		dec:      codec.NewDecoder(cfg.Decode),
+		lg:       cfg.Logger,
+		strategy: newStableStrategy(&cfg),
 	}
 	p.boards = newBoardStage(p, false)
 	// The member a crash of the process before left in the group leaves

@@ -28,18 +28,26 @@ type ReplayStats struct {
 // are used.
 func ReplayWAL(ctx context.Context, cfg Config, store Store, log Log, from uint64) (ReplayStats, error) {
 	cfg.withDefaults()
-	p := &Processor{cfg: cfg, topics: TopicsFor(cfg.TopicPrefix, cfg.Env), store: store, log: log,
-		dec: codec.NewDecoder(cfg.Decode), lg: cfg.Logger}
 	if len(cfg.Boards) > 0 && cfg.BoardStore == nil {
 		return ReplayStats{}, errors.New("boards are configured but Config.BoardStore is nil")
 	}
-	p.boards = newBoardStage(p, false)
+	p := replayer(cfg, store, log)
 	st, rb, err := p.replayLog(ctx, from, false)
 	if err != nil {
 		return st, err
 	}
 	st.Changed = rb.stored
 	return st, nil
+}
+
+// replayer is the Processor ReplayWAL runs: no Kafka client, and the same
+// stable step as the processor's (--stability), so that a replay of a
+// hysteresis processor's WAL does not store lists merged without it.
+func replayer(cfg Config, store Store, log Log) *Processor {
+	p := &Processor{cfg: cfg, topics: TopicsFor(cfg.TopicPrefix, cfg.Env), store: store, log: log,
+		dec: codec.NewDecoder(cfg.Decode), lg: cfg.Logger, strategy: newStableStrategy(&cfg)}
+	p.boards = newBoardStage(p, false)
+	return p
 }
 
 // replayLog applies the WAL's batches from seq from (past the watermarks when

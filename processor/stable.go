@@ -108,6 +108,12 @@ type stableScratch struct {
 	text     []byte
 }
 
+// newStableStrategy is the stable step cfg configures (cfg's defaults
+// applied).
+func newStableStrategy(cfg *Config) stableStrategy {
+	return stableStrategy{hyst: cfg.hysteresis(), dropMuted: audioLeads(cfg.Meeting.Rules())}
+}
+
 // stable returns room st's next stable list, its state (text: the
 // hysteresis timers, none with the seed merge, and the flags of the listed
 // members), the state's next deadline (0: none), and whether a listed
