@@ -250,7 +250,7 @@ func (s *Store) applyCall(b *Batch, c *call) ([]string, []any) {
 	P := s.callPrefix(bd, c)
 	a := applyArgs{prefix: P, gen: s.gen, kind: bd.scriptKind(), op: bd.op.String(), tie: bd.firstReached, rb: bd.rb,
 		res: bd.res.Milliseconds(), maxTotal: bd.maxTotal, origin: bd.epoch.UnixMilli(), windows: bd.windowsArg(),
-		floor: bd.floorArg(), neg: bd.allowNeg, expire: c.expire, lengths: bd.lengthsArg(), parts: make([]applyPart, len(c.parts))}
+		floor: bd.floorArg(), expire: c.expire, lengths: bd.lengthsArg(), parts: make([]applyPart, len(c.parts))}
 	if c.removals() && bd.kind == Rolling {
 		a.check = checkRemovals
 	}

@@ -24,7 +24,6 @@ type applyArgs struct {
 	windows  string // Board.windowsArg
 	check    string // checkRemovals when the call removes from a rolling board's slices, else ""
 	floor    string // Board.floorArg ("" = none)
-	neg      bool   // negative values allowed
 	halfLife int64  // decay: the half-life, ms; 0: no decay (sent as "")
 	target   int64  // decay: the base target (sent as "" without decay)
 	expire   int64  // periodic: when the period's ranges and counters expire, Unix ms (sent as "" for other kinds)
@@ -60,7 +59,7 @@ func (a *applyArgs) append(dst []any) []any {
 		expire = a.expire
 	}
 	dst = append(dst, a.prefix, a.gen, a.kind, a.op, boolArg(a.tie), a.rb, a.res, a.maxTotal, a.origin,
-		a.windows, a.check, a.floor, boolArg(a.neg), halfLife, target, expire, a.lengths, len(a.parts))
+		a.windows, a.check, a.floor, halfLife, target, expire, a.lengths, len(a.parts))
 	for _, p := range a.parts {
 		dst = append(dst, p.tp, p.first, p.last, boolArg(p.each), len(p.removals))
 		for _, e := range p.removals {

@@ -25,7 +25,6 @@
 --   check     CHECK_REMOVALS when the call removes from a rolling board's
 --             slices, '' else
 --   floor     the floor ('' = none)
---   neg       negative values allowed (1/0)
 --   halfLife  the half-life, ms ('' = no decay)
 --   target    the decay base target
 --   expire    periodic: the expire-at ms of the period's ranges and
@@ -122,10 +121,10 @@
 local function decode()
   local A = {prefix = ARGV[1], gen = ARGV[2], kind = ARGV[3], op = ARGV[4], tie = ARGV[5], rb = ARGV[6],
     res = ARGV[7], maxTotal = ARGV[8], origin = tonumber(ARGV[9]), windows = ARGV[10], check = ARGV[11],
-    floor = ARGV[12], neg = ARGV[13] == '1', halfLife = tonumber(ARGV[14]), target = tonumber(ARGV[15]),
-    expire = ARGV[16], lengths = ARGV[17], parts = {}}
-  local i = 19
-  for pi = 1, tonumber(ARGV[18]) do
+    floor = ARGV[12], halfLife = tonumber(ARGV[13]), target = tonumber(ARGV[14]), expire = ARGV[15],
+    lengths = ARGV[16], parts = {}}
+  local i = 18
+  for pi = 1, tonumber(ARGV[17]) do
     local part = {tp = ARGV[i], first = tonumber(ARGV[i+1]), last = tonumber(ARGV[i+2]), each = ARGV[i+3] == '1',
       removals = {}, buckets = {}}
     local nrm = tonumber(ARGV[i+4])
