@@ -127,7 +127,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 			return res, err
 		}
 		cmds, err := s.eval(ctx, applyLua, len(calls), func(k int) ([]string, []any) {
-			return s.applyArgs(b, &calls[k])
+			return s.applyCall(b, &calls[k])
 		})
 		if err != nil {
 			return res, err
@@ -139,7 +139,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 			if err != nil {
 				return res, fmt.Errorf("board %s: apply: %w", bd.name, err)
 			}
-			if len(vals) == 1 && vals[0] == "reset" {
+			if len(vals) == 1 && vals[0] == replyReset {
 				name := bd.name
 				if calls[k].label != "" {
 					name += "@" + calls[k].label
@@ -147,7 +147,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 				reset = append(reset, name)
 				continue
 			}
-			if len(vals) == 1 && vals[0] == "replan" {
+			if len(vals) == 1 && vals[0] == replyReplan {
 				// Its removals or its rebase met keys it had not declared.
 				calls[k].rebase = bd.kind == Rolling && bd.halfLife > 0
 				next = append(next, calls[k])
@@ -242,42 +242,22 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 	return again, nil
 }
 
-// applyArgs renders one call's script arguments: entries folded per bucket
-// and member, except those with an id, which are sent one by one, and
-// except in parts re-sent event by event.
-func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
+// applyCall returns one call's keys and script arguments: entries folded
+// per bucket and member, except those with an id, which are sent one by
+// one, and except in parts re-sent event by event.
+func (s *Store) applyCall(b *Batch, c *call) ([]string, []any) {
 	bd := b.boards[c.board]
 	P := s.callPrefix(bd, c)
-	kind := "r"
-	switch bd.kind {
-	case Periodic:
-		kind = "p"
-		if bd.compact {
-			kind = "c"
-		}
-	case Total:
-		kind = "t"
-	case Windows:
-		kind = "v" // slices packed per member (lua/packed.lua)
-	}
-	tie := "0"
-	if bd.firstReached {
-		tie = "1"
-	}
-	check := ""
+	a := applyArgs{prefix: P, gen: s.gen, kind: bd.scriptKind(), op: bd.op.String(), tie: bd.firstReached, rb: bd.rb,
+		res: bd.res.Milliseconds(), maxTotal: bd.maxTotal, origin: bd.epoch.UnixMilli(), windows: bd.windowsArg(),
+		floor: bd.floorArg(), expire: c.expire, lengths: bd.lengthsArg(), parts: make([]applyPart, len(c.parts))}
 	if c.removals() && bd.kind == Rolling {
-		check = "R"
-	}
-	maxt, halfLife, target, periodExpire := bd.maxTotal, "", "", ""
-	if bd.kind == Periodic {
-		periodExpire = strconv.FormatInt(c.expire, 10)
+		a.check = checkRemovals
 	}
 	if bd.halfLife > 0 {
 		// The decayed sums are ranked as they are, below 2^53 (decay.go).
-		maxt, halfLife, target = codec.MaxAmount, strconv.FormatInt(bd.halfLife.Milliseconds(), 10), strconv.FormatInt(bd.decayTarget(s.now()), 10)
+		a.maxTotal, a.halfLife, a.target = codec.MaxAmount, bd.halfLife.Milliseconds(), bd.decayTarget(s.now())
 	}
-	args := []any{P, s.gen, kind, bd.op.String(), tie, bd.rb, bd.res.Milliseconds(), maxt,
-		bd.epoch.UnixMilli(), bd.windowsArg(), len(c.parts), check, bd.floorArg(), boolArg(bd.allowNeg), halfLife, target, periodExpire, bd.lengthsArg()}
 	type fkey struct {
 		bucket int64
 		member string
@@ -287,13 +267,13 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 		var buckets []int64
 		byBucket := map[int64][]entry{}
 		folded := map[fkey]int{}
-		var rms []entry
+		ap := applyPart{tp: p.topic + "/" + strconv.Itoa(int(p.partition)), first: p.first, last: p.last, each: each}
 		for _, e := range p.entries {
 			if !c.sent(k, &e) {
 				continue
 			}
 			if e.rm != nil {
-				rms = append(rms, e)
+				ap.removals = append(ap.removals, e)
 				continue
 			}
 			list, seen := byBucket[e.bucket]
@@ -310,37 +290,42 @@ func (s *Store) applyArgs(b *Batch, c *call) ([]string, []any) {
 			}
 			byBucket[e.bucket] = append(list, e)
 		}
-		flag := 0
-		if each {
-			flag = 1
-		}
-		args = append(args, p.topic+"/"+strconv.Itoa(int(p.partition)), p.first, p.last, flag, len(rms))
-		for _, e := range rms {
-			args = append(args, e.member, boolArg(e.rm.settled), e.offset, len(e.rm.labels))
-			for _, l := range e.rm.labels {
-				args = append(args, l)
-			}
-		}
-		args = append(args, len(buckets))
-		for _, bk := range buckets {
-			list := byBucket[bk]
+		ap.buckets = make([]applyBucket, len(buckets))
+		for i, bk := range buckets {
+			ab := applyBucket{entries: byBucket[bk]}
 			if bd.kind == Periodic {
 				pi := b.periods[c.board][bk]
-				args = append(args, pi.label, pi.start, pi.expireAt, len(list))
-			} else if bd.kind == Total {
-				args = append(args, bk, bd.epoch.UnixMilli(), bd.totalIDsExpireAt(bk), len(list))
-			} else if bd.halfLife > 0 {
-				// A rolling decay board's slice lies in one half-life.
-				args = append(args, bk, bd.halfLifeOf(bd.SliceStart(bk)), 0, len(list))
+				ab.bucket, ab.origin, ab.expire = pi.label, pi.start, pi.expireAt
 			} else {
-				args = append(args, bk, 0, 0, len(list))
+				ab.bucket = strconv.FormatInt(bk, 10)
+				if bd.kind == Total {
+					ab.origin, ab.expire = bd.epoch.UnixMilli(), bd.totalIDsExpireAt(bk)
+				} else if bd.halfLife > 0 {
+					// A rolling decay board's slice lies in one half-life.
+					ab.origin = bd.halfLifeOf(bd.SliceStart(bk))
+				}
 			}
-			for _, e := range list {
-				args = append(args, e.member, e.value, e.ts, e.id, e.offset)
-			}
+			ap.buckets[i] = ab
 		}
+		a.parts[k] = ap
 	}
-	return s.applyKeys(P, bd, b, c), args
+	return s.applyKeys(P, bd, b, c), a.append(nil)
+}
+
+// scriptKind is the board's kind as the scripts take it (kindPeriod …).
+func (b *Board) scriptKind() string {
+	switch b.kind {
+	case Periodic:
+		if b.compact {
+			return kindCompact
+		}
+		return kindPeriod
+	case Total:
+		return kindTotal
+	case Windows:
+		return kindWindows // slices packed per member (lua/packed.lua)
+	}
+	return kindRolling
 }
 
 // callPrefix returns the prefix P of call c's keys: the board's, or the

@@ -164,15 +164,16 @@ const (
 	Set                // total = value of the newest event (ties: the larger value); reached_at = its time
 )
 
-// String returns "incr", "best" or "set".
+// String returns "incr", "best" or "set": the configuration's spelling,
+// which apply.lua takes too (opIncr, opBest, opSet).
 func (o Op) String() string {
 	switch o {
 	case Incr:
-		return "incr"
+		return opIncr
 	case Best:
-		return "best"
+		return opBest
 	case Set:
-		return "set"
+		return opSet
 	}
 	return "unknown"
 }

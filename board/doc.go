@@ -254,11 +254,22 @@
 // # Scripts
 //
 // Each Lua script is a file in lua/, embedded and listed in scripts.go; its
-// header states its KEYS, ARGV and reply, and it includes the shared Lua of
-// score.lua and ranges.lua with "--! include". Every call goes through
-// internal/redisscript, which loads the scripts when Redis lost them and
-// runs again only the calls that failed with NOSCRIPT.
+// header states its KEYS, ARGV and reply, and it includes the shared Lua
+// (consts.lua first, then score.lua, ranges.lua and the others it needs)
+// with "--! include"; an included file defines locals only. Every call goes
+// through internal/redisscript, which loads the scripts when Redis lost
+// them and runs again only the calls that failed with NOSCRIPT.
+//
+// A script's ARGV is written by one Go struct (scriptargs.go: applyArgs
+// for apply.lua, and so on), whose fields are its arguments in order, and
+// read by the script once, at its top, into a table A under the same names,
+// which its header lists. The constants both languages spell (board kinds,
+// ops, read modes, replies, hash fields, bounds) are declared in
+// luaconsts.go alone; go generate writes them into lua/consts.lua
+// (KIND_PERIOD for kindPeriod), and a test fails when that file is not
+// current.
 //
 // The package imports codec, internal/redisscript, go-redis and the
-// standard library.
+// standard library (board/internal/luaconst, which go generate runs, the
+// standard library only).
 package board

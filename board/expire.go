@@ -70,12 +70,8 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 		cmds, err := s.evalEach(ctx, len(rolling), func(k int) (*redisscript.Script, []string, []any) {
 			b := rolling[k]
 			P := s.prefix(b)
-			tie := "0"
-			if b.firstReached {
-				tie = "1"
-			}
 			if b.kind == Windows {
-				keys, args := s.expireWindowsArgs(b, tie, now, slices[k])
+				keys, args := s.expireWindowsCall(b, now, slices[k])
 				return expireWindowsLua, keys, args
 			}
 			keys := []string{P + "x", P + "m", P + "n"}
@@ -85,24 +81,21 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 			for j := range b.windows {
 				keys = append(keys, windowKey(P, j))
 			}
+			a := expireArgs{prefix: P, tie: b.firstReached, rb: b.rb, res: b.res.Milliseconds(), maxTotal: b.maxTotal,
+				origin: b.epoch.UnixMilli(), windows: b.windowsArg(), floor: b.floorArg(), neg: b.allowNeg,
+				slice: b.slice.Milliseconds(), through: b.expiredThrough(now)}
 			// A decay board ranks its sums as they are, below 2^53, and
 			// keeps a member's state while its newest slice is held, as
 			// with negative values: a rebase may floor a sum to 0 while
 			// the member's events are still in the window.
-			maxt, keep := b.maxTotal, b.allowNeg
 			if b.halfLife > 0 {
-				maxt, keep = codec.MaxAmount, true
+				a.maxTotal, a.neg = codec.MaxAmount, true
 			}
-			args := []any{P, tie, b.rb, b.res.Milliseconds(), maxt, b.epoch.UnixMilli(), b.windowsArg(), b.floorArg(), boolArg(keep), b.slice.Milliseconds()}
-			for j := range b.windows {
-				args = append(args, b.ExpiredThrough(j, now))
-			}
-			args = append(args, len(slices[k]))
 			for _, sk := range slices[k] {
 				keys = append(keys, sk, sk+":i")
-				args = append(args, strings.TrimPrefix(sk, P))
+				a.slices = append(a.slices, strings.TrimPrefix(sk, P))
 			}
-			return expireLua, keys, args
+			return expireLua, keys, a.append(nil)
 		})
 		if err != nil {
 			return res, err
@@ -126,9 +119,9 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 	return res, nil
 }
 
-// expireWindowsArgs returns the keys and arguments of windows board b's
+// expireWindowsCall returns the keys and arguments of windows board b's
 // expiry at now (lua/expirew.lua), given the id sets it deletes.
-func (s *Store) expireWindowsArgs(b *Board, tie string, now time.Time, idSets []string) ([]string, []any) {
+func (s *Store) expireWindowsCall(b *Board, now time.Time, idSets []string) ([]string, []any) {
 	P := s.prefix(b)
 	keys := []string{P + "x", P + "m", P + "n", expiryKey(P)}
 	for _, q := range b.sliceSets() {
@@ -137,17 +130,24 @@ func (s *Store) expireWindowsArgs(b *Board, tie string, now time.Time, idSets []
 	for j := range b.windows {
 		keys = append(keys, windowKey(P, j))
 	}
-	args := []any{P, tie, b.rb, b.res.Milliseconds(), b.maxTotal, b.epoch.UnixMilli(), b.windowsArg(), b.floorArg(),
-		boolArg(b.allowNeg), b.lengthsArg(), now.Add(-b.grace).UnixMilli()}
-	for j := range b.windows {
-		args = append(args, b.ExpiredThrough(j, now))
-	}
-	args = append(args, len(idSets))
+	a := expireWindowsArgs{prefix: P, tie: b.firstReached, rb: b.rb, res: b.res.Milliseconds(), maxTotal: b.maxTotal,
+		origin: b.epoch.UnixMilli(), windows: b.windowsArg(), floor: b.floorArg(), neg: b.allowNeg,
+		lengths: b.lengthsArg(), cut: now.Add(-b.grace).UnixMilli(), through: b.expiredThrough(now)}
 	for _, k := range idSets {
 		keys = append(keys, k)
-		args = append(args, strings.TrimPrefix(k, P))
+		a.idSets = append(a.idSets, strings.TrimPrefix(k, P))
 	}
-	return keys, args
+	return keys, a.append(nil)
+}
+
+// expiredThrough returns, per window, the last of its slices that has
+// left it at now (ExpiredThrough).
+func (b *Board) expiredThrough(now time.Time) []int64 {
+	out := make([]int64, len(b.windows))
+	for j := range b.windows {
+		out[j] = b.ExpiredThrough(j, now)
+	}
+	return out
 }
 
 // expirePlan reads, for each board, the keys of the slices its expiry at
@@ -235,14 +235,16 @@ func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int
 		cmds, err := s.eval(ctx, rebaseLua, len(boards), func(k int) ([]string, []any) {
 			b := boards[k]
 			P := s.prefix(b)
+			a := rebaseArgs{prefix: P, target: b.decayTarget(now), floor: b.floorArg(), maxTotal: codec.MaxAmount, kind: b.scriptKind()}
 			if b.kind == Total {
-				return []string{P + "T:b", P + "T:m", P + "T:z"}, []any{P, b.decayTarget(now), b.floorArg(), codec.MaxAmount, "t", 0}
+				return []string{P + "T:b", P + "T:m", P + "T:z"}, a.append(nil)
 			}
+			a.origin = b.epoch.UnixMilli()
 			keys := []string{P + "b", P + "m", P + "z:0", P + "s"}
 			for _, sl := range slices[k] {
 				keys = append(keys, P+"s:"+sl)
 			}
-			return keys, []any{P, b.decayTarget(now), b.floorArg(), codec.MaxAmount, "r", b.epoch.UnixMilli()}
+			return keys, a.append(nil)
 		})
 		if err != nil {
 			return n, err

@@ -65,7 +65,7 @@ func (s *Store) UserBoards() []string {
 // slotCall is the script call of one hash slot: the rankings read in it.
 type slotCall struct {
 	keys   []string
-	counts []any // KEYS per ranking: 2 or 3
+	counts []int // KEYS per ranking: 2 or 3
 	reads  []rankingRead
 }
 
@@ -113,13 +113,9 @@ func (s *Store) Standings(ctx context.Context, boards, members []string) ([]Memb
 		return nil, err
 	}
 	now := s.now() // a decay board's values are read at the wall clock
-	argv := make([]any, 0, 1+len(members))
-	argv = append(argv, len(members))
-	for _, m := range members {
-		argv = append(argv, m)
-	}
 	cmds, err := s.eval(ctx, membersLua, len(calls), func(k int) ([]string, []any) {
-		return calls[k].keys, append(argv[:len(argv):len(argv)], calls[k].counts...)
+		a := membersArgs{members: members, keyCounts: calls[k].counts}
+		return calls[k].keys, a.append(make([]any, 0, 1+len(members)+len(a.keyCounts)))
 	})
 	if err != nil {
 		return nil, err

@@ -70,7 +70,7 @@ func (s *Store) Top(ctx context.Context, board, period, window string, offset, n
 	if err != nil {
 		return Page{}, err
 	}
-	return s.read(ctx, t, "top", offset, n)
+	return s.read(ctx, t, readArgs{mode: readTop, offset: offset, n: n})
 }
 
 // Member returns member's entry; ErrUnknownMember when it is not ranked in
@@ -83,7 +83,7 @@ func (s *Store) Member(ctx context.Context, board, member, period, window string
 	if err != nil {
 		return Entry{}, err
 	}
-	p, err := s.read(ctx, t, "member", member, 0)
+	p, err := s.read(ctx, t, readArgs{mode: readMember, member: member})
 	if err != nil {
 		return Entry{}, err
 	}
@@ -106,7 +106,7 @@ func (s *Store) Around(ctx context.Context, board, member string, n int, period,
 	if err != nil {
 		return Page{}, err
 	}
-	p, err := s.read(ctx, t, "around", member, n)
+	p, err := s.read(ctx, t, readArgs{mode: readAround, member: member, n: n})
 	if err == nil && len(p.Members) == 0 { // a ranked member lists at least itself
 		return Page{}, fmt.Errorf("%w: %q is not ranked", ErrUnknownMember, member)
 	}
@@ -177,14 +177,14 @@ func (s *Store) target(board, period, window string) (target, error) {
 	return t, nil
 }
 
-func (s *Store) read(ctx context.Context, t target, mode string, a any, n int) (Page, error) {
+func (s *Store) read(ctx context.Context, t target, a readArgs) (Page, error) {
 	keys := []string{t.zset, t.state}
 	if t.base != "" {
 		keys = append(keys, t.base)
 	}
 	now := s.now() // a decay board's values are read at the wall clock
 	cmds, err := s.eval(ctx, readLua, 1, func(int) ([]string, []any) {
-		return keys, []any{mode, a, n}
+		return keys, a.append(nil)
 	})
 	if err != nil {
 		return Page{}, err

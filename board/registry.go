@@ -284,7 +284,7 @@ func (s *Store) register(ctx context.Context, refs []periodRef) ([]bool, error) 
 		}
 		ok[g.i] = true
 		if g.add.Val() == 1 && s.gen != "" {
-			stamp.HSetNX(ctx, s.periodKey(r.b, r.label, "w"), "gen", s.gen)
+			stamp.HSetNX(ctx, s.periodKey(r.b, r.label, "w"), fieldGen, s.gen)
 			stamps++
 		}
 	}
@@ -337,7 +337,7 @@ func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) err
 	for _, m := range cmd.Val() {
 		name, label, _ := strings.Cut(m, "@")
 		if b, ok := s.byName[name]; ok && b.kind == Periodic {
-			stamp.HSet(ctx, s.periodKey(b, label, "w"), "gen", gen)
+			stamp.HSet(ctx, s.periodKey(b, label, "w"), fieldGen, gen)
 			n++
 		}
 	}

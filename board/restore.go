@@ -91,16 +91,16 @@ func (s *Store) restoreBoard(ctx context.Context, b *Board, newest string, keep 
 		r := recs[l]
 		p, _ := b.ParsePeriod(l)
 		Q, snap := s.periodPrefix(b, l), s.snapKey(b, l)
-		args := []any{l, s.snapExpireAt(b, p), max(s.snapExpireAt(b, p), b.expireAt(p).UnixMilli()),
-			strconv.FormatInt(r.Members, 10) + " " + strconv.FormatInt(r.ClosedAt, 10)}
+		a := restorePeriodArgs{label: l, snapExpire: s.snapExpireAt(b, p), stateExpire: max(s.snapExpireAt(b, p), b.expireAt(p).UnixMilli()),
+			info: strconv.FormatInt(r.Members, 10) + " " + strconv.FormatInt(r.ClosedAt, 10)}
 		for _, e := range r.Top {
 			total, err := b.ParseUnits(e.Total.String())
 			if err != nil {
 				return 0, fmt.Errorf("board %s: restore settled %s: total %q: %w", b.name, l, e.Total, err)
 			}
-			args = append(args, strconv.FormatInt(total, 10)+" "+strconv.FormatInt(e.ReachedAt, 10)+" "+e.Member)
+			a.entries = append(a.entries, strconv.FormatInt(total, 10)+" "+strconv.FormatInt(e.ReachedAt, 10)+" "+e.Member)
 		}
-		calls = append(calls, call{[]string{Q + "st", snap, snap + ":i"}, args})
+		calls = append(calls, call{[]string{Q + "st", snap, snap + ":i"}, a.append(nil)})
 	}
 	cmds, err := s.eval(ctx, restorePeriodLua, len(calls), func(k int) ([]string, []any) { return calls[k].keys, calls[k].args })
 	if err != nil {
@@ -123,12 +123,12 @@ func (s *Store) restoreBoard(ctx context.Context, b *Board, newest string, keep 
 		return written, fmt.Errorf("board %s: restore settled: register periods: %w", b.name, err)
 	}
 	P := s.prefix(b)
-	args := []any{newest, b.settleRetention}
+	a := restoreArgs{newest: newest, retention: b.settleRetention}
 	for _, l := range keep {
 		p, _ := b.ParsePeriod(l)
-		args = append(args, l, p.Start.UnixMilli())
+		a.periods = append(a.periods, restoredPeriod{label: l, start: p.Start.UnixMilli()})
 	}
-	if _, err := s.eval(ctx, restoreLua, 1, func(int) ([]string, []any) { return []string{P + "st", P + "SL"}, args }); err != nil {
+	if _, err := s.eval(ctx, restoreLua, 1, func(int) ([]string, []any) { return []string{P + "st", P + "SL"}, a.append(nil) }); err != nil {
 		return written, fmt.Errorf("board %s: restore settled: %w", b.name, err)
 	}
 	return written, nil

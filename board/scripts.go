@@ -7,17 +7,15 @@ import (
 )
 
 // The board's Lua scripts, one per file in lua/. Each file's header states
-// its contract: KEYS, ARGV and the reply. score.lua (the score of a member
-// and the rolling member state) and ranges.lua (the applied offset ranges)
-// are shared Lua that scripts include with "--! include". Every call goes
-// through Store.eval, which loads them when Redis lost its script cache.
+// its contract: KEYS, ARGV (written by its struct in scriptargs.go) and the
+// reply. consts.lua (generated from luaconsts.go), score.lua (the score of
+// a member and the rolling member state), ranges.lua (the applied offset
+// ranges) and the others without a variable here are shared Lua that
+// scripts include with "--! include". Every call goes through Store.eval,
+// which loads them when Redis lost its script cache.
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
-
-// maxRanges bounds the applied ranges kept per board and topic-partition
-// (MAXR in lua/ranges.lua).
-const maxRanges = 64
 
 var (
 	// applyLua applies one board's share of a batch atomically, guarded by

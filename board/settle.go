@@ -84,7 +84,7 @@ func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *S
 		// The board's frozen mark is the newest period recorded
 		// (settled.lua); the one after it is settled next, or is being
 		// copied in its own slot.
-		frozen, err := s.rdb.HGet(ctx, P+"st", "frozen").Result()
+		frozen, err := s.rdb.HGet(ctx, P+"st", fieldFrozen).Result()
 		if err != nil && err != redis.Nil {
 			return fmt.Errorf("board %s: settle: %w", b.name, err)
 		}
@@ -126,8 +126,10 @@ func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *Settl
 	per, _ := json.Marshal(p.Label)
 	closedAt := p.End.Add(b.grace).UnixMilli()
 	expireAt := s.snapExpireAt(b, p)
-	args := []any{s.gen, p.Label, closedAt, b.settleTop, s.page, expireAt, p.Start.UnixMilli(),
-		`{"board":` + string(head) + `,"period":` + string(per), b.scale, b.floorArg(), b.compactArg(), max(expireAt, b.expireAt(p).UnixMilli())}
+	a := settleArgs{gen: s.gen, label: p.Label, closedAt: closedAt, top: b.settleTop, page: s.page, expire: expireAt,
+		start: p.Start.UnixMilli(), head: `{"board":` + string(head) + `,"period":` + string(per), scale: b.scale,
+		floor: b.floorArg(), reachedBits: b.compactArg(), stateExpire: max(expireAt, b.expireAt(p).UnixMilli())}
+	args := a.append(nil)
 	for {
 		cmds, err := s.eval(ctx, settleLua, 1, func(int) ([]string, []any) { return keys, args })
 		if err != nil {
@@ -139,11 +141,11 @@ func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *Settl
 			return fmt.Errorf("board %s: settle %s: %v %w", b.name, p.Label, vals, err)
 		}
 		switch vals[0] {
-		case "reset":
+		case replyReset:
 			return fmt.Errorf("board %s: settle: %w", b.name, ranking.ErrRedisReset)
-		case "done", "settled":
+		case replyDone, replySettled:
 			return s.recordSettled(ctx, b, p, res)
-		case "more":
+		case replyMore:
 			continue
 		}
 		return fmt.Errorf("board %s: settle %s: unexpected reply %v", b.name, p.Label, vals)
@@ -165,14 +167,15 @@ func (s *Store) recordSettled(ctx context.Context, b *Board, p Period, res *Sett
 	if err != nil && err != redis.Nil {
 		return fmt.Errorf("board %s: settle %s: %w", b.name, p.Label, err)
 	}
+	a := settledArgs{gen: s.gen, label: p.Label, record: record, start: p.Start.UnixMilli(), retention: b.settleRetention}
 	cmds, err := s.eval(ctx, settledLua, 1, func(int) ([]string, []any) {
-		return []string{P + "w", P + "st", P + "o", P + "SL"}, []any{s.gen, p.Label, record, p.Start.UnixMilli(), b.settleRetention}
+		return []string{P + "w", P + "st", P + "o", P + "SL"}, a.append(nil)
 	})
 	if err != nil {
 		return err
 	}
 	switch v := cmds[0].Val(); v {
-	case "reset":
+	case replyReset:
 		return fmt.Errorf("board %s: settle: %w", b.name, ranking.ErrRedisReset)
 	case int64(1):
 		res.Settled++
@@ -212,7 +215,8 @@ func (s *Store) ClaimSettled(ctx context.Context, token string, now time.Time, l
 		return nil, nil
 	}
 	cmds, err := s.eval(ctx, outboxLua, len(bs), func(k int) ([]string, []any) {
-		return []string{s.prefix(bs[k]) + "o"}, []any{"claim", token, now.UnixMilli(), lease.Milliseconds()}
+		a := outboxArgs{action: outboxClaim, token: token, now: now.UnixMilli(), lease: lease.Milliseconds()}
+		return []string{s.prefix(bs[k]) + "o"}, a.append(nil)
 	})
 	if err != nil {
 		return nil, err
@@ -237,7 +241,8 @@ func (s *Store) AckSettled(ctx context.Context, r SettledRecord) error {
 		return fmt.Errorf("%w: %q", ErrUnknownBoard, r.Board)
 	}
 	if _, err := s.eval(ctx, outboxLua, 1, func(int) ([]string, []any) {
-		return []string{s.prefix(b) + "o"}, []any{"ack", "", 0, r.Period}
+		a := outboxArgs{action: outboxAck, label: r.Period}
+		return []string{s.prefix(b) + "o"}, a.append(nil)
 	}); err != nil {
 		return fmt.Errorf("board %s: ack settled %s: %w", r.Board, r.Period, err)
 	}

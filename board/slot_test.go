@@ -119,10 +119,10 @@ func TestPlanStandingsOneCallPerSlot(t *testing.T) {
 		slots[slot] = true
 		n := 0
 		for i, r := range c.reads {
-			if k := c.counts[i].(int); k != 2+btoi(r.t.base != "") {
+			if k := c.counts[i]; k != 2+btoi(r.t.base != "") {
 				t.Fatalf("%s: %d keys counted", r.t.b.name, k)
 			}
-			n += c.counts[i].(int)
+			n += c.counts[i]
 			rankings++
 		}
 		if n != len(c.keys) {

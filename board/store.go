@@ -73,7 +73,7 @@ func (s *Store) Adopt(ctx context.Context, gen string) error {
 	}
 	p := s.rdb.Pipeline()
 	for _, b := range s.boards {
-		p.HSet(ctx, s.prefix(b)+"w", "gen", gen)
+		p.HSet(ctx, s.prefix(b)+"w", fieldGen, gen)
 	}
 	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("board: adopt generation: %w", err)
@@ -92,13 +92,13 @@ func (s *Store) Counters(ctx context.Context, board string) (late, saturated int
 		return 0, 0, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
 	}
 	if b.kind == Periodic {
-		n, err := s.periodCounters(ctx, b, s.now(), "late", "saturated")
+		n, err := s.periodCounters(ctx, b, s.now(), fieldLate, fieldSaturated)
 		if err != nil {
 			return 0, 0, fmt.Errorf("board %s: counters: %w", board, err)
 		}
 		return n[0], n[1], nil
 	}
-	v, err := s.rdb.HMGet(ctx, s.prefix(b)+"n", "late", "saturated").Result()
+	v, err := s.rdb.HMGet(ctx, s.prefix(b)+"n", fieldLate, fieldSaturated).Result()
 	if err != nil {
 		return 0, 0, fmt.Errorf("board %s: counters: %w", board, err)
 	}

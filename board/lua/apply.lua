@@ -9,28 +9,39 @@
 -- KEYS: 1 the watermark hash P .. 'w'; every other key is built from the
 --       prefix P and carries the same hash tag; every key the script may
 --       touch is declared (see applyKeys in apply.go)
--- ARGV: 1 P, 2 generation ('' = unchecked), 3 kind ('p' periodic, 'c'
---       periodic whose score holds the state, 'r' rolling, 'v' windows,
---       't' total), 4 op, 5 tie (1/0), 6 rb, 7 res
---       ms, 8 max total (decay: max sum), 9 origin (rolling and total:
---       epoch ms), 10 windows, 11 parts, 12 removal check ('R': the
---       call removes from a rolling board's slices, '' else), 13 floor
---       ('' = none), 14 negative values allowed (1/0), 15 half-life ms
---       ('' = no decay), 16 decay base target, 17 periodic: the expire-at
---       ms of the period's ranges and counters ('' for other kinds),
---       18 a windows board's
---       lengths ("slicems:n1,…,nk", packed.lua; '' for other kinds),
---       then per part:
---       "topic/partition", first offset, last offset, each (1/0),
---       removals, then per removal: member, settled (1/0),
---       offset, n labels, labels (periodic: the periods it clears),
---       then buckets, then per bucket: bucket (period label, slice
---       index, or a total board's bucket: its half-life index with decay,
---       else its UTC day), origin ms (period start; a rolling decay
---       board's slice: its half-life index), expire-at ms (period
---       keys; a total board's id set),
---       entries, then per entry: member, value, ts ms, id ('' = none),
---       offset
+-- ARGV (applyArgs in scriptargs.go), in order; the script reads
+-- them into A under these names at its top, and nothing else reads ARGV:
+--   prefix    P
+--   gen       the generation adopted ('' = unchecked)
+--   kind      KIND_PERIOD, KIND_COMPACT (periodic, the score holds the
+--             state), KIND_ROLLING, KIND_WINDOWS or KIND_TOTAL (consts.lua)
+--   op        OP_INCR, OP_BEST or OP_SET
+--   tie       first-reached (1/0)
+--   rb        the score's reached bits
+--   res       the tie resolution, ms
+--   maxTotal  the largest total ranked (decay: the largest sum)
+--   origin    rolling and total boards: the epoch, ms
+--   windows   "k" or "k:q1,…,qk" (slices.lua)
+--   check     CHECK_REMOVALS when the call removes from a rolling board's
+--             slices, '' else
+--   floor     the floor ('' = none)
+--   halfLife  the half-life, ms ('' = no decay)
+--   target    the decay base target
+--   expire    periodic: the expire-at ms of the period's ranges and
+--             counters ('' for other kinds)
+--   lengths   a windows board's lengths ("slicems:n1,…,nk", packed.lua;
+--             '' for other kinds)
+--   parts     the number of parts, then per part: tp ("topic/partition"),
+--             first and last offset, each (1/0: re-sent event by event),
+--             removals: their number, then per removal member, settled
+--             (1/0), offset and labels (their number, then each; periodic:
+--             the periods it clears); buckets: their number, then per
+--             bucket: bucket (period label, slice index, or a total
+--             board's bucket: its half-life index with decay, else its UTC
+--             day), origin ms (period start; a rolling decay board's
+--             slice: its half-life index), expire ms (period keys; a total
+--             board's id set) and entries: their number, then per entry
+--             member, value, ts ms, id ('' = none) and offset
 --
 -- The part's hash field holds its applied ranges (ranges.lua). A part whose
 -- first..last lies inside them is skipped; one that meets none is applied;
@@ -52,10 +63,10 @@
 -- the copy ends); the caller sends it to each period it lists and each
 -- settled period (registry.go). A rolling board's slices are read by the
 -- caller to declare their keys: when the script finds one it was not given
--- it answers {'replan'} before writing anything.
+-- it answers {REPLY_REPLAN} before writing anything.
 --
 -- Totals are sums kept exactly; the score ranks max(sum, floor) (score.lua).
--- On a periodic board of kind 'c' (first-reached at 1 ms) the score holds
+-- On a KIND_COMPACT board (periodic, first-reached at 1 ms) the score holds
 -- the total and the reached time: the member hash keeps only the members
 -- whose score does not (a sum below the floor or beyond max total); a
 -- member found there whose score can hold its state leaves it at its next
@@ -88,11 +99,12 @@
 -- part and bucket (a rolling decay board's below the base: with the part
 -- index negated).
 --
--- Reply: {'reset'} when the generation differs, {'replan'} (nothing
--- written) when a removal or a rebase meets an undeclared slice, else
--- {applied, skipped, duplicates, saturated, gaps closed, n splits,
+-- Reply: {REPLY_RESET} when the generation differs, {REPLY_REPLAN}
+-- (nothing written) when a removal or a rebase meets an undeclared slice,
+-- else {applied, skipped, duplicates, saturated, gaps closed, n splits,
 -- (part index, ranges)..., n late, (part index, bucket)...}.
 --
+--! include consts.lua
 --! include score.lua
 --! include ranges.lua
 --! include decay.lua
@@ -100,42 +112,84 @@
 --! include wstate.lua
 --! include packed.lua
 
-local P = ARGV[1]
-if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return {'reset'} end
-local periodic, istotal, op = ARGV[3] == 'p' or ARGV[3] == 'c', ARGV[3] == 't', ARGV[4]
-local compact = ARGV[3] == 'c'
-local packed = ARGV[3] == 'v' -- a windows board (packed.lua)
-setlayout(ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[13])
-local origin0, nparts = tonumber(ARGV[9]), tonumber(ARGV[11])
-local nwin, wq, gq = windows(ARGV[10])
-local halfLife, base = tonumber(ARGV[15]), nil
-if istotal and halfLife then base = rebase(P, tonumber(ARGV[16])) end
+-- decode reads ARGV (the layout above) into A: A.parts[k] is part k
+-- ({tp, first, last, each, removals, buckets}), each removal {member,
+-- settled, offset, labels}, and each bucket {bucket, origin, expire, n}
+-- with its n entries in columns: entry e is member[e], value[e], ts[e],
+-- id[e] and offset[e] (columns, not a table per entry: a call may hold
+-- thousands). The numbers the script computes with are numbers.
+local function decode()
+  local A = {prefix = ARGV[1], gen = ARGV[2], kind = ARGV[3], op = ARGV[4], tie = ARGV[5], rb = ARGV[6],
+    res = ARGV[7], maxTotal = ARGV[8], origin = tonumber(ARGV[9]), windows = ARGV[10], check = ARGV[11],
+    floor = ARGV[12], halfLife = tonumber(ARGV[13]), target = tonumber(ARGV[14]), expire = ARGV[15],
+    lengths = ARGV[16], parts = {}}
+  local i = 18
+  for pi = 1, tonumber(ARGV[17]) do
+    local part = {tp = ARGV[i], first = tonumber(ARGV[i+1]), last = tonumber(ARGV[i+2]), each = ARGV[i+3] == '1',
+      removals = {}, buckets = {}}
+    local nrm = tonumber(ARGV[i+4])
+    i = i + 5
+    for r = 1, nrm do
+      local nl = tonumber(ARGV[i+3])
+      local labels = {}
+      for l = 1, nl do labels[l] = ARGV[i+3+l] end
+      part.removals[r] = {member = ARGV[i], settled = ARGV[i+1] == '1', offset = tonumber(ARGV[i+2]), labels = labels}
+      i = i + 4 + nl
+    end
+    local nb = tonumber(ARGV[i])
+    i = i + 1
+    for b = 1, nb do
+      local bk = {bucket = ARGV[i], origin = tonumber(ARGV[i+1]), expire = ARGV[i+2], n = tonumber(ARGV[i+3]),
+        member = {}, value = {}, ts = {}, id = {}, offset = {}}
+      i = i + 4
+      for e = 1, bk.n do
+        bk.member[e], bk.value[e], bk.ts[e], bk.id[e], bk.offset[e] =
+          ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), ARGV[i+3], tonumber(ARGV[i+4])
+        i = i + 5
+      end
+      part.buckets[b] = bk
+    end
+    A.parts[pi] = part
+  end
+  return A
+end
+local A = decode()
+
+local P = A.prefix
+if A.gen ~= '' and redis.call('HGET', KEYS[1], FIELD_GEN) ~= A.gen then return {REPLY_RESET} end
+local periodic, istotal, op = A.kind == KIND_PERIOD or A.kind == KIND_COMPACT, A.kind == KIND_TOTAL, A.op
+local compact = A.kind == KIND_COMPACT
+local packed = A.kind == KIND_WINDOWS -- a windows board (packed.lua)
+setlayout(A.tie, A.rb, A.res, A.maxTotal, A.floor)
+local origin0 = A.origin
+local nwin, wq, gq = windows(A.windows)
+local halfLife, base = A.halfLife, nil
+if istotal and halfLife then base = rebase(P, A.target) end
 local rdecay = halfLife ~= nil and not istotal and not periodic
 local slicems, wn = nil, nil
-if packed then slicems, wn = wlengths(ARGV[18]) end
+if packed then slicems, wn = wlengths(A.lengths) end
 local known = {}
 for _, q in ipairs(gq) do known[q] = true end
-local i = 19
 
 local declared = nil
-if ARGV[12] ~= '' or rdecay then
+if A.check ~= '' or rdecay then
   declared = {}
   for _, k in ipairs(KEYS) do declared[k] = true end
 end
 -- Removals: every slice they touch must be declared.
-if ARGV[12] == 'R' then
+if A.check == CHECK_REMOVALS then
   for _, q in ipairs(gq) do
     local set = sliceset(P, q)
     for _, x in ipairs(redis.call('ZRANGE', set, 0, -1)) do
-      if not declared[set .. ':' .. x] then return {'replan'} end
+      if not declared[set .. ':' .. x] then return {REPLY_REPLAN} end
     end
   end
 end
 -- A rolling decay board moves its base first, rewriting every slice
 -- (decay.lua): they must be declared too.
 if rdecay then
-  base = rebaseRolling(P, tonumber(ARGV[16]), declared, origin0)
-  if base == nil then return {'replan'} end
+  base = rebaseRolling(P, A.target, declared, origin0)
+  if base == nil then return {REPLY_REPLAN} end
 end
 
 local function snapRemove(key, member)
@@ -182,11 +236,11 @@ local function removeMember(member, settled, labels)
   end
 end
 local applied, skipped, dup, late, closed = 0, 0, 0, 0, 0
--- covered(k) is true when the entry at ARGV[k] is to be left alone: in a
+-- covered(o) is true when the entry at offset o is to be left alone: in a
 -- part re-sent entry by entry, an entry whose offset is already applied.
 local R0 = nil
-local function covered(k)
-  return R0 ~= nil and rcover(R0, tonumber(ARGV[k+4]), tonumber(ARGV[k+4])) == 'all'
+local function covered(o)
+  return R0 ~= nil and rcover(R0, o, o) == 'all'
 end
 local splits, lates = {}, {}
 -- splitTP[tp]: a part of the partition was split, so its later parts (cut
@@ -201,26 +255,25 @@ end
 -- frozen: the newest period settlement froze (settle.lua); an event of a
 -- period at or below it (labels sort in time order) is late.
 local frozen = nil
-if periodic then frozen = redis.call('HGET', P .. 'st', 'frozen') end
+if periodic then frozen = redis.call('HGET', P .. 'st', FIELD_FROZEN) end
 
--- lateBucket reports the entries of a bucket found late (a rolling decay
+-- lateBucket reports the entries of bucket bk found late (a rolling decay
 -- board's slice below the base: with -pi).
-local function lateBucket(pi, bucket, ne)
+local function lateBucket(pi, bk)
   local n = 0
-  for e = 0, ne - 1 do if not covered(i + 5 * e) then n = n + 1 end end
+  for e = 1, bk.n do if not covered(bk.offset[e]) then n = n + 1 end end
   if n > 0 then
-    lates[#lates+1] = pi; lates[#lates+1] = bucket
+    lates[#lates+1] = pi; lates[#lates+1] = bk.bucket
     late = late + n
   end
 end
 
--- addEntries counts a bucket's entries into ranking zk, states mk and id
+-- addEntries counts bucket bk's entries into ranking zk, states mk and id
 -- set ik, with first-reached origin org; each value times mult (decay).
-local function addEntries(zk, mk, ik, org, ne, mult)
-  for e = 0, ne - 1 do
-    local k = i + 5 * e
-    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]) * mult, tonumber(ARGV[k+2]), ARGV[k+3]
-    if covered(k) then -- luacheck: ignore 542
+local function addEntries(zk, mk, ik, org, bk, mult)
+  for e = 1, bk.n do
+    local member, v, ts, id = bk.member[e], bk.value[e] * mult, bk.ts[e], bk.id[e]
+    if covered(bk.offset[e]) then -- luacheck: ignore 542
       -- applied before
     elseif id ~= '' and redis.call('SADD', ik, id) == 0 then
       dup = dup + 1
@@ -238,10 +291,10 @@ local function addEntries(zk, mk, ik, org, ne, mult)
       local changed = true
       if not total then
         total, reached = v, ts
-      elseif op == 'incr' then
+      elseif op == OP_INCR then
         total = total + v
         if ts > reached then reached = ts end
-      elseif op == 'best' then
+      elseif op == OP_BEST then
         if v > total or (v == total and ts < reached) then total, reached = v, ts else changed = false end
       else
         if ts > reached or (ts == reached and v > total) then total, reached = v, ts else changed = false end
@@ -261,31 +314,31 @@ local function addEntries(zk, mk, ik, org, ne, mult)
   end
 end
 
-local function periodicBucket(pi, bucket, org, exp, ne)
-  if frozen and bucket <= frozen then
-    lateBucket(pi, bucket, ne)
+local function periodicBucket(pi, bk)
+  if frozen and bk.bucket <= frozen then
+    lateBucket(pi, bk)
     return
   end
   local zk, mk, ik = P .. 'z', P .. 'm', P .. 'i'
-  addEntries(zk, mk, ik, org, ne, 1)
-  redis.call('PEXPIREAT', zk, exp)
-  redis.call('PEXPIREAT', mk, exp)
-  redis.call('PEXPIREAT', ik, exp)
+  addEntries(zk, mk, ik, bk.origin, bk, 1)
+  redis.call('PEXPIREAT', zk, bk.expire)
+  redis.call('PEXPIREAT', mk, bk.expire)
+  redis.call('PEXPIREAT', ik, bk.expire)
 end
 
-local function totalBucket(pi, bucket, org, exp, ne)
+local function totalBucket(pi, bk)
   local mult = 1
   if halfLife then
-    local h = tonumber(bucket)
+    local h = tonumber(bk.bucket)
     if h < base then
-      lateBucket(pi, bucket, ne)
+      lateBucket(pi, bk)
       return
     end
     mult = 2 ^ (h - base)
   end
-  local ik = P .. 'T:i:' .. bucket
-  addEntries(P .. 'T:z', P .. 'T:m', ik, org, ne, mult)
-  redis.call('PEXPIREAT', ik, exp)
+  local ik = P .. 'T:i:' .. bk.bucket
+  addEntries(P .. 'T:z', P .. 'T:m', ik, bk.origin, bk, mult)
+  redis.call('PEXPIREAT', ik, bk.expire)
 end
 
 -- rollingBucket counts a board slice's entries: into the slice of each
@@ -320,21 +373,21 @@ local function windowsAdd(st, member, v, ts, take, new)
   end
 end
 
-local function rollingBucket(pi, bucket, h, ne)
-  local s = tonumber(bucket)
+local function rollingBucket(pi, bk)
+  local s, h = tonumber(bk.bucket), bk.origin
   local take, any, gs = {}, false, {}
   for j = 1, nwin do
     gs[j] = math.floor(s / wq[j])
     if L[j] == nil or gs[j] > L[j] then take[j] = true; any = true end
   end
   if not any then
-    lateBucket(pi, bucket, ne)
+    lateBucket(pi, bk)
     return
   end
   local mult = 1
   if rdecay then
     if h < base then
-      lateBucket(-pi, bucket, ne)
+      lateBucket(-pi, bk)
       return
     end
     mult = 2 ^ (h - base)
@@ -348,11 +401,10 @@ local function rollingBucket(pi, bucket, h, ne)
     end
   end
   local mk = P .. 'm'
-  for e = 0, ne - 1 do
-    local k = i + 5 * e
-    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]) * mult, tonumber(ARGV[k+2]), ARGV[k+3]
+  for e = 1, bk.n do
+    local member, v, ts, id = bk.member[e], bk.value[e] * mult, bk.ts[e], bk.id[e]
     local new = gkey -- the slice sets that count the entry
-    if covered(k) then
+    if covered(bk.offset[e]) then
       new = nil -- applied before
     elseif id ~= '' then
       new = nil
@@ -369,7 +421,7 @@ local function rollingBucket(pi, bucket, h, ne)
       local sk = new[wq[1]]
       st = rparse(redis.call('HGET', mk, member), nwin)
       local cell = tonumber(redis.call('HGET', sk, member) or '0') + v
-      if math.abs(cell) > 9007199254740991 or math.abs(st[2] + v) > 9007199254740991 then
+      if math.abs(cell) > MAX_SUM or math.abs(st[2] + v) > MAX_SUM then
         rsat = rsat + 1
         st = nil
       else
@@ -395,8 +447,8 @@ end
 -- the expiry index at the new one (written once, after the parts). An entry that would take a slice's sum or a window sum
 -- beyond ±(2^53 − 1) is not added (counted as saturated), so that every
 -- sum stays exact and each window sum the sum of its slices.
-local function windowsBucket(pi, bucket, ne)
-  local s = tonumber(bucket)
+local function windowsBucket(pi, bk)
+  local s = tonumber(bk.bucket)
   local take, any, gs = {}, false, {}
   local sq = {} -- per slice set some window takes the slice from: its index there
   for j = 1, nwin do
@@ -407,16 +459,15 @@ local function windowsBucket(pi, bucket, ne)
     end
   end
   if not any then
-    lateBucket(pi, bucket, ne)
+    lateBucket(pi, bk)
     return
   end
   local mk = P .. 'm'
   local listed = false
-  for e = 0, ne - 1 do
-    local k = i + 5 * e
-    local member, v, ts, id = ARGV[k], tonumber(ARGV[k+1]), tonumber(ARGV[k+2]), ARGV[k+3]
+  for e = 1, bk.n do
+    local member, v, ts, id = bk.member[e], bk.value[e], bk.ts[e], bk.id[e]
     local new = sq -- the slice sets that count the entry
-    if covered(k) then
+    if covered(bk.offset[e]) then
       new = nil -- applied before
     elseif id ~= '' then
       if not listed then -- the slice sets list the slices with an id set
@@ -447,10 +498,10 @@ local function windowsBucket(pi, bucket, ne)
       end
       local ok = true
       for _, c in pairs(cells) do
-        if math.abs(c) > MAXSUM then ok = false end
+        if math.abs(c) > MAX_SUM then ok = false end
       end
       for j = 1, nwin do
-        if take[j] and new[wq[j]] and math.abs(st[j+1] + v) > MAXSUM then ok = false end
+        if take[j] and new[wq[j]] and math.abs(st[j+1] + v) > MAX_SUM then ok = false end
       end
       if not ok then
         rsat = rsat + 1
@@ -477,23 +528,12 @@ local function windowsBucket(pi, bucket, ne)
   end
 end
 
-for pi = 1, nparts do
-  local tp, first, last, each, nrm = ARGV[i], tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), ARGV[i+3] == '1', tonumber(ARGV[i+4])
-  i = i + 5
-  local rms = {}
-  for _ = 1, nrm do
-    local nl = tonumber(ARGV[i+3])
-    local labels = {}
-    for l = 1, nl do labels[l] = ARGV[i+3+l] end
-    rms[#rms+1] = {ARGV[i], ARGV[i+1] == '1', tonumber(ARGV[i+2]), labels}
-    i = i + 4 + nl
-  end
-  local nb = tonumber(ARGV[i])
-  i = i + 1
+for pi, part in ipairs(A.parts) do
+  local tp, first, last = part.tp, part.first, part.last
   local ranges = rparse_ranges(redis.call('HGET', KEYS[1], tp))
   local mode = 'apply'
   R0 = nil
-  if each then
+  if part.each then
     R0 = ranges
   else
     local c = rcover(ranges, first, last)
@@ -506,25 +546,20 @@ for pi = 1, nparts do
     end
   end
   if mode == 'apply' then
-    for _, rm in ipairs(rms) do
-      if R0 == nil or rcover(R0, rm[3], rm[3]) ~= 'all' then removeMember(rm[1], rm[2], rm[4]) end
+    for _, rm in ipairs(part.removals) do
+      if R0 == nil or rcover(R0, rm.offset, rm.offset) ~= 'all' then removeMember(rm.member, rm.settled, rm.labels) end
     end
-  end
-  for _ = 1, nb do
-    local bucket, org, exp, ne = ARGV[i], tonumber(ARGV[i+1]), ARGV[i+2], tonumber(ARGV[i+3])
-    i = i + 4
-    if mode == 'apply' then
+    for _, bk in ipairs(part.buckets) do
       if periodic then
-        periodicBucket(pi, bucket, org, exp, ne)
+        periodicBucket(pi, bk)
       elseif istotal then
-        totalBucket(pi, bucket, org, exp, ne)
+        totalBucket(pi, bk)
       elseif packed then
-        windowsBucket(pi, bucket, ne)
+        windowsBucket(pi, bk)
       else
-        rollingBucket(pi, bucket, org, ne)
+        rollingBucket(pi, bk)
       end
     end
-    i = i + 5 * ne
   end
   if mode == 'apply' then
     local n, c = radd(ranges, first, last)
@@ -533,13 +568,13 @@ for pi = 1, nparts do
   end
 end
 if packed then wflush(P .. 'e') end
-if late > 0 then redis.call('HINCRBY', P .. 'n', 'late', late) end
+if late > 0 then redis.call('HINCRBY', P .. 'n', FIELD_LATE, late) end
 local saturated = sat + rsat
-if saturated > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', saturated) end
+if saturated > 0 then redis.call('HINCRBY', P .. 'n', FIELD_SATURATED, saturated) end
 if closed > 0 then redis.call('HINCRBY', P .. 'n', 'gaps_closed', closed) end
 if periodic then
-  redis.call('PEXPIREAT', KEYS[1], ARGV[17])
-  redis.call('PEXPIREAT', P .. 'n', ARGV[17])
+  redis.call('PEXPIREAT', KEYS[1], A.expire)
+  redis.call('PEXPIREAT', P .. 'n', A.expire)
 end
 local reply = {applied + removed, skipped, dup, saturated, closed, #splits / 2}
 for _, v in ipairs(splits) do reply[#reply+1] = v end

@@ -1,6 +1,6 @@
 -- decay.lua: the base of a decay board (docs/DESIGN.md §8 "Total boards and
 -- decay", board/decay.go), shared by apply.lua and rebase.lua (each includes
--- it after score.lua with "--! include decay.lua").
+-- it after consts.lua and score.lua with "--! include decay.lua").
 --
 -- rebase(P, target) moves the base k of board P (hash P .. 'T:b', field
 -- 'k'; t0 = epoch + k·half-life) to target when target is above it: every
@@ -10,7 +10,7 @@
 -- in the same step. A board without a base takes target. Returns the base
 -- in force and the number of members rewritten.
 --
--- luacheck: read globals fmt score rparse rformat
+-- luacheck: read globals REPLY_REPLAN fmt score rparse rformat
 
 -- baseMove reads the base k in hash bk. A board without a base takes
 -- target (returns target, nil); a target not above k changes nothing
@@ -61,7 +61,7 @@ end
 -- the sum of the divided slices, rescoring P .. 'z:0' (a sum of 0 is not
 -- ranked). The window sum then stays exactly what expire.lua subtracts.
 -- Every slice must be declared (declared[key] true): when one is not, it
--- returns nil, 'replan' before writing anything. Returns the base in force
+-- returns nil, REPLY_REPLAN before writing anything. Returns the base in force
 -- and the slice sums and members rewritten.
 local function rebaseRolling(P, target, declared, origin)
   local bk = P .. 'b'
@@ -69,7 +69,7 @@ local function rebaseRolling(P, target, declared, origin)
   if not d then return k, 0 end
   local sls = redis.call('ZRANGE', P .. 's', 0, -1)
   for _, sl in ipairs(sls) do
-    if not declared[P .. 's:' .. sl] then return nil, 'replan' end
+    if not declared[P .. 's:' .. sl] then return nil, REPLY_REPLAN end
   end
   local sums, n = {}, 0
   for _, sl in ipairs(sls) do

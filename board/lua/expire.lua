@@ -6,12 +6,24 @@
 -- KEYS: 1 the board's last-subtracted hash (P .. 'x'), 2 P .. 'm',
 --       3 P .. 'n', then each slice set (slices.lua), then P .. 'z:<j>'
 --       per window, then each slice given and its ids' set
--- ARGV: 1 P, 2 tie, 3 rb, 4 res ms, 5 max total, 6 origin ms, 7 windows
---       ("k" or "k:q1,…,qk", slices.lua), 8 floor ('' = none), 9 negative
---       values allowed (1/0), 10 the board's slice ms, then per window the
---       last of its slices that has left it at now, then the number of
---       slices given and the slices' keys without the prefix P
---       (Store.expirePlan)
+-- ARGV (expireArgs in scriptargs.go), in order; the script reads
+-- them into A under these names at its top, and nothing else reads ARGV:
+--   prefix    P
+--   tie       first-reached (1/0)
+--   rb        the score's reached bits
+--   res       the tie resolution, ms
+--   maxTotal  the largest total ranked
+--   origin    the epoch, ms
+--   windows   "k" or "k:q1,…,qk" (slices.lua)
+--   floor     the floor ('' = none)
+--   neg       1: a member whose window sums are all 0 keeps its state
+--             while a window holds the slice of its newest event
+--             (negative values allowed, or decay); else 0
+--   slice     the board's slice, ms
+--   through   per window, as many as windows names (no count): the last
+--             of its slices that has left it at now
+--   slices    the number of slices given, then their keys without the
+--             prefix P (Store.expirePlan)
 --
 -- Each window subtracts the slices of its own slice set; a slice set
 -- deletes the slices that every window keeping it has subtracted.
@@ -25,15 +37,29 @@
 --
 -- Reply: {subtractions, members removed, slices deleted}.
 --
+--! include consts.lua
 --! include score.lua
 --! include slices.lua
 
-local P = ARGV[1]
-setlayout(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[8])
-local origin0, neg, slicems = tonumber(ARGV[6]), ARGV[9] == '1', tonumber(ARGV[10])
-local nwin, wq, gq = windows(ARGV[7])
+-- decode reads ARGV (the layout above) into A.
+local function decode()
+  local A = {prefix = ARGV[1], tie = ARGV[2], rb = ARGV[3], res = ARGV[4], maxTotal = ARGV[5],
+    origin = tonumber(ARGV[6]), windows = ARGV[7], floor = ARGV[8], neg = ARGV[9] == '1',
+    slice = tonumber(ARGV[10]), through = {}, slices = {}}
+  local nwin = windows(A.windows)
+  for j = 1, nwin do A.through[j] = tonumber(ARGV[10+j]) end
+  local at = 11 + nwin
+  for k = 1, tonumber(ARGV[at]) do A.slices[k] = ARGV[at+k] end
+  return A
+end
+local A = decode()
+
+local P = A.prefix
+setlayout(A.tie, A.rb, A.res, A.maxTotal, A.floor)
+local origin0, neg, slicems = A.origin, A.neg, A.slice
+local nwin, wq, gq = windows(A.windows)
 local given = {}
-for k = 1, tonumber(ARGV[11+nwin]) do given[P .. ARGV[11+nwin+k]] = true end
+for _, k in ipairs(A.slices) do given[P .. k] = true end
 local mk = P .. 'm'
 
 -- The plan: the slices each window subtracts, and those no window of
@@ -41,7 +67,7 @@ local mk = P .. 'm'
 local plan, T, Lw = {}, {}, {}
 local lmin = {} -- per slice set: the lowest last subtracted slice
 for j = 1, nwin do
-  T[j] = tonumber(ARGV[10+j])
+  T[j] = A.through[j]
   local Lr, L = redis.call('HGET', KEYS[1], j-1), nil
   if Lr then L = tonumber(Lr) end
   if L == nil or T[j] > L then
@@ -131,7 +157,7 @@ for member, st in pairs(states) do
 end
 if #set > 0 then chunked('HSET', mk, set, 1000) end
 if #del > 0 then chunked('HDEL', mk, del, 1000) end
-if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
+if sat > 0 then redis.call('HINCRBY', P .. 'n', FIELD_SATURATED, sat) end
 for _, q in ipairs(gq) do
   local ss = sliceset(P, q)
   for _, sl in ipairs(drop[q]) do

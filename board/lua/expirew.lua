@@ -8,13 +8,24 @@
 -- KEYS: 1 P .. 'x', 2 P .. 'm', 3 P .. 'n', 4 P .. 'e', then each slice
 --       set (slices.lua), then P .. 'z:<j>' per window, then the id set of
 --       each slice given
--- ARGV: 1 P, 2 tie, 3 rb, 4 res ms, 5 max total, 6 origin ms, 7 windows
---       ("k" or "k:q1,…,qk", slices.lua), 8 floor ('' = none), 9 negative
---       values allowed (1/0), 10 lengths ("slicems:n1,…,nk", packed.lua),
---       11 now − grace in ms, then per window the last of its slices that
---       has left it at now (Board.ExpiredThrough), then the number of id
---       sets given and their keys without the prefix P (the id sets of
---       the slices every window of their set lets go: Store.expirePlan)
+-- ARGV (expireWindowsArgs in scriptargs.go), in order; the script reads
+-- them into A under these names at its top, and nothing else reads ARGV:
+--   prefix    P
+--   tie       first-reached (1/0)
+--   rb        the score's reached bits
+--   res       the tie resolution, ms
+--   maxTotal  the largest total ranked
+--   origin    the epoch, ms
+--   windows   "k" or "k:q1,…,qk" (slices.lua)
+--   floor     the floor ('' = none)
+--   neg       negative values allowed (1/0)
+--   lengths   "slicems:n1,…,nk" (packed.lua)
+--   cut       now − grace, ms
+--   through   per window, as many as windows names (no count): the last
+--             of its slices that has left it at now (Board.ExpiredThrough)
+--   idSets    the number of id sets given, then their keys without the
+--             prefix P (the id sets of the slices every window of their
+--             set lets go: Store.expirePlan)
 --
 -- A member is due when its due time (packed.lua) is at or below now −
 -- grace: then one of its slices has left a window. The index lists it
@@ -31,19 +42,33 @@
 -- Reply: {(slice, window) subtractions, members removed from a window,
 -- slices dropped}.
 --
+--! include consts.lua
 --! include score.lua
 --! include slices.lua
 --! include wstate.lua
 --! include packed.lua
 
-local P = ARGV[1]
-setlayout(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[8])
-local origin0, neg = tonumber(ARGV[6]), ARGV[9] == '1'
-local nwin, wq, gq = windows(ARGV[7])
-local slicems, wn = wlengths(ARGV[10])
-local tcut = tonumber(ARGV[11])
+-- decode reads ARGV (the layout above) into A.
+local function decode()
+  local A = {prefix = ARGV[1], tie = ARGV[2], rb = ARGV[3], res = ARGV[4], maxTotal = ARGV[5],
+    origin = tonumber(ARGV[6]), windows = ARGV[7], floor = ARGV[8], neg = ARGV[9] == '1', lengths = ARGV[10],
+    cut = tonumber(ARGV[11]), through = {}, idSets = {}}
+  local nwin = windows(A.windows)
+  for j = 1, nwin do A.through[j] = tonumber(ARGV[11+j]) end
+  local at = 12 + nwin
+  for k = 1, tonumber(ARGV[at]) do A.idSets[k] = ARGV[at+k] end
+  return A
+end
+local A = decode()
+
+local P = A.prefix
+setlayout(A.tie, A.rb, A.res, A.maxTotal, A.floor)
+local origin0, neg = A.origin, A.neg
+local nwin, wq, gq = windows(A.windows)
+local slicems, wn = wlengths(A.lengths)
+local tcut = A.cut
 local given = {}
-for k = 1, tonumber(ARGV[12+nwin]) do given[P .. ARGV[12+nwin+k]] = true end
+for _, k in ipairs(A.idSets) do given[P .. k] = true end
 local known = {}
 for _, q in ipairs(gq) do known[q] = true end
 local mk, ek = P .. 'm', P .. 'e'
@@ -55,7 +80,7 @@ for j = 1, nwin do idx[j] = j - 1 end
 local xs = redis.call('HMGET', KEYS[1], unpack(idx))
 local lmin = {} -- per slice set: the lowest last subtracted slice after
 for j = 1, nwin do
-  local T = tonumber(ARGV[11+j])
+  local T = A.through[j]
   if xs[j] then L0[j] = tonumber(xs[j]) end
   L1[j] = L0[j]
   if L0[j] == nil or T > L0[j] then L1[j] = T; moved[j] = true end
@@ -145,7 +170,7 @@ wflush(ek)
 for j = 1, nwin do
   if moved[j] then redis.call('HSET', KEYS[1], j-1, fmt(L1[j])) end
 end
-if sat > 0 then redis.call('HINCRBY', P .. 'n', 'saturated', sat) end
+if sat > 0 then redis.call('HINCRBY', P .. 'n', FIELD_SATURATED, sat) end
 for _, q in ipairs(gq) do
   local ss = sliceset(P, q)
   for _, sl in ipairs(drop[q]) do

@@ -5,8 +5,11 @@
 -- KEYS: per ranking, in order: its zset, its member state hash, and for a
 --       decay board its base hash (the base is read in the same step as the
 --       sums, as read.lua does)
--- ARGV: 1 the number of members m, 2..m+1 the members, then one number per
---       ranking: how many KEYS it takes (2, or 3 with a base hash)
+-- ARGV (membersArgs in scriptargs.go), in order; the script reads
+-- them into A under these names at its top, and nothing else reads ARGV:
+--   members   the number of members m, then the members
+--   keyCounts per ranking, to the end (no count): how many KEYS it takes
+--             (2, or 3 with a base hash)
 --
 -- Reply: one array per ranking, in order: {base ('' without a base hash or
 -- before the first rebase), rank_1, state_1, score_1, ..., rank_m, state_m,
@@ -19,16 +22,25 @@
 -- The windows of a board share one state hash: each state hash is read
 -- once, with one HMGET of every member.
 
+--! include consts.lua
 --! include wstate.lua
 
-local m = tonumber(ARGV[1])
-local members = {}
-for i = 1, m do members[i] = ARGV[i + 1] end
+-- decode reads ARGV (the layout above) into A.
+local function decode()
+  local A = {members = {}, keyCounts = {}}
+  local m = tonumber(ARGV[1])
+  for i = 1, m do A.members[i] = ARGV[i + 1] end
+  for t = m + 2, #ARGV do A.keyCounts[#A.keyCounts + 1] = tonumber(ARGV[t]) end
+  return A
+end
+local A = decode()
+
+local members = A.members
+local m = #members
 local states = {} -- state hash → its fields of the members, in order
 local out = {}
 local k = 1
-for t = m + 2, #ARGV do
-  local nk = tonumber(ARGV[t])
+for _, nk in ipairs(A.keyCounts) do
   local z, h = KEYS[k], KEYS[k + 1]
   local base = ''
   if nk == 3 then base = redis.call('HGET', KEYS[k + 2], 'k') or '' end

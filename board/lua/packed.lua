@@ -23,7 +23,7 @@
 -- index minus the one before, 0 for the first), or, when the sum is 0 or
 -- |sum| ≥ 2^52, 1, gap·2 + sign and |sum|. Every number is an integer
 -- below 2^54 and exact in Lua's doubles (an odd one below 2^53); a sum is
--- kept within ±(2^53 − 1) by the callers (MAXSUM). A member's slices are
+-- kept within ±MAX_SUM (2^53 − 1, consts.lua) by the callers. A member's slices are
 -- one value: one hash entry per member instead of one per slice hash
 -- (docs/DESIGN.md §8, "Windows boards: packed slices"). The last
 -- slice and its offset let an event for the newest slice of each set, the
@@ -56,9 +56,7 @@
 -- without decoding; windex lists a member at a due time and wflush
 -- writes the listings to the index hash.
 --
--- luacheck: read globals fmt vgets whead wstate
-
-local MAXSUM = 9007199254740991 -- 2^53 − 1
+-- luacheck: read globals MAX_SUM fmt vgets whead wstate
 
 local function wlengths(a)
   local ms, rest = string.match(a, '^(%d+):(.*)$')

@@ -1,18 +1,19 @@
 -- ranges.lua: the applied offset ranges of one topic-partition, included by
 -- apply.lua ("--! include ranges.lua"): a sorted list of disjoint,
 -- non-adjacent {lo, hi}, stored as "lo-hi,lo-hi" (offsets are never
--- negative). MAXR is maxRanges in ranges.go, the most ranges kept per board
--- and topic-partition.
+-- negative). MAX_RANGES (consts.lua) is the most ranges kept per board and
+-- topic-partition.
 --
 -- radd merges [a, b] in and returns the new list and the number of gaps it
--- closed to keep at most MAXR ranges: the narrowest gap (the lowest of
+-- closed to keep at most MAX_RANGES ranges: the narrowest gap (the lowest of
 -- equal ones) is marked applied. A gap between ranges is offsets no applier
 -- has marked yet: a range still to be replayed from another write-ahead
 -- log, or offsets that hold no record (transaction markers, compacted
 -- records) between two batches. Closing it is the old watermark semantics:
 -- its records, if any, are never applied afterwards (never applied twice).
+--
+-- luacheck: read globals MAX_RANGES
 
-local MAXR = 64
 local function rparse_ranges(s)
   local r = {}
   if not s then return r end
@@ -50,7 +51,7 @@ local function radd(r, a, b)
   end
   if not placed then out[#out+1] = {a, b} end
   local closed = 0
-  while #out > MAXR do
+  while #out > MAX_RANGES do
     local at, w = 1, nil
     for k = 1, #out - 1 do
       local g = out[k+1][1] - out[k][2]

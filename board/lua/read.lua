@@ -3,26 +3,34 @@
 --
 -- KEYS: 1 ranking zset, 2 member state hash, 3 (decay boards) the base
 --       hash: its base is read in the same step as the sums
--- ARGV: 1 mode: 'top' (2 offset, 3 count), 'member' (2 member),
---       'around' (2 member, 3 n)
+-- ARGV (readArgs in scriptargs.go), in order; the script reads
+-- them into A under these names at its top, and nothing else reads ARGV:
+--   mode      READ_TOP, READ_MEMBER or READ_AROUND (consts.lua)
+--   member    READ_MEMBER, READ_AROUND: the member ('' for READ_TOP)
+--   offset    READ_TOP: the first rank, 0-based
+--   n         READ_TOP: the number of members; READ_AROUND: the members
+--             listed on each side
 --
 -- Reply: {members in the zset, rank of the first listed (0-based), base
 -- ('' without KEYS[3] or before the first rebase), member, state, score,
 -- ...}, or {-1} when the member is not ranked. A windows board's state is
 -- returned as text (wstate.lua).
 
+--! include consts.lua
 --! include wstate.lua
 
-local mode = ARGV[1]
+local A = {mode = ARGV[1], member = ARGV[2], offset = tonumber(ARGV[3]), n = tonumber(ARGV[4])}
+
+local mode = A.mode
 local card = redis.call('ZCARD', KEYS[1])
 local lo, hi
-if mode == 'top' then
-  lo = tonumber(ARGV[2]); hi = lo + tonumber(ARGV[3]) - 1
+if mode == READ_TOP then
+  lo = A.offset; hi = lo + A.n - 1
 else
-  local r = redis.call('ZREVRANK', KEYS[1], ARGV[2])
+  local r = redis.call('ZREVRANK', KEYS[1], A.member)
   if not r then return {-1} end
-  if mode == 'member' then lo, hi = r, r else
-    local n = tonumber(ARGV[3])
+  if mode == READ_MEMBER then lo, hi = r, r else
+    local n = A.n
     lo = r - n; if lo < 0 then lo = 0 end
     hi = r + n
   end

@@ -5,18 +5,32 @@
 -- snapshots are in the periods' own slots (restoreperiod.lua, run first).
 --
 -- KEYS: 1 the settle state P .. 'st', 2 the settled periods P .. 'SL'
--- ARGV: 1 the newest settled label, 2 settle-retention, then per label
---       kept: label, period start ms
+-- ARGV (restoreArgs in scriptargs.go), in order; the script reads
+-- them into A under these names at its top, and nothing else reads ARGV:
+--   newest     the newest settled label
+--   retention  settle-retention
+--   periods    per period kept, to the end (no count): label, period
+--              start ms
 --
 -- The frozen mark only moves forward (a settlement that ran since keeps
 -- its own).
 --
 -- Reply: 0.
+--
+--! include consts.lua
 
-local frozen = redis.call('HGET', KEYS[1], 'frozen')
-if not frozen or frozen < ARGV[1] then redis.call('HSET', KEYS[1], 'frozen', ARGV[1]) end
-for i = 3, #ARGV - 1, 2 do
-  redis.call('ZADD', KEYS[2], ARGV[i+1], ARGV[i])
+-- decode reads ARGV (the layout above) into A.
+local function decode()
+  local A = {newest = ARGV[1], retention = tonumber(ARGV[2]), periods = {}}
+  for i = 3, #ARGV - 1, 2 do A.periods[#A.periods + 1] = {label = ARGV[i], start = ARGV[i+1]} end
+  return A
 end
-redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[2]) - 1)
+local A = decode()
+
+local frozen = redis.call('HGET', KEYS[1], FIELD_FROZEN)
+if not frozen or frozen < A.newest then redis.call('HSET', KEYS[1], FIELD_FROZEN, A.newest) end
+for _, p in ipairs(A.periods) do
+  redis.call('ZADD', KEYS[2], p.start, p.label)
+end
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -A.retention - 1)
 return 0

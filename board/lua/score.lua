@@ -1,5 +1,6 @@
 -- score.lua: the score of a member, and the rolling member state, shared by
--- apply.lua and expire.lua (each includes it with "--! include score.lua").
+-- apply.lua, expire.lua, expirew.lua, rebase.lua and settle.lua (each
+-- includes it after consts.lua with "--! include score.lua").
 --
 --   score = t*2^rb + (2^rb - 1 - floor((reached - origin)/res))   (tie: first-reached)
 --   score = t                                                     (tie: none)
@@ -15,6 +16,8 @@
 -- exact; rparse and rformat read and write a rolling member state,
 -- "reached t1 ... tk"; unscore and exact serve boards whose score holds
 -- the member state (a periodic first-reached board at 1 ms, apply.lua).
+--
+-- luacheck: read globals MAX_SUM
 
 local function fmt(x) return string.format('%.0f', x) end
 local tie, rb, res, maxt = false, 0, 1, 0
@@ -50,8 +53,8 @@ end
 -- clampsum(x): a decay board's sum kept within ±(2^53 − 1), the exact
 -- range, counting in sat a sum it clamped
 local function clampsum(x)
-  if x > 9007199254740991 then sat = sat + 1; return 9007199254740991 end
-  if x < -9007199254740991 then sat = sat + 1; return -9007199254740991 end
+  if x > MAX_SUM then sat = sat + 1; return MAX_SUM end
+  if x < -MAX_SUM then sat = sat + 1; return -MAX_SUM end
   return x
 end
 -- rolling member state: "reached t1 … tk"

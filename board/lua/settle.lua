@@ -7,14 +7,23 @@
 --       5 the snapshot list P .. 'S', 6 the snapshot's record fragments,
 --       then the record, P .. 'S:j', 7 its info P .. 'S:i', 8 the removals
 --       deferred while the period is copied P .. 'd'
--- ARGV: 1 generation ('' = unchecked), 2 label, 3 closed_at ms (period end
---       + grace), 4 settle-top, 5 page size, 6 expire-at ms of the
---       snapshot keys, 7 period start ms, 8 the JSON head of the record
---       ('{"board":"…","period":"…"'), 9 scale, 10 floor ('' = none: the
---       total is the sum), 11 the reached bits when the score holds the
---       state of members missing from the member hash (apply.lua kind
---       'c'), else '', 12 when the period's settle state expires (ms: the
---       later of its keys' and its snapshot's expiry)
+-- ARGV (settleArgs in scriptargs.go), in order; the script reads
+-- them into A under these names at its top, and nothing else reads ARGV:
+--   gen          the generation adopted ('' = unchecked)
+--   label        the period's label
+--   closedAt     the period's end + grace, ms
+--   top          settle-top
+--   page         the members copied per call
+--   expire       the expire-at ms of the snapshot keys
+--   start        the period's start, ms
+--   head         the JSON head of the record ('{"board":"…","period":"…"')
+--   scale        the board's scale
+--   floor        the floor ('' = none: the total is the sum)
+--   reachedBits  the reached bits when the score holds the state of
+--                members missing from the member hash (apply.lua's
+--                KIND_COMPACT), else ''
+--   stateExpire  when the period's settle state expires (ms: the later of
+--                its keys' and its snapshot's expiry)
 --
 -- The settle state hash holds 'frozen' (the period's label once it is
 -- frozen: apply.lua refuses its events from then on), and while the period
@@ -35,25 +44,31 @@
 -- live period, 'S <member>' the snapshot (the record keeps the ranking as
 -- it was frozen).
 --
--- Reply: {'reset'} when the generation differs; {'done'} when the period
--- was settled before; {'more', cursor}; {'settled', members}.
+-- Reply: {REPLY_RESET} when the generation differs; {REPLY_DONE} when the
+-- period was settled before; {REPLY_MORE, cursor}; {REPLY_SETTLED,
+-- members}.
 --
+--! include consts.lua
 --! include score.lua
 
-if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'gen') ~= ARGV[1] then return {'reset'} end
-local label = ARGV[2]
-local st = redis.call('HMGET', KEYS[2], 'frozen', 'busy', 'cursor', 'members')
+local A = {gen = ARGV[1], label = ARGV[2], closedAt = ARGV[3], top = tonumber(ARGV[4]), page = tonumber(ARGV[5]),
+  expire = ARGV[6], start = tonumber(ARGV[7]), head = ARGV[8], scale = tonumber(ARGV[9]), floor = ARGV[10],
+  reachedBits = ARGV[11], stateExpire = ARGV[12]}
+
+if A.gen ~= '' and redis.call('HGET', KEYS[1], FIELD_GEN) ~= A.gen then return {REPLY_RESET} end
+local label = A.label
+local st = redis.call('HMGET', KEYS[2], FIELD_FROZEN, 'busy', 'cursor', 'members')
 local frozen, busy = st[1], st[2]
-local top, pagesz, scale = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[9])
-local tfloor = nil
-if ARGV[10] ~= nil and ARGV[10] ~= '' then tfloor = tonumber(ARGV[10]) end
+local top, pagesz, scale = A.top, A.page, A.scale
+local minTotal = nil -- the floor: a total below it is recorded at it
+if A.floor ~= nil and A.floor ~= '' then minTotal = tonumber(A.floor) end
 local D = KEYS[8]
 local cursor, members
 if not busy then
-  if frozen and label <= frozen then return {'done'} end
+  if frozen and label <= frozen then return {REPLY_DONE} end
   members = redis.call('ZCARD', KEYS[3])
   cursor = 0
-  redis.call('HSET', KEYS[2], 'frozen', label, 'busy', label, 'cursor', 0, 'members', members)
+  redis.call('HSET', KEYS[2], FIELD_FROZEN, label, 'busy', label, 'cursor', 0, 'members', members)
   redis.call('DEL', KEYS[5], KEYS[6])
 else
   cursor, members = tonumber(st[3]), tonumber(st[4])
@@ -85,17 +100,17 @@ if cursor <= last then
   if #zs > 0 then
     local sts = redis.call('HMGET', KEYS[4], unpack(zs))
     local entries, frags = {}, {}
-    if ARGV[11] ~= nil and ARGV[11] ~= '' then setlayout('1', ARGV[11], 1, 0, '') end
+    if A.reachedBits ~= nil and A.reachedBits ~= '' then setlayout('1', A.reachedBits, 1, 0, '') end
     for k = 1, #zs do
       local s = sts[k]
-      if not s and ARGV[11] ~= nil and ARGV[11] ~= '' then
-        local t, r = unscore(tonumber(scs[k]), tonumber(ARGV[7]))
+      if not s and A.reachedBits ~= nil and A.reachedBits ~= '' then
+        local t, r = unscore(tonumber(scs[k]), A.start)
         s = fmt(t) .. ' ' .. fmt(r)
       end
       s = s or '0 0'
       local sp = string.find(s, ' ', 1, true)
       local total, reached = string.sub(s, 1, sp - 1), string.sub(s, sp + 1)
-      if tfloor ~= nil and tonumber(total) < tfloor then total = fmt(tfloor) end
+      if minTotal ~= nil and tonumber(total) < minTotal then total = fmt(minTotal) end
       entries[k] = total .. ' ' .. reached .. ' ' .. zs[k]
       local sep = ','
       if cursor + k == 1 then sep = '' end
@@ -110,19 +125,19 @@ if cursor <= last then
   -- The record is written by a call of its own, so that no call both
   -- copies a page and assembles a record of up to settle-top members.
   redis.call('HSET', KEYS[2], 'cursor', cursor)
-  return {'more', cursor}
+  return {REPLY_MORE, cursor}
 end
 
 -- Last step: the record, the info, then the deferred removals.
 local body = redis.call('GET', KEYS[6]) or ''
-local record = ARGV[8] .. ',"closed_at":' .. ARGV[3] .. ',"members":' .. members .. ',"top":[' .. body .. ']}'
+local record = A.head .. ',"closed_at":' .. A.closedAt .. ',"members":' .. members .. ',"top":[' .. body .. ']}'
 redis.call('SET', KEYS[6], record)
-redis.call('PEXPIREAT', KEYS[6], ARGV[6])
-redis.call('SET', KEYS[7], members .. ' ' .. ARGV[3])
-redis.call('PEXPIREAT', KEYS[5], ARGV[6])
-redis.call('PEXPIREAT', KEYS[7], ARGV[6])
+redis.call('PEXPIREAT', KEYS[6], A.expire)
+redis.call('SET', KEYS[7], members .. ' ' .. A.closedAt)
+redis.call('PEXPIREAT', KEYS[5], A.expire)
+redis.call('PEXPIREAT', KEYS[7], A.expire)
 redis.call('HDEL', KEYS[2], 'busy', 'cursor', 'members')
-redis.call('PEXPIREAT', KEYS[2], ARGV[12])
+redis.call('PEXPIREAT', KEYS[2], A.stateExpire)
 local d = redis.call('SMEMBERS', D)
 for _, m in ipairs(d) do
   if string.sub(m, 1, 2) == 'S ' then
@@ -136,4 +151,4 @@ for _, m in ipairs(d) do
   end
 end
 if #d > 0 then redis.call('DEL', D) end
-return {'settled', members}
+return {REPLY_SETTLED, members}
