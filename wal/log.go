@@ -32,6 +32,18 @@ func (p SyncPolicy) String() string {
 	return fmt.Sprintf("SyncPolicy(%d)", int(p))
 }
 
+// ParseSyncPolicy reads a policy by the name operators give it: "always"
+// (SyncEveryAppend) or "none" (SyncNone).
+func ParseSyncPolicy(name string) (SyncPolicy, error) {
+	switch name {
+	case "always":
+		return SyncEveryAppend, nil
+	case "none":
+		return SyncNone, nil
+	}
+	return 0, fmt.Errorf("must be always or none, got %q", name)
+}
+
 // DefaultSegmentBytes is the default Options.SegmentBytes.
 const DefaultSegmentBytes = 64 << 20
 

@@ -293,3 +293,17 @@ func TestConcurrentReaders(t *testing.T) {
 		t.Fatalf("LastSeq = %d, want %d", checkLast, batches)
 	}
 }
+
+// TestParseSyncPolicy reads the two names operators give and refuses others.
+func TestParseSyncPolicy(t *testing.T) {
+	for name, want := range map[string]SyncPolicy{"always": SyncEveryAppend, "none": SyncNone} {
+		if got, err := ParseSyncPolicy(name); err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", name, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "sometimes", "Always", "every-append"} {
+		if _, err := ParseSyncPolicy(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

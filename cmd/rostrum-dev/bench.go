@@ -185,13 +185,9 @@ func (f *benchFlags) config(lg *zap.Logger, progress io.Writer) (bench.Config, e
 	case f.rateSeconds == 0:
 		cfg.RateDuration = -1 // no fixed-rate run
 	}
-	switch f.walSync {
-	case "always":
-		cfg.WALSync = wal.SyncEveryAppend
-	case "none":
-		cfg.WALSync = wal.SyncNone
-	default:
-		return cfg, fmt.Errorf("--wal-sync must be always or none, got %q", f.walSync)
+	var err error
+	if cfg.WALSync, err = wal.ParseSyncPolicy(f.walSync); err != nil {
+		return cfg, fmt.Errorf("--wal-sync %v", err)
 	}
 	for _, s := range cli.SplitList(f.rates) {
 		r, err := strconv.ParseFloat(s, 64)

@@ -24,7 +24,7 @@ func TestBenchSecureServers(t *testing.T) {
 	k := testenv.StartKafka(t, testenv.WithKafkaTLS(certs, true), testenv.WithSASL("SCRAM-SHA-256", "rostrum-256", kafkaPW))
 	t.Setenv("ROSTRUM_REDIS_PASSWORD", redisPW)
 	t.Setenv("ROSTRUM_KAFKA_PASSWORD", kafkaPW)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testenv.LockedBuffer
 	err := Main(context.Background(), []string{"bench", "--events", "2000", "--rooms", "20", "--members", "10",
 		"--naive-seconds", "1", "--rate-seconds", "0", "--json",
 		"--brokers", k.Seeds[0], "--kafka-sasl", "scram-sha-256", "--kafka-user", "rostrum-256",

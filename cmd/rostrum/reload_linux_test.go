@@ -22,13 +22,13 @@ import (
 // it runs.
 type hupProc struct {
 	cmd    *exec.Cmd
-	out    *lockedBuffer
+	out    *testenv.LockedBuffer
 	exited chan struct{}
 }
 
 func startHupProc(t *testing.T, args []string) *hupProc {
 	t.Helper()
-	p := &hupProc{out: new(lockedBuffer), exited: make(chan struct{})}
+	p := &hupProc{out: new(testenv.LockedBuffer), exited: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
 	p.cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\x1f"))
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

@@ -241,13 +241,9 @@ func (f *runFlags) meeting() (*codec.Meeting, error) {
 // walOptions are the WAL's options of --wal-sync and --wal-segment-bytes.
 func (f *runFlags) walOptions(lg *zap.Logger) (wal.Options, error) {
 	o := wal.Options{SegmentBytes: f.walSegmentBytes, Logger: lg}
-	switch f.walSync {
-	case "always":
-		o.Sync = wal.SyncEveryAppend
-	case "none":
-		o.Sync = wal.SyncNone
-	default:
-		return o, fmt.Errorf("--wal-sync must be always or none, got %q", f.walSync)
+	var err error
+	if o.Sync, err = wal.ParseSyncPolicy(f.walSync); err != nil {
+		return o, fmt.Errorf("--wal-sync %v", err)
 	}
 	if f.walSegmentBytes < 1<<20 {
 		return o, fmt.Errorf("--wal-segment-bytes must be at least 1048576 (1 MiB), got %d", f.walSegmentBytes)

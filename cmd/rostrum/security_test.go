@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,25 +20,6 @@ import (
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 )
-
-// lockedBuffer collects the output of a command whose goroutines log
-// concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
 	t.Helper()
@@ -186,7 +166,7 @@ func TestConfigFileModeWarning(t *testing.T) {
 		{0o644, "top-n: 5\n", false}, // no secret in it
 	} {
 		cfg := writeFile(t, "rostrum.yaml", c.content, c.mode)
-		var stdout, stderr lockedBuffer
+		var stdout, stderr testenv.LockedBuffer
 		err := Main(context.Background(), []string{"run", "--config", cfg, "--redis", "127.0.0.1:1", "--wal-dir", t.TempDir(), "--log-level", "debug"}, &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), "redis 127.0.0.1:1 unreachable") {
 			t.Fatalf("mode %04o: %v", c.mode, err)
@@ -283,7 +263,7 @@ func TestRunSecureEndToEnd(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testenv.LockedBuffer
 	done := make(chan error, 1)
 	args := append([]string{"run", "--config", s.configPath, "--redis-password-file", s.redisPWF,
 		"--wal-dir", t.TempDir(), "--log-level", "debug"}, s.kafkaArgs("scram-sha-512")...)
@@ -312,7 +292,7 @@ func TestRunSecureEndToEnd(t *testing.T) {
 // waitRanking waits until the ranking of room in env "test" reads want,
 // best first, failing the test when run (which reports on done) stops or
 // the deadline passes.
-func waitRanking(t *testing.T, rc redis.Cmdable, room string, want []string, deadline time.Time, done <-chan error, stderr *lockedBuffer) {
+func waitRanking(t *testing.T, rc redis.Cmdable, room string, want []string, deadline time.Time, done <-chan error, stderr *testenv.LockedBuffer) {
 	t.Helper()
 	key := sink.RoomKeys("test", room).Ranking
 	for {
@@ -364,7 +344,7 @@ func TestRunSecureRedisCluster(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testenv.LockedBuffer
 	done := make(chan error, 1)
 	args := []string{"run", "--env", "test", "--http", "", "--wal-dir", t.TempDir(), "--log-level", "debug",
 		"--brokers", kafka.Seeds[0], "--kafka-sasl", "scram-sha-256", "--kafka-user", "rostrum-256", "--kafka-password-file", kafkaPWF,
@@ -522,7 +502,7 @@ func TestRunWrongPasswordFailsClearly(t *testing.T) {
 			[]string{"kafka: SASL plain authentication", "--kafka-password"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var stdout, stderr lockedBuffer
+			var stdout, stderr testenv.LockedBuffer
 			err := Main(context.Background(), append([]string{"run", "--config", s.configPath, "--wal-dir", t.TempDir(), "--log-level", "debug"}, c.args...), &stdout, &stderr)
 			if err == nil {
 				t.Fatal("run started with a wrong password")
