@@ -31,8 +31,8 @@ type Standing struct {
 	ReachedAt int64  // Unix ms; 0 when not ranked
 }
 
-// BoardStandings is one member's standings on one board.
-type BoardStandings struct {
+// Standings is one member's standings on one board.
+type Standings struct {
 	Board  string
 	Period string // periodic boards: the current period's label; else ""
 	// Standings holds one Standing for a periodic or total board, and one
@@ -43,7 +43,7 @@ type BoardStandings struct {
 // MemberStandings is one member's standings on every board asked for.
 type MemberStandings struct {
 	Member string
-	Boards []BoardStandings // in the order the boards were asked for
+	Boards []Standings // in the order the boards were asked for
 }
 
 // RanksUsers reports whether the board ranks user ids (member: user_id);
@@ -122,9 +122,9 @@ func (s *Store) Standings(ctx context.Context, boards, members []string) ([]Memb
 	}
 	out := make([]MemberStandings, len(members))
 	for i, m := range members {
-		out[i] = MemberStandings{Member: m, Boards: make([]BoardStandings, len(template))}
+		out[i] = MemberStandings{Member: m, Boards: make([]Standings, len(template))}
 		for bi, bs := range template {
-			out[i].Boards[bi] = BoardStandings{Board: bs.Board, Period: bs.Period,
+			out[i].Boards[bi] = Standings{Board: bs.Board, Period: bs.Period,
 				Standings: append([]Standing(nil), bs.Standings...)}
 		}
 	}
@@ -159,10 +159,10 @@ func (s *Store) Standings(ctx context.Context, boards, members []string) ([]Memb
 // planStandings returns the script calls that read boards, one per hash
 // slot, in the order the slots first appear, and the standings of a member
 // ranked nowhere (the boards' periods and windows filled in).
-func (s *Store) planStandings(boards []string) ([]slotCall, []BoardStandings, error) {
+func (s *Store) planStandings(boards []string) ([]slotCall, []Standings, error) {
 	bySlot := map[int]int{} // slot → index into calls
 	var calls []slotCall
-	template := make([]BoardStandings, len(boards))
+	template := make([]Standings, len(boards))
 	seen := make(map[string]bool, len(boards))
 	for bi, name := range boards {
 		b, ok := s.byName[name]
@@ -177,7 +177,7 @@ func (s *Store) planStandings(boards []string) ([]slotCall, []BoardStandings, er
 		if b.kind == Rolling || b.kind == Windows {
 			windows = b.windowNames
 		}
-		template[bi] = BoardStandings{Board: name, Standings: make([]Standing, len(windows))}
+		template[bi] = Standings{Board: name, Standings: make([]Standing, len(windows))}
 		for wi, w := range windows {
 			t, err := s.target(name, "", w)
 			if err != nil {

@@ -150,7 +150,7 @@ func modelStandings(m *boardmodel.Model, bs []*board.Board, boards []string, mem
 			}
 		}
 		b := bs[bi]
-		got := board.BoardStandings{Board: name}
+		got := board.Standings{Board: name}
 		windows := b.Windows()
 		if len(windows) == 0 {
 			windows = []string{""}

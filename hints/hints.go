@@ -225,7 +225,7 @@ func (c *Chain) zero() map[string]any {
 
 // env returns the variables of a member whose standings are ms.
 func (c *Chain) env(ms board.MemberStandings) map[string]any {
-	byBoard := make(map[string]*board.BoardStandings, len(ms.Boards))
+	byBoard := make(map[string]*board.Standings, len(ms.Boards))
 	for i := range ms.Boards {
 		byBoard[ms.Boards[i].Board] = &ms.Boards[i]
 	}

@@ -42,7 +42,7 @@ func seedBoards(t testing.TB) []*board.Board {
 func standings(member string, s map[string][][2]int64) board.MemberStandings {
 	out := board.MemberStandings{Member: member}
 	for name, ws := range s {
-		bs := board.BoardStandings{Board: name}
+		bs := board.Standings{Board: name}
 		for _, w := range ws {
 			bs.Standings = append(bs.Standings, board.Standing{Rank: w[0], Total: w[1]})
 		}

@@ -126,7 +126,7 @@ func modelStandings(m *boardmodel.Model, bs []*board.Board, boards []string, mem
 			if b.Name() != name {
 				continue
 			}
-			got := board.BoardStandings{Board: name}
+			got := board.Standings{Board: name}
 			windows := b.Windows()
 			if len(windows) == 0 {
 				windows = []string{""}

@@ -160,7 +160,7 @@ func (s *Server) validMembers(w http.ResponseWriter, ids []string) bool {
 	return true
 }
 
-func (s *Server) memberBoardJSON(b board.BoardStandings) memberBoardJSON {
+func (s *Server) memberBoardJSON(b board.Standings) memberBoardJSON {
 	def, _ := s.opt.Boards.Board(b.Board)
 	kind := board.Periodic
 	if def != nil {

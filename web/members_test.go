@@ -200,7 +200,7 @@ func (f *memberFixture) modelStandings(member string) board.MemberStandings {
 	ms := board.MemberStandings{Member: member}
 	for _, name := range f.chain.Boards() {
 		bi := f.index(name)
-		bs := board.BoardStandings{Board: name}
+		bs := board.Standings{Board: name}
 		ws := f.bs[bi].Windows()
 		if len(ws) == 0 {
 			ws = []string{""}
