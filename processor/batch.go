@@ -77,9 +77,9 @@ func (b *batch) prepare(context.Context) error {
 		b.decode(start)
 		b.decoded = true
 	}
-	if b.walSeq == 0 && p.log != nil {
+	if b.walSeq == 0 && p.wal != nil {
 		start := time.Now()
-		seq, err := p.log.Append(walRecords(b.recs))
+		seq, err := p.wal.Append(walRecords(b.recs))
 		if err != nil {
 			return fmt.Errorf("wal append: %w", err)
 		}
@@ -94,7 +94,7 @@ func (b *batch) prepare(context.Context) error {
 // the Run goroutine (Processor.land).
 func (b *batch) run(ctx context.Context) error {
 	p := b.p
-	if !b.decoded || (b.walSeq == 0 && p.log != nil) {
+	if !b.decoded || (b.walSeq == 0 && p.wal != nil) {
 		return errors.New("batch: stage 2 before the batch was decoded and appended to the WAL")
 	}
 	if !b.dlqSent && len(b.dlq) > 0 {

@@ -22,7 +22,7 @@ type Processor struct {
 	topics Topics
 	cl     *kgo.Client
 	store  Store // chunked (chunk.go), over refusals
-	log    Log   // the WAL; nil: none
+	wal    WAL   // nil: none
 	dec    *codec.Decoder
 	lg     *zap.Logger
 	stats  Stats
@@ -65,7 +65,7 @@ type Stats struct {
 // New connects to Kafka and checks the topics, but consumes nothing until Run.
 // It fails when the brokers cannot be reached or a topic is missing (unless
 // CreateTopics is set).
-func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, error) {
+func New(ctx context.Context, cfg Config, store Store, w WAL) (*Processor, error) {
 	cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func New(ctx context.Context, cfg Config, store Store, log Log) (*Processor, err
 		cfg:      cfg,
 		topics:   TopicsFor(cfg.TopicPrefix, cfg.Env),
 		store:    store,
-		log:      log,
+		wal:      w,
 		dec:      codec.NewDecoder(cfg.Decode),
 		lg:       cfg.Logger,
 		strategy: newStableStrategy(&cfg),

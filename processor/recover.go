@@ -73,7 +73,7 @@ func (p *Processor) recoverRedis(ctx context.Context) (rewound bool, err error) 
 	covered := p.walCovers(p.cfg.RebuildWindow)
 	var st ReplayStats
 	rb := newBatch(p, nil)
-	if p.log != nil {
+	if p.wal != nil {
 		if st, rb, err = p.replayLog(ctx, 1, true); err != nil {
 			return false, fmt.Errorf("recover: %w", err)
 		}
@@ -135,15 +135,15 @@ func (b *batch) forgetStored() {
 // walCovers reports whether the WAL holds everything this processor applied
 // in the last window: nothing was ever pruned, or its oldest batch is older.
 func (p *Processor) walCovers(window time.Duration) bool {
-	if p.log == nil {
+	if p.wal == nil {
 		return false
 	}
-	segs := p.log.Segments()
+	segs := p.wal.Segments()
 	if len(segs) == 0 || segs[0].FirstSeq <= 1 {
 		return true
 	}
 	covered := false
-	_ = p.log.Replay(segs[0].FirstSeq, func(_ uint64, recs []wal.Record) error {
+	_ = p.wal.Replay(segs[0].FirstSeq, func(_ uint64, recs []wal.Record) error {
 		if len(recs) > 0 && time.Since(recs[0].Timestamp) >= window {
 			covered = true
 		}

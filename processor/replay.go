@@ -26,12 +26,12 @@ type ReplayStats struct {
 // the running processor publishes it when it next touches the room.
 // Only cfg's Env, TopicPrefix, TopN, Rooms, Decode, Meeting and Logger
 // are used.
-func ReplayWAL(ctx context.Context, cfg Config, store Store, log Log, from uint64) (ReplayStats, error) {
+func ReplayWAL(ctx context.Context, cfg Config, store Store, w WAL, from uint64) (ReplayStats, error) {
 	cfg.withDefaults()
 	if len(cfg.Boards) > 0 && cfg.BoardStore == nil {
 		return ReplayStats{}, errors.New("boards are configured but Config.BoardStore is nil")
 	}
-	p := replayer(cfg, store, log)
+	p := replayer(cfg, store, w)
 	st, rb, err := p.replayLog(ctx, from, false)
 	if err != nil {
 		return st, err
@@ -43,8 +43,8 @@ func ReplayWAL(ctx context.Context, cfg Config, store Store, log Log, from uint6
 // replayer is the Processor ReplayWAL runs: no Kafka client, and the same
 // stable step as the processor's (--stability), so that a replay of a
 // hysteresis processor's WAL does not store lists merged without it.
-func replayer(cfg Config, store Store, log Log) *Processor {
-	p := &Processor{cfg: cfg, topics: TopicsFor(cfg.TopicPrefix, cfg.Env), store: store, log: log,
+func replayer(cfg Config, store Store, w WAL) *Processor {
+	p := &Processor{cfg: cfg, topics: TopicsFor(cfg.TopicPrefix, cfg.Env), store: store, wal: w,
 		dec: codec.NewDecoder(cfg.Decode), lg: cfg.Logger, strategy: newStableStrategy(&cfg)}
 	p.boards = newBoardStage(p, false)
 	return p
@@ -58,7 +58,7 @@ func (p *Processor) replayLog(ctx context.Context, from uint64, force bool) (Rep
 	touched := map[string]bool{}
 	var f folder                     // not a poll batch's: recovery runs while a batch still holds its folder's updates
 	boards := newBoardStage(p, true) // likewise not p.boards: its batch in hand is the live one
-	err := p.log.Replay(from, func(_ uint64, recs []wal.Record) error {
+	err := p.wal.Replay(from, func(_ uint64, recs []wal.Record) error {
 		b := &batch{p: p, recs: kgoRecords(recs), fold: &f, boards: boards}
 		b.decode(time.Now())
 		// Boards are applied under their watermarks even when rebuilding:

@@ -51,8 +51,8 @@ type mergingStore interface {
 	ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) ([]ranking.RoomState, []ranking.Merged, error)
 }
 
-// Log is the write-ahead log; wal.Log implements it.
-type Log interface {
+// WAL is the write-ahead log; wal.Log implements it.
+type WAL interface {
 	// Append writes one batch durably and returns its sequence number.
 	Append(recs []wal.Record) (uint64, error)
 	// Prune removes old segments, never one holding a batch >= keepFrom.

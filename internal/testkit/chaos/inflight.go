@@ -182,7 +182,7 @@ func (l trackedLog) Append(recs []wal.Record) (uint64, error) {
 	return seq, err
 }
 
-var _ processor.Log = trackedLog{}
+var _ processor.WAL = trackedLog{}
 
 // batchObserver marks the end of a batch: Observer.Batch is called once its
 // offsets are committed.
