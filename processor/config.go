@@ -100,7 +100,7 @@ type Config struct {
 	UnknownTypes string
 
 	// Stability is the stable strategy: StabilityHysteresis (default) or
-	// StabilitySeed (seed 003's merge). See docs/STABILITY.md.
+	// StabilityMerge (seed 003's merge). See docs/STABILITY.md.
 	Stability string
 	// Dwell is how long a member must hold its place in the raw top-N
 	// before it replaces a shown member; 0: none (at once). At most 1m.
@@ -318,8 +318,8 @@ func (c Config) Validate() error {
 		return bad("MaxPollRecords", "must be at least 1, got %d", c.MaxPollRecords)
 	case c.MaxBatchBytes < 1 || c.MaxBatchBytes > 192<<20:
 		return bad("MaxBatchBytes", "must be between 1 and 192 MiB, got %d", c.MaxBatchBytes)
-	case c.Stability != StabilityHysteresis && c.Stability != StabilitySeed:
-		return bad("Stability", "must be %s or %s, got %q", StabilityHysteresis, StabilitySeed, c.Stability)
+	case c.Stability != StabilityHysteresis && c.Stability != StabilityMerge:
+		return bad("Stability", "must be %s or %s, got %q", StabilityHysteresis, StabilityMerge, c.Stability)
 	case c.UnknownTypes != UnknownTypesSkip && c.UnknownTypes != UnknownTypesDLQ:
 		return bad("UnknownTypes", "must be %s or %s, got %q", UnknownTypesSkip, UnknownTypesDLQ, c.UnknownTypes)
 	case c.Dwell < 0 || c.Dwell > time.Minute:

@@ -152,7 +152,7 @@ func TestStoredOutputsDroppedByRebuild(t *testing.T) {
 	p, _ := startBoardProcessor(t, k, rc, t.TempDir(), bs, func(c *processor.Config) {
 		c.BoardStore = fb
 		c.Logger = zaptest.NewLogger(t)
-		c.Stability = processor.StabilitySeed
+		c.Stability = processor.StabilityMerge
 		c.RetryBackoff = 20 * time.Millisecond
 	})
 	const room = "r-fb"
@@ -261,7 +261,7 @@ func TestNoSeqFromAnEmptiedRedis(t *testing.T) {
 	p, err := processor.New(ctx, processor.Config{
 		Brokers: k.Seeds, Env: env, Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		KafkaOpts: testenv.FastGroupOpts(), Logger: zaptest.NewLogger(t),
-		Stability: processor.StabilitySeed, RetryBackoff: 20 * time.Millisecond,
+		Stability: processor.StabilityMerge, RetryBackoff: 20 * time.Millisecond,
 	}, store, log)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import "testing"
 // stable lists as the processor would, with the hysteresis unless
 // --stability says otherwise.
 func TestReplayTakesTheConfiguredStableStep(t *testing.T) {
-	for stab, hyst := range map[string]bool{StabilityHysteresis: true, StabilitySeed: false} {
+	for stab, hyst := range map[string]bool{StabilityHysteresis: true, StabilityMerge: false} {
 		cfg := Config{Brokers: []string{"unused"}, Env: "test", Stability: stab}
 		cfg.withDefaults()
 		if got := replayer(cfg, nil, nil).strategy.hyst != nil; got != hyst {

@@ -14,7 +14,7 @@ import (
 
 // The stable strategy (docs/DESIGN.md §5, docs/STABILITY.md).
 //
-// With StabilitySeed a room's list is stability.Merge of the stored list and
+// With StabilityMerge a room's list is stability.Merge of the stored list and
 // the raw top-N. With StabilityHysteresis it is stability.Hysteresis.Step,
 // whose state (waiting challengers, shown members out of the raw top-N, each
 // with the time its wait began) is stored with the list in the room's
@@ -36,7 +36,7 @@ import (
 // Stable strategies (Config.Stability).
 const (
 	StabilityHysteresis = "hysteresis" // stability.Hysteresis; the default
-	StabilitySeed       = "seed"       // seed 003's merge, stability.Merge
+	StabilityMerge      = "merge"      // the merge of seed 003, stability.Merge
 )
 
 // hysteresis returns the configured hysteresis, or nil with the seed merge.

@@ -22,10 +22,10 @@ type roomJSON struct {
 	Stable       []memberJSON `json:"stable"`        // slot order
 	Raw          []memberJSON `json:"raw"`           // best first
 	// Event stream only: the processor's strategy (which made Stable), and
-	// seed 003's merge of the raw lists this stream has read, in slot order,
-	// so the page can show both.
+	// the merge (seed 003's, stability.Merge) of the raw lists this stream
+	// has read, in slot order, so the page can show both.
 	Strategy string       `json:"strategy,omitempty"`
-	Seed     []memberJSON `json:"seed,omitempty"`
+	Merge    []memberJSON `json:"merge,omitempty"`
 }
 
 type memberJSON struct {

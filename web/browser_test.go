@@ -75,12 +75,12 @@ func TestBrowserTiles(t *testing.T) {
 	}
 	t.Logf("tiles %v, then %v (after %d reads)", first, later, src.calls.Load())
 
-	// The switch shows the seed merge of the same raw lists, and counts the
+	// The switch shows the merge of the same raw lists, and counts the
 	// visible changes of both.
-	b.Eval(`document.getElementById('mode-seed').click(), true`, new(bool))
-	b.WaitFor("seed merge tiles", `document.getElementById('stable').dataset.mode === 'seed' && `+tilesJS+`.length === 7 && `+
+	b.Eval(`document.getElementById('mode-merge').click(), true`, new(bool))
+	b.WaitFor("merge tiles", `document.getElementById('stable').dataset.mode === 'merge' && `+tilesJS+`.length === 7 && `+
 		tilesJS+`.every(u => u.startsWith('user-'))`)
-	b.WaitFor("change counts", `document.querySelector('.rate[data-k="seed"]').textContent.endsWith('changes/min') && `+
+	b.WaitFor("change counts", `document.querySelector('.rate[data-k="merge"]').textContent.endsWith('changes/min') && `+
 		`document.getElementById('strategy').textContent === 'hysteresis'`)
 	b.Eval(`document.getElementById('mode-published').click(), true`, new(bool))
 	b.WaitFor("published tiles", `document.getElementById('stable').dataset.mode === 'published' && `+tilesJS+`.length === 7`)

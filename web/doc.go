@@ -62,8 +62,8 @@
 // the server from the change since the previous poll), and a comment line
 // when it sent nothing, so proxies keep the stream open. A "room" event also
 // names the processor's stable strategy (Options.Stability) and carries
-// "seed": seed 003's merge of the raw lists this stream has read, so the page
-// can switch a room's tiles between the published list and the seed merge
+// "merge": seed 003's merge of the raw lists this stream has read, so the page
+// can switch a room's tiles between the published list and the merge
 // and count the visible changes of both. A room with no
 // state gives a "missing" event, a failed read an "unavailable" event with
 // a problem naming the class of failure. Without ?room= the stream carries

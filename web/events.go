@@ -86,7 +86,7 @@ type stream struct {
 	w    io.Writer
 	last map[string][]byte // event name → last data sent
 
-	seed []string // seed merge of the raw lists read so far (stability.Merge)
+	merge []string // the merge of the raw lists read so far (stability.Merge)
 }
 
 // send writes the event unless its data equals what was last sent under
@@ -208,17 +208,17 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // room's JSON, "missing" for a room with no state, or "unavailable" when the
 // read failed.
 //
-// The room's JSON also carries the seed merge of the raw lists this stream
+// The room's JSON also carries the merge of the raw lists this stream
 // has read, so the page can switch between what the processor publishes
 // and what seed 003's merge would show, both from the same raw top-N. The
 // hub reads the raw list once per interval, less often than the processor
-// merges, which if anything hides some of the seed merge's flicker: the
+// merges, which if anything hides some of the merge's flicker: the
 // comparison favours it.
 func (st *stream) roomEvent(read roomRead, strategy string, topN int) (string, []byte) {
 	v, err := read.view, read.err
 	switch {
 	case errors.Is(err, ranking.ErrUnknownRoom):
-		st.seed = nil
+		st.merge = nil
 		return "missing", problem.Marshal(problem.New(http.StatusNotFound, problem.NotFound, "unknown room"), nil)
 	case err != nil:
 		return "unavailable", unavailableJSON()
@@ -227,12 +227,12 @@ func (st *stream) roomEvent(read roomRead, strategy string, topN int) (string, [
 	for i, m := range v.Raw {
 		ids[i] = m.UserID
 	}
-	st.seed = stability.Merge(nil, st.seed, ids, topN)
+	st.merge = stability.Merge(nil, st.merge, ids, topN)
 	j := toRoomJSON(v)
 	j.Strategy = strategy
-	j.Seed = make([]memberJSON, len(st.seed))
-	for i, id := range st.seed {
-		j.Seed[i] = j.Raw[slices.IndexFunc(j.Raw, func(m memberJSON) bool { return m.UserID == id })]
+	j.Merge = make([]memberJSON, len(st.merge))
+	for i, id := range st.merge {
+		j.Merge[i] = j.Raw[slices.IndexFunc(j.Raw, func(m memberJSON) bool { return m.UserID == id })]
 	}
 	return "room", mustJSON(j)
 }

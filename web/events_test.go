@@ -229,12 +229,12 @@ func TestListenAndServeShutdown(t *testing.T) {
 	}
 }
 
-// TestEventsSeedMerge: the room event carries the seed merge of the raw
+// TestEventsSeedMerge: the room event carries the merge of the raw
 // lists the stream read, slot-sticky across reads, beside the processor's
 // list and strategy.
 func TestEventsSeedMerge(t *testing.T) {
 	src := rotatingSource() // the raw top-7 shifts by one member per read
-	ts := httptest.NewServer(web.New(web.Options{Source: src, Interval: 10 * time.Millisecond, Stability: "seed"}))
+	ts := httptest.NewServer(web.New(web.Options{Source: src, Interval: 10 * time.Millisecond, Stability: "merge"}))
 	t.Cleanup(ts.Close)
 	ch, _, hangUp := openStream(t, ts.URL+"/v1/events?room=spin")
 	defer hangUp()
@@ -243,9 +243,9 @@ func TestEventsSeedMerge(t *testing.T) {
 		Raw      []struct {
 			UserID string `json:"user_id"`
 		} `json:"raw"`
-		Seed []struct {
+		Merge []struct {
 			UserID string `json:"user_id"`
-		} `json:"seed"`
+		} `json:"merge"`
 	}
 	var prev []string
 	for i := 0; i < 4; i++ {
@@ -257,10 +257,10 @@ func TestEventsSeedMerge(t *testing.T) {
 		for _, m := range r.Raw {
 			raw = append(raw, m.UserID)
 		}
-		for _, m := range r.Seed {
+		for _, m := range r.Merge {
 			seed = append(seed, m.UserID)
 		}
-		if want := stability.Merge(nil, prev, raw, 7); r.Strategy != "seed" || !slices.Equal(seed, want) {
+		if want := stability.Merge(nil, prev, raw, 7); r.Strategy != "merge" || !slices.Equal(seed, want) {
 			t.Fatalf("read %d: strategy %q, seed %v; want the merge %v of %v into %v", i, r.Strategy, seed, want, raw, prev)
 		}
 		prev = seed

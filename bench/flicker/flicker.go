@@ -17,12 +17,12 @@ import (
 // Strategy names, in report order.
 const (
 	Raw        = "raw"        // the raw top-N in rank order
-	Seed       = "seed"       // seed 003's merge (stability.Merge)
+	Merge      = "merge"      // the merge of seed 003 (stability.Merge)
 	Hysteresis = "hysteresis" // rostrum's stable strategy (stability.Hysteresis)
 )
 
 // Strategies lists the strategies every scenario is replayed through.
-func Strategies() []string { return []string{Raw, Seed, Hysteresis} }
+func Strategies() []string { return []string{Raw, Merge, Hysteresis} }
 
 // Config says what to replay. Zero fields take the defaults noted.
 type Config struct {
@@ -283,7 +283,7 @@ func replay(cfg Config, mc *codec.Meeting, name, desc string, evs []codec.Event,
 		}
 	}
 	var st stability.State
-	lanes := []*lane{{name: Raw}, {name: Seed}, {name: Hysteresis}}
+	lanes := []*lane{{name: Raw}, {name: Merge}, {name: Hysteresis}}
 	for _, l := range lanes {
 		l.shown = newTimeline()
 	}

@@ -36,7 +36,7 @@ func TestTargets(t *testing.T) {
 		t.Fatalf("%d scenarios reported, want %d", len(rep.Scenarios), len(meeting.Scenarios()))
 	}
 	for _, s := range rep.Scenarios {
-		raw, seed, hyst := s.Result(Raw), s.Result(Seed), s.Result(Hysteresis)
+		raw, seed, hyst := s.Result(Raw), s.Result(Merge), s.Result(Hysteresis)
 		if raw == nil || seed == nil || hyst == nil {
 			t.Fatalf("%s: a strategy is missing: %+v", s.Name, s.Results)
 		}
@@ -59,7 +59,7 @@ func TestTargets(t *testing.T) {
 		}
 	}
 	d := findScenario(t, rep, "discussion")
-	seed, hyst := d.Result(Seed), d.Result(Hysteresis)
+	seed, hyst := d.Result(Merge), d.Result(Hysteresis)
 	if hyst.ChangesPerMin > seed.ChangesPerMin/2 {
 		t.Errorf("discussion: hysteresis %.1f changes/min, want at most half of the seed merge's %.1f", hyst.ChangesPerMin, seed.ChangesPerMin)
 	}
@@ -77,7 +77,7 @@ func TestScreenShareHandover(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := findScenario(t, rep, "handover")
-	seed, hyst := h.Result(Seed), h.Result(Hysteresis)
+	seed, hyst := h.Result(Merge), h.Result(Hysteresis)
 	if hyst.ChangesPerMin > seed.ChangesPerMin/10 {
 		t.Errorf("handover: hysteresis %.1f changes/min, want at most a tenth of the seed merge's %.1f", hyst.ChangesPerMin, seed.ChangesPerMin)
 	}

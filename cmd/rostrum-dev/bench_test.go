@@ -204,7 +204,7 @@ func TestBenchFlickerWAL(t *testing.T) {
 		t.Fatalf("report rows %+v", rep)
 	}
 	for _, s := range rep.Scenarios {
-		h, seed := s.Result(flicker.Hysteresis), s.Result(flicker.Seed)
+		h, seed := s.Result(flicker.Hysteresis), s.Result(flicker.Merge)
 		if h == nil || seed == nil || s.Events == 0 || h.ChangesPerMin >= seed.ChangesPerMin || h.OutputsPerMin < h.ChangesPerMin/2 {
 			t.Fatalf("%s: %+v", s.Name, s.Results)
 		}

@@ -102,7 +102,7 @@ func TestDemoCalmInBrowser(t *testing.T) {
 	addr := startDemo(t, "--rooms", "2", "--seed", "7", "--board-rate", "0")
 	b := browser.Start(t, "http://"+addr+"/#r-0", 1280, 800)
 	const rate = `parseInt((document.querySelector('.rate[data-k="%s"]') || {textContent: ''}).textContent.replace(/[^0-9]/g, '') || '0')`
-	seed, published := fmt.Sprintf(rate, "seed"), fmt.Sprintf(rate, "published")
+	seed, published := fmt.Sprintf(rate, "merge"), fmt.Sprintf(rate, "published")
 	// The count is of the last minute; 40 changes of the seed merge take
 	// some 10 to 20 seconds of the discussion. Waited for in steps (one
 	// WaitFor lasts at most 30 s).

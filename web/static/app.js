@@ -17,12 +17,12 @@
     roomItems: new Map(), // room id → its <li>, kept across updates (focus stays put)
     series: { events: [], lag_records: [], lag_seconds: [], dlq: [] }, // sparkline points
     seriesMax: 240,
-    mode: 'published', // tiles show the published list, or the seed merge
+    mode: 'published', // tiles show the published list, or the merge
     last: null,   // last room event
     // Visible changes of both lists, as [time ms, count] pairs, for the
     // changes-per-minute figures beside the switch.
-    changes: { published: [], seed: [] },
-    prev: { published: null, seed: null },
+    changes: { published: [], merge: [] },
+    prev: { published: null, merge: null },
   };
 
   const ICONS = {
@@ -134,8 +134,8 @@
     $('room-title').textContent = room || 'no room selected';
     if (room) announce(`room ${room} selected`);
     state.last = null;
-    state.changes = { published: [], seed: [] };
-    state.prev = { published: null, seed: null };
+    state.changes = { published: [], merge: [] };
+    state.prev = { published: null, merge: null };
     renderRates();
     $('room-meta').textContent = '';
     state.tiles = [];
@@ -192,7 +192,7 @@
     if (v.strategy) $('strategy').textContent = v.strategy;
     state.last = v;
     count('published', v.stable);
-    count('seed', v.seed || []);
+    count('merge', v.merge || []);
     renderRates();
     const shown = shownList(v);
     renderStable(shown);
@@ -200,7 +200,7 @@
   }
 
   function shownList(v) {
-    return state.mode === 'seed' ? (v.seed || []) : v.stable;
+    return state.mode === 'merge' ? (v.merge || []) : v.stable;
   }
 
   // Visible changes from the previous list: tiles replaced plus tiles moved,
@@ -223,7 +223,7 @@
 
   function renderRates() {
     const since = Date.now() - 60000;
-    for (const which of ['published', 'seed']) {
+    for (const which of ['published', 'merge']) {
       const c = state.changes[which].filter(([t]) => t >= since);
       state.changes[which] = c;
       const n = c.reduce((a, [, k]) => a + k, 0);
@@ -235,7 +235,7 @@
     state.mode = mode;
     $('stable').dataset.mode = mode;
     $('mode-published').setAttribute('aria-pressed', String(mode === 'published'));
-    $('mode-seed').setAttribute('aria-pressed', String(mode === 'seed'));
+    $('mode-merge').setAttribute('aria-pressed', String(mode === 'merge'));
     // Start the tiles afresh: switching lists is not a change of the room.
     state.tiles = [];
     $('stable').replaceChildren();
@@ -440,7 +440,7 @@
   // ── start ─────────────────────────────────────────────────────────────
 
   $('mode-published').addEventListener('click', () => setMode('published'));
-  $('mode-seed').addEventListener('click', () => setMode('seed'));
+  $('mode-merge').addEventListener('click', () => setMode('merge'));
   $('room-search').addEventListener('input', filterRooms);
   window.addEventListener('hashchange', () => select(roomFromHash()));
   const first = roomFromHash();

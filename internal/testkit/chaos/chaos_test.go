@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // (about as long as the faults take, so that they meet batches in flight).
 // A short schedule by default (inside go test ./...), the full one with
 // ROSTRUM_CHAOS=full (make chaos); ROSTRUM_CHAOS_SEED picks another seed.
-// The schedule with the seed merge (share 1) is half the size of the one
+// The schedule with the merge (share 1) is half the size of the one
 // with the defaults (share 2).
 func chaosSize(t *testing.T, share int) (records, steps int, seed uint64, spread time.Duration) {
 	seed = 6
@@ -56,7 +56,7 @@ func chaosSize(t *testing.T, share int) (records, steps int, seed uint64, spread
 //
 // It runs two schedules: the processors as `rostrum run` runs them by
 // default (the hysteresis with its dwell, grace, margin and timer; the
-// state cache; the boards), then with --stability seed.
+// state cache; the boards), then with --stability merge.
 //
 // The trace runs in two halves, and each meets every kind of fault, Redis
 // data loss included. The first holds meeting records only; the second
@@ -74,7 +74,7 @@ func TestChaos(t *testing.T) {
 	for _, sc := range []struct {
 		name, stable string
 		share        int
-	}{{"defaults", processor.StabilityHysteresis, 2}, {"seed", processor.StabilitySeed, 1}, {"pipeline", processor.StabilityHysteresis, 1}} {
+	}{{"defaults", processor.StabilityHysteresis, 2}, {"merge", processor.StabilityMerge, 1}, {"pipeline", processor.StabilityHysteresis, 1}} {
 		t.Run(sc.name, func(t *testing.T) {
 			run := runChaos
 			if sc.name == "pipeline" {

@@ -57,7 +57,7 @@ func MaybeRunChild() {
 // except its boards (Boards), which need a Redis client for their store:
 // `rostrum run`'s defaults with the stable strategy stable
 // (processor.StabilityHysteresis, with run's dwell, grace, margin and due
-// interval, or processor.StabilitySeed). What differs is test tuning: 500
+// interval, or processor.StabilityMerge). What differs is test tuning: 500
 // records per poll (so that a short trace makes many batches), the
 // generation check every second instead of 5 s, a minute of future skew,
 // and the group's fast session timeouts (testenv.FastGroupOpts).
