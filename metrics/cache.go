@@ -21,7 +21,7 @@ type StateCache struct {
 // WatchStateCache exports the state cache's figures, read by read at each
 // scrape: rostrum_state_cache_members and
 // rostrum_state_cache_applies_total{path}. Call it once.
-func (p *Pipeline) WatchStateCache(read func() StateCache) {
+func (p *Processor) WatchStateCache(read func() StateCache) {
 	p.labeled.MustRegister(&cacheCollector{read: read})
 }
 

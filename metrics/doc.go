@@ -1,4 +1,4 @@
-// Package metrics is rostrum's Prometheus instrumentation. A Pipeline holds
+// Package metrics is rostrum's Prometheus instrumentation. Processor holds
 // the processor's measurements (it implements the processor's Observer, so
 // the processor itself never imports Prometheus) and the consumer group's lag,
 // in a registry of its own that Handler serves at /metrics next to the Go

@@ -11,7 +11,7 @@ import (
 type LagWatcher struct{ w *lagWatcher }
 
 // NewLagWatcher returns a watcher of group's lag on topics; Close it.
-func (p *Pipeline) NewLagWatcher(cl *kgo.Client, group string, topics []string) LagWatcher {
+func (p *Processor) NewLagWatcher(cl *kgo.Client, group string, topics []string) LagWatcher {
 	return LagWatcher{p.newLagWatcher(cl, group, topics)}
 }
 

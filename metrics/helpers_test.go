@@ -15,7 +15,7 @@ import (
 )
 
 // scrape serves GET /metrics from p's Handler and parses the text exposition.
-func scrape(tb testing.TB, p *metrics.Pipeline) map[string]*dto.MetricFamily {
+func scrape(tb testing.TB, p *metrics.Processor) map[string]*dto.MetricFamily {
 	tb.Helper()
 	rec := httptest.NewRecorder()
 	p.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))

@@ -27,7 +27,7 @@ type httpMetrics struct {
 	duration *prometheus.HistogramVec // rostrum_http_request_duration_seconds{route}
 }
 
-func (p *Pipeline) registerHTTP(r prometheus.Registerer) {
+func (p *Processor) registerHTTP(r prometheus.Registerer) {
 	p.http.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: nameHTTPRequests,
 		Help: "HTTP API requests answered, by route pattern (\"other\": no route) and status code; an event stream counts when it opens.",
@@ -42,12 +42,12 @@ func (p *Pipeline) registerHTTP(r prometheus.Registerer) {
 
 // HTTPRequest counts one request of the HTTP API answered with code on route
 // (a route pattern, never a raw path).
-func (p *Pipeline) HTTPRequest(route string, code int) {
+func (p *Processor) HTTPRequest(route string, code int) {
 	p.http.requests.WithLabelValues(route, codeLabel(code)).Inc()
 }
 
 // HTTPDuration observes how long one request of route took to answer.
-func (p *Pipeline) HTTPDuration(route string, took time.Duration) {
+func (p *Processor) HTTPDuration(route string, took time.Duration) {
 	p.http.duration.WithLabelValues(route).Observe(max(took, 0).Seconds())
 }
 
@@ -72,7 +72,7 @@ func codeLabel(code int) string {
 // it for /metrics records its requests on the same registry.
 type handler struct {
 	http.Handler
-	p *Pipeline
+	p *Processor
 }
 
 func (h handler) HTTPRequest(route string, code int)            { h.p.HTTPRequest(route, code) }

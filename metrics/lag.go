@@ -43,7 +43,7 @@ type partitionOffsets struct {
 // every (5 s when every ≤ 0) until ctx ends, and keeps the
 // rostrum_consumer_lag_* and rostrum_consumer_group_lag_* gauges and Lag up
 // to date. It returns when ctx is done. Run it at most once at a time per
-// Pipeline.
+// Processor.
 //
 // Each measurement reads the group's committed offsets and the partitions'
 // start and end offsets with cl (kadm's Lag), then, for each partition that
@@ -62,7 +62,7 @@ type partitionOffsets struct {
 //
 // WatchLag also creates the topics' children of
 // rostrum_records_consumed_total and rostrum_events_applied_total at zero.
-func (p *Pipeline) WatchLag(ctx context.Context, cl *kgo.Client, group string, topics []string, every time.Duration, lg *zap.Logger) {
+func (p *Processor) WatchLag(ctx context.Context, cl *kgo.Client, group string, topics []string, every time.Duration, lg *zap.Logger) {
 	if every <= 0 {
 		every = defaultLagEvery
 	}
@@ -92,7 +92,7 @@ func (p *Pipeline) WatchLag(ctx context.Context, cl *kgo.Client, group string, t
 // Lag returns the consumer group's lag as last measured by WatchLag: the
 // records not yet committed, summed over the partitions, and the age in
 // seconds of the oldest of them. Both are 0 before the first measurement.
-func (p *Pipeline) Lag() (records int64, seconds float64) {
+func (p *Processor) Lag() (records int64, seconds float64) {
 	p.lagMu.Lock()
 	defer p.lagMu.Unlock()
 	return p.lagTotal, p.lagMax
@@ -100,7 +100,7 @@ func (p *Pipeline) Lag() (records int64, seconds float64) {
 
 // lagWatcher measures one group's lag on some topics.
 type lagWatcher struct {
-	p      *Pipeline
+	p      *Processor
 	src    *kgo.Client
 	adm    *kadm.Client
 	group  string
@@ -108,7 +108,7 @@ type lagWatcher struct {
 	reader *oldestReader // created on first use
 }
 
-func (p *Pipeline) newLagWatcher(cl *kgo.Client, group string, topics []string) *lagWatcher {
+func (p *Processor) newLagWatcher(cl *kgo.Client, group string, topics []string) *lagWatcher {
 	return &lagWatcher{p: p, src: cl, adm: kadm.NewClient(cl), group: group, topics: topics}
 }
 
@@ -281,7 +281,7 @@ func (w *lagWatcher) uncovered(ctx context.Context, topics []string, offs map[to
 }
 
 // lagSnapshot returns a copy of the last measured lag of each partition.
-func (p *Pipeline) lagSnapshot() map[topicPartition]partitionLag {
+func (p *Processor) lagSnapshot() map[topicPartition]partitionLag {
 	p.lagMu.Lock()
 	defer p.lagMu.Unlock()
 	m := make(map[topicPartition]partitionLag, len(p.lagParts))
@@ -293,7 +293,7 @@ func (p *Pipeline) lagSnapshot() map[topicPartition]partitionLag {
 
 // setLag makes next the measured lag: it sets the gauges, removes the
 // children of partitions not in next, and updates the group's totals.
-func (p *Pipeline) setLag(next map[topicPartition]partitionLag) {
+func (p *Processor) setLag(next map[topicPartition]partitionLag) {
 	p.lagMu.Lock()
 	defer p.lagMu.Unlock()
 	for tp := range p.lagParts {
@@ -326,7 +326,7 @@ type PartitionLag struct {
 // PartitionLags returns the lag of each partition as last measured by
 // WatchLag, ordered by topic and partition; none before the first
 // measurement.
-func (p *Pipeline) PartitionLags() []PartitionLag {
+func (p *Processor) PartitionLags() []PartitionLag {
 	snap := p.lagSnapshot()
 	out := make([]PartitionLag, 0, len(snap))
 	for tp, pl := range snap {

@@ -76,7 +76,7 @@ type lagWant struct {
 	minAge           float64
 }
 
-func checkLag(tb testing.TB, p *metrics.Pipeline, want []lagWant) {
+func checkLag(tb testing.TB, p *metrics.Processor, want []lagWant) {
 	tb.Helper()
 	fams := scrape(tb, p)
 	var total, oldest float64

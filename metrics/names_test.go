@@ -18,7 +18,7 @@ import (
 )
 
 // observeAll makes one observation of each kind and one lag measurement.
-func observeAll(t *testing.T) *metrics.Pipeline {
+func observeAll(t *testing.T) *metrics.Processor {
 	t.Helper()
 	k := testenv.StartKafka(t, testenv.WithTopics(1, "names.a"))
 	produceAt(t, k.Client(kgo.RecordPartitioner(kgo.ManualPartitioner())), "names.a", 0, time.Now())

@@ -7,14 +7,14 @@ import "time"
 // cannot go down).
 
 // Consumed counts records consumed from topic.
-func (p *Pipeline) Consumed(topic string, records int) {
+func (p *Processor) Consumed(topic string, records int) {
 	if records >= 0 {
 		p.consumed.WithLabelValues(topic).Add(float64(records))
 	}
 }
 
 // Applied counts events of topic applied to Redis.
-func (p *Pipeline) Applied(topic string, events int) {
+func (p *Processor) Applied(topic string, events int) {
 	if events >= 0 {
 		p.applied.WithLabelValues(topic).Add(float64(events))
 	}
@@ -22,7 +22,7 @@ func (p *Pipeline) Applied(topic string, events int) {
 
 // DLQ counts one record of topic sent to the dead-letter topic; reason is the
 // short class of the rule it broke, never free text.
-func (p *Pipeline) DLQ(topic, reason string) {
+func (p *Processor) DLQ(topic, reason string) {
 	p.dlq.WithLabelValues(topic, reason).Inc()
 	p.dlqMu.Lock()
 	p.dlqByReason[reason]++
@@ -31,7 +31,7 @@ func (p *Pipeline) DLQ(topic, reason string) {
 
 // DLQByReason returns the records sent to the DLQ since start, by reason
 // class (the reason label of rostrum_dlq_records_total, summed over topics).
-func (p *Pipeline) DLQByReason() map[string]int64 {
+func (p *Processor) DLQByReason() map[string]int64 {
 	p.dlqMu.Lock()
 	defer p.dlqMu.Unlock()
 	out := make(map[string]int64, len(p.dlqByReason))
@@ -51,7 +51,7 @@ const MaxIgnoredTypes = 32
 const IgnoredOther = "other"
 
 // Ignored counts events of topic skipped for their unknown type typ.
-func (p *Pipeline) Ignored(topic, typ string, events int) {
+func (p *Processor) Ignored(topic, typ string, events int) {
 	if events <= 0 {
 		return
 	}
@@ -69,50 +69,50 @@ func (p *Pipeline) Ignored(topic, typ string, events int) {
 
 // Batch observes a completed batch: its size and how long it took, retries
 // included.
-func (p *Pipeline) Batch(records int, took time.Duration) {
+func (p *Processor) Batch(records int, took time.Duration) {
 	p.batchRecords.Observe(float64(records))
 	p.batchDuration.Observe(took.Seconds())
 }
 
 // RedisRoundTrip observes one Redis round trip; op is "apply", "store" or
 // "boards".
-func (p *Pipeline) RedisRoundTrip(op string, took time.Duration) {
+func (p *Processor) RedisRoundTrip(op string, took time.Duration) {
 	p.redisRoundTrip.WithLabelValues(op).Observe(took.Seconds())
 }
 
 // WALAppend observes one write-ahead log append (its fsync included).
-func (p *Pipeline) WALAppend(took time.Duration) {
+func (p *Processor) WALAppend(took time.Duration) {
 	p.walAppend.Observe(took.Seconds())
 }
 
 // ObserveFsync observes one write-ahead log fsync. Its signature is that of
 // wal.Options.OnSync.
-func (p *Pipeline) ObserveFsync(took time.Duration) {
+func (p *Processor) ObserveFsync(took time.Duration) {
 	p.walFsync.Observe(took.Seconds())
 }
 
 // Published counts output records published.
-func (p *Pipeline) Published(records int) {
+func (p *Processor) Published(records int) {
 	if records >= 0 {
 		p.published.Add(float64(records))
 	}
 }
 
 // Conflicts counts rooms whose stable list lost a compare-and-set.
-func (p *Pipeline) Conflicts(rooms int) {
+func (p *Processor) Conflicts(rooms int) {
 	if rooms >= 0 {
 		p.conflicts.Add(float64(rooms))
 	}
 }
 
 // Retry counts one failed batch attempt that is retried.
-func (p *Pipeline) Retry() { p.retries.Inc() }
+func (p *Processor) Retry() { p.retries.Inc() }
 
 // Rebalance counts a rebalance callback that moved partitions (one with no
 // partitions is not counted) and keeps the assigned-partitions gauge: kind
 // "assigned" adds partitions, "revoked" and "lost" subtract them. Another kind
 // is counted but leaves the gauge alone.
-func (p *Pipeline) Rebalance(kind string, partitions int) {
+func (p *Processor) Rebalance(kind string, partitions int) {
 	if partitions <= 0 {
 		return
 	}
@@ -126,10 +126,10 @@ func (p *Pipeline) Rebalance(kind string, partitions int) {
 }
 
 // RedisReset counts one rebuild of the state after Redis lost its data.
-func (p *Pipeline) RedisReset() { p.redisResets.Inc() }
+func (p *Processor) RedisReset() { p.redisResets.Inc() }
 
 // BoardsApplied counts one board apply's results (processor.BoardObserver).
-func (p *Pipeline) BoardsApplied(counted, duplicates, saturated, gapsClosed int) {
+func (p *Processor) BoardsApplied(counted, duplicates, saturated, gapsClosed int) {
 	p.boardEvents.WithLabelValues("counted").Add(float64(counted))
 	p.boardEvents.WithLabelValues("duplicate").Add(float64(duplicates))
 	p.boardSaturated.Add(float64(saturated))
@@ -138,7 +138,7 @@ func (p *Pipeline) BoardsApplied(counted, duplicates, saturated, gapsClosed int)
 
 // FetchPaused sets the back-pressure gauge: paused while a failing batch
 // retries (processor.BackPressureObserver).
-func (p *Pipeline) FetchPaused(paused bool) {
+func (p *Processor) FetchPaused(paused bool) {
 	if paused {
 		p.fetchPaused.Set(1)
 	} else {

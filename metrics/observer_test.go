@@ -13,9 +13,9 @@ import (
 )
 
 var (
-	_ processor.Observer             = (*metrics.Pipeline)(nil)
-	_ processor.BackPressureObserver = (*metrics.Pipeline)(nil)
-	_ processor.BoardObserver        = (*metrics.Pipeline)(nil)
+	_ processor.Observer             = (*metrics.Processor)(nil)
+	_ processor.BackPressureObserver = (*metrics.Processor)(nil)
+	_ processor.BoardObserver        = (*metrics.Processor)(nil)
 )
 
 func TestObserverCounters(t *testing.T) {

@@ -15,7 +15,7 @@ var publishSecondBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 
 
 // registerOps registers the metrics an operator alerts on beside the
 // pipeline's own: the publish latency and the build identity.
-func (p *Pipeline) registerOps(r prometheus.Registerer) {
+func (p *Processor) registerOps(r prometheus.Registerer) {
 	p.publishLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    namePublishLatency,
 		Help:    "Seconds from the Kafka timestamp of a room's oldest record in a batch to the broker's acknowledgement of the room's output record.",
@@ -33,13 +33,13 @@ func (p *Pipeline) registerOps(r prometheus.Registerer) {
 // broker's acknowledgement of the output: what a subscriber of the output
 // topic waits for a change. A negative duration (a producer clock ahead of
 // ours) counts as 0.
-func (p *Pipeline) PublishLatency(took time.Duration) {
+func (p *Processor) PublishLatency(took time.Duration) {
 	p.publishLatency.Observe(max(took, 0).Seconds())
 }
 
 // BuildInfo sets rostrum_build_info{version,revision,goversion} to 1. Call it
 // once, at start.
-func (p *Pipeline) BuildInfo(version, revision, goVersion string) {
+func (p *Processor) BuildInfo(version, revision, goVersion string) {
 	p.buildInfo.WithLabelValues(version, revision, goVersion).Set(1)
 }
 
@@ -48,7 +48,7 @@ func (p *Pipeline) BuildInfo(version, revision, goVersion string) {
 // records per topic), named kgo_… and labelled with env like every other
 // metric. Give the hook to one client only: a second client registering the
 // same metrics panics.
-func (p *Pipeline) KafkaClientHooks() kgo.Hook {
+func (p *Processor) KafkaClientHooks() kgo.Hook {
 	return kprom.NewMetrics("kgo", kprom.Registerer(p.labeled),
 		kprom.FetchAndProduceDetail(kprom.ByNode, kprom.ByTopic, kprom.Batches, kprom.Records,
 			kprom.CompressedBytes, kprom.UncompressedBytes, kprom.ConsistentNaming))
@@ -64,7 +64,7 @@ type RedisPool struct {
 
 // WatchRedisPool exports the Redis connection pool's figures, read at each
 // scrape. Call it once.
-func (p *Pipeline) WatchRedisPool(read func() RedisPool) {
+func (p *Processor) WatchRedisPool(read func() RedisPool) {
 	p.labeled.MustRegister(&poolCollector{read: read})
 }
 

@@ -86,7 +86,7 @@ func (p *Processor) resumeFetching() {
 }
 
 // BackPressureObserver is implemented by an Observer that also wants to
-// know when fetching is paused and resumed (metrics.Pipeline does). It is a
+// know when fetching is paused and resumed (metrics.Processor does). It is a
 // separate interface so that existing Observers need not change.
 type BackPressureObserver interface {
 	FetchPaused(paused bool)

@@ -39,7 +39,7 @@ type BoardStore interface {
 var _ BoardStore = (*board.Store)(nil)
 
 // BoardObserver is implemented by an Observer that also wants the boards'
-// counts of each apply (metrics.Pipeline does): events counted, events
+// counts of each apply (metrics.Processor does): events counted, events
 // skipped as a producer's repeated id, score updates saturated at
 // max-total, and gaps between applied offset ranges closed to keep at most
 // 64 per partition (events in such a gap that were never applied are lost

@@ -356,7 +356,7 @@ func TestBoardCoverCarried(t *testing.T) {
 
 // counterValue returns the value of the counter name of m whose only label
 // has the value label ("" for none).
-func counterValue(t *testing.T, m *metrics.Pipeline, name, label string) float64 {
+func counterValue(t *testing.T, m *metrics.Processor, name, label string) float64 {
 	t.Helper()
 	fams, err := m.Registry().Gather()
 	if err != nil {

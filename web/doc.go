@@ -48,7 +48,7 @@
 // per-client rate limit and the read tokens before any route.
 //
 // Options.HTTPMetrics (httpmetrics.go; by default Options.Metrics when it
-// implements it, as metrics.Pipeline's handler does) counts every request by
+// implements it, as metrics.Processor's handler does) counts every request by
 // route pattern and status code, and times it, outside the guard: a refused
 // request counts too. The route label is the ServeMux pattern, never the
 // path, so no room or member id becomes a label; "other" when none matched.

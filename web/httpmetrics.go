@@ -7,7 +7,7 @@ import (
 )
 
 // HTTPMetrics records the requests of the server's routes. The handler of
-// metrics.Pipeline (metrics.New(env).Handler()) implements it, so that the
+// metrics.Processor (metrics.New(env).Handler()) implements it, so that the
 // series live on the registry /metrics serves; web does not import
 // Prometheus. Both methods are called concurrently.
 type HTTPMetrics interface {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestHTTPMetrics: the API's requests are counted by route pattern and code
-// on the registry /metrics serves (metrics.Pipeline's handler), never by raw
+// on the registry /metrics serves (metrics.Processor's handler), never by raw
 // path; a path no route matches counts as "other"; an event stream counts
 // when it opens and is not timed.
 func TestHTTPMetrics(t *testing.T) {

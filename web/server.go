@@ -100,7 +100,7 @@ type Options struct {
 	Control http.Handler
 
 	// HTTPMetrics records every request by route (httpmetrics.go); nil:
-	// Metrics, when it implements HTTPMetrics (metrics.Pipeline's handler
+	// Metrics, when it implements HTTPMetrics (metrics.Processor's handler
 	// does), else none.
 	HTTPMetrics HTTPMetrics
 

@@ -74,7 +74,7 @@ func (f *checkFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.offline, "offline", false, "check the flags, the config file and the files they name (tokens, certificates, passwords) without connecting to Kafka or Redis")
 }
 
-// checkOffline checks what runPipeline checks before it connects, beyond
+// checkOffline checks what runProcessor checks before it connects, beyond
 // pipelineConfig: the HTTP guards, the token files, the certificate pair,
 // the control API's options and the Redis client's.
 func checkOffline(f *runFlags) error {

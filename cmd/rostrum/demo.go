@@ -237,7 +237,7 @@ func runDemo(ctx context.Context, f *runFlags, d *demoFlags, kopts []kgo.Opt, lg
 		close(gwReady)
 	}
 	g.Go(func() error {
-		return cli.ScrubError(runPipeline(ctx, f, lg, func(*processor.Processor) { close(ready) }), f.sec.Secrets()...)
+		return cli.ScrubError(runProcessor(ctx, f, lg, func(*processor.Processor) { close(ready) }), f.sec.Secrets()...)
 	})
 	// after runs run in g once every channel is closed; not at all when
 	// ctx ends first.

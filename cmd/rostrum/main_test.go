@@ -197,7 +197,7 @@ func TestGroupTimeoutFlags(t *testing.T) {
 // run` there (so that its Validate error names the flag) or listed here as
 // set by the wiring, and every flag named exists.
 func TestRunFlagNamesCoverConfig(t *testing.T) {
-	wiring := map[string]bool{ // set by runPipeline or pipelineConfig, never from one flag
+	wiring := map[string]bool{ // set by runProcessor or pipelineConfig, never from one flag
 		"MemberFile": true, "MaxBatchBytes": true, "MoreTopics": true, "Decode": true, "WALPruneEvery": true,
 		"RetryBackoff": true, "GenerationFile": true, "GenerationCheckEvery": true, "Logger": true, "Observer": true,
 		"KafkaOpts": true, "ConsumerOpts": true, "TracerProvider": true, "BoardStore": true, "BoardExpireEvery": true,

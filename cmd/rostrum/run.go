@@ -209,7 +209,7 @@ func (f *runFlags) buildPipelineConfig(lg *zap.Logger) (pc processor.Config, so 
 		return pc, so, wo, config.Rename(err, runFlagNames)
 	}
 	// Set after Validate: the board store needs the Redis client that
-	// runPipeline opens.
+	// runProcessor opens.
 	if pc.Boards, err = compileBoards(f.boards, f.boardsSource); err != nil {
 		return pc, so, wo, err
 	}
@@ -305,7 +305,7 @@ func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer func() { _ = lg.Sync() }()
 	defer exitIfStopHangs(ctx, f.shutdownTimeout+stopSlack, lg)()
-	return cli.ScrubError(runPipeline(ctx, &f, lg, nil), f.sec.Secrets()...)
+	return cli.ScrubError(runProcessor(ctx, &f, lg, nil), f.sec.Secrets()...)
 }
 
 // stopSlack is how long past --shutdown-timeout a stop may take: the
@@ -345,11 +345,11 @@ func exitIfStopHangs(ctx context.Context, limit time.Duration, lg *zap.Logger) f
 	}
 }
 
-// runPipeline opens Redis, the WAL and Kafka, runs the processor (with the
+// runProcessor opens Redis, the WAL and Kafka, runs the processor (with the
 // HTTP server and the lag watcher beside it) until ctx ends, and closes
 // everything in reverse order. started, if not nil, is called once the
 // processor is consuming.
-func runPipeline(ctx context.Context, f *runFlags, lg *zap.Logger, started func(*processor.Processor)) error {
+func runProcessor(ctx context.Context, f *runFlags, lg *zap.Logger, started func(*processor.Processor)) error {
 	pc, so, wo, err := f.pipelineConfig(lg)
 	if err != nil {
 		return err
@@ -463,7 +463,7 @@ func (f *runFlags) loadSecrets() (*runSecrets, error) {
 // scripts load (an ACL that forbids them fails at start-up), and returns
 // the client and the meeting sink, both watched by m. The caller closes
 // the client.
-func (f *runFlags) openStore(ctx context.Context, so sink.Options, pc processor.Config, m *metrics.Pipeline) (redis.UniversalClient, *sink.Redis, error) {
+func (f *runFlags) openStore(ctx context.Context, so sink.Options, pc processor.Config, m *metrics.Processor) (redis.UniversalClient, *sink.Redis, error) {
 	ro, err := f.sec.RedisOptions(f.redis)
 	if err != nil {
 		return nil, nil, err
@@ -547,7 +547,7 @@ func (s *sideGroup) close() {
 type runSide struct {
 	pc     *processor.Config
 	p      *processor.Processor
-	m      *metrics.Pipeline
+	m      *metrics.Processor
 	rc     redis.UniversalClient
 	store  *sink.Redis
 	boards *board.Store
@@ -630,7 +630,7 @@ func (f *runFlags) startHTTP(side *sideGroup, r runSide) error {
 }
 
 // countersOf feeds the live page's counter strip.
-func countersOf(p *processor.Processor, m *metrics.Pipeline) func() web.Counters {
+func countersOf(p *processor.Processor, m *metrics.Processor) func() web.Counters {
 	return func() web.Counters {
 		s := p.Stats()
 		lr, ls := m.Lag()

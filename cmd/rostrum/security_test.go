@@ -472,7 +472,7 @@ func TestRunEachSASLMechanism(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			started := false
-			err = runPipeline(ctx, f, zap.NewNop(), func(*processor.Processor) { started = true; cancel() })
+			err = runProcessor(ctx, f, zap.NewNop(), func(*processor.Processor) { started = true; cancel() })
 			if err != nil || !started {
 				t.Fatalf("started %v, err %v", started, err)
 			}

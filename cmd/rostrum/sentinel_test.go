@@ -166,7 +166,7 @@ func TestRunThroughSentinelFailovers(t *testing.T) {
 	defer cancel()
 	started := make(chan *processor.Processor, 1)
 	done := make(chan error, 1)
-	go func() { done <- runPipeline(ctx, &f, lg, func(p *processor.Processor) { started <- p }) }()
+	go func() { done <- runProcessor(ctx, &f, lg, func(p *processor.Processor) { started <- p }) }()
 	var p *processor.Processor
 	select {
 	case p = <-started:

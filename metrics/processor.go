@@ -49,7 +49,7 @@ const (
 	labelTopic, labelPart = "topic", "partition"
 )
 
-// Names returns the name of every rostrum_ metric a Pipeline exports, in the
+// Names returns the name of every rostrum_ metric a Processor exports, in the
 // order of the package documentation. The Go runtime (go_) and process
 // (process_) metrics are not included.
 func Names() []string {
@@ -81,10 +81,10 @@ var (
 	diskSecondBuckets = []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}
 )
 
-// Pipeline holds rostrum's Prometheus metrics in a registry of its own. It
+// Processor holds rostrum's Prometheus metrics in a registry of its own. It
 // implements the processor's Observer interface; WatchLag keeps its consumer
 // lag gauges up to date. All methods are safe for concurrent use.
-type Pipeline struct {
+type Processor struct {
 	reg     *prometheus.Registry
 	labeled prometheus.Registerer // reg with the env label
 	handler http.Handler
@@ -134,11 +134,11 @@ func (tp topicPartition) labels() []string {
 	return []string{tp.topic, strconv.Itoa(int(tp.partition))}
 }
 
-// New returns a Pipeline whose registry holds the rostrum_ metrics, each with
+// New returns a Processor whose registry holds the rostrum_ metrics, each with
 // the constant label env (omitted when env is empty), plus the Go runtime and
 // process collectors. The label children whose values are known in advance
 // (op, kind) are created at zero.
-func New(env string) *Pipeline {
+func New(env string) *Processor {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -175,7 +175,7 @@ func New(env string) *Pipeline {
 		return g
 	}
 
-	p := &Pipeline{reg: reg, labeled: r, lagParts: make(map[topicPartition]partitionLag),
+	p := &Processor{reg: reg, labeled: r, lagParts: make(map[topicPartition]partitionLag),
 		dlqByReason: make(map[string]int64)}
 	p.consumed = counterVec(nameRecordsConsumed,
 		"Kafka records consumed from an input topic, including those sent to the DLQ.", labelTopic)
@@ -248,10 +248,10 @@ func New(env string) *Pipeline {
 
 // Registry returns the registry holding the metrics, for a caller that adds
 // its own collectors or serves them some other way.
-func (p *Pipeline) Registry() *prometheus.Registry { return p.reg }
+func (p *Processor) Registry() *prometheus.Registry { return p.reg }
 
 // Handler returns the HTTP handler serving the registry in the Prometheus
 // exposition formats, for /metrics. It also implements web.HTTPMetrics: a
 // web.Server given it as Options.Metrics records its API's requests
 // (rostrum_http_…) through it.
-func (p *Pipeline) Handler() http.Handler { return p.handler }
+func (p *Processor) Handler() http.Handler { return p.handler }
