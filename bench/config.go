@@ -99,10 +99,10 @@ type Config struct {
 	MaxPollRecords int
 	WALSync        wal.SyncPolicy
 	// StateCache bounds the sink's in-process member states
-	// (sink.Options.CacheMembers): 0 none; `rostrum-dev bench`'s default is
+	// (sink.Config.CacheMembers): 0 none; `rostrum-dev bench`'s default is
 	// sink.DefaultCacheMembers, as `rostrum run`'s.
 	StateCache int
-	// RoomsPerScript is sink.Options.RoomsPerScript (0: its default).
+	// RoomsPerScript is sink.Config.RoomsPerScript (0: its default).
 	RoomsPerScript int
 	// PipelineBatches runs the processor with its batch pipeline on
 	// (processor.Config.PipelineBatches), for A/B comparisons.

@@ -143,7 +143,7 @@ func (b *runner) newPipeline(ctx context.Context, env string) (*pipeline, error)
 	pl.stages = &stages{Observer: m}
 	pl.rc = b.newClient(0)
 	pl.rc.AddHook(pl.hook)
-	store, err := sink.New(pl.rc, sink.Options{Env: env, TopN: cfg.TopN, CacheMembers: cfg.StateCache, RoomsPerScript: cfg.RoomsPerScript, Logger: cfg.Logger})
+	store, err := sink.New(pl.rc, sink.Config{Env: env, TopN: cfg.TopN, CacheMembers: cfg.StateCache, RoomsPerScript: cfg.RoomsPerScript, Logger: cfg.Logger})
 	if err != nil {
 		pl.close()
 		return nil, err
@@ -153,7 +153,7 @@ func (b *runner) newPipeline(ctx context.Context, env string) (*pipeline, error)
 		pl.close()
 		return nil, fmt.Errorf("bench: WAL directory: %w", err)
 	}
-	if pl.log, err = wal.Open(pl.walDir, wal.Options{Sync: cfg.WALSync, Logger: cfg.Logger, OnSync: m.ObserveFsync}); err != nil {
+	if pl.log, err = wal.Open(pl.walDir, wal.Config{Sync: cfg.WALSync, Logger: cfg.Logger, OnSync: m.ObserveFsync}); err != nil {
 		pl.close()
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func BenchmarkControl(b *testing.B) {
 	)
 	for _, op := range []string{"start-stop", "layout-put", "layout-get"} {
 		b.Run(op, func(b *testing.B) {
-			r := newRig(b, nil, func(o *Options) { o.Logger = zap.NewNop() })
+			r := newRig(b, nil, func(o *Config) { o.Logger = zap.NewNop() })
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
 			var seq atomic.Int64
 			// One request to room; each room belongs to one goroutine, so

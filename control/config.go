@@ -10,8 +10,8 @@ import (
 	"github.com/rostrumhq/rostrum/auth"
 )
 
-// Options configure a Service.
-type Options struct {
+// Config configure a Service.
+type Config struct {
 	Env            string        // environment, part of every key; required
 	CommandsTopic  string        // where recording commands go; required ({env}.recording.commands)
 	LayoutTopic    string        // where layout changes go, compacted; required ({env}.rooms.layout)
@@ -52,7 +52,7 @@ type Options struct {
 	Logger *zap.Logger // nil: no logs
 }
 
-func (o *Options) setDefaults() {
+func (o *Config) setDefaults() {
 	if o.RoomTTL == 0 {
 		o.RoomTTL = 24 * time.Hour
 	}
@@ -83,7 +83,7 @@ func (o *Options) setDefaults() {
 }
 
 // Validate reports the first setting out of range, naming its flag.
-func (o *Options) Validate() error {
+func (o *Config) Validate() error {
 	switch {
 	case o.Env == "":
 		return errors.New("control: Env is required")

@@ -61,7 +61,7 @@ func TestNoRegressionAfterRedisRestart(t *testing.T) {
 // outbox and its index empty.
 func TestOutboxSweep(t *testing.T) {
 	crash := true
-	r := newRig(t, nil, func(o *Options) {
+	r := newRig(t, nil, func(o *Config) {
 		o.Lease, o.ProduceTimeout = 2*time.Second, time.Second
 		o.Fault = func(string) error {
 			if crash {
@@ -123,7 +123,7 @@ func (r *rig) layoutAt(room string) string {
 // change waits for it and is answered; asking for more replicas than exist
 // answers 503 and publishes nothing (the outbox keeps the change).
 func TestReplicasConfirm(t *testing.T) {
-	r := newRig(t, nil, func(o *Options) { o.Replicas = 1 })
+	r := newRig(t, nil, func(o *Config) { o.Replicas = 1 })
 	host, port, _ := strings.Cut(r.redis.Addr, ":")
 	replica := testenv.StartRedis(t, testenv.WithArgs("--replicaof", host, port, "--repl-diskless-sync-delay", "0"))
 	rc := replica.Client()
@@ -141,7 +141,7 @@ func TestReplicasConfirm(t *testing.T) {
 		t.Fatalf("replica holds state %q after the answer", v)
 	}
 
-	two, err := New(r.rc, r.pr, Options{Env: testEnv, CommandsTopic: commandTopic, LayoutTopic: layoutTopic,
+	two, err := New(r.rc, r.pr, Config{Env: testEnv, CommandsTopic: commandTopic, LayoutTopic: layoutTopic,
 		Replicas: 2, ReplicaTimeout: 100 * time.Millisecond, Insecure: true})
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestReplicasConfirm(t *testing.T) {
 // topic exactly once, and the outbox and its index end empty.
 func TestOutboxPublishedOnce(t *testing.T) {
 	crash := true
-	r := newRig(t, nil, func(o *Options) {
+	r := newRig(t, nil, func(o *Config) {
 		o.Lease, o.ProduceTimeout = 2*time.Second, time.Second
 		o.Fault = func(point string) error {
 			if crash && point == "published" {
@@ -249,7 +249,7 @@ func (r *rig) sweepUntilEmpty(rooms ...string) {
 // ProduceTimeout and the landing time left of its lease produces nothing:
 // its record could land after a recovery looked for it and published it.
 func TestPublishNeedsLeaseLeft(t *testing.T) {
-	r := newRig(t, nil, func(o *Options) { o.Lease, o.ProduceTimeout = 3*time.Second, time.Second })
+	r := newRig(t, nil, func(o *Config) { o.Lease, o.ProduceTimeout = 3*time.Second, time.Second })
 	// 1.5s left: more than the produce timeout, less than it plus the
 	// landing time (1s).
 	err := r.svc.publish(t.Context(), time.Now().Add(-1500*time.Millisecond), entry{}, commandTopic, "r-l", `{"room_id":"r-l"}`)
@@ -273,7 +273,7 @@ func TestPublishNeedsLeaseLeft(t *testing.T) {
 // command is on its topic once (without the hold, the sweep publishes it
 // and the held request lands after it: twice).
 func TestLeaseHeldWhileProduceUnanswered(t *testing.T) {
-	r := newRig(t, nil, func(o *Options) { o.Lease, o.ProduceTimeout = 3*time.Second, time.Second })
+	r := newRig(t, nil, func(o *Config) { o.Lease, o.ProduceTimeout = 3*time.Second, time.Second })
 	fake := r.kafka.Fake()
 	release := make(chan struct{})
 	var held atomic.Int32

@@ -40,7 +40,7 @@ type rig struct {
 
 // newRig starts the servers; opt adjusts the Service's options (its
 // Env, topics, Tokens and Logger are set).
-func newRig(t testing.TB, redisOpts []testenv.RedisOption, opt func(*Options)) *rig {
+func newRig(t testing.TB, redisOpts []testenv.RedisOption, opt func(*Config)) *rig {
 	t.Helper()
 	r := &rig{t: t, redis: testenv.StartRedis(t, redisOpts...)}
 	r.kafka = testenv.StartKafka(t, testenv.WithTopics(3, commandTopic, layoutTopic))
@@ -59,7 +59,7 @@ func newRig(t testing.TB, redisOpts []testenv.RedisOption, opt func(*Options)) *
 	}
 	t.Cleanup(pr.Close)
 	r.pr = pr
-	o := Options{Env: testEnv, CommandsTopic: commandTopic, LayoutTopic: layoutTopic, Tokens: tokens,
+	o := Config{Env: testEnv, CommandsTopic: commandTopic, LayoutTopic: layoutTopic, Tokens: tokens,
 		ProduceTimeout: 5 * time.Second, Logger: zaptest.NewLogger(t)}
 	if opt != nil {
 		opt(&o)

@@ -32,7 +32,7 @@ import (
 // invalid room id or Idempotency-Key; 404 other paths under these
 // prefixes; 405 another method on a route (with Allow); 412 a stale
 // If-Match (with the current "version"); 413 a body over
-// Options.MaxBodyBytes; 415 a write without the JSON content type; 503
+// Config.MaxBodyBytes; 415 a write without the JSON content type; 503
 // Redis or Kafka unavailable. A 409 is not a problem: it carries the
 // current state, with "error" saying why.
 func (s *Service) Handler() http.Handler {

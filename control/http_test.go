@@ -15,7 +15,7 @@ import (
 // TestErrorCodes checks every error answer of the API: its status and that
 // its JSON body names the reason.
 func TestErrorCodes(t *testing.T) {
-	r := newRig(t, nil, func(o *Options) { o.MaxBodyBytes = 1024 })
+	r := newRig(t, nil, func(o *Config) { o.MaxBodyBytes = 1024 })
 	big := `{"by":"u-1","params":{"x":"` + strings.Repeat("a", 2000) + `"}}`
 	for _, tc := range []struct {
 		name, method, path, body string
@@ -126,7 +126,7 @@ func TestErrorCodes(t *testing.T) {
 func TestForbiddenWithoutTokens(t *testing.T) {
 	r := newRig(t, nil, nil)
 	for _, insecure := range []bool{false, true} {
-		svc, err := New(r.rc, r.pr, Options{Env: testEnv, CommandsTopic: commandTopic, LayoutTopic: layoutTopic, Insecure: insecure, Logger: zaptest.NewLogger(t)})
+		svc, err := New(r.rc, r.pr, Config{Env: testEnv, CommandsTopic: commandTopic, LayoutTopic: layoutTopic, Insecure: insecure, Logger: zaptest.NewLogger(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

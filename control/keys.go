@@ -12,7 +12,7 @@ type keys struct {
 	Hist string // list: the last finished recordings, newest first; --room-ttl
 	Out  string // hash, no TTL: the outbox (commands and layout records not yet published)
 	Lay  string // hash: the layout (v, body, at); --room-ttl unless persisted
-	idem string // prefix of the Idempotency-Key answers; each key lives Options.IdempotencyTTL
+	idem string // prefix of the Idempotency-Key answers; each key lives Config.IdempotencyTTL
 }
 
 func roomKeys(env, room string) keys {

@@ -16,7 +16,7 @@ var ErrStale = errors.New("control: layout version does not match If-Match")
 // not interpreted), under a new version, which it returns. ifMatch ""
 // writes unconditionally; "*" only over an existing layout; a version
 // only over that version (else ErrStale, with the current version, 0 for
-// none). persist keeps the layout beyond Options.RoomTTL. The change is
+// none). persist keeps the layout beyond Config.RoomTTL. The change is
 // published to the layout topic before PutLayout returns.
 func (s *Service) PutLayout(ctx context.Context, room string, body []byte, ifMatch string, persist bool) (int64, error) {
 	k := roomKeys(s.opt.Env, room)

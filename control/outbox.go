@@ -18,9 +18,9 @@ import (
 //     set outside the room's slot, scored with the time it began);
 //  2. runs the room's script, which makes the change and, in the same
 //     atomic step, writes the record to the room's outbox hash with a lease
-//     (Options.Lease) that keeps it the writer's to publish;
+//     (Config.Lease) that keeps it the writer's to publish;
 //  3. produces the record and waits for Kafka's acknowledgement (at most
-//     Options.ProduceTimeout, shorter than the lease);
+//     Config.ProduceTimeout, shorter than the lease);
 //  4. deletes the outbox entry and its index member; then answers.
 //
 // An entry whose lease has ended belongs to a writer that died (or could
@@ -44,7 +44,7 @@ import (
 // after Kafka acknowledged the record and before the delete, and a Redis
 // restart can lose a delete it did not fsync: the entry then outlives its
 // record's publication. So a recovery, before it publishes an entry, asks
-// Options.Lookup whether the topic already holds the record (same key, same
+// Config.Lookup whether the topic already holds the record (same key, same
 // bytes, so same token or version) among the records stamped at or after
 // the record's "at" less lookBack, and deletes the entry without publishing
 // it if so. The record's timestamp is its publisher's clock when it
@@ -126,7 +126,7 @@ func (s *Service) recoverFor(ctx context.Context, room string) {
 	}
 }
 
-// Run sweeps the outbox every Options.SweepInterval until ctx ends, and
+// Run sweeps the outbox every Config.SweepInterval until ctx ends, and
 // returns nil then. Every instance may run it: claims are atomic.
 func (s *Service) Run(ctx context.Context) error {
 	t := time.NewTicker(s.opt.SweepInterval)

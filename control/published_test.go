@@ -77,7 +77,7 @@ func (producerOnly) ProduceSync(context.Context, ...*kgo.Record) kgo.ProduceResu
 // TestNewNeedsLookup checks that a Service without a way to look records up
 // is refused: its recoveries could publish a record twice.
 func TestNewNeedsLookup(t *testing.T) {
-	_, err := New(nil, producerOnly{}, Options{Env: testEnv, CommandsTopic: commandTopic, LayoutTopic: layoutTopic, Insecure: true})
+	_, err := New(nil, producerOnly{}, Config{Env: testEnv, CommandsTopic: commandTopic, LayoutTopic: layoutTopic, Insecure: true})
 	if err == nil || !strings.Contains(err.Error(), "Lookup") {
 		t.Fatalf("New with a producer that cannot read and no Lookup: %v, want an error naming Lookup", err)
 	}

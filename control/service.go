@@ -19,8 +19,8 @@ import (
 
 // Producer sends records to Kafka and waits for their acknowledgement.
 // *kgo.Client implements it; give it kgo.RecordDeliveryTimeout no longer
-// than Options.ProduceTimeout. New builds the Lookup the recovery needs
-// from a *kgo.Client; any other Producer needs Options.Lookup.
+// than Config.ProduceTimeout. New builds the Lookup the recovery needs
+// from a *kgo.Client; any other Producer needs Config.Lookup.
 type Producer interface {
 	ProduceSync(ctx context.Context, rs ...*kgo.Record) kgo.ProduceResults
 }
@@ -28,7 +28,7 @@ type Producer interface {
 var _ Producer = (*kgo.Client)(nil)
 
 // ErrUnconfirmed is returned by a write whose change the Redis primary
-// made but fewer than Options.Replicas replicas confirmed in time. The
+// made but fewer than Config.Replicas replicas confirmed in time. The
 // change is not published now; if it survives, the outbox publishes it
 // once its lease ends.
 var ErrUnconfirmed = errors.New("control: change not confirmed by the replicas in time")
@@ -41,12 +41,12 @@ type Service struct {
 	lua *redisscript.Runner // the control scripts, with the NOSCRIPT policy of sink and board
 	pr  Producer
 	lk  Lookup // what a recovery asks before it publishes (outbox.go)
-	opt Options
+	opt Config
 	lg  *zap.Logger
 }
 
 // New returns a Service deciding in rc and publishing with pr.
-func New(rc redis.UniversalClient, pr Producer, opts Options) (*Service, error) {
+func New(rc redis.UniversalClient, pr Producer, opts Config) (*Service, error) {
 	opts.setDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func New(rc redis.UniversalClient, pr Producer, opts Options) (*Service, error) 
 }
 
 // step runs a room script (keys[0] names the room's slot). With
-// Options.Replicas it runs it and WAIT on one connection to the room's
+// Config.Replicas it runs it and WAIT on one connection to the room's
 // primary, and reports whether enough replicas confirmed.
 func (s *Service) step(ctx context.Context, sc *redisscript.Script, write bool, keys []string, args ...any) ([]any, bool, error) {
 	if !write || s.opt.Replicas == 0 {

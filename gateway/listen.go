@@ -16,7 +16,7 @@ import (
 // ReadTimeout, and answered within ReadTimeout plus ProduceTimeout and a
 // margin.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config) error {
-	return httpserve.Serve(ctx, ln, g, httpserve.Options{
+	return httpserve.Serve(ctx, ln, g, httpserve.Config{
 		Limits: httpserve.Limits{
 			ReadTimeout:  g.cfg.ReadTimeout,
 			WriteTimeout: g.cfg.ReadTimeout + g.cfg.ProduceTimeout + 5*time.Second,

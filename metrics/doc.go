@@ -33,7 +33,7 @@
 //	rostrum_wal_append_seconds                     histogram, seconds
 //	    One write-ahead log append of a batch, fsync included.
 //	rostrum_wal_fsync_seconds                      histogram, seconds
-//	    One write-ahead log fsync (wal.Options.OnSync = ObserveFsync).
+//	    One write-ahead log fsync (wal.Config.OnSync = ObserveFsync).
 //	rostrum_outputs_published_total                counter, records
 //	    Stable top-N records published, republished pending ones included.
 //	rostrum_stable_conflicts_total                 counter, rooms

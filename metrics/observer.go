@@ -86,7 +86,7 @@ func (p *Processor) WALAppend(took time.Duration) {
 }
 
 // ObserveFsync observes one write-ahead log fsync. Its signature is that of
-// wal.Options.OnSync.
+// wal.Config.OnSync.
 func (p *Processor) ObserveFsync(took time.Duration) {
 	p.walFsync.Observe(took.Seconds())
 }

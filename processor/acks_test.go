@@ -61,12 +61,12 @@ func TestAcksRideInTheRoomsNextApply(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rc := redis.NewClient(&redis.Options{Addr: w.redis.Addr})
 	defer rc.Close()
-	s, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	s, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &ackRecorder{Redis: s}
-	log, err := wal.Open(t.TempDir(), wal.Options{})
+	log, err := wal.Open(t.TempDir(), wal.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

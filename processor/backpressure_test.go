@@ -38,11 +38,11 @@ func TestBackPressure(t *testing.T) {
 	rc := redis.NewClient(&redis.Options{Addr: w.redis.Addr, DialTimeout: 300 * time.Millisecond,
 		ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: 1})
 	defer rc.Close()
-	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	store, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := wal.Open(t.TempDir(), wal.Options{Sync: wal.SyncNone})
+	log, err := wal.Open(t.TempDir(), wal.Config{Sync: wal.SyncNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestBackPressure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(web.New(web.Options{Source: store, Ready: p.Ready}))
+	srv := httptest.NewServer(web.New(web.Config{Source: store, Ready: p.Ready}))
 	defer srv.Close()
 	readyz := func() int {
 		res, err := srv.Client().Get(srv.URL + "/readyz")

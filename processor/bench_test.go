@@ -37,8 +37,8 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
 	defer rc.Close()
-	store, _ := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
-	log, err := wal.Open(b.TempDir(), wal.Options{})
+	store, _ := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	log, err := wal.Open(b.TempDir(), wal.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -105,11 +105,11 @@ func boardTrace(rng *rand.Rand, now time.Time, n int, topics processor.Topics) [
 // ends. Expiry runs only when the test calls it, so that time is explicit.
 func startBoardProcessor(t *testing.T, k *testenv.Kafka, rc *redis.Client, walDir string, bs []*board.Board, edit ...func(*processor.Config)) (*processor.Processor, *board.Store) {
 	t.Helper()
-	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	store, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := wal.Open(walDir, wal.Options{})
+	log, err := wal.Open(walDir, wal.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,13 +416,13 @@ func TestBoardsOverlapRooms(t *testing.T) {
 	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	rc := testenv.StartRedis(t).Client()
 	bs := seedBoards(t)
-	s, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	s, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}
 	gate := make(chan struct{})
 	store := &gatedStore{Store: s, gate: gate}
-	log, err := wal.Open(t.TempDir(), wal.Options{})
+	log, err := wal.Open(t.TempDir(), wal.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

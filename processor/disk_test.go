@@ -41,12 +41,12 @@ func TestDiskFaults(t *testing.T) {
 	walDir := t.TempDir()
 	// Small segments, so that rotations (and the directory fsync of each
 	// new segment) happen every few batches.
-	log, err := wal.Open(walDir, wal.Options{FS: disk, SegmentBytes: 256 << 10, Logger: zaptest.NewLogger(t)})
+	log, err := wal.Open(walDir, wal.Config{FS: disk, SegmentBytes: 256 << 10, Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	store, err := sink.New(w.redis.Client(), sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	store, err := sink.New(w.redis.Client(), sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}

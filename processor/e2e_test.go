@@ -64,11 +64,11 @@ func startProcessorWith(ctx context.Context, brokers []string, redisAddr, walDir
 		edit(&cfg)
 	}
 	rc := redis.NewClient(&redis.Options{Addr: redisAddr})
-	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers, Meeting: cfg.Meeting})
+	store, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers, Meeting: cfg.Meeting})
 	if err != nil {
 		return nil, nil, err
 	}
-	log, err := wal.Open(walDir, wal.Options{})
+	log, err := wal.Open(walDir, wal.Config{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -610,8 +610,8 @@ func TestProcessorRules(t *testing.T) {
 
 	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
 	defer rc.Close()
-	store, _ := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
-	log, err := wal.Open(t.TempDir(), wal.Options{Sync: wal.SyncNone})
+	store, _ := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	log, err := wal.Open(t.TempDir(), wal.Config{Sync: wal.SyncNone})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,11 +35,11 @@ func TestRedisFailover(t *testing.T) {
 
 	core, logs := observer.New(zapcore.WarnLevel)
 	lg := zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), core))
-	store, err := sink.New(pair.Client(), sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers, Logger: lg})
+	store, err := sink.New(pair.Client(), sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers, Logger: lg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := wal.Open(t.TempDir(), wal.Options{Logger: lg})
+	log, err := wal.Open(t.TempDir(), wal.Config{Logger: lg})
 	if err != nil {
 		t.Fatal(err)
 	}

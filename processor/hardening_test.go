@@ -80,12 +80,12 @@ func TestHardeningLimits(t *testing.T) {
 
 	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
 	defer rc.Close()
-	redisStore, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers, MaxMembers: 3})
+	redisStore, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers, MaxMembers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	store := &countingStore{Redis: redisStore}
-	log, err := wal.Open(t.TempDir(), wal.Options{Sync: wal.SyncNone})
+	log, err := wal.Open(t.TempDir(), wal.Config{Sync: wal.SyncNone})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,11 +51,11 @@ func (w *hystWorld) start(dueInterval time.Duration) (p *processor.Processor, st
 func (w *hystWorld) startWith(dueInterval time.Duration, edit func(*processor.Config)) (p *processor.Processor, stop func()) {
 	t := w.t
 	rc := w.rc
-	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers, TopN: 3})
+	store, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers, TopN: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := wal.Open(t.TempDir(), wal.Options{Sync: wal.SyncNone})
+	log, err := wal.Open(t.TempDir(), wal.Config{Sync: wal.SyncNone})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 // The room members cap.
 //
-// The cap itself is enforced by the sink's apply script (sink.Options
+// The cap itself is enforced by the sink's apply script (sink.Config
 // MaxMembers), where the member count and the admission of a new member are
 // one atomic step, so processors applying the same room concurrently cannot
 // overshoot it. The script reports the users it refused; the processor sends

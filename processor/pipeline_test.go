@@ -93,11 +93,11 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 
 	rc := redis.NewClient(&redis.Options{Addr: w.redis.Addr})
 	defer rc.Close()
-	rs, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	rs, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, err := wal.Open(t.TempDir(), wal.Options{})
+	wl, err := wal.Open(t.TempDir(), wal.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

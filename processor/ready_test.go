@@ -24,7 +24,7 @@ func TestStandbyIsReady(t *testing.T) {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	var ps []*processor.Processor
 	for i := range 4 {
-		store, err := sink.New(r.Client(), sink.Options{Env: env})
+		store, err := sink.New(r.Client(), sink.Config{Env: env})
 		if err != nil {
 			t.Fatal(err)
 		}

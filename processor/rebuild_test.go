@@ -61,7 +61,7 @@ func TestTimerWaitsForRebuild(t *testing.T) {
 	// The other writer: a member applied to the emptied room, and the
 	// room's deadline, as a StoreStable whose compare-and-set failed on
 	// the new data set still enters it.
-	other, err := sink.New(w.rc, sink.Options{Env: env, TopN: 3})
+	other, err := sink.New(w.rc, sink.Config{Env: env, TopN: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,11 +249,11 @@ func TestNoSeqFromAnEmptiedRedis(t *testing.T) {
 	rc := rdb.Client()
 	hook := &flushBetweenTrips{rc: rdb.Client()}
 	rc.AddHook(hook)
-	store, err := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	store, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := wal.Open(t.TempDir(), wal.Options{})
+	log, err := wal.Open(t.TempDir(), wal.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestNoSeqFromAnEmptiedRedis(t *testing.T) {
 
 	// Another writer changes the room: the cached plan of the next batch is
 	// refused and the room goes to the second round trip.
-	other, err := sink.New(rdb.Client(), sink.Options{Env: env})
+	other, err := sink.New(rdb.Client(), sink.Config{Env: env})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 func TestCreateTopicsSettings(t *testing.T) {
 	k := testenv.StartKafka(t)
 	r := testenv.StartRedis(t)
-	store, err := sink.New(r.Client(), sink.Options{Env: env})
+	store, err := sink.New(r.Client(), sink.Config{Env: env})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,8 +129,8 @@ func testTraceContext(t *testing.T, exp *tracetest.InMemoryExporter) {
 	// The processor.
 	rc := redis.NewClient(&redis.Options{Addr: rs.Addr})
 	defer rc.Close()
-	store, _ := sink.New(rc, sink.Options{Env: env, CacheMembers: sink.DefaultCacheMembers})
-	log, err := wal.Open(t.TempDir(), wal.Options{Sync: wal.SyncNone})
+	store, _ := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	log, err := wal.Open(t.TempDir(), wal.Config{Sync: wal.SyncNone})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -208,7 +208,7 @@ func (r *Redis) applyAgain(ctx context.Context, rooms []ranking.RoomUpdate, plan
 	return gen, nil
 }
 
-// queueAcks queues ackLua for acks on p, up to Options.RoomsPerScript
+// queueAcks queues ackLua for acks on p, up to Config.RoomsPerScript
 // rooms per call.
 func (r *Redis) queueAcks(ctx context.Context, p *redisscript.Pipe, acks []ranking.Ack) {
 	per := r.opt.RoomsPerScript

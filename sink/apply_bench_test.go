@@ -58,7 +58,7 @@ func benchSmallFold(b *testing.B, perScript int, merge bool) {
 	const rooms, members, perBatch = 5000, 100, 300
 	ctx := context.Background()
 	c := testenv.StartRedis(b).Client()
-	s, err := sink.New(c, sink.Options{Env: "bench", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomsPerScript: perScript})
+	s, err := sink.New(c, sink.Config{Env: "bench", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomsPerScript: perScript})
 	if err != nil {
 		b.Fatal(err)
 	}

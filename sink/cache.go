@@ -14,7 +14,7 @@ import (
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
-// DefaultCacheMembers is `rostrum run`'s bound of Options.CacheMembers.
+// DefaultCacheMembers is `rostrum run`'s bound of Config.CacheMembers.
 const DefaultCacheMembers = 1_000_000
 
 // stateCache is the sink's in-process copy of rooms' member states. With it

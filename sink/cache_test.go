@@ -49,7 +49,7 @@ func testStateCache(t *testing.T, maxMembers, users int, otherRules *codec.Meeti
 	ctx := context.Background()
 	ca := testenv.StartRedis(t).Client()
 	cb := testenv.StartRedis(t).Client()
-	opts := sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 3, RoomTTL: time.Hour, MaxMembers: maxMembers}
+	opts := sink.Config{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 3, RoomTTL: time.Hour, MaxMembers: maxMembers}
 	mk := func(c redis.UniversalClient, cache int, m *codec.Meeting) *sink.Redis {
 		o := opts
 		o.CacheMembers = cache
@@ -326,7 +326,7 @@ func TestStateCacheTTL(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.StartRedis(t).Client()
 	const ttl = 2 * time.Second
-	s, err := sink.New(c, sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 3, RoomTTL: ttl})
+	s, err := sink.New(c, sink.Config{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 3, RoomTTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,7 +499,7 @@ func TestRoomWithoutRulesVersionRescored(t *testing.T) {
 			c.ZAdd(ctx, k.Ranking, redis.Z{Score: sa, Member: "ann"}, redis.Z{Score: 1, Member: "bob"})
 			c.HSet(ctx, k.Stable, "seq", 1, "list", "ann,bob")
 
-			s, err := sink.New(c, sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomTTL: time.Hour, Meeting: m})
+			s, err := sink.New(c, sink.Config{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomTTL: time.Hour, Meeting: m})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,7 +18,7 @@ import (
 func TestMembersCap(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.StartRedis(t).Client()
-	s, err := sink.New(c, sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomTTL: time.Hour, MaxMembers: 3})
+	s, err := sink.New(c, sink.Config{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomTTL: time.Hour, MaxMembers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestMembersCap(t *testing.T) {
 	if n, _ := c.HLen(ctx, sink.RoomKeys("test", room).Members).Result(); n != 3 {
 		t.Fatalf("room holds %d members, want the cap of 3", n)
 	}
-	if _, err := sink.New(c, sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, MaxMembers: -1}); err == nil {
+	if _, err := sink.New(c, sink.Config{Env: "test", CacheMembers: sink.DefaultCacheMembers, MaxMembers: -1}); err == nil {
 		t.Fatal("a negative cap was accepted")
 	}
 }

@@ -26,10 +26,10 @@
 // # The state cache
 //
 // A sink keeps an in-process copy of the member states of the rooms it
-// writes (Options.CacheMembers bounds it). For a room it holds, Apply merges
+// writes (Config.CacheMembers bounds it). For a room it holds, Apply merges
 // the updates into the copy, computes the scores and the raw top-N in Go,
 // and sends a small script (fastLua) that only stores the results; on a
-// single node one call carries up to Options.RoomsPerScript such rooms,
+// single node one call carries up to Config.RoomsPerScript such rooms,
 // each applied as by a call of its own. Every
 // script that changes a room's member states writes a new state token in
 // the room's stable hash, and fastLua writes only while the token is still
@@ -53,7 +53,7 @@
 //
 // applyLua refreshes the TTL of a room's three keys on every write; fastLua
 // does so only when the last refresh the sink saw is older than an eighth of
-// Options.RoomTTL (and at once for a ranking it creates again), so an idle
+// Config.RoomTTL (and at once for a ranking it creates again), so an idle
 // room expires between 7/8 of the TTL and the TTL after its last write.
 //
 // # Scripts

@@ -484,7 +484,7 @@ type fastCall struct {
 
 // queueRooms queues every room's script on p, in the rooms' order: the
 // full script for a room without a plan, fastLua for the others, up to
-// Options.RoomsPerScript consecutive planned rooms per call. full[i] is
+// Config.RoomsPerScript consecutive planned rooms per call. full[i] is
 // room i's full-script call (nil for a planned room). The order matters
 // for a room the apply holds twice (planned once, then left to the full
 // script, see plan): its calls run in the order of its updates, so that

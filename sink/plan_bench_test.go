@@ -14,7 +14,7 @@ import (
 // plans 64 such rooms (the same room again) with one arena, as an apply
 // does; allocs/room is what each room costs beyond the arena.
 func BenchmarkPlanRoom(b *testing.B) {
-	r, err := New(nil, Options{Env: "bench", CacheMembers: DefaultCacheMembers})
+	r, err := New(nil, Config{Env: "bench", CacheMembers: DefaultCacheMembers})
 	if err != nil {
 		b.Fatal(err)
 	}

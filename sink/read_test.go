@@ -128,7 +128,7 @@ func TestRooms(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.StartRedis(t).Client()
 	s := newSink(t, c)
-	other, err := sink.New(c, sink.Options{Env: "other", CacheMembers: sink.DefaultCacheMembers, RoomTTL: time.Hour})
+	other, err := sink.New(c, sink.Config{Env: "other", CacheMembers: sink.DefaultCacheMembers, RoomTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
-// Options configure a Redis sink.
-type Options struct {
+// Config configure a Redis sink.
+type Config struct {
 	Env     string         // environment, part of every key; required
 	TopN    int            // size of the raw and stable top lists; default 7
 	RoomTTL time.Duration  // idle rooms expire this long after their last write (at the earliest 7/8 of it; see the package doc); default 24h
@@ -40,7 +40,7 @@ type Options struct {
 	Logger         *zap.Logger // nil: no logs
 }
 
-// DefaultRoomsPerScript is Options.RoomsPerScript's default: enough rooms
+// DefaultRoomsPerScript is Config.RoomsPerScript's default: enough rooms
 // that the call's own cost is spread thin, few enough that one call blocks
 // Redis for a few milliseconds at most.
 const DefaultRoomsPerScript = 64
@@ -50,7 +50,7 @@ const DefaultRoomsPerScript = 64
 type Redis struct {
 	c    redis.UniversalClient
 	lua  *redisscript.Runner // runs the scripts of scripts.go through c
-	opt  Options
+	opt  Config
 	args [13]any // fixed leading arguments of the apply script
 	// rulesArg is the meeting's rules version, fastLua's ARGV[16].
 	rulesArg any
@@ -61,28 +61,28 @@ type Redis struct {
 }
 
 // Validate reports the first invalid option as a *config.FieldError
-// naming the Options field.
-func (opt Options) Validate() error {
+// naming the Config field.
+func (opt Config) Validate() error {
 	switch {
 	case opt.Env == "":
-		return config.Errorf("sink.Options", "Env", "is required")
+		return config.Errorf("sink.Config", "Env", "is required")
 	case opt.TopN < 0 || opt.TopN > 100:
-		return config.Errorf("sink.Options", "TopN", "must be between 0 (default 7) and 100, got %d", opt.TopN)
+		return config.Errorf("sink.Config", "TopN", "must be between 0 (default 7) and 100, got %d", opt.TopN)
 	case opt.RoomTTL < 0:
-		return config.Errorf("sink.Options", "RoomTTL", "must not be negative (0: default 24h), got %s", opt.RoomTTL)
+		return config.Errorf("sink.Config", "RoomTTL", "must not be negative (0: default 24h), got %s", opt.RoomTTL)
 	case opt.MaxMembers < 0:
-		return config.Errorf("sink.Options", "MaxMembers", "must be >= 0 (0: no cap), got %d", opt.MaxMembers)
+		return config.Errorf("sink.Config", "MaxMembers", "must be >= 0 (0: no cap), got %d", opt.MaxMembers)
 	case opt.CacheMembers < 0:
-		return config.Errorf("sink.Options", "CacheMembers", "must be >= 0 (0: off), got %d", opt.CacheMembers)
+		return config.Errorf("sink.Config", "CacheMembers", "must be >= 0 (0: off), got %d", opt.CacheMembers)
 	case opt.RoomsPerScript < 0 || opt.RoomsPerScript > 1024:
-		return config.Errorf("sink.Options", "RoomsPerScript", "must be between 0 (default %d) and 1024, got %d", DefaultRoomsPerScript, opt.RoomsPerScript)
+		return config.Errorf("sink.Config", "RoomsPerScript", "must be between 0 (default %d) and 1024, got %d", DefaultRoomsPerScript, opt.RoomsPerScript)
 	}
 	return nil
 }
 
 // New returns a sink writing through c, which may be a single node, a
 // failover or a cluster client.
-func New(c redis.UniversalClient, opt Options) (*Redis, error) {
+func New(c redis.UniversalClient, opt Config) (*Redis, error) {
 	if opt.TopN == 0 {
 		opt.TopN = 7
 	}

@@ -22,7 +22,7 @@ var base = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixMilli()
 
 func newSink(t *testing.T, c redis.UniversalClient) *sink.Redis {
 	t.Helper()
-	s, err := sink.New(c, sink.Options{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomTTL: time.Hour})
+	s, err := sink.New(c, sink.Config{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestFastCallRoomsIndependent(t *testing.T) {
 	c := testenv.StartRedis(t).Client()
 	ref := testenv.StartRedis(t).Client()
 	a, other := newSink(t, c), newSink(t, c)
-	plain, err := sink.New(ref, sink.Options{Env: "test", TopN: 7, RoomTTL: time.Hour})
+	plain, err := sink.New(ref, sink.Config{Env: "test", TopN: 7, RoomTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestRoomTwiceInOneApply(t *testing.T) {
 	c := testenv.StartRedis(t).Client()
 	ref := testenv.StartRedis(t).Client()
 	s := newSink(t, c)
-	plain, err := sink.New(ref, sink.Options{Env: "test", TopN: 7, RoomTTL: time.Hour})
+	plain, err := sink.New(ref, sink.Config{Env: "test", TopN: 7, RoomTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

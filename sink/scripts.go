@@ -21,7 +21,7 @@ var (
 	// fastLua is applyLua's fast path: it writes the member states and
 	// scores the sink merged from its state cache, and with a merge mode
 	// stores the stable step as commitLua would, for one room or several
-	// (Options.RoomsPerScript); lua/fast.lua.
+	// (Config.RoomsPerScript); lua/fast.lua.
 	fastLua = redisscript.MustParse(luaFiles, "lua/fast.lua")
 	// commitLua stores a room's new stable list and hysteresis state under
 	// a compare-and-set, and marks the output pending; lua/commit.lua.

@@ -32,7 +32,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.Run("sync="+sync.String(), func(b *testing.B) {
 			recs := benchBatch(benchBatchLen)
 			size, _ := frameSize(recs)
-			l, err := Open(b.TempDir(), Options{Sync: sync})
+			l, err := Open(b.TempDir(), Config{Sync: sync})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -53,7 +53,7 @@ func BenchmarkReplay(b *testing.B) {
 	const batches = 200 // 200k records, about 30 MB, over a few segments
 	recs := benchBatch(benchBatchLen)
 	size, _ := frameSize(recs)
-	l, err := Open(b.TempDir(), Options{Sync: SyncNone, SegmentBytes: 8 << 20})
+	l, err := Open(b.TempDir(), Config{Sync: SyncNone, SegmentBytes: 8 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestKill9(t *testing.T) {
 		}
 		maxAcked = max(maxAcked, acked)
 
-		l, err := Open(dir, Options{Logger: zap.New(core)})
+		l, err := Open(dir, Config{Logger: zap.New(core)})
 		if err != nil {
 			t.Fatalf("iteration %d: reopen after kill: %v\nchild stderr:\n%s", i, err, stderr)
 		}
@@ -144,7 +144,7 @@ func runAndKill(t *testing.T, dir string, rng *rand.Rand, early bool) (uint64, s
 // crashChild appends batches to the log in dir, printing each acknowledged
 // seq, until it is killed (or, should the parent be gone, for 30 seconds).
 func crashChild(t *testing.T, dir string) {
-	l, err := Open(dir, Options{SegmentBytes: 16 << 10})
+	l, err := Open(dir, Config{SegmentBytes: 16 << 10})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -40,7 +40,7 @@ func diskBatch(seq uint64) []wal.Record {
 	return recs
 }
 
-func openDisk(t *testing.T, dir string, d *testenv.Disk, opts wal.Options) *wal.Log {
+func openDisk(t *testing.T, dir string, d *testenv.Disk, opts wal.Config) *wal.Log {
 	t.Helper()
 	opts.FS = d
 	if opts.Logger == nil {
@@ -150,7 +150,7 @@ func fileSize(t *testing.T, l *wal.Log) (int64, int64) {
 func TestDiskFullMidFrame(t *testing.T) {
 	dir := t.TempDir()
 	d := testenv.NewDisk()
-	l := openDisk(t, dir, d, wal.Options{})
+	l := openDisk(t, dir, d, wal.Config{})
 	appendOK(t, l, 5)
 	d.Fail(testenv.DiskWrite, syscall.ENOSPC, -1)
 	appendFails(t, l, 3, syscall.ENOSPC)
@@ -164,7 +164,7 @@ func TestDiskFullMidFrame(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l = openDisk(t, dir, d, wal.Options{})
+	l = openDisk(t, dir, d, wal.Config{})
 	defer l.Close()
 	holds(t, l, 8)
 	if n := d.Hits(testenv.DiskWrite); n != 3 {
@@ -182,7 +182,7 @@ func TestDiskFullMidFrame(t *testing.T) {
 func TestDiskFullTornTailNeverAFrame(t *testing.T) {
 	dir := t.TempDir()
 	d := testenv.NewDisk()
-	l := openDisk(t, dir, d, wal.Options{})
+	l := openDisk(t, dir, d, wal.Config{})
 	appendOK(t, l, 5)
 	d.Fail(testenv.DiskWrite, syscall.ENOSPC, -1)
 	d.Fail(testenv.DiskTruncate, syscall.EIO, -1)
@@ -203,7 +203,7 @@ func TestDiskFullTornTailNeverAFrame(t *testing.T) {
 	// A crash now: the copy opens with the torn tail truncated.
 	crashed := crashCopy(t, dir)
 	core, logs := observer.New(zapcore.WarnLevel)
-	c, err := wal.Open(crashed, wal.Options{Logger: zap.New(core)})
+	c, err := wal.Open(crashed, wal.Config{Logger: zap.New(core)})
 	if err != nil {
 		t.Fatalf("Open after a crash with a torn tail: %v", err)
 	}
@@ -220,7 +220,7 @@ func TestDiskFullTornTailNeverAFrame(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l = openDisk(t, dir, d, wal.Options{})
+	l = openDisk(t, dir, d, wal.Config{})
 	defer l.Close()
 	holds(t, l, 7)
 }
@@ -240,7 +240,7 @@ func TestFsyncFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			d := testenv.NewDisk()
-			l := openDisk(t, dir, d, wal.Options{Sync: wal.SyncEveryAppend})
+			l := openDisk(t, dir, d, wal.Config{Sync: wal.SyncEveryAppend})
 			appendOK(t, l, 5)
 			d.Fail(testenv.DiskSync, syscall.EIO, tc.times)
 			appendFails(t, l, 1, syscall.EIO)
@@ -249,7 +249,7 @@ func TestFsyncFailure(t *testing.T) {
 				holds(t, l, 5)
 				// A crash while the disk fails: nothing past batch 5 may
 				// be read back, and nothing before it is lost.
-				c, err := wal.Open(crashCopy(t, dir), wal.Options{})
+				c, err := wal.Open(crashCopy(t, dir), wal.Config{})
 				if err != nil {
 					t.Fatalf("Open after a crash: %v", err)
 				}
@@ -265,7 +265,7 @@ func TestFsyncFailure(t *testing.T) {
 			if err := l.Close(); err != nil {
 				t.Fatal(err)
 			}
-			l = openDisk(t, dir, d, wal.Options{})
+			l = openDisk(t, dir, d, wal.Config{})
 			defer l.Close()
 			holds(t, l, 9)
 			if d.Hits(testenv.DiskSync) == 0 {
@@ -289,7 +289,7 @@ func TestSegmentCreationFailure(t *testing.T) {
 			dir := t.TempDir()
 			d := testenv.NewDisk()
 			// Every segment holds one batch: each append rotates.
-			opts := wal.Options{SegmentBytes: 64}
+			opts := wal.Config{SegmentBytes: 64}
 			l := openDisk(t, dir, d, opts)
 			appendOK(t, l, 3)
 			segs := len(l.Segments())
@@ -299,7 +299,7 @@ func TestSegmentCreationFailure(t *testing.T) {
 				t.Fatalf("%d segments after failed rotations, want %d", n, segs)
 			}
 			holds(t, l, 3)
-			c, err := wal.Open(crashCopy(t, dir), wal.Options{})
+			c, err := wal.Open(crashCopy(t, dir), wal.Config{})
 			if err != nil {
 				t.Fatalf("Open after a crash: %v", err)
 			}

@@ -31,7 +31,7 @@
 //
 // # Disk faults
 //
-// The segments live on an FS (Options.FS; the operating system's by
+// The segments live on an FS (Config.FS; the operating system's by
 // default), so tests can fail writes, fsyncs, directory fsyncs, truncations
 // and file creation. A failed Append never leaves its batch in the log and
 // never makes the log unusable; the caller retries the same batch:

@@ -16,7 +16,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	l, err := wal.Open(dir, wal.Options{}) // fsync on every Append
+	l, err := wal.Open(dir, wal.Config{}) // fsync on every Append
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func ExampleInspect() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	l, err := wal.Open(dir, wal.Options{Sync: wal.SyncNone})
+	l, err := wal.Open(dir, wal.Config{Sync: wal.SyncNone})
 	if err != nil {
 		log.Fatal(err)
 	}

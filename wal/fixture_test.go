@@ -50,7 +50,7 @@ func fixtureAppended(seq uint64) int64 { return fixtureT0 + int64(seq)*1000 }
 // writeFixture writes the fixture log into dir.
 func writeFixture(t *testing.T, dir string) {
 	t.Helper()
-	l, err := Open(dir, Options{SegmentBytes: fixtureSegBytes})
+	l, err := Open(dir, Config{SegmentBytes: fixtureSegBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestFixture(t *testing.T) {
 
 	// Opened for writing, in a copy.
 	dir := copyDir(t, fixtureDir)
-	l := openTest(t, dir, Options{SegmentBytes: fixtureSegBytes})
+	l := openTest(t, dir, Config{SegmentBytes: fixtureSegBytes})
 	next = 1
 	if err := l.Replay(0, func(seq uint64, recs []Record) error {
 		if seq != next || !sameRecords(recs, fixtureBatch(seq)) {

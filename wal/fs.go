@@ -6,7 +6,7 @@ import (
 	"os"
 )
 
-// FS is the file system a Log keeps its segments on. Options.FS nil means
+// FS is the file system a Log keeps its segments on. Config.FS nil means
 // the operating system's (OSFS). Tests pass one that wraps OSFS and fails
 // chosen operations (ENOSPC on a write, EIO on an fsync or a directory
 // fsync) to check what the log does when the disk fails.

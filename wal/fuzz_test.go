@@ -96,7 +96,7 @@ func FuzzOpenSegment(f *testing.F) {
 		if err := os.WriteFile(path, append(bytes.Clone(good), tail...), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		l, err := Open(dir, Options{Sync: SyncNone})
+		l, err := Open(dir, Config{Sync: SyncNone})
 		if err != nil {
 			var ce *CorruptionError
 			if !errors.As(err, &ce) {

@@ -53,7 +53,7 @@ func sameRecords(a, b []Record) bool {
 	return true
 }
 
-func openTest(t testing.TB, dir string, opts Options) *Log {
+func openTest(t testing.TB, dir string, opts Config) *Log {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = zaptest.NewLogger(t)

@@ -44,7 +44,7 @@ func ParseSyncPolicy(name string) (SyncPolicy, error) {
 	return 0, fmt.Errorf("must be always or none, got %q", name)
 }
 
-// DefaultSegmentBytes is the default Options.SegmentBytes.
+// DefaultSegmentBytes is the default Config.SegmentBytes.
 const DefaultSegmentBytes = 64 << 20
 
 // maxKeptBuf is the largest frame buffer Append keeps for the next batch.
@@ -53,8 +53,8 @@ const maxKeptBuf = 16 << 20
 // slowSync is the fsync duration above which Append logs a warning.
 const slowSync = time.Second
 
-// Options configures a Log. The zero value is ready to use.
-type Options struct {
+// Config configures a Log. The zero value is ready to use.
+type Config struct {
 	// SegmentBytes is the size above which the log starts a new segment;
 	// a frame never spans two segments, so a segment exceeds it only when
 	// it holds a single batch larger than SegmentBytes. Default: 64 MiB.
@@ -73,7 +73,7 @@ type Options struct {
 }
 
 // Validate checks the options.
-func (o Options) Validate() error {
+func (o Config) Validate() error {
 	if o.SegmentBytes < 0 {
 		return fmt.Errorf("wal: SegmentBytes must not be negative, got %d", o.SegmentBytes)
 	}
@@ -83,7 +83,7 @@ func (o Options) Validate() error {
 	return nil
 }
 
-func (o Options) withDefaults() Options {
+func (o Config) withDefaults() Config {
 	if o.SegmentBytes == 0 {
 		o.SegmentBytes = DefaultSegmentBytes
 	}
@@ -103,7 +103,7 @@ func (o Options) withDefaults() Options {
 // other goroutines.
 type Log struct {
 	dir  string
-	opts Options
+	opts Config
 	fs   FS
 	log  *zap.Logger
 	lock *os.File
@@ -127,7 +127,7 @@ type Log struct {
 // holds it), reads and verifies every segment, truncates a torn tail of the
 // last segment (logged at warn level), and fails with a *CorruptionError when
 // a bad frame is followed by valid data, or sequences are not contiguous.
-func Open(dir string, opts Options) (*Log, error) {
+func Open(dir string, opts Config) (*Log, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

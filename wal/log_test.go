@@ -13,7 +13,7 @@ import (
 
 func TestAppendReplay(t *testing.T) {
 	dir := t.TempDir()
-	l := openTest(t, dir, Options{})
+	l := openTest(t, dir, Config{})
 	if got := l.LastSeq(); got != 0 {
 		t.Fatalf("LastSeq of a new log = %d", got)
 	}
@@ -56,7 +56,7 @@ func TestAppendReplay(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l = openTest(t, dir, Options{})
+	l = openTest(t, dir, Config{})
 	checkBatches(t, l, 1, 10)
 	appendBatches(t, l, 1) // seqs go on after a reopen
 	checkBatches(t, l, 1, 11)
@@ -66,7 +66,7 @@ func TestAppendReplay(t *testing.T) {
 func TestRotation(t *testing.T) {
 	dir := t.TempDir()
 	const segBytes = 1024
-	l := openTest(t, dir, Options{SegmentBytes: segBytes, Sync: SyncNone})
+	l := openTest(t, dir, Config{SegmentBytes: segBytes, Sync: SyncNone})
 	appendBatches(t, l, 60)
 	// A batch larger than a segment gets a segment of its own.
 	big := []Record{{Topic: "t", Value: make([]byte, 3*segBytes)}}
@@ -124,7 +124,7 @@ func TestRotation(t *testing.T) {
 	}
 	check(l)
 	l.Close()
-	l = openTest(t, dir, Options{SegmentBytes: segBytes})
+	l = openTest(t, dir, Config{SegmentBytes: segBytes})
 	defer l.Close()
 	check(l)
 	if got := l.Segments(); len(got) != len(segs) {
@@ -134,9 +134,9 @@ func TestRotation(t *testing.T) {
 
 func TestLock(t *testing.T) {
 	dir := t.TempDir()
-	l := openTest(t, dir, Options{})
+	l := openTest(t, dir, Config{})
 	appendBatches(t, l, 2)
-	if l2, err := Open(dir, Options{}); !errors.Is(err, ErrLocked) {
+	if l2, err := Open(dir, Config{}); !errors.Is(err, ErrLocked) {
 		if l2 != nil {
 			l2.Close()
 		}
@@ -145,13 +145,13 @@ func TestLock(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l = openTest(t, dir, Options{})
+	l = openTest(t, dir, Config{})
 	checkBatches(t, l, 1, 2)
 	l.Close()
 }
 
 func TestClosed(t *testing.T) {
-	l := openTest(t, t.TempDir(), Options{})
+	l := openTest(t, t.TempDir(), Config{})
 	appendBatches(t, l, 1)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestClosed(t *testing.T) {
 
 func TestAppendRefusedBatchHasNoEffect(t *testing.T) {
 	dir := t.TempDir()
-	l := openTest(t, dir, Options{})
+	l := openTest(t, dir, Config{})
 	appendBatches(t, l, 2)
 	_, err := l.Append([]Record{testBatch(3, 1)[0], {Topic: strings.Repeat("t", 70000)}})
 	if err == nil || !strings.Contains(err.Error(), "topic is 70000 bytes") {
@@ -184,25 +184,25 @@ func TestAppendRefusedBatchHasNoEffect(t *testing.T) {
 	appendBatches(t, l, 1)
 	checkBatches(t, l, 1, 3)
 	l.Close()
-	l = openTest(t, dir, Options{})
+	l = openTest(t, dir, Config{})
 	checkBatches(t, l, 1, 3)
 	l.Close()
 }
 
 func TestOptionsValidate(t *testing.T) {
 	tests := []struct {
-		opts Options
+		opts Config
 		want string
 	}{
-		{Options{SegmentBytes: -1}, "SegmentBytes must not be negative"},
-		{Options{Sync: 7}, "unknown Sync policy 7"},
+		{Config{SegmentBytes: -1}, "SegmentBytes must not be negative"},
+		{Config{Sync: 7}, "unknown Sync policy 7"},
 	}
 	for _, tt := range tests {
 		if _, err := Open(t.TempDir(), tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Open(%+v): %v, want %q", tt.opts, err, tt.want)
 		}
 	}
-	if err := (Options{}).Validate(); err != nil {
+	if err := (Config{}).Validate(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -211,7 +211,7 @@ func TestOptionsValidate(t *testing.T) {
 // writer appends, rotates and prunes; run it with -race.
 func TestConcurrentReaders(t *testing.T) {
 	dir := t.TempDir()
-	l := openTest(t, dir, Options{SegmentBytes: 2048, Sync: SyncNone})
+	l := openTest(t, dir, Config{SegmentBytes: 2048, Sync: SyncNone})
 	defer l.Close()
 	const batches = 300
 	done := make(chan struct{})

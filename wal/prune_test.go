@@ -11,7 +11,7 @@ import (
 func prunableLog(t *testing.T) (*Log, *fakeClock) {
 	t.Helper()
 	clock := &fakeClock{t: time.UnixMilli(1763700000000)}
-	l := openTest(t, t.TempDir(), Options{SegmentBytes: 1})
+	l := openTest(t, t.TempDir(), Config{SegmentBytes: 1})
 	l.now = clock.now
 	for range 10 {
 		appendBatches(t, l, 1)
@@ -91,7 +91,7 @@ func TestPrune(t *testing.T) {
 			}
 			dir := l.dir
 			l.Close()
-			l = openTest(t, dir, Options{})
+			l = openTest(t, dir, Config{})
 			defer l.Close()
 			if segs := l.Segments(); segs[0].FirstSeq != tt.first || l.LastSeq() != 10 {
 				t.Fatalf("after reopen: %+v, LastSeq %d", segs, l.LastSeq())
@@ -104,7 +104,7 @@ func TestPrune(t *testing.T) {
 }
 
 func TestPruneNeverTheActiveSegment(t *testing.T) {
-	l := openTest(t, t.TempDir(), Options{})
+	l := openTest(t, t.TempDir(), Config{})
 	defer l.Close()
 	appendBatches(t, l, 5)
 	removed, err := l.Prune(100, time.Nanosecond, 1)

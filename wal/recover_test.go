@@ -33,7 +33,7 @@ type crashLog struct {
 func newCrashLog(t *testing.T, rotateLast bool) crashLog {
 	t.Helper()
 	dir := t.TempDir()
-	l := openTest(t, dir, Options{})
+	l := openTest(t, dir, Config{})
 	offs := appendBatches(t, l, 3)
 	if rotateLast {
 		// Force the fourth frame into a new segment.
@@ -72,14 +72,14 @@ func (c crashLog) withLast(t *testing.T, data []byte) (string, string) {
 // also after another reopen.
 func reopenRepaired(t *testing.T, dir string) {
 	t.Helper()
-	l := openTest(t, dir, Options{})
+	l := openTest(t, dir, Config{})
 	checkBatches(t, l, 1, 3)
 	appendBatches(t, l, 1)
 	checkBatches(t, l, 1, 4)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l = openTest(t, dir, Options{})
+	l = openTest(t, dir, Config{})
 	checkBatches(t, l, 1, 4)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestRepairFlippedBitInLastFrame(t *testing.T) {
 		data := bytes.Clone(c.data)
 		data[bit/8] ^= 1 << (bit % 8)
 		dir, path := c.withLast(t, data)
-		l := openTest(t, dir, Options{})
+		l := openTest(t, dir, Config{})
 		checkBatches(t, l, 1, 3)
 		if err := l.Close(); err != nil {
 			t.Fatal(err)
@@ -170,7 +170,7 @@ func TestRepairTail(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, path := c.withLast(t, append(bytes.Clone(c.data), tt.tail...))
 			core, logs := observer.New(zapcore.WarnLevel)
-			l, err := Open(dir, Options{Logger: zap.New(core)})
+			l, err := Open(dir, Config{Logger: zap.New(core)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,14 +207,14 @@ func TestOpenEmptyNewSegment(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l := openTest(t, dir, Options{})
+			l := openTest(t, dir, Config{})
 			appendBatches(t, l, 3)
 			l.Close()
 			path := filepath.Join(dir, segmentName(4))
 			if err := os.WriteFile(path, tt.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			l = openTest(t, dir, Options{})
+			l = openTest(t, dir, Config{})
 			checkBatches(t, l, 1, 3)
 			segs := l.Segments()
 			if len(segs) != 2 || segs[1].Path != path || segs[1].Batches != 0 || segs[1].LastSeq != 3 || segs[1].Bytes != headerSize {
@@ -222,7 +222,7 @@ func TestOpenEmptyNewSegment(t *testing.T) {
 			}
 			appendBatches(t, l, 2)
 			l.Close()
-			l = openTest(t, dir, Options{})
+			l = openTest(t, dir, Config{})
 			defer l.Close()
 			checkBatches(t, l, 1, 5)
 			if segs := l.Segments(); len(segs) != 2 || segs[1].Batches != 2 {
@@ -311,7 +311,7 @@ func TestOpenReportsCorruption(t *testing.T) {
 				dir := copyDir(t, c.dir)
 				tt.damage(t, dir, c)
 				before := snapshotDir(t, dir)
-				l, err := Open(dir, Options{})
+				l, err := Open(dir, Config{})
 				if err == nil {
 					l.Close()
 					t.Fatal("Open succeeded, want a *CorruptionError")
@@ -345,7 +345,7 @@ func TestOpenRefusesNewerVersion(t *testing.T) {
 		binary.LittleEndian.PutUint16(b[4:], 2)
 		binary.LittleEndian.PutUint32(b[16:], crc32.Checksum(b[:16], castagnoli))
 		os.WriteFile(path, b, 0o644)
-		l, err := Open(dir, Options{})
+		l, err := Open(dir, Config{})
 		if err == nil {
 			l.Close()
 			t.Fatal("Open succeeded")
@@ -363,7 +363,7 @@ func TestOpenRefusesNewerVersion(t *testing.T) {
 func TestInspect(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{t: time.UnixMilli(1763700000000)}
-	l := openTest(t, dir, Options{SegmentBytes: 512})
+	l := openTest(t, dir, Config{SegmentBytes: 512})
 	l.now = clock.now
 	for range 10 {
 		appendBatches(t, l, 1)

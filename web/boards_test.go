@@ -20,7 +20,7 @@ import (
 func boardServer(t testing.TB) (http.Handler, time.Time) {
 	t.Helper()
 	st, now := boardStore(t)
-	return web.New(web.Options{Source: meetingSource(), Boards: st}), now
+	return web.New(web.Config{Source: meetingSource(), Boards: st}), now
 }
 
 // boardStore is boardServer's Store.
@@ -115,7 +115,7 @@ func TestBoardRoutes(t *testing.T) {
 }
 
 func TestBoardRoutesWithoutBoards(t *testing.T) {
-	h := web.New(web.Options{Source: meetingSource()})
+	h := web.New(web.Config{Source: meetingSource()})
 	if resp, body := get(t, h, "/v1/boards"); resp.StatusCode != 200 || body != "[]\n" {
 		t.Errorf("list: %d %q", resp.StatusCode, body)
 	}
@@ -162,7 +162,7 @@ func TestBoardSettledRoute(t *testing.T) {
 	if _, err := st.Apply(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	h := web.New(web.Options{Source: meetingSource(), Boards: st})
+	h := web.New(web.Config{Source: meetingSource(), Boards: st})
 	if resp, body := get(t, h, "/v1/boards/daily/settled"); resp.StatusCode != 404 || !strings.Contains(body, "no settled period yet") {
 		t.Fatalf("before: %d %s", resp.StatusCode, body)
 	}
@@ -214,7 +214,7 @@ func TestBoardListTotal(t *testing.T) {
 	if _, err := st.Apply(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	h := web.New(web.Options{Source: meetingSource(), Boards: st})
+	h := web.New(web.Config{Source: meetingSource(), Boards: st})
 	resp, body := get(t, h, "/v1/boards")
 	if resp.StatusCode != 200 || !strings.Contains(body, `"kind":"total","period":"","next_reset":0,`) || !strings.Contains(body, `"half_life":"7d"`) {
 		t.Fatalf("list: %d %s", resp.StatusCode, body)
@@ -248,7 +248,7 @@ func TestBoardListRollingDecay(t *testing.T) {
 	if _, err := st.Apply(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	h := web.New(web.Options{Source: meetingSource(), Boards: st})
+	h := web.New(web.Config{Source: meetingSource(), Boards: st})
 	resp, body := get(t, h, "/v1/boards")
 	if resp.StatusCode != 200 || !strings.Contains(body, `"kind":"rolling"`) || !strings.Contains(body, `"half_life":"6h"`) {
 		t.Fatalf("list: %d %s", resp.StatusCode, body)

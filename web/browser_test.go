@@ -36,7 +36,7 @@ func TestBrowserTiles(t *testing.T) {
 		}
 		return spin(room)
 	}
-	ts := httptest.NewServer(web.New(web.Options{Source: src, Interval: 100 * time.Millisecond}))
+	ts := httptest.NewServer(web.New(web.Config{Source: src, Interval: 100 * time.Millisecond}))
 	t.Cleanup(ts.Close) // after the browser's cleanup, which ends its event stream
 	b := browser.Start(t, ts.URL+"/", 1280, 800)
 
@@ -107,7 +107,7 @@ func TestScreenshot(t *testing.T) {
 		return web.Counters{Records: 1_204_331 + 2_100*polls, Events: 3_918_020 + 7_400*polls, DLQ: 17,
 			Published: 48_211 + 3*polls, LagRecords: 240, LagSeconds: 0.4}
 	}
-	ts := httptest.NewServer(web.New(web.Options{Source: src, Counters: counters, Interval: 250 * time.Millisecond}))
+	ts := httptest.NewServer(web.New(web.Config{Source: src, Counters: counters, Interval: 250 * time.Millisecond}))
 	t.Cleanup(ts.Close)
 	b := browser.Start(t, ts.URL+"/#r-1001", 1280, 800)
 	b.WaitFor("the room", tilesJS+`.length === 7 && document.querySelectorAll('#rooms li').length === 5`)
@@ -145,7 +145,7 @@ func TestBrowserOperations(t *testing.T) {
 			Partitions: []web.PartitionLag{{Topic: "prod.callbacks.rtc", Partition: 0, Records: 30, Seconds: 0.5},
 				{Topic: "prod.callbacks.rtc", Partition: 1, Records: 10, Seconds: 0.2}}}
 	}
-	ts := httptest.NewServer(web.New(web.Options{Source: src, Counters: counters, Interval: 50 * time.Millisecond}))
+	ts := httptest.NewServer(web.New(web.Config{Source: src, Counters: counters, Interval: 50 * time.Millisecond}))
 	t.Cleanup(ts.Close)
 	b := browser.Start(t, ts.URL+"/#r-1001", 1280, 900)
 

@@ -92,7 +92,7 @@ func TestEventsRoom(t *testing.T) {
 		n := calls.Add(1)
 		return web.Counters{Records: 10 * n, Events: 30 * n, DLQ: 2, Published: n, LagRecords: 7, LagSeconds: 1.5}
 	}
-	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Counters: counters,
+	ts := httptest.NewServer(web.New(web.Config{Source: meetingSource(), Counters: counters,
 		Interval: 20 * time.Millisecond, Logger: zaptest.NewLogger(t)}))
 	t.Cleanup(ts.Close)
 	ch, res, hangUp := openStream(t, ts.URL+"/v1/events?room=r-1001")
@@ -138,7 +138,7 @@ func TestEventsRoom(t *testing.T) {
 
 	// The room does not change: it is not sent again; keep-alive comments
 	// fill the stream when the counters do not change either.
-	quiet := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond}))
+	quiet := httptest.NewServer(web.New(web.Config{Source: meetingSource(), Interval: 10 * time.Millisecond}))
 	t.Cleanup(quiet.Close)
 	qch, _, qHangUp := openStream(t, quiet.URL+"/v1/events?room=r-1001")
 	defer qHangUp()
@@ -151,7 +151,7 @@ func TestEventsRoom(t *testing.T) {
 }
 
 func TestEventsMissingAndBadRoom(t *testing.T) {
-	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond}))
+	ts := httptest.NewServer(web.New(web.Config{Source: meetingSource(), Interval: 10 * time.Millisecond}))
 	t.Cleanup(ts.Close)
 	ch, _, hangUp := openStream(t, ts.URL+"/v1/events?room=nobody")
 	defer hangUp()
@@ -177,7 +177,7 @@ func TestEventsMissingAndBadRoom(t *testing.T) {
 // TestEventsEndWithClient checks that a stream's handler returns when its
 // client goes away: ts.Close waits for every handler.
 func TestEventsEndWithClient(t *testing.T) {
-	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond}))
+	ts := httptest.NewServer(web.New(web.Config{Source: meetingSource(), Interval: 10 * time.Millisecond}))
 	ch, _, hangUp := openStream(t, ts.URL+"/v1/events?room=r-1001")
 	next(t, ch, "room")
 	hangUp()
@@ -193,7 +193,7 @@ func TestEventsEndWithClient(t *testing.T) {
 // TestListenAndServeShutdown checks that ListenAndServe serves until its
 // context ends, then ends open streams and returns nil.
 func TestListenAndServeShutdown(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond, Logger: zaptest.NewLogger(t)})
+	s := web.New(web.Config{Source: meetingSource(), Interval: 10 * time.Millisecond, Logger: zaptest.NewLogger(t)})
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -234,7 +234,7 @@ func TestListenAndServeShutdown(t *testing.T) {
 // list and strategy.
 func TestEventsSeedMerge(t *testing.T) {
 	src := rotatingSource() // the raw top-7 shifts by one member per read
-	ts := httptest.NewServer(web.New(web.Options{Source: src, Interval: 10 * time.Millisecond, Stability: "merge"}))
+	ts := httptest.NewServer(web.New(web.Config{Source: src, Interval: 10 * time.Millisecond, Stability: "merge"}))
 	t.Cleanup(ts.Close)
 	ch, _, hangUp := openStream(t, ts.URL+"/v1/events?room=spin")
 	defer hangUp()
@@ -283,7 +283,7 @@ func TestEventsOnePollForAllViewers(t *testing.T) {
 	}
 	var counterCalls atomic.Int64
 	counters := func() web.Counters { return web.Counters{Events: 10 * counterCalls.Add(1)} }
-	ts := httptest.NewServer(web.New(web.Options{Source: src, Counters: counters, Interval: time.Millisecond, MaxStreamsPerClient: viewers}))
+	ts := httptest.NewServer(web.New(web.Config{Source: src, Counters: counters, Interval: time.Millisecond, MaxStreamsPerClient: viewers}))
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { close(gate) }) // first: let a held read end
 
@@ -332,7 +332,7 @@ func TestEventsOpsCounters(t *testing.T) {
 			DLQByReason: map[string]int64{"json": n, "ts": n},
 			Partitions:  []web.PartitionLag{{Topic: "prod.callbacks.rtc", Partition: 0, Records: 9, Seconds: 2.5}}}
 	}
-	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Counters: counters, Interval: 10 * time.Millisecond}))
+	ts := httptest.NewServer(web.New(web.Config{Source: meetingSource(), Counters: counters, Interval: 10 * time.Millisecond}))
 	t.Cleanup(ts.Close)
 	ch, _, hangUp := openStream(t, ts.URL+"/v1/events")
 	defer hangUp()

@@ -18,21 +18,21 @@ import (
 // The guard runs before every route: the CORS policy, the per-client rate
 // limit, and the read tokens. Each is off unless its option is set.
 //
-//   - CORS (Options.CORSOrigins): a request whose Origin is listed (or "*"
+//   - CORS (Config.CORSOrigins): a request whose Origin is listed (or "*"
 //     is) gets Access-Control-Allow-Origin and the headers a browser needs
 //     to call the API; a preflight (OPTIONS) from a listed origin answers
 //     204, from another one 403. Without the option no CORS header is sent,
 //     so browsers keep the API to pages of its own origin.
 //     Every answer then carries "Vary: Origin", allowed or not, so that a
 //     cache never hands one origin's answer to another.
-//   - Rate limit (Options.RateLimit, RateBurst): every API request (/v1/…)
+//   - Rate limit (Config.RateLimit, RateBurst): every API request (/v1/…)
 //     of one client draws from that client's token bucket; an empty
 //     bucket answers 429 with Retry-After. A client is an
 //     IPv4 address or an IPv6 /64 (one host's usual share: keying by the
 //     full address would hand it 2^64 buckets). The buckets of the
 //     maxClients clients seen last are kept; past that the least recently
 //     used is dropped (and starts full when its client returns).
-//   - Read tokens (Options.ReadTokens): every read of the API (GET or HEAD
+//   - Read tokens (Config.ReadTokens): every read of the API (GET or HEAD
 //     of /v1/…) needs a token of the set, as "Authorization: Bearer
 //     <token>" or, on the event stream only
 //     (EventSource cannot set headers), a token query parameter: a token
@@ -64,7 +64,7 @@ type bucket struct {
 // never refuses one.
 const maxClients = 100_000
 
-func newGuard(o Options) *guard {
+func newGuard(o Config) *guard {
 	g := &guard{origins: o.CORSOrigins, tokens: o.ReadTokens, maxClients: maxClients, clients: map[string]*list.Element{}}
 	if o.RateLimit > 0 {
 		g.limit, g.burst = xrate.Limit(o.RateLimit), max(o.RateBurst, 1)

@@ -11,7 +11,7 @@ import (
 // recently used one is dropped, not all of them: a busy client that
 // emptied its bucket stays limited however many other clients come by.
 func TestRateLimitEvictsLeastRecent(t *testing.T) {
-	g := newGuard(Options{RateLimit: 0.001, RateBurst: 1})
+	g := newGuard(Config{RateLimit: 0.001, RateBurst: 1})
 	g.maxClients = 3
 	admit := func(addr string) int {
 		req := httptest.NewRequest(http.MethodGet, "/v1/rooms", nil)

@@ -41,7 +41,7 @@ func TestReadTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := web.New(web.Options{Source: meetingSource(), ReadTokens: tokens, Logger: zaptest.NewLogger(t)})
+	s := web.New(web.Config{Source: meetingSource(), ReadTokens: tokens, Logger: zaptest.NewLogger(t)})
 	for _, c := range []struct {
 		path string
 		hdr  map[string]string
@@ -73,7 +73,7 @@ func TestReadTokens(t *testing.T) {
 // The CORS policy answers listed origins only; without it no CORS header
 // is sent.
 func TestCORS(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource(), CORSOrigins: []string{"https://layout.example"}, Logger: zaptest.NewLogger(t)})
+	s := web.New(web.Config{Source: meetingSource(), CORSOrigins: []string{"https://layout.example"}, Logger: zaptest.NewLogger(t)})
 	res := do(t, s, http.MethodGet, "/v1/rooms/r-1001/top", map[string]string{"Origin": "https://layout.example"})
 	if res.StatusCode != 200 || res.Header.Get("Access-Control-Allow-Origin") != "https://layout.example" {
 		t.Errorf("listed origin: %d, allow-origin %q", res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
@@ -101,7 +101,7 @@ func TestCORS(t *testing.T) {
 			}
 		}
 	}
-	open := web.New(web.Options{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
+	open := web.New(web.Config{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
 	res = do(t, open, http.MethodGet, "/v1/rooms/r-1001/top", map[string]string{"Origin": "https://layout.example"})
 	if res.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("no policy, yet allow-origin %q", res.Header.Get("Access-Control-Allow-Origin"))
@@ -111,7 +111,7 @@ func TestCORS(t *testing.T) {
 // Past its burst a client gets 429 with Retry-After; another client and the
 // probes are not affected.
 func TestRateLimit(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource(), RateLimit: 0.001, RateBurst: 3, Logger: zaptest.NewLogger(t)})
+	s := web.New(web.Config{Source: meetingSource(), RateLimit: 0.001, RateBurst: 3, Logger: zaptest.NewLogger(t)})
 	from := func(addr, path string) *http.Response {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.RemoteAddr = addr

@@ -17,7 +17,7 @@ import (
 // path; a path no route matches counts as "other"; an event stream counts
 // when it opens and is not timed.
 func TestHTTPMetrics(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource(), Metrics: metrics.New("test").Handler(),
+	s := web.New(web.Config{Source: meetingSource(), Metrics: metrics.New("test").Handler(),
 		Interval: 10 * time.Millisecond})
 	for path, want := range map[string]int{
 		"/v1/rooms/r-1001/top":   200,
@@ -93,7 +93,7 @@ func TestHTTPMetrics(t *testing.T) {
 // TestHTTPMetricsRefused: a request the guard refuses before routing (here
 // the rate limit's 429) still counts under the route it asked for.
 func TestHTTPMetricsRefused(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource(), Metrics: metrics.New("").Handler(), RateLimit: 0.001, RateBurst: 1})
+	s := web.New(web.Config{Source: meetingSource(), Metrics: metrics.New("").Handler(), RateLimit: 0.001, RateBurst: 1})
 	if res, _ := get(t, s, "/v1/rooms/r-1001/top"); res.StatusCode != 200 {
 		t.Fatalf("first request: %d", res.StatusCode)
 	}

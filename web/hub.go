@@ -37,7 +37,7 @@ const roomsEvery = 2 * time.Second
 // (the live page does), names it. Made-up room ids thus cost one read
 // each when their first stream opens, and none per interval.
 //
-// The hub also admits streams: at most Options.MaxStreams in all,
+// The hub also admits streams: at most Config.MaxStreams in all,
 // MaxStreamsPerClient per client and MaxStreamRooms distinct rooms.
 //
 // Each stream has a mailbox of one frame: the hub overwrites a frame the
@@ -59,7 +59,7 @@ type hub struct {
 
 // frame is one poll's reads.
 type frame struct {
-	counters []byte              // the counters event; nil without Options.Counters
+	counters []byte              // the counters event; nil without Config.Counters
 	sample   *sample             // the sample behind counters
 	rooms    []byte              // the rooms event; nil when not read (yet)
 	views    map[string]roomRead // room → its read

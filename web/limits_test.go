@@ -56,7 +56,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 	})
 	for name, control := range map[string]http.Handler{"with a token": readsBody, "without a token": refuses} {
 		t.Run(name, func(t *testing.T) {
-			addr := serve(t, web.New(web.Options{Source: meetingSource(), Control: control, Logger: zaptest.NewLogger(t),
+			addr := serve(t, web.New(web.Config{Source: meetingSource(), Control: control, Logger: zaptest.NewLogger(t),
 				Limits: httpserve.Limits{ReadTimeout: 300 * time.Millisecond}}))
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
@@ -89,7 +89,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 // it goes on delivering events long after the server's write timeout.
 func TestStreamOutlivesTimeouts(t *testing.T) {
 	lim := httpserve.Limits{ReadHeaderTimeout: 100 * time.Millisecond, ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond}
-	addr := serve(t, web.New(web.Options{Source: rotatingSource(), Interval: 10 * time.Millisecond, Limits: lim, Logger: zaptest.NewLogger(t)}))
+	addr := serve(t, web.New(web.Config{Source: rotatingSource(), Interval: 10 * time.Millisecond, Limits: lim, Logger: zaptest.NewLogger(t)}))
 	ch, _, hangUp := openStream(t, "http://"+addr+"/v1/events?room=spin")
 	defer hangUp()
 	next(t, ch, "room")
@@ -104,7 +104,7 @@ func TestStreamOutlivesTimeouts(t *testing.T) {
 // route does not take 405 with Allow, both as problems, as does a file the
 // page does not have.
 func TestUnknownRouteAndMethod(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
+	s := web.New(web.Config{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
 	for _, c := range []struct {
 		method, path string
 		status       int
@@ -136,7 +136,7 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 // TestHeaderLimit: headers over the limit (64 KiB by default) are refused
 // with 431 before any route runs.
 func TestHeaderLimit(t *testing.T) {
-	addr := serve(t, web.New(web.Options{Source: meetingSource(), Logger: zaptest.NewLogger(t)}))
+	addr := serve(t, web.New(web.Config{Source: meetingSource(), Logger: zaptest.NewLogger(t)}))
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/rooms", nil)
 	req.Header.Set("X-Big", strings.Repeat("a", 100<<10))
 	res, err := http.DefaultClient.Do(req)

@@ -132,7 +132,7 @@ func newMemberFixture(t *testing.T, rdb redis.UniversalClient) *memberFixture {
 		t.Fatal(err)
 	}
 	f.m.Expire(f.now)
-	f.h = web.New(web.Options{Source: meetingSource(), Boards: st, Hints: chain})
+	f.h = web.New(web.Config{Source: meetingSource(), Boards: st, Hints: chain})
 	return f
 }
 
@@ -419,7 +419,7 @@ func TestMemberRouteErrors(t *testing.T) {
 		}
 	}
 	// Without boards every member route is 404.
-	bare := web.New(web.Options{Source: meetingSource()})
+	bare := web.New(web.Config{Source: meetingSource()})
 	for _, p := range []string{"/v1/members/u-1", "/v1/members/u-1/hints", "/v1/boards/x/members?ids=u-1"} {
 		if resp, _ := get(t, bare, p); resp.StatusCode != 404 {
 			t.Errorf("%s without boards: %d", p, resp.StatusCode)

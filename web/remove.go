@@ -32,7 +32,7 @@ type removeJSON struct {
 // acknowledged it. The processors apply it in its partition's order like
 // any callback; the answer does not wait for that.
 //
-//	403  forbidden: no admin token file configured (Options.AdminTokens nil)
+//	403  forbidden: no admin token file configured (Config.AdminTokens nil)
 //	401  unauthorized: no valid bearer token
 //	415  unsupported-media-type: no "Content-Type: application/json"
 //	404  unknown board

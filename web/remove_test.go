@@ -69,16 +69,16 @@ func TestBoardRemoveRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	closed := web.New(web.Options{Source: meetingSource(), Boards: st})
+	closed := web.New(web.Config{Source: meetingSource(), Boards: st})
 	if code, body := post(t, closed, "/v1/boards/weekly-score/members/u-1/remove", "adm-token"); code != 403 || !strings.Contains(body, "--admin-token-file") {
 		t.Fatalf("no token file: %d %s", code, body)
 	}
-	noProducer := web.New(web.Options{Source: meetingSource(), Boards: st, AdminTokens: tokens})
+	noProducer := web.New(web.Config{Source: meetingSource(), Boards: st, AdminTokens: tokens})
 	if code, body := post(t, noProducer, "/v1/boards/weekly-score/members/u-1/remove", "adm-token"); code != 503 {
 		t.Fatalf("no producer: %d %s", code, body)
 	}
 
-	h := web.New(web.Options{Source: meetingSource(), Boards: st, AdminTokens: tokens,
+	h := web.New(web.Config{Source: meetingSource(), Boards: st, AdminTokens: tokens,
 		Producer: kafkaProducer{k.Client(), topic}})
 	for _, c := range []struct {
 		path, token string
@@ -150,8 +150,8 @@ func TestBoardRemoveProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := web.New(web.Options{Source: meetingSource(), Boards: st})
-	h := web.New(web.Options{Source: meetingSource(), Boards: st, AdminTokens: tokens, Producer: failingProducer{}})
+	closed := web.New(web.Config{Source: meetingSource(), Boards: st})
+	h := web.New(web.Config{Source: meetingSource(), Boards: st, AdminTokens: tokens, Producer: failingProducer{}})
 	const route = "/v1/boards/weekly-score/members/u-1/remove"
 	long := "/v1/boards/weekly-score/members/" + strings.Repeat("x", 5000) + "/remove"
 	for _, c := range []struct {

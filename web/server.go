@@ -62,8 +62,8 @@ type PartitionLag struct {
 	Seconds   float64 // age of the oldest unconsumed record
 }
 
-// Options configure a Server.
-type Options struct {
+// Config configure a Server.
+type Config struct {
 	Source Source // required
 	Boards Boards // leaderboards (/v1/boards…); nil: none configured
 	// Hints answers GET /v1/members/{id}/hints (with Boards); nil: none
@@ -138,7 +138,7 @@ const (
 // Server is the HTTP handler of the page and its API. It is safe for
 // concurrent use.
 type Server struct {
-	opt   Options
+	opt   Config
 	mux   *http.ServeMux
 	h     http.Handler // mux, its plain-text errors answered as problems
 	hub   *hub
@@ -151,7 +151,7 @@ type Server struct {
 	unready string // the last /readyz failure's text; "": ready
 }
 
-// ControlRoutes are the path patterns handed to Options.Control.
+// ControlRoutes are the path patterns handed to Config.Control.
 var ControlRoutes = []string{"/v1/rooms/{room}/recording", "/v1/rooms/{room}/recording/", "/v1/rooms/{room}/layout", "/v1/rooms/{room}/layout/"}
 
 //go:embed static
@@ -159,9 +159,9 @@ var staticFiles embed.FS
 
 // New returns a Server reading from opts.Source. It panics when Source is
 // nil (a wiring mistake, not a runtime condition).
-func New(opts Options) *Server {
+func New(opts Config) *Server {
 	if opts.Source == nil {
-		panic("web: Options.Source is required")
+		panic("web: Config.Source is required")
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = 500 * time.Millisecond
@@ -253,13 +253,13 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve serves on ln (HTTPS with Options.TLS) under Options.Limits until
+// Serve serves on ln (HTTPS with Config.TLS) under Config.Limits until
 // ctx ends, then shuts down gracefully: open event streams end at once,
-// other requests get up to Options.ShutdownGrace to finish. It returns nil after a
+// other requests get up to Config.ShutdownGrace to finish. It returns nil after a
 // shutdown caused by ctx, or the serve error. It closes ln. After it
 // returns the Server streams no more events.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	return httpserve.Serve(ctx, ln, s, httpserve.Options{
+	return httpserve.Serve(ctx, ln, s, httpserve.Config{
 		Limits:     s.opt.Limits,
 		TLS:        s.opt.TLS,
 		Grace:      s.opt.ShutdownGrace,
@@ -269,7 +269,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	})
 }
 
-// ReadyClass is implemented by an error of Options.Ready that names the
+// ReadyClass is implemented by an error of Config.Ready that names the
 // class of what is not ready ("redis", "kafka", "group", "batches"): the
 // short, stable word /readyz sends. The error's own text is logged, never
 // sent: it carries addresses and the text of Redis and Kafka errors.

@@ -63,7 +63,7 @@ func keys(m map[string]any) []string {
 }
 
 func TestRoomTop(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
+	s := web.New(web.Config{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
 	res, body := get(t, s, "/v1/rooms/r-1001/top")
 	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("status %d, type %q: %s", res.StatusCode, res.Header.Get("Content-Type"), body)
@@ -116,7 +116,7 @@ func TestRoomTop(t *testing.T) {
 }
 
 func TestRoomTopErrors(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
+	s := web.New(web.Config{Source: meetingSource(), Logger: zaptest.NewLogger(t)})
 	for _, tc := range []struct {
 		path string
 		code int
@@ -164,7 +164,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 		_, _ = io.WriteString(w, "rostrum_records_total 42\n")
 	})
 	var ready error
-	s := web.New(web.Options{Source: meetingSource(), Metrics: metrics,
+	s := web.New(web.Config{Source: meetingSource(), Metrics: metrics,
 		Ready: func(ctx context.Context) error { return ready }})
 
 	if res, body := get(t, s, "/healthz"); res.StatusCode != 200 || body != "ok" {
@@ -200,7 +200,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 		t.Errorf("/metrics: %d %q", res.StatusCode, body)
 	}
 
-	bare := web.New(web.Options{Source: meetingSource()})
+	bare := web.New(web.Config{Source: meetingSource()})
 	if res, body := get(t, bare, "/readyz"); res.StatusCode != 200 || body != "ok" {
 		t.Errorf("/readyz without a check: %d %q", res.StatusCode, body)
 	}
@@ -210,7 +210,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 }
 
 func TestPageAndStatic(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource()})
+	s := web.New(web.Config{Source: meetingSource()})
 	for _, tc := range []struct{ path, ctype, contains string }{
 		{"/", "text/html", `id="stable"`},
 		{"/static/app.js", "javascript", "EventSource"},
@@ -229,7 +229,7 @@ func TestPageAndStatic(t *testing.T) {
 // TestV1Rooms pages through the rooms with limit and offset, searches them
 // with q, refuses a bad limit, and lists no rooms as an empty list.
 func TestV1Rooms(t *testing.T) {
-	s := web.New(web.Options{Source: meetingSource()})
+	s := web.New(web.Config{Source: meetingSource()})
 	type page struct {
 		Rooms []struct {
 			RoomID       string `json:"room_id"`
@@ -270,7 +270,7 @@ func TestV1Rooms(t *testing.T) {
 	if res, body := get(t, s, "/v1/rooms?limit=0"); res.StatusCode != 400 || res.Header.Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("limit=0: %d %s", res.StatusCode, body)
 	}
-	s = web.New(web.Options{Source: &fakeSource{}})
+	s = web.New(web.Config{Source: &fakeSource{}})
 	if _, body := get(t, s, "/v1/rooms"); !strings.Contains(body, `"rooms":[]`) {
 		t.Fatalf("no rooms: %s, want an empty list", body)
 	}

@@ -59,7 +59,7 @@ func tryStream(t *testing.T, c *http.Client, url string) (events <-chan sseEvent
 // more answers 429 (a client's own limit) or 503 (the server's), with
 // Retry-After, and a closed stream frees its place.
 func TestEventsStreamLimits(t *testing.T) {
-	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond,
+	ts := httptest.NewServer(web.New(web.Config{Source: meetingSource(), Interval: 10 * time.Millisecond,
 		MaxStreams: 3, MaxStreamsPerClient: 2, MaxStreamRooms: 2, Logger: zaptest.NewLogger(t)}))
 	t.Cleanup(ts.Close)
 	one, two := clientFrom("127.0.0.1"), clientFrom("127.0.0.2")
@@ -107,7 +107,7 @@ func TestEventsStreamLimits(t *testing.T) {
 // TestEventsDefaultLimits: with the defaults, one client cannot open a
 // stream for each of thirty made-up rooms.
 func TestEventsDefaultLimits(t *testing.T) {
-	ts := httptest.NewServer(web.New(web.Options{Source: meetingSource(), Interval: 10 * time.Millisecond}))
+	ts := httptest.NewServer(web.New(web.Config{Source: meetingSource(), Interval: 10 * time.Millisecond}))
 	t.Cleanup(ts.Close)
 	admitted := 0
 	for i := range 30 {
@@ -201,7 +201,7 @@ func (p *pollCounter) await(t *testing.T, n int64) {
 func TestEventsUnknownRoomNotPolled(t *testing.T) {
 	src := &countingSource{reads: map[string]int{}, exists: map[string]bool{}}
 	var polls pollCounter
-	ts := httptest.NewServer(web.New(web.Options{Source: src, Counters: polls.counters, Interval: time.Millisecond}))
+	ts := httptest.NewServer(web.New(web.Config{Source: src, Counters: polls.counters, Interval: time.Millisecond}))
 	t.Cleanup(ts.Close)
 	ch, _, hangUp := openStream(t, ts.URL+"/v1/events?rooms=1&room=made-up")
 	defer hangUp()
@@ -231,7 +231,7 @@ func TestEventsPollIsOneBatch(t *testing.T) {
 	cs := &countingSource{reads: map[string]int{}, exists: map[string]bool{"r-1": true, "r-2": true}}
 	src := batchSource{cs}
 	var polls pollCounter
-	ts := httptest.NewServer(web.New(web.Options{Source: src, Counters: polls.counters, Interval: time.Millisecond}))
+	ts := httptest.NewServer(web.New(web.Config{Source: src, Counters: polls.counters, Interval: time.Millisecond}))
 	t.Cleanup(ts.Close)
 	for _, room := range []string{"r-1", "r-2", "r-1", "gone"} {
 		ch, _, hangUp := openStream(t, ts.URL+"/v1/events?room="+room)

@@ -156,7 +156,7 @@ func TestBenchFlicker(t *testing.T) {
 // merge in each.
 func TestBenchFlickerWAL(t *testing.T) {
 	dir := t.TempDir()
-	l, err := wal.Open(dir, wal.Options{})
+	l, err := wal.Open(dir, wal.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func (f *apiGuardFlags) register(fs *flag.FlagSet) {
 
 // apply checks the settings and sets them in opts. It reads the token file,
 // so a bad one stops start-up before any connection.
-func (f *apiGuardFlags) apply(opts *web.Options) error {
+func (f *apiGuardFlags) apply(opts *web.Config) error {
 	switch {
 	case f.rateLimit < 0:
 		return fmt.Errorf("--rate-limit must not be negative (0: no limit), got %v", f.rateLimit)

@@ -193,7 +193,7 @@ func TestBoardRemoveUnacknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pr.Close()
-	srv := httptest.NewServer(web.New(web.Options{Source: emptySource{}, Boards: st, AdminTokens: at, Producer: pr}))
+	srv := httptest.NewServer(web.New(web.Config{Source: emptySource{}, Boards: st, AdminTokens: at, Producer: pr}))
 	defer srv.Close()
 	if code, body := postRemove(t, srv.URL+"/v1/boards/gifts/members/u-1/remove", "adm-1-0123456789ab"); code != 503 || !strings.Contains(body, "did not acknowledge") {
 		t.Fatalf("%d %s, want 503", code, body)

@@ -78,7 +78,7 @@ func (f *checkFlags) register(fs *flag.FlagSet) {
 // pipelineConfig: the HTTP guards, the token files, the certificate pair,
 // the control API's options and the Redis client's.
 func checkOffline(f *runFlags) error {
-	var guard web.Options
+	var guard web.Config
 	if err := f.apiGuard.apply(&guard); err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func checkKafka(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 	}
 }
 
-func checkRedis(ctx context.Context, c *checker, f *runFlags, pc processor.Config, so sink.Options) {
+func checkRedis(ctx context.Context, c *checker, f *runFlags, pc processor.Config, so sink.Config) {
 	what := "redis " + f.sec.Sentinel.Target(f.redis)
 	ro, err := f.sec.RedisOptions(f.redis)
 	if err != nil {

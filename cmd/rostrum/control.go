@@ -54,8 +54,8 @@ func (c *controlFlags) tokens() (*auth.Tokens, error) {
 }
 
 // options are the control API's options of env, without its tokens.
-func (c *controlFlags) options(topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) control.Options {
-	return control.Options{
+func (c *controlFlags) options(topics control.Topics, env string, roomTTL time.Duration, lg *zap.Logger) control.Config {
+	return control.Config{
 		Env: env, CommandsTopic: topics.Commands, LayoutTopic: topics.Layout,
 		RoomTTL: roomTTL, History: c.history, MaxBodyBytes: c.maxBody,
 		Replicas: c.replicas, ReplicaTimeout: c.replicaTimeout,

@@ -37,7 +37,7 @@ func (f *limitFlags) register(fs *flag.FlagSet) {
 // apply sets the limits in the processor and sink configurations, whose
 // Validate methods check them; walDir is where the Redis generation file
 // lives.
-func (f *limitFlags) apply(pc *processor.Config, so *sink.Options, walDir string) {
+func (f *limitFlags) apply(pc *processor.Config, so *sink.Config, walDir string) {
 	so.MaxMembers = f.maxRoomMembers
 	so.CacheMembers = f.stateCache
 	so.RoomsPerScript = f.roomsPerScript

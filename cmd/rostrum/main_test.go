@@ -193,7 +193,7 @@ func TestGroupTimeoutFlags(t *testing.T) {
 }
 
 // TestRunFlagNamesCoverConfig keeps runFlagNames from drifting: every field
-// of processor.Config and sink.Options is either named by a flag of `rostrum
+// of processor.Config and sink.Config is either named by a flag of `rostrum
 // run` there (so that its Validate error names the flag) or listed here as
 // set by the wiring, and every flag named exists.
 func TestRunFlagNamesCoverConfig(t *testing.T) {
@@ -202,7 +202,7 @@ func TestRunFlagNamesCoverConfig(t *testing.T) {
 		"RetryBackoff": true, "GenerationFile": true, "GenerationCheckEvery": true, "Logger": true, "Observer": true,
 		"KafkaOpts": true, "ConsumerOpts": true, "TracerProvider": true, "BoardStore": true, "BoardExpireEvery": true,
 	}
-	for _, typ := range []reflect.Type{reflect.TypeOf(processor.Config{}), reflect.TypeOf(sink.Options{})} {
+	for _, typ := range []reflect.Type{reflect.TypeOf(processor.Config{}), reflect.TypeOf(sink.Config{})} {
 		for i := range typ.NumField() {
 			name := typ.Field(i).Name
 			if _, ok := runFlagNames[name]; !ok && !wiring[name] {

@@ -85,7 +85,7 @@ func serveAdmin(ctx context.Context, addr string, lg *zap.Logger) error {
 
 // serveAdminOn serves adminHandler on ln under lim until ctx ends.
 func serveAdminOn(ctx context.Context, ln net.Listener, lim httpserve.Limits, lg *zap.Logger) error {
-	return httpserve.Serve(ctx, ln, adminHandler(), httpserve.Options{Limits: lim, Name: "admin", Logger: lg})
+	return httpserve.Serve(ctx, ln, adminHandler(), httpserve.Config{Limits: lim, Name: "admin", Logger: lg})
 }
 
 // adminHandler serves the profiles of /debug/pprof/, its profile, symbol

@@ -148,17 +148,17 @@ func (f *runFlags) logger(stderr io.Writer) (*zap.Logger, error) {
 }
 
 // pipelineConfig validates the flags that the processor, sink and WAL take.
-func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Options, wal.Options, error) {
+func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Config, wal.Config, error) {
 	pc, so, wo, err := f.buildPipelineConfig(lg)
 	if err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, err
+		return processor.Config{}, sink.Config{}, wal.Config{}, err
 	}
 	return pc, so, wo, nil
 }
 
 // buildPipelineConfig is pipelineConfig; on an error its results are
 // partial and the caller drops them.
-func (f *runFlags) buildPipelineConfig(lg *zap.Logger) (pc processor.Config, so sink.Options, wo wal.Options, err error) {
+func (f *runFlags) buildPipelineConfig(lg *zap.Logger) (pc processor.Config, so sink.Config, wo wal.Config, err error) {
 	meeting, err := f.meeting()
 	if err != nil {
 		return pc, so, wo, err
@@ -197,7 +197,7 @@ func (f *runFlags) buildPipelineConfig(lg *zap.Logger) (pc processor.Config, so 
 		MemberFile:      filepath.Join(f.walDir, "group-member"),
 		Logger:          lg,
 	}
-	so = sink.Options{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
+	so = sink.Config{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
 	f.limits.apply(&pc, &so, f.walDir)
 	if err = f.ops.apply(&pc); err != nil {
 		return pc, so, wo, err
@@ -239,8 +239,8 @@ func (f *runFlags) meeting() (*codec.Meeting, error) {
 }
 
 // walOptions are the WAL's options of --wal-sync and --wal-segment-bytes.
-func (f *runFlags) walOptions(lg *zap.Logger) (wal.Options, error) {
-	o := wal.Options{SegmentBytes: f.walSegmentBytes, Logger: lg}
+func (f *runFlags) walOptions(lg *zap.Logger) (wal.Config, error) {
+	o := wal.Config{SegmentBytes: f.walSegmentBytes, Logger: lg}
 	var err error
 	if o.Sync, err = wal.ParseSyncPolicy(f.walSync); err != nil {
 		return o, fmt.Errorf("--wal-sync %v", err)
@@ -270,7 +270,7 @@ func (f *runFlags) checkRun() error {
 	return nil
 }
 
-// runFlagNames translates the fields of processor.Config and sink.Options
+// runFlagNames translates the fields of processor.Config and sink.Config
 // that `rostrum run` sets from flags into those flags' names, for the
 // errors of their Validate methods.
 var runFlagNames = map[string]string{
@@ -286,7 +286,7 @@ var runFlagNames = map[string]string{
 	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after", "AckDelay": "--ack-delay",
 	"PipelineBatches": "--pipeline-batches", "MaxRoomsPerApply": "--max-rooms-per-apply", "RebuildWindow": "--room-ttl",
 	"Boards": "--config (boards)",
-	// sink.Options
+	// sink.Config
 	"RoomTTL": "--room-ttl", "MaxMembers": "--max-room-members", "CacheMembers": "--state-cache",
 	"RoomsPerScript": "--rooms-per-script",
 }
@@ -426,7 +426,7 @@ func runProcessor(ctx context.Context, f *runFlags, lg *zap.Logger, started func
 // runSecrets are the credential files `rostrum run` reads at start-up,
 // and the set SIGHUP reloads.
 type runSecrets struct {
-	guard         web.Options // the read tokens, CORS, rate and stream limits of --http
+	guard         web.Config // the read tokens, CORS, rate and stream limits of --http
 	adminTokens   *auth.Tokens
 	controlTokens *auth.Tokens
 	cert          *httpserve.Cert
@@ -463,7 +463,7 @@ func (f *runFlags) loadSecrets() (*runSecrets, error) {
 // scripts load (an ACL that forbids them fails at start-up), and returns
 // the client and the meeting sink, both watched by m. The caller closes
 // the client.
-func (f *runFlags) openStore(ctx context.Context, so sink.Options, pc processor.Config, m *metrics.Processor) (redis.UniversalClient, *sink.Redis, error) {
+func (f *runFlags) openStore(ctx context.Context, so sink.Config, pc processor.Config, m *metrics.Processor) (redis.UniversalClient, *sink.Redis, error) {
 	ro, err := f.sec.RedisOptions(f.redis)
 	if err != nil {
 		return nil, nil, err
@@ -582,7 +582,7 @@ func (f *runFlags) startSide(side *sideGroup, r runSide) error {
 // checks, the board admin routes and the control service.
 func (f *runFlags) startHTTP(side *sideGroup, r runSide) error {
 	guard := &r.sec.guard
-	opts := web.Options{
+	opts := web.Config{
 		Source:    r.store,
 		Metrics:   r.m.Handler(),
 		Ready:     r.p.Ready,

@@ -7,7 +7,7 @@ import (
 	"github.com/rostrumhq/rostrum/web"
 )
 
-// streamFlags bound the live page's event streams (web.Options: the
+// streamFlags bound the live page's event streams (web.Config: the
 // streams open at once, per client and the distinct rooms they show).
 // Like every flag of `run` each is also ROSTRUM_<FLAG> and a key of the
 // --config file.
@@ -24,7 +24,7 @@ func (f *streamFlags) register(fs *flag.FlagSet) {
 }
 
 // apply checks the settings and sets them in opts.
-func (f *streamFlags) apply(opts *web.Options) error {
+func (f *streamFlags) apply(opts *web.Config) error {
 	for _, c := range []struct {
 		name string
 		v    int

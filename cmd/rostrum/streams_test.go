@@ -11,13 +11,13 @@ import (
 
 // TestStreamFlags: the stream limits are flags, ROSTRUM_* variables and
 // config keys like every flag of run, default to web's defaults, reach
-// web.Options, and a limit below 1 stops start-up naming its flag.
+// web.Config, and a limit below 1 stops start-up naming its flag.
 func TestStreamFlags(t *testing.T) {
 	f, err := parseRun(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var o web.Options
+	var o web.Config
 	if err := f.streams.apply(&o); err != nil {
 		t.Fatal(err)
 	}

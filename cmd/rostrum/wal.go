@@ -172,24 +172,24 @@ func walReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // offline prepares a command that works on Redis without Kafka (wal replay,
 // boards prune): the settings of rostrum run, and a Redis client that
 // answered a ping. The caller closes the client.
-func (f *runFlags) offline(ctx context.Context, stderr io.Writer) (processor.Config, sink.Options, wal.Options, redis.UniversalClient, error) {
+func (f *runFlags) offline(ctx context.Context, stderr io.Writer) (processor.Config, sink.Config, wal.Config, redis.UniversalClient, error) {
 	lg, err := f.logger(stderr)
 	if err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, nil, err
+		return processor.Config{}, sink.Config{}, wal.Config{}, nil, err
 	}
 	f.brokers = "unused" // no Kafka
 	pc, so, wo, err := f.pipelineConfig(lg)
 	if err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, nil, err
+		return processor.Config{}, sink.Config{}, wal.Config{}, nil, err
 	}
 	ro, err := f.sec.RedisOptions(f.redis)
 	if err != nil {
-		return processor.Config{}, sink.Options{}, wal.Options{}, nil, err
+		return processor.Config{}, sink.Config{}, wal.Config{}, nil, err
 	}
 	rc := redis.NewUniversalClient(ro)
 	if err := rc.Ping(ctx).Err(); err != nil {
 		rc.Close()
-		return processor.Config{}, sink.Options{}, wal.Options{}, nil, f.sec.RedisError(f.redis, err)
+		return processor.Config{}, sink.Config{}, wal.Config{}, nil, f.sec.RedisError(f.redis, err)
 	}
 	return pc, so, wo, rc, nil
 }

@@ -21,7 +21,7 @@ import (
 func writeWAL(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	l, err := wal.Open(dir, wal.Options{Sync: wal.SyncNone})
+	l, err := wal.Open(dir, wal.Config{Sync: wal.SyncNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestWALReplayBoards(t *testing.T) {
 func giftWAL(t *testing.T, n, users int, ts int64) string {
 	t.Helper()
 	dir := t.TempDir()
-	l, err := wal.Open(dir, wal.Options{Sync: wal.SyncNone})
+	l, err := wal.Open(dir, wal.Config{Sync: wal.SyncNone})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@
 //   - A streaming answer (server-sent events) lifts its own write deadline
 //     with LiftWriteDeadline; nothing else does.
 //   - Serve returns nil after a shutdown caused by its context, and stops
-//     within Options.Grace of the context's end: requests still running
+//     within Config.Grace of the context's end: requests still running
 //     then are cut.
 //   - A Cert's Reload that fails leaves the certificate in force in force.
 package httpserve

@@ -56,8 +56,8 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Options configure Serve.
-type Options struct {
+// Config configure Serve.
+type Config struct {
 	Limits
 	// TLS, when not nil, serves HTTPS with it (see Cert.TLSConfig).
 	TLS *tls.Config
@@ -75,7 +75,7 @@ type Options struct {
 
 // Server returns the http.Server that Serve runs, with the limits set:
 // for callers that must hold the server themselves.
-func Server(h http.Handler, o Options) *http.Server {
+func Server(h http.Handler, o Config) *http.Server {
 	l := o.Limits.withDefaults()
 	srv := &http.Server{
 		Handler:           h,
@@ -95,7 +95,7 @@ func Server(h http.Handler, o Options) *http.Server {
 // Serve answers requests on ln with h until ctx ends, then stops accepting,
 // gives requests in flight o.Grace to finish, cuts the rest and returns
 // nil. It returns the serve error if serving fails first. It closes ln.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler, o Options) error {
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, o Config) error {
 	lg := o.Logger
 	if lg == nil {
 		lg = zap.NewNop()
@@ -130,7 +130,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, o Options) erro
 }
 
 // ListenAndServe listens on addr (tcp) and calls Serve.
-func ListenAndServe(ctx context.Context, addr string, h http.Handler, o Options) error {
+func ListenAndServe(ctx context.Context, addr string, h http.Handler, o Config) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, "read")
 	})
-	go func() { done <- Serve(ctx, ln, h, Options{Limits: Limits{ReadTimeout: 200 * time.Millisecond}}) }()
+	go func() { done <- Serve(ctx, ln, h, Config{Limits: Limits{ReadTimeout: 200 * time.Millisecond}}) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -77,7 +77,7 @@ func TestHeaderLimit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(ctx, ln, http.NotFoundHandler(), Options{Limits: Limits{MaxHeaderBytes: 1 << 10}})
+		done <- Serve(ctx, ln, http.NotFoundHandler(), Config{Limits: Limits{MaxHeaderBytes: 1 << 10}})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/", nil)

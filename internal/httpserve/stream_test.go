@@ -37,7 +37,7 @@ func TestStreamOutlivesTimeouts(t *testing.T) {
 		}
 	})
 	lim := Limits{ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, ReadHeaderTimeout: 100 * time.Millisecond}
-	go func() { done <- Serve(ctx, ln, h, Options{Limits: lim}) }()
+	go func() { done <- Serve(ctx, ln, h, Config{Limits: lim}) }()
 	t.Cleanup(func() { cancel(); <-done })
 	resp, err := http.Get("http://" + ln.Addr().String() + "/")
 	if err != nil {

@@ -80,8 +80,8 @@ func ProcessorConfig(brokers []string, walDir string, lg *zap.Logger, stable str
 
 // SinkOptions are the sink's options of every chaos processor: `rostrum
 // run`'s state cache and members cap.
-func SinkOptions() sink.Options {
-	return sink.Options{Env: EnvName, CacheMembers: sink.DefaultCacheMembers, MaxMembers: 100000}
+func SinkOptions() sink.Config {
+	return sink.Config{Env: EnvName, CacheMembers: sink.DefaultCacheMembers, MaxMembers: 100000}
 }
 
 // RedisClient returns a client for addrs: one address is a single node,
@@ -113,7 +113,7 @@ func runChild() int {
 	if err != nil {
 		return fail(err)
 	}
-	log, err := wal.Open(walDir, wal.Options{Logger: lg})
+	log, err := wal.Open(walDir, wal.Config{Logger: lg})
 	if err != nil {
 		return fail(err)
 	}

@@ -55,7 +55,7 @@ func TestClusterSlotMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	walDir := t.TempDir()
-	log, err := wal.Open(walDir, wal.Options{Sync: wal.SyncNone})
+	log, err := wal.Open(walDir, wal.Config{Sync: wal.SyncNone})
 	if err != nil {
 		t.Fatal(err)
 	}
