@@ -178,8 +178,8 @@ func (p *Processor) rewind(ctx context.Context, since time.Time) error {
 
 // lastOutputs reads the output topic from its start to its current end and
 // returns the highest-seq record of every room.
-func (p *Processor) lastOutputs(ctx context.Context) ([]ranking.StableSeed, error) {
-	best := map[string]ranking.StableSeed{}
+func (p *Processor) lastOutputs(ctx context.Context) ([]ranking.PublishedList, error) {
+	best := map[string]ranking.PublishedList{}
 	err := p.readTopic(ctx, p.topics.TopN, func(r *kgo.Record) {
 		var o codec.Output
 		if json.Unmarshal(r.Value, &o) != nil || o.RoomID == "" || o.Seq <= best[o.RoomID].Seq {
@@ -193,12 +193,12 @@ func (p *Processor) lastOutputs(ctx context.Context) ([]ranking.StableSeed, erro
 			hs.Shown = append(hs.Shown, flagsOf(codec.MemberScore{Spotlight: m.Spotlight, ScreenShare: m.ScreenShare,
 				Audio: m.Audio, Video: m.Video, Role: role}))
 		}
-		best[o.RoomID] = ranking.StableSeed{Room: o.RoomID, Seq: o.Seq, List: list, State: hs.String()}
+		best[o.RoomID] = ranking.PublishedList{Room: o.RoomID, Seq: o.Seq, List: list, State: hs.String()}
 	})
 	if err != nil || len(best) == 0 {
 		return nil, err
 	}
-	seeds := make([]ranking.StableSeed, 0, len(best))
+	seeds := make([]ranking.PublishedList, 0, len(best))
 	for _, s := range best {
 		seeds = append(seeds, s)
 	}

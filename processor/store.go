@@ -27,7 +27,7 @@ type Store interface {
 	// Rebuild applies updates ignoring watermarks (recovery; idempotent).
 	Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error
 	// RestoreStable seeds stable lists of rooms that have none.
-	RestoreStable(ctx context.Context, seeds []ranking.StableSeed) (int, error)
+	RestoreStable(ctx context.Context, seeds []ranking.PublishedList) (int, error)
 
 	// The due set: rooms whose hysteresis must be stepped without events
 	// (see ranking.DueRoom). DueRooms lists those due by until; SettleDue moves

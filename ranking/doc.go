@@ -3,7 +3,7 @@
 // MemberUpdate, the member registers of MemberState), what an apply
 // returns (RoomState, Ranked), what the stable step decides (StableUpdate,
 // Merged, StableStep), what publication acknowledges (Ack), the rooms the
-// hysteresis timer steps (DueRoom), what a restore seeds (StableSeed), the
+// hysteresis timer steps (DueRoom), what a restore starts from (PublishedList), the
 // read model of the live page (RoomView, MemberView, RoomSummary) and the
 // errors both sides branch on (ErrRedisReset, ErrUnknownRoom).
 //

@@ -51,10 +51,10 @@ type StepFunc func(st *RoomState) (StableUpdate, bool, error)
 // Step calls f(st).
 func (f StepFunc) Step(st *RoomState) (StableUpdate, bool, error) { return f(st) }
 
-// StableSeed is a room's last published stable list, used to restore the
+// PublishedList is a room's last published stable list, used to restore the
 // stable state after Redis lost it, so seq keeps growing and tiles keep
 // their slots.
-type StableSeed struct {
+type PublishedList struct {
 	Room string
 	Seq  int64
 	List []string

@@ -424,10 +424,10 @@ func TestRolledBackDetected(t *testing.T) {
 	}
 	// The rebuild seeds the stable lists from the last outputs: the older
 	// seq (1) is raised to the published one (2); a newer one is kept.
-	if n, err := s.RestoreStable(ctx, []ranking.StableSeed{{Room: "r1", Seq: 2, List: []string{"a", "b", "c"}}}); err != nil || n != 1 {
+	if n, err := s.RestoreStable(ctx, []ranking.PublishedList{{Room: "r1", Seq: 2, List: []string{"a", "b", "c"}}}); err != nil || n != 1 {
 		t.Fatalf("restore over an older seq: %d %v", n, err)
 	}
-	if n, err := s.RestoreStable(ctx, []ranking.StableSeed{{Room: "r1", Seq: 1, List: []string{"a"}}}); err != nil || n != 0 {
+	if n, err := s.RestoreStable(ctx, []ranking.PublishedList{{Room: "r1", Seq: 1, List: []string{"a"}}}); err != nil || n != 0 {
 		t.Fatalf("restore over a newer seq: %d %v", n, err)
 	}
 	st, err := s.Read(ctx, []string{"r1"})

@@ -69,7 +69,7 @@ func (r *Redis) checkGeneration(c *redis.Cmd) error {
 // RestoreStable seeds the stable lists of rooms that have none or an older
 // seq (see restoreLua), in one
 // pipelined round trip, and returns how many it seeded.
-func (r *Redis) RestoreStable(ctx context.Context, seeds []ranking.StableSeed) (int, error) {
+func (r *Redis) RestoreStable(ctx context.Context, seeds []ranking.PublishedList) (int, error) {
 	if r.cache != nil {
 		r.cache.clear() // recovery: the stable hashes change under the cache
 	}
