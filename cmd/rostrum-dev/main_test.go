@@ -3,33 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, mode); err != nil { // past the umask
-		t.Fatal(err)
-	}
-	return p
-}
-
-// assertNoSecret fails when any of the texts holds the secret.
-func assertNoSecret(t *testing.T, secret string, texts map[string]string) {
-	t.Helper()
-	for name, s := range texts {
-		if strings.Contains(s, secret) {
-			t.Errorf("%s holds the secret %q:\n%s", name, secret, s)
-		}
-	}
-}
 
 // TestHelp: the help lists the developer tools and points to rostrum for
 // the rest; an unknown command, or none, is an error with the usage.

@@ -42,7 +42,7 @@ func TestBenchSecureServers(t *testing.T) {
 		t.Fatalf("report: %v\n%s", err, stdout.String())
 	}
 	for _, pw := range []string{redisPW, kafkaPW} {
-		assertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
+		testenv.AssertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
 	}
 }
 
@@ -52,7 +52,7 @@ func TestBenchSecureServers(t *testing.T) {
 // without the password.
 func TestBenchSentinelFlagsRefused(t *testing.T) {
 	sentinel := []string{"--redis-sentinel-master", "mymaster", "--redis-sentinels", "127.0.0.1:1,127.0.0.2:2"}
-	pass := writeFile(t, "sentinel-pass", "s3cret-sentinel\n", 0o600)
+	pass := testenv.WriteFile(t, "sentinel-pass", "s3cret-sentinel\n", 0o600)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -77,8 +77,8 @@ func TestBenchThroughSentinel(t *testing.T) {
 	s := testenv.StartRedisSentinel(t, testenv.WithSentinelAuth("watcher", "sentinel-secret"),
 		testenv.WithNodeOptions(testenv.WithACLUser("rostrum", "node-secret")))
 	via := []string{"--redis-sentinel-master", s.Name, "--redis-sentinels", strings.Join(s.SentinelAddrs, ","),
-		"--redis-sentinel-user", "watcher", "--redis-sentinel-password-file", writeFile(t, "sentinel-pass", "sentinel-secret\n", 0o600),
-		"--redis-user", "rostrum", "--redis-password-file", writeFile(t, "redis-pass", "node-secret\n", 0o600)}
+		"--redis-sentinel-user", "watcher", "--redis-sentinel-password-file", testenv.WriteFile(t, "sentinel-pass", "sentinel-secret\n", 0o600),
+		"--redis-user", "rostrum", "--redis-password-file", testenv.WriteFile(t, "redis-pass", "node-secret\n", 0o600)}
 	ctx := context.Background()
 	var out, stderr bytes.Buffer
 	err := cmdBench(ctx, append([]string{"--events", "2000", "--rooms", "20", "--members", "10", "--modes", "rostrum",

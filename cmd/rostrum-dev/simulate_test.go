@@ -50,7 +50,7 @@ func TestSimulateToGateway(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	t.Cleanup(gw.Close)
-	tokens := writeFile(t, "tokens", "# sim\nsim-0123456789abcd\nnext-0123456789abcd\n", 0o600)
+	tokens := testenv.WriteFile(t, "tokens", "# sim\nsim-0123456789abcd\nnext-0123456789abcd\n", 0o600)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -86,11 +86,11 @@ func TestSimulateToGateway(t *testing.T) {
 // TestSimulateFlags: simulate reads no config file, and a token file
 // without a token is refused.
 func TestSimulateFlags(t *testing.T) {
-	cfg := writeFile(t, "rostrum.yaml", "env: prod\n", 0o600)
+	cfg := testenv.WriteFile(t, "rostrum.yaml", "env: prod\n", 0o600)
 	if err := Main(context.Background(), []string{"simulate", "--config", cfg}, io.Discard, io.Discard); err == nil {
 		t.Error("simulate accepted a config file")
 	}
-	empty := writeFile(t, "tokens", "# none yet\n", 0o600)
+	empty := testenv.WriteFile(t, "tokens", "# none yet\n", 0o600)
 	err := Main(context.Background(), []string{"simulate", "--gateway", "http://127.0.0.1:1", "--gateway-token-file", empty}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "holds no token") {
 		t.Errorf("empty token file: %v", err)

@@ -50,7 +50,7 @@ func TestCheckPasses(t *testing.T) {
 	k := testenv.StartKafka(t)
 	createTopics(t, k, "test")
 	r := testenv.StartRedis(t)
-	cfg := writeFile(t, "rostrum.yaml", "boards:\n  - {name: gifts-day, events: [gift], member: user_id, kind: periodic, period: day}\n", 0o600)
+	cfg := testenv.WriteFile(t, "rostrum.yaml", "boards:\n  - {name: gifts-day, events: [gift], member: user_id, kind: periodic, period: day}\n", 0o600)
 	out, code := check(t, "--brokers", k.Seeds[0], "--redis", r.Addr, "--env", "test", "--config", cfg)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)

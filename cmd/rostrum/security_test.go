@@ -21,31 +21,9 @@ import (
 	"github.com/rostrumhq/rostrum/sink"
 )
 
-func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, mode); err != nil { // past the umask
-		t.Fatal(err)
-	}
-	return p
-}
-
-// assertNoSecret fails when any of the texts holds the secret.
-func assertNoSecret(t *testing.T, secret string, texts map[string]string) {
-	t.Helper()
-	for name, s := range texts {
-		if strings.Contains(s, secret) {
-			t.Errorf("%s holds the secret %q:\n%s", name, secret, s)
-		}
-	}
-}
-
 func TestSecurityConfigSources(t *testing.T) {
-	pwFile := writeFile(t, "kafka.pw", "from-file\n", 0o600)
-	cfg := writeFile(t, "rostrum.yaml", `redis-user: app
+	pwFile := testenv.WriteFile(t, "kafka.pw", "from-file\n", 0o600)
+	cfg := testenv.WriteFile(t, "rostrum.yaml", `redis-user: app
 redis-password: "0x1F"
 redis-tls-insecure-skip-verify: true
 kafka-sasl: SCRAM-SHA-512
@@ -82,7 +60,7 @@ kafka-password-file: `+pwFile+"\n", 0o600)
 	}
 
 	// An unquoted password YAML reads as a number would change its text.
-	bad := writeFile(t, "bad.yaml", "redis-password: 0x1F\n", 0o600)
+	bad := testenv.WriteFile(t, "bad.yaml", "redis-password: 0x1F\n", 0o600)
 	if _, err := parseRun(t, "--config", bad); err == nil || !strings.Contains(err.Error(), "redis-password must be a quoted YAML string") {
 		t.Errorf("unquoted password: %v", err)
 	}
@@ -92,8 +70,8 @@ kafka-password-file: `+pwFile+"\n", 0o600)
 // a YAML list in the config file rides in the OAUTHBEARER message as the
 // flag's value does (package cli tests the flag).
 func TestSASLOAuthExtensionsFromConfig(t *testing.T) {
-	path := writeFile(t, "token", "opaque-token", 0o600)
-	cfg := writeFile(t, "rostrum.yaml", "kafka-sasl: oauthbearer\nkafka-oauth-token-file: "+path+
+	path := testenv.WriteFile(t, "token", "opaque-token", 0o600)
+	cfg := testenv.WriteFile(t, "rostrum.yaml", "kafka-sasl: oauthbearer\nkafka-oauth-token-file: "+path+
 		"\nkafka-oauth-extensions: [logicalCluster=lkc-ab12, identityPoolId=pool-Ab1]\n", 0o600)
 	f, err := parseRun(t, "--config", cfg)
 	if err != nil {
@@ -108,9 +86,9 @@ func TestSASLOAuthExtensionsFromConfig(t *testing.T) {
 func TestSecurityErrorsNameTheField(t *testing.T) {
 	const pw = "Pa55-known-secret"
 	dir := t.TempDir()
-	notPEM := writeFile(t, "ca.pem", "not a certificate", 0o600)
-	empty := writeFile(t, "empty.pw", "\n", 0o600)
-	pwFile := writeFile(t, "pw", pw, 0o600)
+	notPEM := testenv.WriteFile(t, "ca.pem", "not a certificate", 0o600)
+	empty := testenv.WriteFile(t, "empty.pw", "\n", 0o600)
+	pwFile := testenv.WriteFile(t, "pw", pw, 0o600)
 	certs := testenv.NewCerts(t)
 	cases := []struct {
 		field string
@@ -139,7 +117,7 @@ func TestSecurityErrorsNameTheField(t *testing.T) {
 			t.Errorf("%v: error %v does not name %s", c.args, err, c.field)
 			continue
 		}
-		assertNoSecret(t, pw, map[string]string{"error": err.Error(), "stderr": stderr.String()})
+		testenv.AssertNoSecret(t, pw, map[string]string{"error": err.Error(), "stderr": stderr.String()})
 	}
 	// The embedded servers of the demo take no credentials.
 	for _, args := range [][]string{{"--kafka-sasl", "plain", "--kafka-user", "u", "--kafka-password", pw}, {"--redis-password", pw}} {
@@ -165,7 +143,7 @@ func TestConfigFileModeWarning(t *testing.T) {
 		{0o600, `redis-password: "` + pw + `"` + "\n", false},
 		{0o644, "top-n: 5\n", false}, // no secret in it
 	} {
-		cfg := writeFile(t, "rostrum.yaml", c.content, c.mode)
+		cfg := testenv.WriteFile(t, "rostrum.yaml", c.content, c.mode)
 		var stdout, stderr testenv.LockedBuffer
 		err := Main(context.Background(), []string{"run", "--config", cfg, "--redis", "127.0.0.1:1", "--wal-dir", t.TempDir(), "--log-level", "debug"}, &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), "redis 127.0.0.1:1 unreachable") {
@@ -178,7 +156,7 @@ func TestConfigFileModeWarning(t *testing.T) {
 		if c.warn && !strings.Contains(stderr.String(), `"level":"warn"`) {
 			t.Errorf("warning not logged at warn level:\n%s", stderr.String())
 		}
-		assertNoSecret(t, pw, map[string]string{"error": err.Error(), "stderr": stderr.String(), "stdout": stdout.String()})
+		testenv.AssertNoSecret(t, pw, map[string]string{"error": err.Error(), "stderr": stderr.String(), "stdout": stdout.String()})
 	}
 }
 
@@ -212,12 +190,12 @@ func startSecure(t *testing.T) *secureServers {
 		testenv.WithSASL("SCRAM-SHA-256", "rostrum-256", s.kafkaPW["scram-sha-256"]),
 		testenv.WithSASL("PLAIN", "rostrum-plain", s.kafkaPW["plain"]))
 	createTopics(t, s.kafka, "test")
-	s.redisPWF = writeFile(t, "redis.pw", s.redisPW+"\n", 0o600)
+	s.redisPWF = testenv.WriteFile(t, "redis.pw", s.redisPW+"\n", 0o600)
 	s.kafkaPWF = map[string]string{}
 	for m, pw := range s.kafkaPW {
-		s.kafkaPWF[m] = writeFile(t, m+".pw", pw, 0o600)
+		s.kafkaPWF[m] = testenv.WriteFile(t, m+".pw", pw, 0o600)
 	}
-	s.configPath = writeFile(t, "rostrum.yaml", fmt.Sprintf(`brokers: %s
+	s.configPath = testenv.WriteFile(t, "rostrum.yaml", fmt.Sprintf(`brokers: %s
 redis: %s
 env: test
 http: ""
@@ -285,7 +263,7 @@ func TestRunSecureEndToEnd(t *testing.T) {
 		t.Errorf("no consuming line in the log:\n%s", stderr.String())
 	}
 	for _, pw := range s.secrets() {
-		assertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
+		testenv.AssertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
 	}
 }
 
@@ -329,8 +307,8 @@ func TestRunSecureRedisCluster(t *testing.T) {
 	kafka := testenv.StartKafka(t,
 		testenv.WithKafkaTLS(certs, true), testenv.WithSASL("SCRAM-SHA-256", "rostrum-256", kafkaPW))
 	createTopics(t, kafka, "test")
-	redisPWF := writeFile(t, "redis.pw", redisPW+"\n", 0o600)
-	kafkaPWF := writeFile(t, "kafka.pw", kafkaPW, 0o600)
+	redisPWF := testenv.WriteFile(t, "redis.pw", redisPW+"\n", 0o600)
+	kafkaPWF := testenv.WriteFile(t, "kafka.pw", kafkaPW, 0o600)
 
 	// Room ids whose hash tags fall in the slots of all three masters (as
 	// checked below): CRC16 and redis-cli's even split make that fixed.
@@ -383,7 +361,7 @@ func TestRunSecureRedisCluster(t *testing.T) {
 		t.Errorf("the rankings are on masters %v; want all of %v", masters, cluster.Addrs)
 	}
 	for _, pw := range []string{redisPW, kafkaPW} {
-		assertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
+		testenv.AssertNoSecret(t, pw, map[string]string{"stderr": stderr.String(), "stdout": stdout.String()})
 	}
 }
 
@@ -486,7 +464,7 @@ func TestRunEachSASLMechanism(t *testing.T) {
 func TestRunWrongPasswordFailsClearly(t *testing.T) {
 	s := startSecure(t)
 	const wrong = "wrong-known-secret-0815"
-	wrongFile := writeFile(t, "wrong.pw", wrong, 0o600)
+	wrongFile := testenv.WriteFile(t, "wrong.pw", wrong, 0o600)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -513,7 +491,7 @@ func TestRunWrongPasswordFailsClearly(t *testing.T) {
 				}
 			}
 			for _, pw := range append(s.secrets(), wrong) {
-				assertNoSecret(t, pw, map[string]string{"error": err.Error(), "stderr": stderr.String(), "stdout": stdout.String()})
+				testenv.AssertNoSecret(t, pw, map[string]string{"error": err.Error(), "stderr": stderr.String(), "stdout": stdout.String()})
 			}
 		})
 	}

@@ -30,8 +30,8 @@ import (
 func TestSentinelFlagsRefused(t *testing.T) {
 	const exclusive = "--redis and --redis-sentinel-master/--redis-sentinels are exclusive"
 	sentinel := []string{"--redis-sentinel-master", "mymaster", "--redis-sentinels", "127.0.0.1:1,127.0.0.1:2"}
-	pass := writeFile(t, "sentinel-pass", "s3cret-sentinel\n", 0o600)
-	cfg := writeFile(t, "rostrum.yaml", "redis: 10.0.0.1:6379\n", 0o600)
+	pass := testenv.WriteFile(t, "sentinel-pass", "s3cret-sentinel\n", 0o600)
+	cfg := testenv.WriteFile(t, "rostrum.yaml", "redis: 10.0.0.1:6379\n", 0o600)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -84,7 +84,7 @@ func TestCheckThroughSentinel(t *testing.T) {
 	createTopics(t, k, "test")
 	s := testenv.StartRedisSentinel(t, testenv.WithSentinelAuth("", "sentinel-secret"))
 	master := s.MasterAddr()
-	pass := writeFile(t, "sentinel-pass", "sentinel-secret\n", 0o600)
+	pass := testenv.WriteFile(t, "sentinel-pass", "sentinel-secret\n", 0o600)
 	args := []string{"--brokers", k.Seeds[0], "--env", "test", "--redis-sentinel-master", s.Name,
 		"--redis-sentinels", strings.Join(s.SentinelAddrs, ","), "--redis-sentinel-password-file", pass}
 	out, code := check(t, args...)
@@ -113,7 +113,7 @@ func TestCheckThroughSentinel(t *testing.T) {
 		t.Fatalf("with one dead Sentinel: exit %d:\n%s", code, out)
 	}
 
-	wrong := writeFile(t, "wrong-pass", "not-the-sentinel-secret\n", 0o600)
+	wrong := testenv.WriteFile(t, "wrong-pass", "not-the-sentinel-secret\n", 0o600)
 	out, code = check(t, append(args[:len(args)-1:len(args)-1], wrong)...)
 	if code != exitRedis {
 		t.Fatalf("wrong Sentinel password: exit %d, want %d:\n%s", code, exitRedis, out)
@@ -148,7 +148,7 @@ func TestRunThroughSentinelFailovers(t *testing.T) {
 	tc := trace.DefaultConfig(21)
 	tc.Records = 12000
 	h := chaos.New(t, nil, trace.Generate(tc), nil, processor.StabilityHysteresis)
-	pass := writeFile(t, "sentinel-pass", "sentinel-secret\n", 0o600)
+	pass := testenv.WriteFile(t, "sentinel-pass", "sentinel-secret\n", 0o600)
 
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
@@ -284,8 +284,8 @@ func TestWALReplayThroughSentinel(t *testing.T) {
 	s := testenv.StartRedisSentinel(t, testenv.WithSentinelAuth("watcher", "sentinel-secret"),
 		testenv.WithNodeOptions(testenv.WithACLUser("rostrum", "node-secret")))
 	via := []string{"--redis-sentinel-master", s.Name, "--redis-sentinels", strings.Join(s.SentinelAddrs, ","),
-		"--redis-sentinel-user", "watcher", "--redis-sentinel-password-file", writeFile(t, "sentinel-pass", "sentinel-secret\n", 0o600),
-		"--redis-user", "rostrum", "--redis-password-file", writeFile(t, "redis-pass", "node-secret\n", 0o600)}
+		"--redis-sentinel-user", "watcher", "--redis-sentinel-password-file", testenv.WriteFile(t, "sentinel-pass", "sentinel-secret\n", 0o600),
+		"--redis-user", "rostrum", "--redis-password-file", testenv.WriteFile(t, "redis-pass", "node-secret\n", 0o600)}
 	ctx := context.Background()
 	c := s.Client()
 

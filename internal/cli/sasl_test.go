@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -106,7 +107,7 @@ func TestSASLManagedFlagsNameTheField(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
 	live := jwt("rostrum", time.Now().Add(time.Hour))
-	tokFile := writeFile(t, "token", live+"\n", 0o600)
+	tokFile := testenv.WriteFile(t, "token", live+"\n", 0o600)
 	expired := jwt("rostrum", time.Now().Add(-time.Minute))
 	cases := []struct {
 		name, field string
@@ -119,13 +120,13 @@ func TestSASLManagedFlagsNameTheField(t *testing.T) {
 		{"token file with scram", "--kafka-oauth-token-file", []string{"--kafka-sasl", "scram-sha-256", "--kafka-user", "u", "--kafka-password", "p", "--kafka-oauth-token-file", tokFile}},
 		{"token file with msk", "--kafka-oauth-token-file", []string{"--kafka-sasl", "aws-msk-iam", "--kafka-oauth-token-file", tokFile}},
 		{"user with msk", "--kafka-user", []string{"--kafka-sasl", "aws-msk-iam", "--kafka-user", "u"}},
-		{"password file with msk", "--kafka-password-file", []string{"--kafka-sasl", "aws-msk-iam", "--kafka-password-file", writeFile(t, "pw", "p", 0o600)}},
+		{"password file with msk", "--kafka-password-file", []string{"--kafka-sasl", "aws-msk-iam", "--kafka-password-file", testenv.WriteFile(t, "pw", "p", 0o600)}},
 		{"missing token file", "--kafka-oauth-token-file", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", filepath.Join(t.TempDir(), "missing")}},
-		{"empty token file", "--kafka-oauth-token-file", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", writeFile(t, "empty", "\n", 0o600)}},
-		{"two lines", "--kafka-oauth-token-file", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", writeFile(t, "two", live+"\n"+live+"\n", 0o600)}},
-		{"JSON response", "write only its access_token", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", writeFile(t, "json", `{"access_token":"`+live+`"}`, 0o600)}},
-		{"expired JWT", "expired at", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", writeFile(t, "expired", expired, 0o600)}},
-		{"too large", "--kafka-oauth-token-file", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", writeFile(t, "large", strings.Repeat("a", maxTokenBytes+1), 0o600)}},
+		{"empty token file", "--kafka-oauth-token-file", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", testenv.WriteFile(t, "empty", "\n", 0o600)}},
+		{"two lines", "--kafka-oauth-token-file", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", testenv.WriteFile(t, "two", live+"\n"+live+"\n", 0o600)}},
+		{"JSON response", "write only its access_token", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", testenv.WriteFile(t, "json", `{"access_token":"`+live+`"}`, 0o600)}},
+		{"expired JWT", "expired at", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", testenv.WriteFile(t, "expired", expired, 0o600)}},
+		{"too large", "--kafka-oauth-token-file", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", testenv.WriteFile(t, "large", strings.Repeat("a", maxTokenBytes+1), 0o600)}},
 		{"extensions alone", "--kafka-oauth-extensions", []string{"--kafka-oauth-extensions", "logicalCluster=lkc-1"}},
 		{"extensions with msk", "--kafka-oauth-extensions", []string{"--kafka-sasl", "aws-msk-iam", "--kafka-oauth-extensions", "logicalCluster=lkc-1"}},
 		{"extension not key=value", "--kafka-oauth-extensions", []string{"--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", tokFile, "--kafka-oauth-extensions", "lkc-1"}},
@@ -141,8 +142,8 @@ func TestSASLManagedFlagsNameTheField(t *testing.T) {
 				t.Fatalf("error %v does not name %s", err, c.field)
 			}
 			warnings := strings.Join(s.Warnings, "\n")
-			assertNoSecret(t, live, map[string]string{"error": err.Error(), "warnings": warnings})
-			assertNoSecret(t, expired, map[string]string{"error": err.Error(), "warnings": warnings})
+			testenv.AssertNoSecret(t, live, map[string]string{"error": err.Error(), "warnings": warnings})
+			testenv.AssertNoSecret(t, expired, map[string]string{"error": err.Error(), "warnings": warnings})
 		})
 	}
 }
@@ -154,7 +155,7 @@ func TestSASLManagedFlagsNameTheField(t *testing.T) {
 // of reusing the token read before.
 func TestSASLOAuthBearerReadsTheFileAtEachAuthentication(t *testing.T) {
 	first, second := jwt("rostrum", time.Now().Add(time.Hour)), jwt("rostrum", time.Now().Add(2*time.Hour))
-	path := writeFile(t, "token", first+"\n", 0o644)
+	path := testenv.WriteFile(t, "token", first+"\n", 0o644)
 	s, err := saslFlags(t, "--kafka-sasl", "OAUTHBEARER", "--kafka-oauth-token-file", path, "--kafka-tls")
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func TestSASLOAuthBearerReadsTheFileAtEachAuthentication(t *testing.T) {
 // in the message after the token, keys sorted (RFC 7628 §3.1). (As a YAML
 // list in the config file: cmd/rostrum's TestSASLOAuthExtensionsFromConfig.)
 func TestSASLOAuthBearerExtensions(t *testing.T) {
-	path := writeFile(t, "token", "opaque-token", 0o600)
+	path := testenv.WriteFile(t, "token", "opaque-token", 0o600)
 	want := "n,,\x01auth=Bearer opaque-token\x01identityPoolId=pool-Ab1\x01logicalCluster=lkc-ab12\x01\x01"
 	s, err := saslFlags(t, "--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", path,
 		"--kafka-oauth-extensions", "logicalCluster=lkc-ab12, identityPoolId=pool-Ab1")
@@ -232,7 +233,7 @@ func TestSASLOAuthBearerExtensions(t *testing.T) {
 
 // TestSASLOAuthBearerWarnsWithoutTLS checks the clear-text warning.
 func TestSASLOAuthBearerWarnsWithoutTLS(t *testing.T) {
-	s, err := saslFlags(t, "--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", writeFile(t, "token", "opaque", 0o600))
+	s, err := saslFlags(t, "--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", testenv.WriteFile(t, "token", "opaque", 0o600))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestSASLOAuthBearerReauthenticationRereadsTheFile(t *testing.T) {
 	t.Cleanup(c.Close)
 
 	tokens := []string{jwt("rostrum", time.Now().Add(time.Hour)), jwt("rostrum", time.Now().Add(2*time.Hour)), jwt("rostrum", time.Now().Add(3*time.Hour))}
-	path := writeFile(t, "token", tokens[0], 0o600)
+	path := testenv.WriteFile(t, "token", tokens[0], 0o600)
 	s, err := saslFlags(t, "--kafka-sasl", "oauthbearer", "--kafka-oauth-token-file", path)
 	if err != nil {
 		t.Fatal(err)
@@ -613,7 +614,7 @@ aws_secret_access_key = `+secret+`
 		t.Cleanup(sts.Close)
 		t.Setenv("AWS_REGION", "eu-west-1")
 		t.Setenv("AWS_ROLE_ARN", role)
-		t.Setenv("AWS_WEB_IDENTITY_TOKEN_FILE", writeFile(t, "web-identity-token", idToken, 0o600))
+		t.Setenv("AWS_WEB_IDENTITY_TOKEN_FILE", testenv.WriteFile(t, "web-identity-token", idToken, 0o600))
 		t.Setenv("AWS_ENDPOINT_URL_STS", sts.URL)
 		s, err := saslFlags(t, "--kafka-sasl", "aws-msk-iam")
 		if err != nil {
@@ -652,27 +653,5 @@ func writeAt(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, mode); err != nil { // past the umask
-		t.Fatal(err)
-	}
-	return p
-}
-
-// assertNoSecret fails when any of the texts holds the secret.
-func assertNoSecret(t *testing.T, secret string, texts map[string]string) {
-	t.Helper()
-	for name, s := range texts {
-		if strings.Contains(s, secret) {
-			t.Errorf("%s holds the secret %q:\n%s", name, secret, s)
-		}
 	}
 }
