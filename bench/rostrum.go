@@ -29,7 +29,7 @@ const modeRate = "rostrum@rate"
 // without the HTTP server and the lag watcher.
 type pipeline struct {
 	p      *processor.Processor
-	store  *sink.Redis
+	store  *sink.Store
 	rc     redis.UniversalClient
 	hook   *roundTrips
 	stages *stages

@@ -18,7 +18,7 @@ import (
 // ackRecorder is the Redis sink, recording the acknowledgements each apply
 // carries and the rooms it applies.
 type ackRecorder struct {
-	*sink.Redis
+	*sink.Store
 	mu    sync.Mutex
 	calls []ackCall
 }
@@ -40,12 +40,12 @@ func (r *ackRecorder) record(rooms []ranking.RoomUpdate, acks []ranking.Ack) {
 
 func (r *ackRecorder) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
 	r.record(rooms, acks)
-	return r.Redis.Apply(ctx, rooms, acks)
+	return r.Store.Apply(ctx, rooms, acks)
 }
 
 func (r *ackRecorder) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) ([]ranking.RoomState, []ranking.Merged, error) {
 	r.record(rooms, acks)
-	return r.Redis.ApplyMerge(ctx, rooms, acks, merge)
+	return r.Store.ApplyMerge(ctx, rooms, acks, merge)
 }
 
 // TestAcksRideInTheRoomsNextApply: with a long AckDelay, the acknowledgement
@@ -65,7 +65,7 @@ func TestAcksRideInTheRoomsNextApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &ackRecorder{Redis: s}
+	rec := &ackRecorder{Store: s}
 	log, err := wal.Open(t.TempDir(), wal.Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -185,7 +185,7 @@ func (b *batch) overlap(ctx context.Context) {
 // resolve applies the rooms to Redis, merges their stable lists and stores
 // the changed ones, re-reading rooms whose seq another processor moved. The
 // sink takes the stable step of the rooms it can within the apply's round
-// trip (sink.Redis.ApplyMerge); merge does the rest.
+// trip (sink.Store.ApplyMerge); merge does the rest.
 func (b *batch) resolve(ctx context.Context) error {
 	p := b.p
 	b.outputs, b.acks, b.stored = b.outputs[:0], b.acks[:0], 0

@@ -18,7 +18,7 @@
 //     MaxRoomsPerApply rooms), each room in one script guarded by its
 //     per-partition watermarks; a room whose member states and stable hash
 //     the sink's state cache holds takes its stable step inside that script
-//     (sink.Redis.ApplyMerge) and is done;
+//     (sink.Store.ApplyMerge) and is done;
 //  5. merge every other touched room's raw top-N into its stable list (the
 //     hysteresis by default, or seed 003's merge; see stable.go) and store
 //     the lists and hysteresis states that changed (a second round trip,

@@ -21,7 +21,7 @@ import (
 // countingStore records the largest number of rooms in one Apply round
 // trip and how many round trips there were.
 type countingStore struct {
-	*sink.Redis
+	*sink.Store
 	applies, maxRooms atomic.Int64
 }
 
@@ -30,7 +30,7 @@ func (c *countingStore) Apply(ctx context.Context, rooms []ranking.RoomUpdate, a
 	if n := int64(len(rooms)); n > c.maxRooms.Load() {
 		c.maxRooms.Store(n)
 	}
-	return c.Redis.Apply(ctx, rooms, acks)
+	return c.Store.Apply(ctx, rooms, acks)
 }
 
 // TestHardeningLimits sends records that break each input limit through the
@@ -84,7 +84,7 @@ func TestHardeningLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &countingStore{Redis: redisStore}
+	store := &countingStore{Store: redisStore}
 	log, err := wal.Open(t.TempDir(), wal.Config{Sync: wal.SyncNone})
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 // heldStore holds the first meeting apply until release is closed, and
 // records whether two applies ever ran at once.
 type heldStore struct {
-	*sink.Redis
+	*sink.Store
 	log     *countingLog
 	entered chan struct{} // closed when the first apply begins
 	release chan struct{} // the first apply waits for it
@@ -48,14 +48,14 @@ func (s *heldStore) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks 
 	if len(rooms) > 0 {
 		defer s.gate()()
 	}
-	return s.Redis.Apply(ctx, rooms, acks)
+	return s.Store.Apply(ctx, rooms, acks)
 }
 
 func (s *heldStore) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) ([]ranking.RoomState, []ranking.Merged, error) {
 	if len(rooms) > 0 {
 		defer s.gate()()
 	}
-	return s.Redis.ApplyMerge(ctx, rooms, acks, merge)
+	return s.Store.ApplyMerge(ctx, rooms, acks, merge)
 }
 
 // countingLog signals appended after every WAL append.
@@ -103,7 +103,7 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 	}
 	defer wl.Close()
 	log := &countingLog{Log: wl, appended: make(chan struct{}, 1)}
-	store := &heldStore{Redis: rs, log: log, entered: make(chan struct{}), release: make(chan struct{})}
+	store := &heldStore{Store: rs, log: log, entered: make(chan struct{}), release: make(chan struct{})}
 	p, err := processor.New(ctx, processor.Config{Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 500, PipelineBatches: true,
 		DueInterval: 30 * time.Second, GenerationCheckEvery: 30 * time.Second,
 		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute}}, store, log)

@@ -8,7 +8,7 @@ import (
 	"github.com/rostrumhq/rostrum/wal"
 )
 
-// Store is the ranking state the processor writes; sink.Redis implements it.
+// Store is the ranking state the processor writes; sink.Store implements it.
 type Store interface {
 	// Apply applies the rooms' updates under their watermarks, clears the
 	// acknowledged pending outputs, and returns each room's state, in order.
@@ -44,7 +44,7 @@ type Store interface {
 }
 
 // mergingStore is a Store that can take rooms' stable step within the
-// apply (sink.Redis.ApplyMerge): it calls merge with a room's state as the
+// apply (sink.Store.ApplyMerge): it calls merge with a room's state as the
 // apply leaves it and stores the update in the same script, so those rooms
 // need no StoreStable round trip.
 type mergingStore interface {

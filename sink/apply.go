@@ -32,7 +32,7 @@ import (
 // or a call run again after NOSCRIPT) would return a room with no stable
 // list and seq 0, whose next list would be stored and published as seq 1
 // again before the rebuild seeded the seqs from the output topic.
-func (r *Redis) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
+func (r *Store) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack) ([]ranking.RoomState, error) {
 	states, _, err := r.ApplyMerge(ctx, rooms, acks, nil)
 	return states, err
 }
@@ -42,7 +42,7 @@ func (r *Redis) Apply(ctx context.Context, rooms []ranking.RoomUpdate, acks []ra
 // and their updates stored by the apply's own script: one round trip and
 // one script per room instead of two. merged[i].Done tells which rooms.
 // A merged update's Due is entered in the due set in the same round trip.
-func (r *Redis) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) (states []ranking.RoomState, merged []ranking.Merged, err error) {
+func (r *Store) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) (states []ranking.RoomState, merged []ranking.Merged, err error) {
 	var plans []*fastPlan
 	if r.cache != nil {
 		if plans, acks, err = r.plan(rooms, acks, merge); err != nil {
@@ -99,7 +99,7 @@ type applyTrip struct {
 // acks no planned room carries, every room's script (fastLua for the
 // planned ones), the merged rooms' due entries and, last, the generation
 // marker's read. It records the acks sent and the due peek.
-func (r *Redis) firstTrip(ctx context.Context, rooms []ranking.RoomUpdate, plans []*fastPlan, acks []ranking.Ack) (applyTrip, error) {
+func (r *Store) firstTrip(ctx context.Context, rooms []ranking.RoomUpdate, plans []*fastPlan, acks []ranking.Ack) (applyTrip, error) {
 	var t applyTrip
 	var due *redis.ZSliceCmd
 	_, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
@@ -145,7 +145,7 @@ func (r *Redis) firstTrip(ctx context.Context, rooms []ranking.RoomUpdate, plans
 // It returns the rooms whose fastLua was refused (they take the full
 // script in a second round trip) and ErrRedisRolledBack when a room showed
 // that Redis went back in time (the apply still completes).
-func (r *Redis) finishTrip(t applyTrip, rooms []ranking.RoomUpdate, plans []*fastPlan, states []ranking.RoomState, merged []ranking.Merged) (again []int, rolledBack, err error) {
+func (r *Store) finishTrip(t applyTrip, rooms []ranking.RoomUpdate, plans []*fastPlan, states []ranking.RoomState, merged []ranking.Merged) (again []int, rolledBack, err error) {
 	for _, fc := range t.fast {
 		replies, err := fc.replies()
 		if err != nil {
@@ -180,7 +180,7 @@ func (r *Redis) finishTrip(t applyTrip, rooms []ranking.RoomUpdate, plans []*fas
 // applyAgain applies the rooms again (indices into rooms) with the full
 // script, with the acks their fastLua would have run, and returns the
 // generation marker's read after them.
-func (r *Redis) applyAgain(ctx context.Context, rooms []ranking.RoomUpdate, plans []*fastPlan, again []int, states []ranking.RoomState) (*redis.Cmd, error) {
+func (r *Store) applyAgain(ctx context.Context, rooms []ranking.RoomUpdate, plans []*fastPlan, again []int, states []ranking.RoomState) (*redis.Cmd, error) {
 	var gen *redis.Cmd
 	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		var acks []ranking.Ack
@@ -210,7 +210,7 @@ func (r *Redis) applyAgain(ctx context.Context, rooms []ranking.RoomUpdate, plan
 
 // queueAcks queues ackLua for acks on p, up to Config.RoomsPerScript
 // rooms per call.
-func (r *Redis) queueAcks(ctx context.Context, p *redisscript.Pipe, acks []ranking.Ack) {
+func (r *Store) queueAcks(ctx context.Context, p *redisscript.Pipe, acks []ranking.Ack) {
 	per := r.opt.RoomsPerScript
 	keys := make([]string, len(acks))
 	args := make([]any, len(acks))
@@ -225,7 +225,7 @@ func (r *Redis) queueAcks(ctx context.Context, p *redisscript.Pipe, acks []ranki
 
 // resetFailed handles a failed generation check: after a data loss the
 // whole cache is stale; after another failure the rooms' entries are.
-func (r *Redis) resetFailed(rooms []ranking.RoomUpdate, err error) error {
+func (r *Store) resetFailed(rooms []ranking.RoomUpdate, err error) error {
 	if r.cache != nil && errors.Is(err, ranking.ErrRedisReset) {
 		r.cache.clear()
 	} else {
@@ -237,13 +237,13 @@ func (r *Redis) resetFailed(rooms []ranking.RoomUpdate, err error) error {
 // readGeneration queues the read of the generation marker in p. Queued
 // after the room scripts of a round trip, it reads the data set they ran on,
 // or a later one; redisscript runs it again after any call it runs again.
-func (r *Redis) readGeneration(ctx context.Context, p *redisscript.Pipe) *redis.Cmd {
+func (r *Store) readGeneration(ctx context.Context, p *redisscript.Pipe) *redis.Cmd {
 	return p.RunCheck(ctx, generationLua, []string{generationKey(r.opt.Env)})
 }
 
 // forget drops rooms from the state cache after a failed apply: what Redis
 // holds for them is not known.
-func (r *Redis) forget(rooms []ranking.RoomUpdate) {
+func (r *Store) forget(rooms []ranking.RoomUpdate) {
 	if r.cache == nil {
 		return
 	}
@@ -255,7 +255,7 @@ func (r *Redis) forget(rooms []ranking.RoomUpdate) {
 }
 
 // finishFull reads applyLua's reply into st and refills the cache from it.
-func (r *Redis) finishFull(c *redis.Cmd, room string, st *ranking.RoomState) error {
+func (r *Store) finishFull(c *redis.Cmd, room string, st *ranking.RoomState) error {
 	token, pairs, err := parseRoomState(c, room, st)
 	if err != nil {
 		return err
@@ -272,7 +272,7 @@ func (r *Redis) finishFull(c *redis.Cmd, room string, st *ranking.RoomState) err
 }
 
 // Read returns the rooms' stable and raw top lists without changing them.
-func (r *Redis) Read(ctx context.Context, rooms []string) ([]ranking.RoomState, error) {
+func (r *Store) Read(ctx context.Context, rooms []string) ([]ranking.RoomState, error) {
 	ups := make([]ranking.RoomUpdate, len(rooms))
 	for i, room := range rooms {
 		ups[i].Room = room
@@ -285,7 +285,7 @@ func (r *Redis) Read(ctx context.Context, rooms []string) ([]ranking.RoomState, 
 // raised a watermark past older batches that still need applying). Member
 // registers merge idempotently, so re-applying is harmless for the meeting
 // ranking. Watermarks only ever rise.
-func (r *Redis) Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error {
+func (r *Store) Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error {
 	r.forget(rooms)
 	_, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(rooms))
@@ -297,7 +297,7 @@ func (r *Redis) Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error {
 	return err
 }
 
-func (r *Redis) applyRoom(ctx context.Context, p *redisscript.Pipe, u *ranking.RoomUpdate, force bool) *redis.Cmd {
+func (r *Store) applyRoom(ctx context.Context, p *redisscript.Pipe, u *ranking.RoomUpdate, force bool) *redis.Cmd {
 	k := RoomKeys(r.opt.Env, u.Room)
 	n := len(r.args) + 4
 	for _, part := range u.Parts {

@@ -345,7 +345,7 @@ type CacheStats struct {
 
 // CacheStats returns the state cache's counters; all zero when the cache
 // is disabled.
-func (r *Redis) CacheStats() CacheStats {
+func (r *Store) CacheStats() CacheStats {
 	c := r.cache
 	if c == nil {
 		return CacheStats{}

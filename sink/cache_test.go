@@ -50,7 +50,7 @@ func testStateCache(t *testing.T, maxMembers, users int, otherRules *codec.Meeti
 	ca := testenv.StartRedis(t).Client()
 	cb := testenv.StartRedis(t).Client()
 	opts := sink.Config{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 3, RoomTTL: time.Hour, MaxMembers: maxMembers}
-	mk := func(c redis.UniversalClient, cache int, m *codec.Meeting) *sink.Redis {
+	mk := func(c redis.UniversalClient, cache int, m *codec.Meeting) *sink.Store {
 		o := opts
 		o.CacheMembers = cache
 		o.Meeting = m

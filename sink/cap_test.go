@@ -62,7 +62,7 @@ func TestMembersCap(t *testing.T) {
 }
 
 // applyAt applies events as one part of partition 0 ending at offset.
-func applyAt(t *testing.T, s *sink.Redis, room string, offset int64, evs ...codec.Event) ranking.RoomState {
+func applyAt(t *testing.T, s *sink.Store, room string, offset int64, evs ...codec.Event) ranking.RoomState {
 	t.Helper()
 	fold := map[string]*ranking.MemberState{}
 	var order []string

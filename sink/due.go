@@ -37,7 +37,7 @@ import (
 // PeekDue returns what the last Apply saw of the due set, and false before
 // any Apply. While batches flow, it spares the timer a round trip of its
 // own to learn that nothing is due yet.
-func (r *Redis) PeekDue() (ranking.DuePeek, bool) {
+func (r *Store) PeekDue() (ranking.DuePeek, bool) {
 	p := r.due.Load()
 	if p == nil {
 		return ranking.DuePeek{}, false
@@ -47,7 +47,7 @@ func (r *Redis) PeekDue() (ranking.DuePeek, bool) {
 
 // DueRooms returns up to max rooms whose deadline is at or before until
 // (Unix ms), earliest first.
-func (r *Redis) DueRooms(ctx context.Context, until int64, max int) ([]ranking.DueRoom, error) {
+func (r *Store) DueRooms(ctx context.Context, until int64, max int) ([]ranking.DueRoom, error) {
 	zs, err := r.c.ZRangeByScoreWithScores(ctx, dueKey(r.opt.Env), &redis.ZRangeBy{
 		Min: "-inf", Max: strconv.FormatInt(until, 10), Count: int64(max),
 	}).Result()
@@ -65,7 +65,7 @@ func (r *Redis) DueRooms(ctx context.Context, until int64, max int) ([]ranking.D
 // SettleDue moves the entries of rooms, read at rooms[i].At, to next[i]
 // (0: removes them), each only if it is still at the time read (settleLua);
 // one pipelined round trip.
-func (r *Redis) SettleDue(ctx context.Context, rooms []ranking.DueRoom, next []int64) error {
+func (r *Store) SettleDue(ctx context.Context, rooms []ranking.DueRoom, next []int64) error {
 	key := []string{dueKey(r.opt.Env)}
 	_, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(rooms))
@@ -79,7 +79,7 @@ func (r *Redis) SettleDue(ctx context.Context, rooms []ranking.DueRoom, next []i
 
 // DueStates returns the stored hysteresis states of rooms ("" for none),
 // one pipelined round trip.
-func (r *Redis) DueStates(ctx context.Context, rooms []string) ([]string, error) {
+func (r *Store) DueStates(ctx context.Context, rooms []string) ([]string, error) {
 	p := r.c.Pipeline()
 	cmds := make([]*redis.StringCmd, len(rooms))
 	for i, room := range rooms {
@@ -97,7 +97,7 @@ func (r *Redis) DueStates(ctx context.Context, rooms []string) ([]string, error)
 
 // ArmDue enters the rooms at their deadlines in the due set, moving existing
 // entries only earlier (ZADD LT); one round trip.
-func (r *Redis) ArmDue(ctx context.Context, rooms []ranking.DueRoom) error {
+func (r *Store) ArmDue(ctx context.Context, rooms []ranking.DueRoom) error {
 	if len(rooms) == 0 {
 		return nil
 	}

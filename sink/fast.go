@@ -173,7 +173,7 @@ func (a *arena) reserve(u *ranking.RoomUpdate) {
 // failed apply are dropped. The acks of planned rooms move into their
 // fastLua; the rest are returned. With merge, rooms whose stable hash the
 // cache knows are merged too.
-func (r *Redis) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) ([]*fastPlan, []ranking.Ack, error) {
+func (r *Store) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) ([]*fastPlan, []ranking.Ack, error) {
 	plans := make([]*fastPlan, len(rooms))
 	c := r.cache
 	var ar arena
@@ -215,7 +215,7 @@ func (r *Redis) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranki
 // applyLua would merge them into the stored ones (roomDelta), moves the
 // entry to the apply's states, takes the stable step when it can
 // (planMerge) and encodes fastLua's arguments (fastArgs).
-func (r *Redis) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack, ar *arena, merge ranking.StableStep) (*fastPlan, error) {
+func (r *Store) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack, ar *arena, merge ranking.StableStep) (*fastPlan, error) {
 	c := r.cache
 	pl := ar.plan()
 	pl.room, pl.expect, pl.ack = cr, cr.token, ack
@@ -287,7 +287,7 @@ func (c *stateCache) foldUpdates(u *ranking.RoomUpdate, ar *arena) error {
 // as applyLua does: new users are admitted up to the members cap in order
 // of first appearance, and only changed states are kept, in upd's array,
 // each with its score. The cached room is not changed.
-func (r *Redis) roomDelta(cr *cachedRoom, room string, upd []change) (roomChange, error) {
+func (r *Store) roomDelta(cr *cachedRoom, room string, upd []change) (roomChange, error) {
 	d := roomChange{changed: upd[:0], count: len(cr.list)}
 	var buf [ranking.StateSize]byte
 	for _, m := range upd {
@@ -344,7 +344,7 @@ func (c *stateCache) take(cr *cachedRoom, changed []change) {
 // fastArgs encodes the plan's fastLua arguments (see lua/fast.lua) into
 // pl.args, cut from the arena; with merge it takes the stable step first
 // (planMerge). newRanking says that the apply creates the room's ranking.
-func (r *Redis) fastArgs(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar *arena, merge ranking.StableStep, d roomChange, newRanking bool) error {
+func (r *Store) fastArgs(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar *arena, merge ranking.StableStep, d roomChange, newRanking bool) error {
 	bump, topn, ackSeq := "0", r.args[1], any("")
 	if pl.bump {
 		bump = "1"
@@ -399,7 +399,7 @@ func (r *Redis) fastArgs(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar
 // expires, and an idle room expires between 7/8 of the TTL and the TTL
 // after its last write. Between refreshes, only a ranking that the apply
 // creates (Redis deletes an empty sorted set) gets its TTL at once.
-func (r *Redis) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, newRanking bool) int {
+func (r *Store) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, newRanking bool) int {
 	if len(u.Parts) == 0 && pl.update == nil {
 		return ttlNone // a read
 	}
@@ -419,7 +419,7 @@ func (r *Redis) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, new
 // cache, its stable hash is known, and no output of it awaits an ack (the
 // processor must republish that one, and only the script's read has its
 // bytes).
-func (r *Redis) planMerge(a []any, ar *arena, cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, merge ranking.StableStep) ([]any, error) {
+func (r *Store) planMerge(a []any, ar *arena, cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, merge ranking.StableStep) ([]any, error) {
 	cs := &cr.stable
 	pending := cs.pending
 	if pl.ack != nil && pending == pl.ack.Seq {
@@ -456,7 +456,7 @@ func (r *Redis) planMerge(a []any, ar *arena, cr *cachedRoom, u *ranking.RoomUpd
 // fillFromCache sets st's raw top list and the scores of its stable members
 // from the cached room, in st.Top's and st.StableScores's arrays when they
 // have room.
-func (r *Redis) fillFromCache(st *ranking.RoomState, cr *cachedRoom) {
+func (r *Store) fillFromCache(st *ranking.RoomState, cr *cachedRoom) {
 	if cap(st.Top) < r.opt.TopN {
 		st.Top = make([]ranking.Ranked, 0, r.opt.TopN)
 	}
@@ -489,7 +489,7 @@ type fastCall struct {
 // for a room the apply holds twice (planned once, then left to the full
 // script, see plan): its calls run in the order of its updates, so that
 // the later one's watermarks do not skip the earlier one.
-func (r *Redis) queueRooms(ctx context.Context, p *redisscript.Pipe, rooms []ranking.RoomUpdate, plans []*fastPlan) (fast []fastCall, full []*redis.Cmd) {
+func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, rooms []ranking.RoomUpdate, plans []*fastPlan) (fast []fastCall, full []*redis.Cmd) {
 	full = make([]*redis.Cmd, len(rooms))
 	var planned, nargs int
 	for _, pl := range plans {
@@ -555,7 +555,7 @@ func (fc *fastCall) replies() ([][]any, error) {
 // on; nothing was written, the ack included), and ErrRedisRolledBack with
 // false when the room holds an older token of this process than the one it
 // last wrote.
-func (r *Redis) finishFast(vals []any, u *ranking.RoomUpdate, pl *fastPlan, st *ranking.RoomState) (bool, error) {
+func (r *Store) finishFast(vals []any, u *ranking.RoomUpdate, pl *fastPlan, st *ranking.RoomState) (bool, error) {
 	cache := r.cache
 	if len(vals) == 0 {
 		cache.drop(u.Room)

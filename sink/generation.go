@@ -29,7 +29,7 @@ func generationKey(env string) string { return "rostrum:" + env + ":generation" 
 
 // EnsureGeneration returns the current generation marker, creating one if
 // Redis has none.
-func (r *Redis) EnsureGeneration(ctx context.Context) (string, error) {
+func (r *Store) EnsureGeneration(ctx context.Context) (string, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	k := generationKey(r.opt.Env)
@@ -44,14 +44,14 @@ func (r *Redis) EnsureGeneration(ctx context.Context) (string, error) {
 }
 
 // AdoptGeneration makes Apply expect generation g from now on.
-func (r *Redis) AdoptGeneration(g string) {
+func (r *Store) AdoptGeneration(g string) {
 	r.gen.Store(&g)
 }
 
 // checkGeneration compares the marker read in a pipeline (generationLua:
 // "" when missing) with the adopted one. Nothing adopted yet means nothing
 // to compare.
-func (r *Redis) checkGeneration(c *redis.Cmd) error {
+func (r *Store) checkGeneration(c *redis.Cmd) error {
 	want := r.gen.Load()
 	if want == nil {
 		return nil
@@ -69,7 +69,7 @@ func (r *Redis) checkGeneration(c *redis.Cmd) error {
 // RestoreStable seeds the stable lists of rooms that have none or an older
 // seq (see restoreLua), in one
 // pipelined round trip, and returns how many it seeded.
-func (r *Redis) RestoreStable(ctx context.Context, seeds []ranking.PublishedList) (int, error) {
+func (r *Store) RestoreStable(ctx context.Context, seeds []ranking.PublishedList) (int, error) {
 	if r.cache != nil {
 		r.cache.clear() // recovery: the stable hashes change under the cache
 	}

@@ -60,13 +60,13 @@ func TestNoStateFromAnEmptiedRedis(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		// before runs before the Apply; fault runs between its round trips
-		before func(t *testing.T, rdb *testenv.Redis, other *sink.Redis)
+		before func(t *testing.T, rdb *testenv.Redis, other *sink.Store)
 		fault  func(t *testing.T, rdb *testenv.Redis)
 		// members the Apply leaves in the emptied Redis
 		members []string
 	}{
 		{"restart",
-			func(t *testing.T, _ *testenv.Redis, other *sink.Redis) {
+			func(t *testing.T, _ *testenv.Redis, other *sink.Store) {
 				// Another writer moves the room's state token: the next
 				// fast plan of the first sink is refused.
 				if _, err := other.Apply(context.Background(), []ranking.RoomUpdate{join("b", 2)}, nil); err != nil {
@@ -78,7 +78,7 @@ func TestNoStateFromAnEmptiedRedis(t *testing.T) {
 			// after it kept its reply out.
 			[]string{"c"}},
 		{"noscript",
-			func(t *testing.T, rdb *testenv.Redis, _ *sink.Redis) {
+			func(t *testing.T, rdb *testenv.Redis, _ *sink.Store) {
 				if err := rdb.Client().ScriptFlush(context.Background()).Err(); err != nil {
 					t.Fatal(err)
 				}

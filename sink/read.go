@@ -25,7 +25,7 @@ import (
 //
 // It returns ErrUnknownRoom when the room has no keys. It is safe for
 // concurrent use.
-func (r *Redis) RoomView(ctx context.Context, room string) (ranking.RoomView, error) {
+func (r *Store) RoomView(ctx context.Context, room string) (ranking.RoomView, error) {
 	views, errs := r.RoomViews(ctx, []string{room})
 	return views[0], errs[0]
 }
@@ -35,7 +35,7 @@ func (r *Redis) RoomView(ctx context.Context, room string) (ranking.RoomView, er
 // live page's event streams read every room they show this way, once per
 // interval. views[i] and errs[i] are rooms[i]'s; errs[i] is
 // ErrUnknownRoom for a room with no keys. It is safe for concurrent use.
-func (r *Redis) RoomViews(ctx context.Context, rooms []string) (views []ranking.RoomView, errs []error) {
+func (r *Store) RoomViews(ctx context.Context, rooms []string) (views []ranking.RoomView, errs []error) {
 	views, errs = make([]ranking.RoomView, len(rooms)), make([]error, len(rooms))
 	reads := make([]roomReads, len(rooms))
 	p := r.c.Pipeline()
@@ -74,7 +74,7 @@ type roomReads struct {
 }
 
 // finishView builds a room's view from its commands' replies.
-func (r *Redis) finishView(ctx context.Context, room string, q roomReads) (ranking.RoomView, error) {
+func (r *Store) finishView(ctx context.Context, room string, q roomReads) (ranking.RoomView, error) {
 	for _, c := range []redis.Cmder{q.st, q.top, q.card, q.exists} {
 		if err := c.Err(); err != nil {
 			return ranking.RoomView{}, err
@@ -135,7 +135,7 @@ func parseStable(vals []any) (seq int64, list []string, err error) {
 	return seq, list, nil
 }
 
-func (r *Redis) memberFromScore(user string, score float64) (ranking.MemberView, error) {
+func (r *Store) memberFromScore(user string, score float64) (ranking.MemberView, error) {
 	s, err := r.opt.Meeting.Decode(score)
 	if err != nil {
 		return ranking.MemberView{}, fmt.Errorf("member %q: %w", user, err)
@@ -146,7 +146,7 @@ func (r *Redis) memberFromScore(user string, score float64) (ranking.MemberView,
 
 // fillFromStates reads the packed states of the members in slots and fills
 // their views. A member without a stored state keeps only its id.
-func (r *Redis) fillFromStates(ctx context.Context, key string, views []ranking.MemberView, slots []int) error {
+func (r *Store) fillFromStates(ctx context.Context, key string, views []ranking.MemberView, slots []int) error {
 	users := make([]string, len(slots))
 	for i, slot := range slots {
 		users[i] = views[slot].UserID
@@ -186,7 +186,7 @@ func (r *Redis) fillFromStates(ctx context.Context, key string, views []ranking.
 // stays bounded by max, not by the size of the key space. A room is listed
 // from its first apply that touched the ranking (which creates its stable
 // hash) until it expires.
-func (r *Redis) Rooms(ctx context.Context, max int) ([]ranking.RoomSummary, error) {
+func (r *Store) Rooms(ctx context.Context, max int) ([]ranking.RoomSummary, error) {
 	if max <= 0 {
 		return nil, nil
 	}

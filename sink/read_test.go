@@ -20,7 +20,7 @@ import (
 
 // setMember applies one member's events to a room, as its own part on
 // partition 0 at offset last.
-func setMember(t *testing.T, s *sink.Redis, room, user string, last int64, evs ...codec.Event) {
+func setMember(t *testing.T, s *sink.Store, room, user string, last int64, evs ...codec.Event) {
 	t.Helper()
 	if _, err := s.Apply(context.Background(), []ranking.RoomUpdate{update(room, user, 0, last, evs...)}, nil); err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func setMember(t *testing.T, s *sink.Redis, room, user string, last int64, evs .
 
 // storeMerged merges the room's raw top-N into its stable list and stores it,
 // as the processor does after an apply.
-func storeMerged(t *testing.T, s *sink.Redis, room string) []string {
+func storeMerged(t *testing.T, s *sink.Store, room string) []string {
 	t.Helper()
 	ctx := context.Background()
 	st, err := s.Read(ctx, []string{room})

@@ -16,7 +16,7 @@ import (
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
-// Config configure a Redis sink.
+// Config configures a Store.
 type Config struct {
 	Env     string         // environment, part of every key; required
 	TopN    int            // size of the raw and stable top lists; default 7
@@ -45,9 +45,9 @@ type Config struct {
 // Redis for a few milliseconds at most.
 const DefaultRoomsPerScript = 64
 
-// Redis is the meeting ranking store. It is safe for concurrent use; the
+// Store is the meeting ranking store in Redis. It is safe for concurrent use; the
 // processor calls it once or twice per poll batch.
-type Redis struct {
+type Store struct {
 	c    redis.UniversalClient
 	lua  *redisscript.Runner // runs the scripts of scripts.go through c
 	opt  Config
@@ -82,7 +82,7 @@ func (opt Config) Validate() error {
 
 // New returns a sink writing through c, which may be a single node, a
 // failover or a cluster client.
-func New(c redis.UniversalClient, opt Config) (*Redis, error) {
+func New(c redis.UniversalClient, opt Config) (*Store, error) {
 	if opt.TopN == 0 {
 		opt.TopN = 7
 	}
@@ -104,7 +104,7 @@ func New(c redis.UniversalClient, opt Config) (*Redis, error) {
 	if _, cluster := c.(*redis.ClusterClient); cluster {
 		opt.RoomsPerScript = 1 // a script's keys must share a slot
 	}
-	r := &Redis{c: c, lua: redisscript.NewRunner(c, scripts...), opt: opt, cache: newStateCache(opt.CacheMembers)}
+	r := &Store{c: c, lua: redisscript.NewRunner(c, scripts...), opt: opt, cache: newStateCache(opt.CacheMembers)}
 	m := opt.Meeting
 	mult := func(f codec.RuleField) string { return strconv.FormatUint(m.Multiplier(f), 10) }
 	r.rulesArg = m.Version()
@@ -123,7 +123,7 @@ func New(c redis.UniversalClient, opt Config) (*Redis, error) {
 }
 
 // Ping checks that Redis answers.
-func (r *Redis) Ping(ctx context.Context) error {
+func (r *Store) Ping(ctx context.Context) error {
 	if err := r.c.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("sink: redis ping: %w", err)
 	}
@@ -135,7 +135,7 @@ func (r *Redis) Ping(ctx context.Context) error {
 // FLUSH), the script calls that failed with NOSCRIPT did not run; run loads
 // the scripts and runs those calls alone again (see redisscript.Runner), so
 // no call takes effect twice.
-func (r *Redis) run(ctx context.Context, fill func(p *redisscript.Pipe) []*redis.Cmd) ([]*redis.Cmd, error) {
+func (r *Store) run(ctx context.Context, fill func(p *redisscript.Pipe) []*redis.Cmd) ([]*redis.Cmd, error) {
 	var cmds []*redis.Cmd
 	if err := r.lua.Pipelined(ctx, func(p *redisscript.Pipe) { cmds = fill(p) }); err != nil {
 		return nil, fmt.Errorf("sink: load scripts: %w", err)
@@ -149,7 +149,7 @@ func (r *Redis) run(ctx context.Context, fill func(p *redisscript.Pipe) []*redis
 }
 
 // LoadScripts loads the Lua scripts into Redis (every master of a cluster).
-func (r *Redis) LoadScripts(ctx context.Context) error {
+func (r *Store) LoadScripts(ctx context.Context) error {
 	if err := r.lua.Load(ctx); err != nil {
 		return fmt.Errorf("sink: load scripts: %w", err)
 	}

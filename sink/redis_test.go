@@ -20,7 +20,7 @@ import (
 
 var base = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixMilli()
 
-func newSink(t *testing.T, c redis.UniversalClient) *sink.Redis {
+func newSink(t *testing.T, c redis.UniversalClient) *sink.Store {
 	t.Helper()
 	s, err := sink.New(c, sink.Config{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 7, RoomTTL: time.Hour})
 	if err != nil {
@@ -307,7 +307,7 @@ func TestFastCallRoomsIndependent(t *testing.T) {
 		t.Fatal(err)
 	}
 	rooms := []string{"r1", "r2", "r3", "r4", "r5"}
-	apply := func(w *sink.Redis, users []string, last int64, vol int64) []ranking.RoomState {
+	apply := func(w *sink.Store, users []string, last int64, vol int64) []ranking.RoomState {
 		t.Helper()
 		var ups []ranking.RoomUpdate
 		for _, room := range rooms {

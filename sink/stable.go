@@ -22,7 +22,7 @@ import (
 // when the compare-and-set fails: an entry too early only costs one step
 // that changes nothing, while a missing one would leave a decision waiting
 // for the room's next event.
-func (r *Redis) StoreStable(ctx context.Context, ups []ranking.StableUpdate) (stored []bool, err error) {
+func (r *Store) StoreStable(ctx context.Context, ups []ranking.StableUpdate) (stored []bool, err error) {
 	ttl := r.args[0]
 	due := dueKey(r.opt.Env)
 	if r.cache != nil {

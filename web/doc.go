@@ -70,7 +70,7 @@
 // the counters (and with rooms=true the room list) only. However many streams
 // are open, each shown room costs one read per interval, all of a poll's
 // rooms one call (one pipelined round trip with a BatchSource, as
-// sink.Redis is); a room found missing is not read again until the room
+// sink.Store is); a room found missing is not read again until the room
 // list, read for the streams that ask for it, names it. Streams are admitted up to Config.MaxStreams in all,
 // MaxStreamsPerClient per client and MaxStreamRooms distinct rooms (429 or
 // 503 problems with Retry-After beyond); a stream ends when its client

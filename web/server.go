@@ -22,7 +22,7 @@ import (
 	"github.com/rostrumhq/rostrum/stability"
 )
 
-// Source is what the page reads. The Redis sink (sink.Redis) implements it.
+// Source is what the page reads. The Redis sink (sink.Store) implements it.
 type Source interface {
 	// Rooms lists up to max rooms, busiest first.
 	Rooms(ctx context.Context, max int) ([]ranking.RoomSummary, error)
@@ -31,7 +31,7 @@ type Source interface {
 	RoomView(ctx context.Context, room string) (ranking.RoomView, error)
 }
 
-// BatchSource is a Source that reads many rooms in one call (sink.Redis:
+// BatchSource is a Source that reads many rooms in one call (sink.Store:
 // one pipelined round trip). The event streams' poll reads all its rooms
 // through it when the Source is one; views[i] and errs[i] are rooms[i]'s,
 // errs[i] ranking.ErrUnknownRoom for a room with no state.

@@ -19,7 +19,7 @@ import (
 	"github.com/rostrumhq/rostrum/web"
 )
 
-var _ web.BatchSource = (*sink.Redis)(nil)
+var _ web.BatchSource = (*sink.Store)(nil)
 
 // clientFrom returns an HTTP client whose connections come from the
 // loopback address ip (127.0.0.2, …): another client to the server.

@@ -283,7 +283,7 @@ func checkRedis(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 // loadScripts loads the sink's scripts and, with boards, the boards' into
 // Redis: a Redis user whose ACL forbids them fails here, at start, rather
 // than at the first batch.
-func loadScripts(ctx context.Context, rc redis.UniversalClient, store *sink.Redis, pc processor.Config) error {
+func loadScripts(ctx context.Context, rc redis.UniversalClient, store *sink.Store, pc processor.Config) error {
 	if err := store.LoadScripts(ctx); err != nil {
 		return err
 	}

@@ -463,7 +463,7 @@ func (f *runFlags) loadSecrets() (*runSecrets, error) {
 // scripts load (an ACL that forbids them fails at start-up), and returns
 // the client and the meeting sink, both watched by m. The caller closes
 // the client.
-func (f *runFlags) openStore(ctx context.Context, so sink.Config, pc processor.Config, m *metrics.Processor) (redis.UniversalClient, *sink.Redis, error) {
+func (f *runFlags) openStore(ctx context.Context, so sink.Config, pc processor.Config, m *metrics.Processor) (redis.UniversalClient, *sink.Store, error) {
 	ro, err := f.sec.RedisOptions(f.redis)
 	if err != nil {
 		return nil, nil, err
@@ -549,7 +549,7 @@ type runSide struct {
 	p      *processor.Processor
 	m      *metrics.Processor
 	rc     redis.UniversalClient
-	store  *sink.Redis
+	store  *sink.Store
 	boards *board.Store
 	sec    *runSecrets
 	lg     *zap.Logger

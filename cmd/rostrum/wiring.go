@@ -10,6 +10,6 @@ import (
 // interfaces live where they are used (processor, web) and the sink
 // imports neither, so the binary, which wires them, checks the fit.
 var (
-	_ processor.Store = (*sink.Redis)(nil)
-	_ web.Source      = (*sink.Redis)(nil)
+	_ processor.Store = (*sink.Store)(nil)
+	_ web.Source      = (*sink.Store)(nil)
 )
