@@ -42,7 +42,7 @@ type benchFlags struct {
 	sec                            cli.Security
 }
 
-func (f *benchFlags) register(fs *flag.FlagSet) {
+func (f *benchFlags) register(fs *cli.FlagSet) {
 	var names []string
 	for _, w := range bench.Workloads() {
 		names = append(names, fmt.Sprintf("%s (%d rooms × %d members)", w.Name, w.Rooms, w.Members))
@@ -130,7 +130,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // parse parses args, takes the unset security flags from the environment
 // and resolves them.
 func (f *benchFlags) parse(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs := cli.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.register(fs)
 	if err := fs.Parse(args); err != nil {

@@ -31,7 +31,7 @@ func wantsGatewayBench(args []string) bool {
 
 // cmdBenchGateway runs the gateway benchmark (bench.RunGateway).
 func cmdBenchGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench --workload gateway", flag.ContinueOnError)
+	fs := cli.NewFlagSet("bench --workload gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.String("workload", "gateway", "gateway: the callback gateway over HTTP vs a raw franz-go producer")
 	requests := fs.Int("requests", 200_000, "single-object callbacks of each flat-out run")

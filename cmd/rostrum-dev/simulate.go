@@ -21,7 +21,7 @@ type simulateFlags struct {
 	sec                cli.Security
 }
 
-func (f *simulateFlags) register(fs *flag.FlagSet) {
+func (f *simulateFlags) register(fs *cli.FlagSet) {
 	fs.StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
 	fs.StringVar(&f.env, "env", "demo", "environment: the simulator writes {env}.callbacks.*")
 	fs.IntVar(&f.rooms, "rooms", 12, "simulated rooms")
@@ -33,7 +33,7 @@ func (f *simulateFlags) register(fs *flag.FlagSet) {
 }
 
 func cmdSimulate(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs := cli.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f simulateFlags
 	f.register(fs)

@@ -15,11 +15,11 @@ import (
 // parseRunSources parses args with run's flags as cmdRun does, up to the sources.
 func parseRunSources(t *testing.T, args ...string) (*runFlags, []string, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := cli.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var f runFlags
 	f.register(fs)
-	_, warnings, err := parseSources(fs, args, &f.config)
+	_, warnings, err := parseSources(fs.FlagSet, args, &f.config)
 	return &f, warnings, err
 }
 
@@ -89,11 +89,11 @@ func TestFlagAliases(t *testing.T) {
 func TestFlagAliasesEveryOldName(t *testing.T) {
 	values := map[string]string{"control-max-body": "4096", "dwell": "3s", "grace": "4s", "margin": "9", "due-interval": "250ms"}
 	for old, name := range cli.DeprecatedFlags() {
-		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		fs := cli.NewFlagSet("run", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		var f runFlags
 		f.register(fs)
-		if _, _, err := parseSources(fs, []string{"--" + old, values[old]}, &f.config); err != nil {
+		if _, _, err := parseSources(fs.FlagSet, []string{"--" + old, values[old]}, &f.config); err != nil {
 			t.Fatalf("--%s: %v", old, err)
 		}
 		if got := fs.Lookup(name).Value.String(); got != values[old] {

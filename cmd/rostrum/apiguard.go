@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
 	"github.com/rostrumhq/rostrum/internal/cli"
@@ -17,11 +16,11 @@ type apiGuardFlags struct {
 	rateBurst     int
 }
 
-func (f *apiGuardFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.readTokenFile, "read-token-file", "", "bearer tokens for every read of the /v1 API, one a line, each at least 16 bytes (the live page passes ?token=); re-read on SIGHUP; empty: reads are open")
-	fs.StringVar(&f.corsOrigins, "cors-origins", "", "origins whose pages may call the API from a browser, comma-separated (\"*\": any); empty: no CORS headers")
-	fs.Float64Var(&f.rateLimit, "rate-limit", 0, "API requests per second per client address (429 with Retry-After beyond it); 0: no limit")
-	fs.IntVar(&f.rateBurst, "rate-burst", 20, "requests a client may send at once before --rate-limit applies")
+func (f *apiGuardFlags) register(fs *cli.FlagSet) {
+	fs.Group("http").StringVar(&f.readTokenFile, "read-token-file", "", "bearer tokens for every read of the /v1 API, one a line, each at least 16 bytes (the live page passes ?token=); re-read on SIGHUP; empty: reads are open")
+	fs.Group("http").Tuning().StringVar(&f.corsOrigins, "cors-origins", "", "origins whose pages may call the API from a browser, comma-separated (\"*\": any); empty: no CORS headers")
+	fs.Group("http").Tuning().Float64Var(&f.rateLimit, "rate-limit", 0, "API requests per second per client address (429 with Retry-After beyond it); 0: no limit")
+	fs.Group("http").Tuning().IntVar(&f.rateBurst, "rate-burst", 20, "requests a client may send at once before --rate-limit applies")
 }
 
 // apply checks the settings and sets them in opts. It reads the token file,

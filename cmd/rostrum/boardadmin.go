@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/auth"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/web"
 )
 
@@ -19,9 +19,9 @@ type boardAdminFlags struct {
 	produceTimeout time.Duration
 }
 
-func (f *boardAdminFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.tokenFile, "admin-token-file", "", "bearer tokens of the board administration route (POST /v1/boards/{name}/members/{member}/remove), one a line, each at least 16 bytes; re-read on SIGHUP; without it the route answers 403")
-	fs.DurationVar(&f.produceTimeout, "admin-produce-timeout", 10*time.Second, "how long a board administration request waits for Kafka to acknowledge its event")
+func (f *boardAdminFlags) register(fs *cli.FlagSet) {
+	fs.Group("leaderboards").StringVar(&f.tokenFile, "admin-token-file", "", "bearer tokens of the board administration route (POST /v1/boards/{name}/members/{member}/remove), one a line, each at least 16 bytes; re-read on SIGHUP; without it the route answers 403")
+	fs.Group("leaderboards").Tuning().DurationVar(&f.produceTimeout, "admin-produce-timeout", 10*time.Second, "how long a board administration request waits for Kafka to acknowledge its event")
 }
 
 // tokens reads --admin-token-file; nil when it is not set.

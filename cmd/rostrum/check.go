@@ -70,8 +70,8 @@ type checkFlags struct {
 	offline bool // default: false
 }
 
-func (f *checkFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.offline, "offline", false, "check the flags, the config file and the files they name (tokens, certificates, passwords) without connecting to Kafka or Redis")
+func (f *checkFlags) register(fs *cli.FlagSet) {
+	fs.Group("command").BoolVar(&f.offline, "offline", false, "check the flags, the config file and the files they name (tokens, certificates, passwords) without connecting to Kafka or Redis")
 }
 
 // checkOffline checks what runProcessor checks before it connects, beyond
@@ -109,7 +109,7 @@ func checkOffline(f *runFlags) error {
 // --create-topics it first creates the missing topics, as run would; with
 // --offline it checks the configuration only and connects to nothing.
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs := cli.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
 	f.register(fs)

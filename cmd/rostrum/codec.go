@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // cmdCodec prints the meeting score layout that --ranking and
@@ -15,16 +16,16 @@ import (
 // codecFlags are the settings of `rostrum codec explain`.
 type codecFlags struct{ ranking, epoch string }
 
-func (f *codecFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.ranking, "ranking", codec.DefaultRules().String(), "ranking rules, as rostrum run's --ranking")
-	fs.StringVar(&f.epoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field, as rostrum run's --score-epoch")
+func (f *codecFlags) register(fs *cli.FlagSet) {
+	fs.Group("ranking").Sets("Meeting").StringVar(&f.ranking, "ranking", codec.DefaultRules().String(), "ranking rules, as rostrum run's --ranking")
+	fs.Group("ranking").Tuning().StringVar(&f.epoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field, as rostrum run's --score-epoch")
 }
 
 func cmdCodec(args []string, w io.Writer) error {
 	if len(args) < 1 || args[0] != "explain" {
 		return errors.New("usage: rostrum codec explain [--ranking FIELDS] [--score-epoch TIME]")
 	}
-	fs := flag.NewFlagSet("codec explain", flag.ContinueOnError)
+	fs := cli.NewFlagSet("codec explain", flag.ContinueOnError)
 	fs.SetOutput(w)
 	var f codecFlags
 	f.register(fs)

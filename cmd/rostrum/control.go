@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"os"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/control"
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // faultEnv, when set to "control-step", makes the process exit right after
@@ -32,17 +32,17 @@ type controlFlags struct {
 	idempotencyTTL             time.Duration
 }
 
-func (c *controlFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.tokenFile, "control-token-file", "", "bearer tokens of the control API (/v1/rooms/{room}/recording, …/layout), one a line, each at least 16 bytes; re-read on SIGHUP; without it the API answers 403")
-	fs.BoolVar(&c.insecure, "control-insecure", false, "serve the control API without tokens (demo only; logged as a warning)")
-	fs.IntVar(&c.replicas, "control-replicas", 0, "Redis replicas that must confirm a control change (WAIT) before it is answered")
-	fs.DurationVar(&c.replicaTimeout, "control-replica-timeout", time.Second, "how long a control change waits for --control-replicas")
-	fs.IntVar(&c.history, "control-history", 10, "finished recordings kept per room")
-	fs.Int64Var(&c.maxBody, "control-max-body-bytes", 64<<10, "largest control request body, bytes (layout parameters, start parameters)")
-	fs.DurationVar(&c.lease, "control-lease", 30*time.Second, "how long an unpublished control change stays its writer's before another instance looks it up on its topic and publishes it if missing; must exceed --control-produce-timeout")
-	fs.DurationVar(&c.produceTimeout, "control-produce-timeout", 10*time.Second, "how long a control request waits for Kafka to acknowledge its command")
-	fs.DurationVar(&c.sweepEvery, "control-sweep-interval", 5*time.Second, "how often to look for control changes left unpublished by a crash")
-	fs.DurationVar(&c.idempotencyTTL, "control-idempotency-ttl", 24*time.Hour, "how long the answer to an Idempotency-Key is kept")
+func (c *controlFlags) register(fs *cli.FlagSet) {
+	fs.Group("http").StringVar(&c.tokenFile, "control-token-file", "", "bearer tokens of the control API (/v1/rooms/{room}/recording, …/layout), one a line, each at least 16 bytes; re-read on SIGHUP; without it the API answers 403")
+	fs.Group("http").Tuning().BoolVar(&c.insecure, "control-insecure", false, "serve the control API without tokens (demo only; logged as a warning)")
+	fs.Group("http").Tuning().IntVar(&c.replicas, "control-replicas", 0, "Redis replicas that must confirm a control change (WAIT) before it is answered")
+	fs.Group("http").Tuning().DurationVar(&c.replicaTimeout, "control-replica-timeout", time.Second, "how long a control change waits for --control-replicas")
+	fs.Group("http").Tuning().IntVar(&c.history, "control-history", 10, "finished recordings kept per room")
+	fs.Group("limits").Tuning().Int64Var(&c.maxBody, "control-max-body-bytes", 64<<10, "largest control request body, bytes (layout parameters, start parameters)")
+	fs.Group("http").Tuning().DurationVar(&c.lease, "control-lease", 30*time.Second, "how long an unpublished control change stays its writer's before another instance looks it up on its topic and publishes it if missing; must exceed --control-produce-timeout")
+	fs.Group("http").Tuning().DurationVar(&c.produceTimeout, "control-produce-timeout", 10*time.Second, "how long a control request waits for Kafka to acknowledge its command")
+	fs.Group("http").Tuning().DurationVar(&c.sweepEvery, "control-sweep-interval", 5*time.Second, "how often to look for control changes left unpublished by a crash")
+	fs.Group("http").Tuning().DurationVar(&c.idempotencyTTL, "control-idempotency-ttl", 24*time.Hour, "how long the answer to an Idempotency-Key is kept")
 }
 
 // tokens reads --control-token-file; nil when it is not set.

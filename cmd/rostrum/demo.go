@@ -36,17 +36,17 @@ type demoFlags struct {
 
 // register registers run's flags (f) with the demo's defaults, and the
 // demo's own flags, into fs.
-func (d *demoFlags) register(fs *flag.FlagSet, f *runFlags) {
+func (d *demoFlags) register(fs *cli.FlagSet, f *runFlags) {
 	f.register(fs)
-	fs.IntVar(&d.kafkaPort, "kafka-port", 9092, "loopback port of the embedded Kafka broker (0: any free port)")
-	fs.IntVar(&d.rooms, "rooms", 12, "simulated rooms")
-	fs.IntVar(&d.members, "members", 60, "members of the largest simulated rooms")
-	fs.Uint64Var(&d.seed, "seed", 1, "seed of the simulated meetings (the same seed plays the same meetings)")
-	fs.IntVar(&d.show, "show", 4, "rooms shown in the console view")
-	fs.Float64Var(&d.boardRate, "board-rate", 20, "simulated board events (gifts, points, actions, trades) per second; 0: none")
-	fs.StringVar(&d.gatewayHTTP, "gateway-http", "127.0.0.1:8081", "listen address of the embedded gateway the simulated meeting POSTs its callbacks to (empty: produce to Kafka directly)")
-	fs.IntVar(&d.grayRooms, "gray-rooms", 3, "simulated rooms of the second environment, gray (rooms gray-r-…), sent through the gateway; 0: none")
-	fs.DurationVar(&d.hostClicks, "host-clicks", 3*time.Second, "simulated hosts click start/stop recording (sometimes several at once) this often; 0: never")
+	fs.Group("command").Tuning().IntVar(&d.kafkaPort, "kafka-port", 9092, "loopback port of the embedded Kafka broker (0: any free port)")
+	fs.Group("command").IntVar(&d.rooms, "rooms", 12, "simulated rooms")
+	fs.Group("command").IntVar(&d.members, "members", 60, "members of the largest simulated rooms")
+	fs.Group("command").Uint64Var(&d.seed, "seed", 1, "seed of the simulated meetings (the same seed plays the same meetings)")
+	fs.Group("command").Tuning().IntVar(&d.show, "show", 4, "rooms shown in the console view")
+	fs.Group("command").Tuning().Float64Var(&d.boardRate, "board-rate", 20, "simulated board events (gifts, points, actions, trades) per second; 0: none")
+	fs.Group("command").StringVar(&d.gatewayHTTP, "gateway-http", "127.0.0.1:8081", "listen address of the embedded gateway the simulated meeting POSTs its callbacks to (empty: produce to Kafka directly)")
+	fs.Group("command").Tuning().IntVar(&d.grayRooms, "gray-rooms", 3, "simulated rooms of the second environment, gray (rooms gray-r-…), sent through the gateway; 0: none")
+	fs.Group("command").Tuning().DurationVar(&d.hostClicks, "host-clicks", 3*time.Second, "simulated hosts click start/stop recording (sometimes several at once) this often; 0: never")
 	// Demo defaults: embedded everything, readable logs, a throwaway WAL.
 	// They count as given (so neither ROSTRUM_* variables meant for `run`
 	// nor a --config file turn the demo to a real Redis or broker), and
@@ -65,7 +65,7 @@ func (d *demoFlags) register(fs *flag.FlagSet, f *runFlags) {
 // fed by simulated meetings and board events, through an embedded gateway,
 // with a console view of the published top lists. Ctrl-C stops it all.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs := cli.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
 	var d demoFlags
@@ -307,7 +307,7 @@ func demoGatewayLine(ln net.Listener, env string) string {
 
 // setDefault sets fs's flag name to v, as given on the command line, and
 // makes v the default -help prints.
-func setDefault(fs *flag.FlagSet, name, v string) {
+func setDefault(fs *cli.FlagSet, name, v string) {
 	if err := fs.Set(name, v); err != nil {
 		panic("demo: default of --" + name + ": " + err.Error())
 	}

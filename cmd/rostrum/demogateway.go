@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/gateway"
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 // demoGrayEnv is the second environment of the demo: its rooms start with
@@ -27,7 +28,7 @@ func demoRoutes() string { return demoGrayEnv + "=^" + demoGrayEnv + "-" }
 // `rostrum gateway`, on ln, without credentials (it listens on loopback),
 // creating the callback topics of both environments.
 func demoGateway(ctx context.Context, brokers, prefix, env string, kopts []kgo.Opt, lg *zap.Logger, ln net.Listener, started func(string)) error {
-	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs := cli.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var f gatewayFlags
 	f.register(fs)

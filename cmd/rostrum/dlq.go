@@ -44,27 +44,27 @@ type dlqCommandFlags struct {
 }
 
 // register registers the flags of the dlq command cmd (inspect or redrive).
-func (f *dlqCommandFlags) register(fs *flag.FlagSet, cmd string) {
+func (f *dlqCommandFlags) register(fs *cli.FlagSet, cmd string) {
 	if cmd == "inspect" {
-		fs.IntVar(&f.sample, "sample", 0, "also print the first N selected records with their headers")
+		fs.Group("command").IntVar(&f.sample, "sample", 0, "also print the first N selected records with their headers")
 		return
 	}
-	fs.BoolVar(&f.again, "again", false, "also redrive records that were redriven before")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "list the records that would be redriven, produce nothing")
-	fs.BoolVar(&f.all, "all", false, "redrive every record (without a selection, redrive refuses to start)")
+	fs.Group("command").BoolVar(&f.again, "again", false, "also redrive records that were redriven before")
+	fs.Group("command").BoolVar(&f.dryRun, "dry-run", false, "list the records that would be redriven, produce nothing")
+	fs.Group("command").BoolVar(&f.all, "all", false, "redrive every record (without a selection, redrive refuses to start)")
 }
 
-func (f *dlqFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
-	fs.StringVar(&f.env, "env", "prod", "environment: the DLQ is {env}.callbacks.dlq")
-	fs.StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
-	fs.StringVar(&f.reasons, "reason", "", "reason classes to select, comma-separated (the reason label of rostrum_dlq_records_total: value, ts, json, late, …)")
-	fs.StringVar(&f.topics, "topic", "", "source topics to select, comma-separated (the rostrum-topic header)")
-	fs.IntVar(&f.partition, "partition", -1, "DLQ partition to select (with --from-offset/--to-offset)")
-	fs.Int64Var(&f.from, "from-offset", 0, "with --partition: first DLQ offset selected")
-	fs.Int64Var(&f.to, "to-offset", -1, "with --partition: last DLQ offset selected (-1: no end)")
-	fs.StringVar(&f.since, "since", "", "records that reached the DLQ at or after this time: RFC 3339, or a duration ago (2h)")
-	fs.StringVar(&f.until, "until", "", "records that reached the DLQ before this time: RFC 3339, or a duration ago")
+func (f *dlqFlags) register(fs *cli.FlagSet) {
+	fs.Group("kafka").Sets("Brokers").StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
+	fs.Group("kafka").Sets("Env").StringVar(&f.env, "env", "prod", "environment: the DLQ is {env}.callbacks.dlq")
+	fs.Group("kafka").Sets("TopicPrefix").StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
+	fs.Group("command").StringVar(&f.reasons, "reason", "", "reason classes to select, comma-separated (the reason label of rostrum_dlq_records_total: value, ts, json, late, …)")
+	fs.Group("command").StringVar(&f.topics, "topic", "", "source topics to select, comma-separated (the rostrum-topic header)")
+	fs.Group("command").IntVar(&f.partition, "partition", -1, "DLQ partition to select (with --from-offset/--to-offset)")
+	fs.Group("command").Int64Var(&f.from, "from-offset", 0, "with --partition: first DLQ offset selected")
+	fs.Group("command").Int64Var(&f.to, "to-offset", -1, "with --partition: last DLQ offset selected (-1: no end)")
+	fs.Group("command").StringVar(&f.since, "since", "", "records that reached the DLQ at or after this time: RFC 3339, or a duration ago (2h)")
+	fs.Group("command").StringVar(&f.until, "until", "", "records that reached the DLQ before this time: RFC 3339, or a duration ago")
 	f.sec.RegisterKafka(fs)
 }
 
@@ -120,7 +120,7 @@ func cmdDLQ(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return fmt.Errorf("dlq: unknown command %q", args[0])
 	}
-	fs := flag.NewFlagSet("dlq "+args[0], flag.ContinueOnError)
+	fs := cli.NewFlagSet("dlq "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f dlqFlags
 	f.register(fs)

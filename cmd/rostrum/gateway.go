@@ -42,33 +42,33 @@ type gatewayFlags struct {
 	warnings []string
 }
 
-func (f *gatewayFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
-	fs.StringVar(&f.http, "http", "127.0.0.1:8081", "listen address: POST /v1/callbacks/{rtc|client|signal}, /healthz, /readyz, /metrics")
-	fs.StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
-	fs.BoolVar(&f.createTopics, "create-topics", false, "create missing callback topics at start instead of failing")
+func (f *gatewayFlags) register(fs *cli.FlagSet) {
+	fs.Group("kafka").Sets("Brokers").StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
+	fs.Group("http").StringVar(&f.http, "http", "127.0.0.1:8081", "listen address: POST /v1/callbacks/{rtc|client|signal}, /healthz, /readyz, /metrics")
+	fs.Group("kafka").Sets("TopicPrefix").StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
+	fs.Group("kafka").Sets("CreateTopics").BoolVar(&f.createTopics, "create-topics", false, "create missing callback topics at start instead of failing")
 	f.routes.register(fs)
-	fs.StringVar(&f.tokenFile, "gateway-token-file", "", "file of bearer tokens, one per line (several while rotating), each at least 16 bytes; re-read on SIGHUP")
-	fs.StringVar(&f.hmacSecretFile, "gateway-hmac-secret-file", "", "file of HMAC-SHA256 signing secrets, one per line (several while rotating), each at least 16 bytes; re-read on SIGHUP")
-	fs.StringVar(&f.signatureMode, "gateway-signature-mode", gateway.SignatureTimestamped, "what a signature covers: timestamped (recommended: HMAC of timestamp.method.path.body, the Unix time in --gateway-timestamp-header) or body (the body alone: cannot stop a replay or a body sent to another route)")
-	fs.StringVar(&f.signatureHeader, "gateway-signature-header", gateway.DefaultSignatureHeader, "header carrying the hex HMAC-SHA256 signature (an optional sha256= prefix is accepted)")
-	fs.StringVar(&f.timestampHeader, "gateway-timestamp-header", gateway.DefaultTimestampHeader, "header carrying the Unix time in seconds of a timestamped signature")
-	fs.DurationVar(&f.maxSkew, "gateway-signature-max-skew", gateway.DefaultMaxSkew, "how far a timestamped signature's time may be from the gateway's clock, either way")
-	fs.BoolVar(&f.insecure, "gateway-insecure", false, "start without any credential: every request is accepted (testing only)")
+	fs.Group("http").StringVar(&f.tokenFile, "gateway-token-file", "", "file of bearer tokens, one per line (several while rotating), each at least 16 bytes; re-read on SIGHUP")
+	fs.Group("http").StringVar(&f.hmacSecretFile, "gateway-hmac-secret-file", "", "file of HMAC-SHA256 signing secrets, one per line (several while rotating), each at least 16 bytes; re-read on SIGHUP")
+	fs.Group("http").Tuning().StringVar(&f.signatureMode, "gateway-signature-mode", gateway.SignatureTimestamped, "what a signature covers: timestamped (recommended: HMAC of timestamp.method.path.body, the Unix time in --gateway-timestamp-header) or body (the body alone: cannot stop a replay or a body sent to another route)")
+	fs.Group("http").Tuning().StringVar(&f.signatureHeader, "gateway-signature-header", gateway.DefaultSignatureHeader, "header carrying the hex HMAC-SHA256 signature (an optional sha256= prefix is accepted)")
+	fs.Group("http").Tuning().StringVar(&f.timestampHeader, "gateway-timestamp-header", gateway.DefaultTimestampHeader, "header carrying the Unix time in seconds of a timestamped signature")
+	fs.Group("http").Tuning().DurationVar(&f.maxSkew, "gateway-signature-max-skew", gateway.DefaultMaxSkew, "how far a timestamped signature's time may be from the gateway's clock, either way")
+	fs.Group("http").Tuning().BoolVar(&f.insecure, "gateway-insecure", false, "start without any credential: every request is accepted (testing only)")
 	f.tls.register(fs, "gateway", "the listener")
-	fs.Int64Var(&f.maxBodyBytes, "max-body-bytes", gateway.DefaultMaxBodyBytes, "largest request body accepted (413 above)")
-	fs.IntVar(&f.maxInflight, "max-inflight", gateway.DefaultMaxInflight, "callback requests pending at once at most, their credentials checked (503 with Retry-After above); as many signed requests again may be reading their body to have the signature checked")
-	fs.DurationVar(&f.produceTimeout, "produce-timeout", gateway.DefaultProduceTimeout, "how long a request waits for the brokers' acknowledgements before a 503")
-	fs.DurationVar(&f.readTimeout, "read-timeout", gateway.DefaultReadTimeout, "how long a request may take to arrive, headers and body (408 after it)")
-	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdown, "on SIGTERM, stop accepting and let requests in flight finish within this time; the rest are cut")
-	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
-	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names, and routes: a list of {env, pattern}")
+	fs.Group("limits").Tuning().Int64Var(&f.maxBodyBytes, "max-body-bytes", gateway.DefaultMaxBodyBytes, "largest request body accepted (413 above)")
+	fs.Group("limits").Tuning().IntVar(&f.maxInflight, "max-inflight", gateway.DefaultMaxInflight, "callback requests pending at once at most, their credentials checked (503 with Retry-After above); as many signed requests again may be reading their body to have the signature checked")
+	fs.Group("kafka").Tuning().DurationVar(&f.produceTimeout, "produce-timeout", gateway.DefaultProduceTimeout, "how long a request waits for the brokers' acknowledgements before a 503")
+	fs.Group("http").Tuning().DurationVar(&f.readTimeout, "read-timeout", gateway.DefaultReadTimeout, "how long a request may take to arrive, headers and body (408 after it)")
+	fs.Group("ops").Tuning().Sets("ShutdownTimeout").DurationVar(&f.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdown, "on SIGTERM, stop accepting and let requests in flight finish within this time; the rest are cut")
+	fs.Group("ops").Tuning().StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
+	fs.Group("ops").StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.Group("ops").StringVar(&f.config, "config", "", "YAML config file; keys are these flag names, and routes: a list of {env, pattern}")
 	f.sec.RegisterKafka(fs)
 }
 
-func (f *gatewayFlags) parse(fs *flag.FlagSet, args []string) error {
-	cfg, warnings, err := parseSources(fs, args, &f.config)
+func (f *gatewayFlags) parse(fs *cli.FlagSet, args []string) error {
+	cfg, warnings, err := parseSources(fs.FlagSet, args, &f.config)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (f *gatewayFlags) logger(stderr io.Writer) (*zap.Logger, error) {
 }
 
 func cmdGateway(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs := cli.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f gatewayFlags
 	f.register(fs)

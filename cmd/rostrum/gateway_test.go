@@ -22,12 +22,13 @@ import (
 
 	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/demo"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 func parseGateway(t *testing.T, args ...string) (*gatewayFlags, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs := cli.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(new(bytes.Buffer))
 	var f gatewayFlags
 	f.register(fs)

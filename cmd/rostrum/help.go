@@ -23,8 +23,9 @@ type helpGroup struct {
 
 // helpGroups are the groups in the order `-h` prints them. "command" holds
 // the flags that belong to one command alone (the demo's meeting, a DLQ
-// command's selection); "other" is where a flag missing from flagPlaces
-// falls (TestHelpPlacesEveryFlag fails then).
+// command's selection); "other" is where a flag registered without a group
+// falls (TestHelpPlacesEveryFlag fails then). A flag's group is given where
+// it is registered (cli.FlagSet.Group).
 var helpGroups = []helpGroup{
 	{"command", ""}, // titled after the command
 	{"kafka", "Kafka"},
@@ -37,180 +38,14 @@ var helpGroups = []helpGroup{
 	{"other", "Other"},
 }
 
-// flagPlace is where a flag is shown: its group, and whether the short
-// help shows it (essential) or only --help-all and --help-group do.
-type flagPlace struct {
-	group     string
-	essential bool
-}
-
-func essential(group string) flagPlace { return flagPlace{group, true} }
-func tuning(group string) flagPlace    { return flagPlace{group, false} }
-
-// flagPlaces places every flag of every command in flagCommands. A flag
-// name means the same in every command that takes it, so one table serves
-// them all.
-var flagPlaces = map[string]flagPlace{
-	// Kafka
-	"brokers":                        essential("kafka"),
-	"env":                            essential("kafka"),
-	"topic-prefix":                   essential("kafka"),
-	"create-topics":                  essential("kafka"),
-	"route":                          essential("kafka"),
-	"route-default":                  tuning("kafka"),
-	"group":                          tuning("kafka"),
-	"instance-id":                    tuning("kafka"),
-	"topic-partitions":               tuning("kafka"),
-	"output-partitions":              tuning("kafka"),
-	"replication-factor":             tuning("kafka"),
-	"allow-uncompacted-output":       tuning("kafka"),
-	"dlq-retention":                  tuning("kafka"),
-	"kafka-rebalance-timeout":        tuning("kafka"),
-	"kafka-session-timeout":          tuning("kafka"),
-	"produce-timeout":                tuning("kafka"),
-	"kafka-sasl":                     essential("kafka"),
-	"kafka-user":                     essential("kafka"),
-	"kafka-password":                 tuning("kafka"),
-	"kafka-password-file":            essential("kafka"),
-	"kafka-oauth-token-file":         tuning("kafka"),
-	"kafka-oauth-extensions":         tuning("kafka"),
-	"kafka-tls":                      essential("kafka"),
-	"kafka-tls-ca":                   tuning("kafka"),
-	"kafka-tls-cert":                 tuning("kafka"),
-	"kafka-tls-key":                  tuning("kafka"),
-	"kafka-tls-server-name":          tuning("kafka"),
-	"kafka-tls-insecure-skip-verify": tuning("kafka"),
-
-	// Redis
-	"redis":                          essential("redis"),
-	"redis-user":                     tuning("redis"),
-	"redis-password":                 tuning("redis"),
-	"redis-password-file":            essential("redis"),
-	"redis-tls":                      essential("redis"),
-	"redis-tls-ca":                   tuning("redis"),
-	"redis-tls-cert":                 tuning("redis"),
-	"redis-tls-key":                  tuning("redis"),
-	"redis-tls-server-name":          tuning("redis"),
-	"redis-tls-insecure-skip-verify": tuning("redis"),
-	"redis-sentinels":                essential("redis"),
-	"redis-sentinel-master":          essential("redis"),
-	"redis-sentinel-user":            tuning("redis"),
-	"redis-sentinel-password":        tuning("redis"),
-	"redis-sentinel-password-file":   tuning("redis"),
-	"room-ttl":                       tuning("redis"),
-
-	// Ranking and stability
-	"top-n":                  essential("ranking"),
-	"ranking":                essential("ranking"),
-	"stability":              essential("ranking"),
-	"stability-dwell":        tuning("ranking"),
-	"stability-grace":        tuning("ranking"),
-	"stability-margin":       tuning("ranking"),
-	"stability-due-interval": tuning("ranking"),
-	"score-epoch":            tuning("ranking"),
-	"unknown-types":          tuning("ranking"),
-	"max-future-skew":        tuning("ranking"),
-
-	// HTTP and security
-	"http":                       essential("http"),
-	"http-tls-cert":              essential("http"),
-	"http-tls-key":               essential("http"),
-	"read-token-file":            essential("http"),
-	"cors-origins":               tuning("http"),
-	"rate-limit":                 tuning("http"),
-	"rate-burst":                 tuning("http"),
-	"read-timeout":               tuning("http"),
-	"control-token-file":         essential("http"),
-	"control-insecure":           tuning("http"),
-	"control-history":            tuning("http"),
-	"control-idempotency-ttl":    tuning("http"),
-	"control-lease":              tuning("http"),
-	"control-produce-timeout":    tuning("http"),
-	"control-replica-timeout":    tuning("http"),
-	"control-replicas":           tuning("http"),
-	"control-sweep-interval":     tuning("http"),
-	"gateway-token-file":         essential("http"),
-	"gateway-hmac-secret-file":   essential("http"),
-	"gateway-tls-cert":           essential("http"),
-	"gateway-tls-key":            essential("http"),
-	"gateway-insecure":           tuning("http"),
-	"gateway-signature-mode":     tuning("http"),
-	"gateway-signature-header":   tuning("http"),
-	"gateway-timestamp-header":   tuning("http"),
-	"gateway-signature-max-skew": tuning("http"),
-
-	// Leaderboards
-	"admin-token-file":      essential("leaderboards"),
-	"admin-produce-timeout": tuning("leaderboards"),
-
-	// Limits and tuning
-	"max-events":             tuning("limits"),
-	"max-record-bytes":       tuning("limits"),
-	"max-body-bytes":         tuning("limits"),
-	"control-max-body-bytes": tuning("limits"),
-	"max-inflight":           tuning("limits"),
-	"max-room-members":       tuning("limits"),
-	"max-rooms-per-apply":    tuning("limits"),
-	"max-poll-records":       tuning("limits"),
-	"max-streams":            tuning("limits"),
-	"max-streams-per-client": tuning("limits"),
-	"max-stream-rooms":       tuning("limits"),
-	"state-cache":            tuning("limits"),
-	"rooms-per-script":       tuning("limits"),
-	"pipeline-batches":       tuning("limits"),
-	"ack-delay":              tuning("limits"),
-
-	// Operations
-	"config":            essential("ops"),
-	"log-level":         essential("ops"),
-	"log-format":        tuning("ops"),
-	"admin-http":        tuning("ops"),
-	"wal-dir":           essential("ops"),
-	"wal-sync":          tuning("ops"),
-	"wal-max-age":       tuning("ops"),
-	"wal-max-bytes":     tuning("ops"),
-	"wal-segment-bytes": tuning("ops"),
-	"shutdown-timeout":  tuning("ops"),
-	"lag-interval":      tuning("ops"),
-	"unready-after":     tuning("ops"),
-	"unready-failures":  tuning("ops"),
-
-	// One command's own: the demo's meeting, the DLQ selection, the WAL
-	// and boards subcommands'.
-	"members":      essential("command"),
-	"rooms":        essential("command"),
-	"seed":         essential("command"),
-	"show":         tuning("command"),
-	"board-rate":   tuning("command"),
-	"gateway-http": essential("command"),
-	"gray-rooms":   tuning("command"),
-	"host-clicks":  tuning("command"),
-	"kafka-port":   tuning("command"),
-	"topic":        essential("command"),
-	"partition":    essential("command"),
-	"from-offset":  essential("command"),
-	"to-offset":    essential("command"),
-	"since":        essential("command"),
-	"until":        essential("command"),
-	"reason":       essential("command"),
-	"sample":       essential("command"),
-	"again":        essential("command"),
-	"all":          essential("command"),
-	"dry-run":      essential("command"),
-	"records":      essential("command"),
-	"room":         essential("command"),
-	"from":         essential("command"),
-	"delete":       essential("command"),
-	"offline":      essential("command"),
-}
-
-// placeOf is the place of flag name; a flag missing from flagPlaces is in
-// "other" and shown in the short help, so that it is not lost.
-func placeOf(name string) flagPlace {
-	if p, ok := flagPlaces[name]; ok {
+// placeOf is where fs shows flag name: the place its registration gave it
+// (cli.Group), or "other" in the short help for a flag registered without
+// one, so that it is not lost (TestHelpPlacesEveryFlag fails then).
+func placeOf(fs *cli.FlagSet, name string) cli.Place {
+	if p, ok := fs.Place(name); ok {
 		return p
 	}
-	return essential("other")
+	return cli.Place{Group: "other", Essential: true}
 }
 
 // helpCommand is one command whose -h is grouped.
@@ -268,11 +103,11 @@ func commandHelp(args []string, stdout io.Writer) (done bool, err error) {
 	if !ok {
 		return false, nil
 	}
-	fs := flag.NewFlagSet(h.words, flag.ContinueOnError)
+	fs := cli.NewFlagSet(h.words, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	c.register(fs)
-	cli.RegisterAliases(fs)
+	cli.RegisterAliases(fs.FlagSet)
 	all := fs.Bool("help-all", false, "")
 	group := fs.String("help-group", "", "")
 	err = fs.Parse(rest)
@@ -308,7 +143,7 @@ func groupKeys() []string {
 // helpText is the help of h: with view "" each group's essential flags and
 // a count of the others, with "all" every flag, else the one group named.
 func helpText(h helpCommand, c configCommand, view string) string {
-	fs := flag.NewFlagSet(h.words, flag.ContinueOnError)
+	fs := cli.NewFlagSet(h.words, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	c.register(fs)
 	ref := commandFlags(c)
@@ -318,7 +153,7 @@ func helpText(h helpCommand, c configCommand, view string) string {
 		if deprecated[f.Name] != "" {
 			return // an old name: only its new one is shown
 		}
-		g := placeOf(f.Name).group
+		g := placeOf(fs, f.Name).Group
 		byGroup[g] = append(byGroup[g], f)
 	})
 
@@ -339,7 +174,7 @@ func helpText(h helpCommand, c configCommand, view string) string {
 		fmt.Fprintf(&b, "\n%s:\n", title)
 		more := 0
 		for _, f := range flags {
-			if view == "" && !placeOf(f.Name).essential {
+			if view == "" && !placeOf(fs, f.Name).Essential {
 				more++
 				continue
 			}

@@ -7,22 +7,31 @@ import (
 	"flag"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
-// TestHelpPlacesEveryFlag fails for a flag that flagPlaces does not place:
-// each new flag is given its group and its place in the short help.
+// TestHelpPlacesEveryFlag fails for a flag registered without a group, or
+// under a group the help has no heading for: each flag is given its group
+// and its place in the short help where it is registered.
 func TestHelpPlacesEveryFlag(t *testing.T) {
 	for _, c := range configCommands {
-		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+		fs := cli.NewFlagSet(c.name, flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		c.register(fs)
 		fs.VisitAll(func(f *flag.Flag) {
-			if _, ok := flagPlaces[f.Name]; !ok && cli.DeprecatedFlags()[f.Name] == "" {
-				t.Errorf("rostrum %s --%s: not in flagPlaces (help.go): give it a group", c.name, f.Name)
+			if cli.DeprecatedFlags()[f.Name] != "" {
+				return
+			}
+			p, ok := fs.Place(f.Name)
+			if !ok {
+				t.Errorf("rostrum %s --%s: registered without a group: register it through fs.Group", c.name, f.Name)
+			}
+			if !slices.ContainsFunc(helpGroups, func(g helpGroup) bool { return g.key == p.Group }) {
+				t.Errorf("rostrum %s --%s: group %q has no heading in helpGroups", c.name, f.Name, p.Group)
 			}
 		})
 	}
@@ -53,6 +62,8 @@ func TestHelpShort(t *testing.T) {
 		}
 		all := help(t, append(args, "--help-all")...)
 		_, c, _, _ := findHelpCommand(args)
+		fs := cli.NewFlagSet(c.name, flag.ContinueOnError)
+		c.register(fs)
 		for _, f := range commandFlags(c) {
 			if cli.DeprecatedFlags()[f.name] != "" {
 				if strings.Contains(all, "--"+f.name+" ") {
@@ -66,8 +77,7 @@ func TestHelpShort(t *testing.T) {
 			if f.env != "" && !strings.Contains(all, " "+f.env+" ") {
 				t.Errorf("rostrum %s --help-all: --%s without its variable %s", h.words, f.name, f.env)
 			}
-			p := placeOf(f.name)
-			if !p.essential && strings.Contains(short, "--"+f.name+" ") {
+			if p := placeOf(fs, f.name); !p.Essential && strings.Contains(short, "--"+f.name+" ") {
 				t.Errorf("rostrum %s -h shows the tuning flag --%s", h.words, f.name)
 			}
 		}
@@ -89,7 +99,7 @@ func TestHelpEnvMatchesParseSources(t *testing.T) {
 		if f.env == "" || f.name == "config" {
 			continue
 		}
-		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		fs := cli.NewFlagSet("run", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		var rf runFlags
 		rf.register(fs)
@@ -97,12 +107,12 @@ func TestHelpEnvMatchesParseSources(t *testing.T) {
 		if fs.Set(f.name, v) != nil {
 			v = "x" // a list without default: one element
 		}
-		fs = flag.NewFlagSet("run", flag.ContinueOnError)
+		fs = cli.NewFlagSet("run", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		rf = runFlags{}
 		rf.register(fs)
 		t.Setenv(f.env, v)
-		if _, _, err := parseSources(fs, nil, &rf.config); err != nil {
+		if _, _, err := parseSources(fs.FlagSet, nil, &rf.config); err != nil {
 			t.Fatalf("%s=%q: %v", f.env, v, err)
 		}
 		set := false

@@ -17,7 +17,7 @@ type configCommand struct {
 	// also names the commands that take exactly these flags.
 	also string
 	// register registers the command's flags into fs, as the command does.
-	register func(fs *flag.FlagSet)
+	register func(fs *cli.FlagSet)
 	// base, when set, is the command whose flags this one takes too: only
 	// the flags that are new or differ from it are listed.
 	base string
@@ -45,41 +45,41 @@ const (
 // their `-h`.
 var configCommands = []configCommand{
 	{name: "run", also: "`rostrum check` (with one flag more, below) takes the same flags (and reads the same variables and file), so that they see the configuration the processors run with; `wal replay` and `boards prune` take them too, and one flag each, below",
-		register: func(fs *flag.FlagSet) { var f runFlags; f.register(fs) }},
-	{name: "check", base: "run", register: func(fs *flag.FlagSet) {
+		register: func(fs *cli.FlagSet) { var f runFlags; f.register(fs) }},
+	{name: "check", base: "run", register: func(fs *cli.FlagSet) {
 		var f runFlags
 		var c checkFlags
 		f.register(fs)
 		c.register(fs)
 	}},
-	{name: "gateway", register: func(fs *flag.FlagSet) { var f gatewayFlags; f.register(fs) }},
-	{name: "demo", base: "run", register: func(fs *flag.FlagSet) { var f runFlags; var d demoFlags; d.register(fs, &f) }},
-	{name: "wal replay", base: "run", register: func(fs *flag.FlagSet) {
+	{name: "gateway", register: func(fs *cli.FlagSet) { var f gatewayFlags; f.register(fs) }},
+	{name: "demo", base: "run", register: func(fs *cli.FlagSet) { var f runFlags; var d demoFlags; d.register(fs, &f) }},
+	{name: "wal replay", base: "run", register: func(fs *cli.FlagSet) {
 		var f runFlags
 		var r walReplayFlags
 		f.register(fs)
 		r.register(fs)
 	}},
-	{name: "boards prune", base: "run", register: func(fs *flag.FlagSet) {
+	{name: "boards prune", base: "run", register: func(fs *cli.FlagSet) {
 		var f runFlags
 		var p pruneFlags
 		f.register(fs)
 		p.register(fs)
 	}},
-	{name: "dlq inspect", sources: fromSecurityEnv, register: func(fs *flag.FlagSet) {
+	{name: "dlq inspect", sources: fromSecurityEnv, register: func(fs *cli.FlagSet) {
 		var f dlqFlags
 		var c dlqCommandFlags
 		f.register(fs)
 		c.register(fs, "inspect")
 	}},
-	{name: "dlq redrive", sources: fromSecurityEnv, register: func(fs *flag.FlagSet) {
+	{name: "dlq redrive", sources: fromSecurityEnv, register: func(fs *cli.FlagSet) {
 		var f dlqFlags
 		var c dlqCommandFlags
 		f.register(fs)
 		c.register(fs, "redrive")
 	}},
-	{name: "wal inspect", sources: fromFlags, register: func(fs *flag.FlagSet) { var f walInspectFlags; f.register(fs) }},
-	{name: "codec explain", sources: fromFlags, register: func(fs *flag.FlagSet) { var f codecFlags; f.register(fs) }},
+	{name: "wal inspect", sources: fromFlags, register: func(fs *cli.FlagSet) { var f walInspectFlags; f.register(fs) }},
+	{name: "codec explain", sources: fromFlags, register: func(fs *cli.FlagSet) { var f codecFlags; f.register(fs) }},
 }
 
 // cmdHelp prints the usage, or with `config` the configuration reference.
@@ -91,7 +91,7 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	if args[0] != "config" {
 		return fmt.Errorf("help: unknown topic %q (topics: config)", args[0])
 	}
-	fs := flag.NewFlagSet("help config", flag.ContinueOnError)
+	fs := cli.NewFlagSet("help config", flag.ContinueOnError)
 	markdown := fs.Bool("markdown", false, "print Markdown (the generated part of docs/configuration.md)")
 	jsonSchema := fs.Bool("schema", false, "print the JSON Schema of the --config file (docs/config.schema.json)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -120,7 +120,7 @@ type configFlag struct {
 // name order. A flag the command sets itself before parsing (demo's
 // defaults) counts as given, so neither variable nor file reaches it.
 func commandFlags(c configCommand) map[string]configFlag {
-	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs := cli.NewFlagSet(c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	c.register(fs)
 	fixed := map[string]bool{}

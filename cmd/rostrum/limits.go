@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"path/filepath"
 	"time"
 
@@ -23,15 +22,15 @@ type limitFlags struct {
 	unreadyAfter     time.Duration
 }
 
-func (f *limitFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.maxRoomMembers, "max-room-members", 100000, "members kept per room at most; a new member beyond it goes to the DLQ (0: no cap)")
-	fs.IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory (about 190 B each) so that an apply merges and scores in Go and Redis only stores the results (0: off)")
-	fs.IntVar(&f.roomsPerScript, "rooms-per-script", sink.DefaultRoomsPerScript, "cached rooms one Redis script call applies on a single Redis node (1: a call per room; always 1 on a Redis Cluster)")
-	fs.IntVar(&f.maxRoomsPerApply, "max-rooms-per-apply", 50000, "rooms written per Redis round trip at most; a batch touching more is applied in several")
-	fs.BoolVar(&f.pipeline, "pipeline-batches", false, "turn the batch pipeline on: poll, decode and WAL-append the next batch while the current one is in Redis (off by default until it measures better; no effect with boards)")
-	fs.DurationVar(&f.ackDelay, "ack-delay", time.Second, "how long the acknowledgement of a published output waits to ride in the room's next apply before it is sent on its own (0: with the next batch); after a crash, outputs acknowledged within it are published again, identical")
-	fs.IntVar(&f.unreadyFailures, "unready-failures", 3, "/readyz reports not ready after this many failed attempts of a batch in a row")
-	fs.DurationVar(&f.unreadyAfter, "unready-after", 10*time.Second, "or after a batch has been failing this long")
+func (f *limitFlags) register(fs *cli.FlagSet) {
+	fs.Group("limits").Tuning().Sets("MaxMembers").IntVar(&f.maxRoomMembers, "max-room-members", 100000, "members kept per room at most; a new member beyond it goes to the DLQ (0: no cap)")
+	fs.Group("limits").Tuning().Sets("CacheMembers").IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory (about 190 B each) so that an apply merges and scores in Go and Redis only stores the results (0: off)")
+	fs.Group("limits").Tuning().Sets("RoomsPerScript").IntVar(&f.roomsPerScript, "rooms-per-script", sink.DefaultRoomsPerScript, "cached rooms one Redis script call applies on a single Redis node (1: a call per room; always 1 on a Redis Cluster)")
+	fs.Group("limits").Tuning().Sets("MaxRoomsPerApply").IntVar(&f.maxRoomsPerApply, "max-rooms-per-apply", 50000, "rooms written per Redis round trip at most; a batch touching more is applied in several")
+	fs.Group("limits").Tuning().Sets("PipelineBatches").BoolVar(&f.pipeline, "pipeline-batches", false, "turn the batch pipeline on: poll, decode and WAL-append the next batch while the current one is in Redis (off by default until it measures better; no effect with boards)")
+	fs.Group("limits").Tuning().Sets("AckDelay").DurationVar(&f.ackDelay, "ack-delay", time.Second, "how long the acknowledgement of a published output waits to ride in the room's next apply before it is sent on its own (0: with the next batch); after a crash, outputs acknowledged within it are published again, identical")
+	fs.Group("ops").Tuning().Sets("UnreadyFailures").IntVar(&f.unreadyFailures, "unready-failures", 3, "/readyz reports not ready after this many failed attempts of a batch in a row")
+	fs.Group("ops").Tuning().Sets("UnreadyAfter").DurationVar(&f.unreadyAfter, "unready-after", 10*time.Second, "or after a batch has been failing this long")
 }
 
 // apply sets the limits in the processor and sink configurations, whose

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/internal/httpserve"
 	"github.com/rostrumhq/rostrum/internal/problem"
 	"github.com/rostrumhq/rostrum/processor"
@@ -32,16 +32,16 @@ type opsFlags struct {
 	adminHTTP              string
 }
 
-func (f *opsFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.topicPartitions, "topic-partitions", 3, "partitions of the callback and DLQ topics --create-topics creates (-1: the broker's default)")
-	fs.IntVar(&f.outputPartitions, "output-partitions", 0, "partitions of the output topic --create-topics creates (0: --topic-partitions)")
-	fs.IntVar(&f.replicationFactor, "replication-factor", -1, "replication factor of the topics --create-topics creates (-1: the broker's default)")
-	fs.DurationVar(&f.dlqRetention, "dlq-retention", processor.DefaultDLQRetention, "retention of the DLQ topic --create-topics creates (negative: forever)")
-	fs.BoolVar(&f.allowUncompactedOutput, "allow-uncompacted-output", false, "start although the output topic is not compacted (cleanup.policy=compact)")
-	fs.StringVar(&f.instanceID, "instance-id", "", "static consumer group membership: an id unique to this instance and stable across its restarts (e.g. the pod name), so that a restart does not rebalance the group")
-	fs.DurationVar(&f.sessionTimeout, "kafka-session-timeout", processor.DefaultSessionTimeout, "how long the consumer group waits for a heartbeat before it expires a member and moves its partitions (the pause a crashed instance that does not come back causes); shorter fails over sooner, longer survives longer network blips and stalls (the broker allows 6s..30m by default)")
-	fs.DurationVar(&f.rebalanceTimeout, "kafka-rebalance-timeout", processor.DefaultRebalanceTimeout, "how long a rebalance waits for the members to rejoin and for the assignment; also bounds the stall a member that died during a rebalance causes (docs/DESIGN.md §3.9)")
-	fs.StringVar(&f.adminHTTP, "admin-http", "", "address of the admin HTTP listener serving /debug/pprof (empty: off); never expose it publicly")
+func (f *opsFlags) register(fs *cli.FlagSet) {
+	fs.Group("kafka").Tuning().Sets("Partitions").IntVar(&f.topicPartitions, "topic-partitions", 3, "partitions of the callback and DLQ topics --create-topics creates (-1: the broker's default)")
+	fs.Group("kafka").Tuning().Sets("OutputPartitions").IntVar(&f.outputPartitions, "output-partitions", 0, "partitions of the output topic --create-topics creates (0: --topic-partitions)")
+	fs.Group("kafka").Tuning().Sets("ReplicationFactor").IntVar(&f.replicationFactor, "replication-factor", -1, "replication factor of the topics --create-topics creates (-1: the broker's default)")
+	fs.Group("kafka").Tuning().Sets("DLQRetention").DurationVar(&f.dlqRetention, "dlq-retention", processor.DefaultDLQRetention, "retention of the DLQ topic --create-topics creates (negative: forever)")
+	fs.Group("kafka").Tuning().Sets("RequireCompactedOutput").BoolVar(&f.allowUncompactedOutput, "allow-uncompacted-output", false, "start although the output topic is not compacted (cleanup.policy=compact)")
+	fs.Group("kafka").Tuning().Sets("InstanceID").StringVar(&f.instanceID, "instance-id", "", "static consumer group membership: an id unique to this instance and stable across its restarts (e.g. the pod name), so that a restart does not rebalance the group")
+	fs.Group("kafka").Tuning().Sets("SessionTimeout").DurationVar(&f.sessionTimeout, "kafka-session-timeout", processor.DefaultSessionTimeout, "how long the consumer group waits for a heartbeat before it expires a member and moves its partitions (the pause a crashed instance that does not come back causes); shorter fails over sooner, longer survives longer network blips and stalls (the broker allows 6s..30m by default)")
+	fs.Group("kafka").Tuning().Sets("RebalanceTimeout").DurationVar(&f.rebalanceTimeout, "kafka-rebalance-timeout", processor.DefaultRebalanceTimeout, "how long a rebalance waits for the members to rejoin and for the assignment; also bounds the stall a member that died during a rebalance causes (docs/DESIGN.md §3.9)")
+	fs.Group("ops").Tuning().StringVar(&f.adminHTTP, "admin-http", "", "address of the admin HTTP listener serving /debug/pprof (empty: off); never expose it publicly")
 }
 
 // apply sets the settings in the processor configuration, whose Validate

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/internal/cli"
 )
 
 const boardsUsage = `usage: rostrum boards prune [--config F] [--redis A] [--env E] [--delete]
@@ -31,14 +32,14 @@ func cmdBoards(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // pruneFlags are the settings `rostrum boards prune` adds to run's.
 type pruneFlags struct{ delete bool }
 
-func (f *pruneFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.delete, "delete", false, "delete the keys found (default: only list them)")
+func (f *pruneFlags) register(fs *cli.FlagSet) {
+	fs.Group("command").BoolVar(&f.delete, "delete", false, "delete the keys found (default: only list them)")
 }
 
 // boardsPrune lists, and with --delete deletes, the keys of boards that
 // are not in the configuration. Without --delete it changes nothing.
 func boardsPrune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("boards prune", flag.ContinueOnError)
+	fs := cli.NewFlagSet("boards prune", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
 	f.register(fs)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/auth"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/internal/httpserve"
 )
 
@@ -51,10 +51,10 @@ type listenTLSFlags struct {
 	cert, key string
 }
 
-func (t *listenTLSFlags) register(fs *flag.FlagSet, prefix, what string) {
+func (t *listenTLSFlags) register(fs *cli.FlagSet, prefix, what string) {
 	t.prefix = prefix
-	fs.StringVar(&t.cert, prefix+"-tls-cert", "", "PEM certificate (chain) of "+what+" (with --"+prefix+"-tls-key): serve HTTPS; re-read on SIGHUP")
-	fs.StringVar(&t.key, prefix+"-tls-key", "", "PEM private key of --"+prefix+"-tls-cert")
+	fs.Group("http").StringVar(&t.cert, prefix+"-tls-cert", "", "PEM certificate (chain) of "+what+" (with --"+prefix+"-tls-key): serve HTTPS; re-read on SIGHUP")
+	fs.Group("http").StringVar(&t.key, prefix+"-tls-key", "", "PEM private key of --"+prefix+"-tls-cert")
 }
 
 // load reads the pair; nil when neither flag is given. Errors name the

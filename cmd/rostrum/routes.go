@@ -1,11 +1,11 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/route"
 )
 
@@ -23,9 +23,9 @@ type routeFlags struct {
 	file  []route.Rule // the config file's routes: list
 }
 
-func (r *routeFlags) register(fs *flag.FlagSet) {
-	fs.Var(&r.rules, "route", "routing rule env=regex, first match wins; repeatable or comma-separated (prod=^p-,gray=^g-); config key routes: as a list of {env, pattern}")
-	fs.StringVar(&r.def, "route-default", "", "environment of the rooms no --route matches (default: none, such a room is refused)")
+func (r *routeFlags) register(fs *cli.FlagSet) {
+	fs.Group("kafka").Sets("Rooms").Var(&r.rules, "route", "routing rule env=regex, first match wins; repeatable or comma-separated (prod=^p-,gray=^g-); config key routes: as a list of {env, pattern}")
+	fs.Group("kafka").Tuning().StringVar(&r.def, "route-default", "", "environment of the rooms no --route matches (default: none, such a room is refused)")
 }
 
 // read takes the routes: list of the config file at path.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -71,43 +72,44 @@ type runFlags struct {
 	httpTLS                                 listenTLSFlags  // --http-tls-cert, --http-tls-key (reload.go)
 	streams                                 streamFlags     // streams.go
 
-	warnings []string // found while parsing; logged by logger
+	warnings   []string          // found while parsing; logged by logger
+	fieldFlags map[string]string // Config field → the flag that sets it (cli.FlagSet.FieldFlags)
 }
 
-func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
-	fs.StringVar(&f.redis, "redis", "127.0.0.1:6379", "Redis address; several comma-separated addresses mean a Redis Cluster; exclusive with --redis-sentinel-master")
-	fs.StringVar(&f.env, "env", "prod", "environment served (prod, test, gray, demo, …): selects topics {env}.callbacks.*")
-	fs.StringVar(&f.group, "group", "", "Kafka consumer group (default rostrum-{env})")
-	fs.StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
-	fs.IntVar(&f.topN, "top-n", 7, "length of the stable top list, 1..100")
-	fs.StringVar(&f.walDir, "wal-dir", "./wal", "write-ahead log directory (one per processor instance)")
-	fs.StringVar(&f.walSync, "wal-sync", "always", "WAL fsync policy: always (fsync every batch) or none (leave it to the OS)")
-	fs.DurationVar(&f.walMaxAge, "wal-max-age", 24*time.Hour, "keep committed WAL batches this long")
-	fs.Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
-	fs.Int64Var(&f.walSegmentBytes, "wal-segment-bytes", wal.DefaultSegmentBytes, "start a new WAL segment above this size; retention prunes whole segments, so this is also the step of the WAL's size")
+func (f *runFlags) register(fs *cli.FlagSet) {
+	fs.Group("kafka").Sets("Brokers").StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
+	fs.Group("redis").StringVar(&f.redis, "redis", "127.0.0.1:6379", "Redis address; several comma-separated addresses mean a Redis Cluster; exclusive with --redis-sentinel-master")
+	fs.Group("kafka").Sets("Env").StringVar(&f.env, "env", "prod", "environment served (prod, test, gray, demo, …): selects topics {env}.callbacks.*")
+	fs.Group("kafka").Tuning().Sets("Group").StringVar(&f.group, "group", "", "Kafka consumer group (default rostrum-{env})")
+	fs.Group("kafka").Sets("TopicPrefix").StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
+	fs.Group("ranking").Sets("TopN").IntVar(&f.topN, "top-n", 7, "length of the stable top list, 1..100")
+	fs.Group("ops").StringVar(&f.walDir, "wal-dir", "./wal", "write-ahead log directory (one per processor instance)")
+	fs.Group("ops").Tuning().StringVar(&f.walSync, "wal-sync", "always", "WAL fsync policy: always (fsync every batch) or none (leave it to the OS)")
+	fs.Group("ops").Tuning().Sets("WALMaxAge").DurationVar(&f.walMaxAge, "wal-max-age", 24*time.Hour, "keep committed WAL batches this long")
+	fs.Group("ops").Tuning().Sets("WALMaxBytes").Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
+	fs.Group("ops").Tuning().Int64Var(&f.walSegmentBytes, "wal-segment-bytes", wal.DefaultSegmentBytes, "start a new WAL segment above this size; retention prunes whole segments, so this is also the step of the WAL's size")
 	f.routes.register(fs)
-	fs.DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
-	fs.IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
-	fs.BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
-	fs.StringVar(&f.ranking, "ranking", codec.DefaultRules().String(), "ranking rules: the fields to rank members on, most significant first, from spotlight, screen_share, audio, volume, video, role (the newest event time always comes last; a field left out is not ranked on)")
-	fs.StringVar(&f.unknownTypes, "unknown-types", processor.UnknownTypesSkip, "what to do with a well-formed callback of a type rostrum does not rank on: skip (count it in rostrum_events_ignored_total) or dlq")
-	fs.StringVar(&f.scoreEpoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field (RFC 3339); scores hold 2^38 ms ≈ 8.7 years after it")
-	fs.DurationVar(&f.maxFutureSkew, "max-future-skew", 5*time.Minute, "reject events whose ts is further than this in the future")
-	fs.IntVar(&f.maxRecordBytes, "max-record-bytes", 1<<20, "reject records larger than this")
-	fs.IntVar(&f.maxEvents, "max-events", 10000, "reject array records with more events than this")
-	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
-	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&f.http, "http", "127.0.0.1:8080", "address of the HTTP server: live page, /metrics, /healthz, /readyz, /v1/rooms/{room}/top (empty: off)")
+	fs.Group("redis").Tuning().Sets("RebuildWindow", "RoomTTL").DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
+	fs.Group("limits").Tuning().Sets("MaxPollRecords").IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
+	fs.Group("kafka").Sets("CreateTopics").BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
+	fs.Group("ranking").Sets("Meeting").StringVar(&f.ranking, "ranking", codec.DefaultRules().String(), "ranking rules: the fields to rank members on, most significant first, from spotlight, screen_share, audio, volume, video, role (the newest event time always comes last; a field left out is not ranked on)")
+	fs.Group("ranking").Tuning().Sets("UnknownTypes").StringVar(&f.unknownTypes, "unknown-types", processor.UnknownTypesSkip, "what to do with a well-formed callback of a type rostrum does not rank on: skip (count it in rostrum_events_ignored_total) or dlq")
+	fs.Group("ranking").Tuning().StringVar(&f.scoreEpoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field (RFC 3339); scores hold 2^38 ms ≈ 8.7 years after it")
+	fs.Group("ranking").Tuning().DurationVar(&f.maxFutureSkew, "max-future-skew", 5*time.Minute, "reject events whose ts is further than this in the future")
+	fs.Group("limits").Tuning().IntVar(&f.maxRecordBytes, "max-record-bytes", 1<<20, "reject records larger than this")
+	fs.Group("limits").Tuning().IntVar(&f.maxEvents, "max-events", 10000, "reject array records with more events than this")
+	fs.Group("ops").Tuning().StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
+	fs.Group("ops").StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.Group("http").StringVar(&f.http, "http", "127.0.0.1:8080", "address of the HTTP server: live page, /metrics, /healthz, /readyz, /v1/rooms/{room}/top (empty: off)")
 	f.httpTLS.register(fs, "http", "the --http listener (the page, the read, control and administration API)")
-	fs.DurationVar(&f.lagEvery, "lag-interval", 5*time.Second, "how often consumer lag is measured for /metrics")
-	fs.StringVar(&f.stability, "stability", processor.StabilityHysteresis, "stable top list strategy: hysteresis (members change only when it lasts) or merge (the reference merge: sticky positions, membership follows the raw top-N); see docs/STABILITY.md")
-	fs.DurationVar(&f.dwell, "stability-dwell", stability.DefaultDwell, "hysteresis: how long a member must hold its place in the raw top-N before it replaces a shown one (0: at once)")
-	fs.DurationVar(&f.grace, "stability-grace", stability.DefaultGrace, "hysteresis: how long a shown member out of the raw top-N stays (0: it goes at once)")
-	fs.IntVar(&f.margin, "stability-margin", stability.DefaultMargin, "hysteresis: a member leading the weakest shown one out of the raw top-N by this many volume steps replaces it at once (0: off)")
-	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, finish or abandon the batch in flight, commit what is done and leave the group within this time")
-	fs.DurationVar(&f.dueInterval, "stability-due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
-	fs.StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
+	fs.Group("ops").Tuning().DurationVar(&f.lagEvery, "lag-interval", 5*time.Second, "how often consumer lag is measured for /metrics")
+	fs.Group("ranking").Sets("Stability").StringVar(&f.stability, "stability", processor.StabilityHysteresis, "stable top list strategy: hysteresis (members change only when it lasts) or merge (the reference merge: sticky positions, membership follows the raw top-N); see docs/STABILITY.md")
+	fs.Group("ranking").Tuning().Sets("Dwell").DurationVar(&f.dwell, "stability-dwell", stability.DefaultDwell, "hysteresis: how long a member must hold its place in the raw top-N before it replaces a shown one (0: at once)")
+	fs.Group("ranking").Tuning().Sets("Grace").DurationVar(&f.grace, "stability-grace", stability.DefaultGrace, "hysteresis: how long a shown member out of the raw top-N stays (0: it goes at once)")
+	fs.Group("ranking").Tuning().Sets("Margin").IntVar(&f.margin, "stability-margin", stability.DefaultMargin, "hysteresis: a member leading the weakest shown one out of the raw top-N by this many volume steps replaces it at once (0: off)")
+	fs.Group("ops").Tuning().Sets("ShutdownTimeout").DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, finish or abandon the batch in flight, commit what is done and leave the group within this time")
+	fs.Group("ranking").Tuning().Sets("DueInterval").DurationVar(&f.dueInterval, "stability-due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
+	fs.Group("ops").StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
 	f.sec.Register(fs)
 	f.limits.register(fs)
 	f.control.register(fs)
@@ -119,8 +121,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 
 // parseFlags parses args, then fills unset flags from the environment and
 // the config file, and checks the security settings (reading their files).
-func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
-	cfg, warnings, err := parseSources(fs, args, &f.config)
+func parseFlags(fs *cli.FlagSet, f *runFlags, args []string) error {
+	cfg, warnings, err := parseSources(fs.FlagSet, args, &f.config)
 	if err != nil {
 		return err
 	}
@@ -138,6 +140,8 @@ func parseFlags(fs *flag.FlagSet, f *runFlags, args []string) error {
 		return err
 	}
 	f.warnings = append(warnings, f.sec.Warnings...)
+	f.fieldFlags = fs.FieldFlags()
+	maps.Copy(f.fieldFlags, fileFieldNames)
 	return nil
 }
 
@@ -203,10 +207,10 @@ func (f *runFlags) buildPipelineConfig(lg *zap.Logger) (pc processor.Config, so 
 		return pc, so, wo, err
 	}
 	if err = pc.Validate(); err != nil {
-		return pc, so, wo, config.Rename(err, runFlagNames)
+		return pc, so, wo, config.Rename(err, f.fieldFlags)
 	}
 	if err = so.Validate(); err != nil {
-		return pc, so, wo, config.Rename(err, runFlagNames)
+		return pc, so, wo, config.Rename(err, f.fieldFlags)
 	}
 	// Set after Validate: the board store needs the Redis client that
 	// runProcessor opens.
@@ -270,29 +274,13 @@ func (f *runFlags) checkRun() error {
 	return nil
 }
 
-// runFlagNames translates the fields of processor.Config and sink.Config
-// that `rostrum run` sets from flags into those flags' names, for the
-// errors of their Validate methods.
-var runFlagNames = map[string]string{
-	// processor.Config
-	"Brokers": "--brokers", "Env": "--env", "TopicPrefix": "--topic-prefix", "Group": "--group", "TopN": "--top-n",
-	"InstanceID": "--instance-id", "SessionTimeout": "--kafka-session-timeout", "RebalanceTimeout": "--kafka-rebalance-timeout",
-	"Rooms": "--route", "MaxPollRecords": "--max-poll-records", "CreateTopics": "--create-topics",
-	"RequireCompactedOutput": "--allow-uncompacted-output", "Partitions": "--topic-partitions",
-	"OutputPartitions": "--output-partitions", "ReplicationFactor": "--replication-factor", "DLQRetention": "--dlq-retention",
-	"Meeting": "--ranking", "UnknownTypes": "--unknown-types", "Stability": "--stability", "Dwell": "--stability-dwell",
-	"Grace": "--stability-grace", "Margin": "--stability-margin", "DueInterval": "--stability-due-interval",
-	"WALMaxAge": "--wal-max-age", "WALMaxBytes": "--wal-max-bytes", "ShutdownTimeout": "--shutdown-timeout",
-	"UnreadyFailures": "--unready-failures", "UnreadyAfter": "--unready-after", "AckDelay": "--ack-delay",
-	"PipelineBatches": "--pipeline-batches", "MaxRoomsPerApply": "--max-rooms-per-apply", "RebuildWindow": "--room-ttl",
-	"Boards": "--config (boards)",
-	// sink.Config
-	"RoomTTL": "--room-ttl", "MaxMembers": "--max-room-members", "CacheMembers": "--state-cache",
-	"RoomsPerScript": "--rooms-per-script",
-}
+// fileFieldNames names the processor.Config fields that come from the
+// config file rather than from a flag, for the errors of Validate; the
+// fields a flag sets are named where the flag is registered (Group.Sets).
+var fileFieldNames = map[string]string{"Boards": "--config (boards)"}
 
 func cmdRun(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := cli.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
 	f.register(fs)

@@ -52,7 +52,7 @@ func configSchema() []byte {
 		if c.sources != fromAll {
 			continue
 		}
-		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+		fs := cli.NewFlagSet(c.name, flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		c.register(fs)
 		ref := commandFlags(c)

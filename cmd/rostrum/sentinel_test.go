@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/internal/testkit/chaos"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/internal/testkit/trace"
@@ -150,7 +151,7 @@ func TestRunThroughSentinelFailovers(t *testing.T) {
 	h := chaos.New(t, nil, trace.Generate(tc), nil, processor.StabilityHysteresis)
 	pass := testenv.WriteFile(t, "sentinel-pass", "sentinel-secret\n", 0o600)
 
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := cli.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
 	f.register(fs)
 	if err := parseFlags(fs, &f, []string{"--brokers", h.Kafka.Seeds[0], "--env", chaos.EnvName,

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/web"
 )
 
@@ -17,10 +17,10 @@ type streamFlags struct {
 	maxStreamRooms      int
 }
 
-func (f *streamFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.maxStreams, "max-streams", web.DefaultMaxStreams, "event streams (/v1/events) open at once, all clients together; one more answers 503 with Retry-After")
-	fs.IntVar(&f.maxStreamsPerClient, "max-streams-per-client", web.DefaultMaxStreamsPerClient, "event streams one client address (an IPv6 /64) holds open at once; one more answers 429 with Retry-After")
-	fs.IntVar(&f.maxStreamRooms, "max-stream-rooms", web.DefaultMaxStreamRooms, "distinct rooms the open event streams show (each read once per interval); a stream for one more room answers 503 with Retry-After")
+func (f *streamFlags) register(fs *cli.FlagSet) {
+	fs.Group("limits").Tuning().IntVar(&f.maxStreams, "max-streams", web.DefaultMaxStreams, "event streams (/v1/events) open at once, all clients together; one more answers 503 with Retry-After")
+	fs.Group("limits").Tuning().IntVar(&f.maxStreamsPerClient, "max-streams-per-client", web.DefaultMaxStreamsPerClient, "event streams one client address (an IPv6 /64) holds open at once; one more answers 429 with Retry-After")
+	fs.Group("limits").Tuning().IntVar(&f.maxStreamRooms, "max-stream-rooms", web.DefaultMaxStreamRooms, "distinct rooms the open event streams show (each read once per interval); a stream for one more room answers 503 with Retry-After")
 }
 
 // apply checks the settings and sets them in opts.

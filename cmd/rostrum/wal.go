@@ -13,6 +13,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
+	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
@@ -48,23 +49,23 @@ type walInspectFlags struct {
 	records   bool
 }
 
-func (f *walInspectFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.dir, "wal-dir", "./wal", "write-ahead log directory")
-	fs.StringVar(&f.room, "room", "", "print the records (and events) of this room")
-	fs.BoolVar(&f.records, "records", false, "print every record")
+func (f *walInspectFlags) register(fs *cli.FlagSet) {
+	fs.Group("ops").StringVar(&f.dir, "wal-dir", "./wal", "write-ahead log directory")
+	fs.Group("command").StringVar(&f.room, "room", "", "print the records (and events) of this room")
+	fs.Group("command").BoolVar(&f.records, "records", false, "print every record")
 }
 
 // walReplayFlags are the settings `rostrum wal replay` adds to run's.
 type walReplayFlags struct{ from uint64 }
 
-func (f *walReplayFlags) register(fs *flag.FlagSet) {
-	fs.Uint64Var(&f.from, "from", 1, "first WAL sequence to replay")
+func (f *walReplayFlags) register(fs *cli.FlagSet) {
+	fs.Group("command").Uint64Var(&f.from, "from", 1, "first WAL sequence to replay")
 }
 
 // walInspect reads a WAL directory without locking or repairing it, so it
 // can run beside a live processor.
 func walInspect(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wal inspect", flag.ContinueOnError)
+	fs := cli.NewFlagSet("wal inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f walInspectFlags
 	f.register(fs)
@@ -131,7 +132,7 @@ func walInspect(args []string, stdout, stderr io.Writer) error {
 // walReplay applies a WAL to Redis through the watermarks: what Redis holds
 // already is skipped, what it lost is applied again.
 func walReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wal replay", flag.ContinueOnError)
+	fs := cli.NewFlagSet("wal replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
 	f.register(fs)

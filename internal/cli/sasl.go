@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -59,10 +58,10 @@ const awsCredentialsTimeout = 30 * time.Second
 // expire.
 const awsCredentialsEarly = 5 * time.Minute
 
-func (s *Security) registerKafkaManaged(fs *flag.FlagSet) {
-	fs.StringVar(&s.kafkaOAuthTokenFile, "kafka-oauth-token-file", "",
+func (s *Security) registerKafkaManaged(fs *FlagSet) {
+	fs.Group("kafka").Tuning().StringVar(&s.kafkaOAuthTokenFile, "kafka-oauth-token-file", "",
 		"file holding the OAUTHBEARER token (one line, e.g. a JWT) for --kafka-sasl oauthbearer; read at every connection and re-authentication, so keep it fresh")
-	fs.StringVar(&s.kafkaOAuthExtensions, "kafka-oauth-extensions", "",
+	fs.Group("kafka").Tuning().StringVar(&s.kafkaOAuthExtensions, "kafka-oauth-extensions", "",
 		"SASL extensions sent with the OAUTHBEARER token: key=value[,key=value...] (Confluent Cloud: logicalCluster=lkc-...,identityPoolId=pool-...)")
 }
 

@@ -36,7 +36,7 @@ import (
 // every command does at start.
 func saslFlags(t *testing.T, args ...string) (*Security, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs := NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(new(bytes.Buffer))
 	var s Security
 	s.RegisterKafka(fs)

@@ -93,14 +93,15 @@ type tlsFlags struct {
 	insecure              bool
 }
 
-func (t *tlsFlags) register(fs *flag.FlagSet, what, whose string) {
+func (t *tlsFlags) register(fs *FlagSet, what, whose string) {
 	p := "--" + t.name + "-tls"
-	fs.BoolVar(&t.on, t.name+"-tls", false, "connect to "+what+" over TLS (implied by any "+p+"-* setting)")
-	fs.StringVar(&t.ca, t.name+"-tls-ca", "", "PEM file of the CA certificates that sign "+whose+" certificate (default: the system's)")
-	fs.StringVar(&t.cert, t.name+"-tls-cert", "", "PEM file of the client certificate presented to "+what+" (with "+p+"-key)")
-	fs.StringVar(&t.key, t.name+"-tls-key", "", "PEM file of the client certificate's private key (with "+p+"-cert)")
-	fs.StringVar(&t.server, t.name+"-tls-server-name", "", "name expected in "+whose+" certificate (default: the host of the address dialled)")
-	fs.BoolVar(&t.insecure, t.name+"-tls-insecure-skip-verify", false, "do not verify "+whose+" certificate (testing only: anyone on the path can read the traffic)")
+	g := fs.Group(t.name) // the group is named as the prefix: kafka or redis
+	g.BoolVar(&t.on, t.name+"-tls", false, "connect to "+what+" over TLS (implied by any "+p+"-* setting)")
+	g.Tuning().StringVar(&t.ca, t.name+"-tls-ca", "", "PEM file of the CA certificates that sign "+whose+" certificate (default: the system's)")
+	g.Tuning().StringVar(&t.cert, t.name+"-tls-cert", "", "PEM file of the client certificate presented to "+what+" (with "+p+"-key)")
+	g.Tuning().StringVar(&t.key, t.name+"-tls-key", "", "PEM file of the client certificate's private key (with "+p+"-cert)")
+	g.Tuning().StringVar(&t.server, t.name+"-tls-server-name", "", "name expected in "+whose+" certificate (default: the host of the address dialled)")
+	g.Tuning().BoolVar(&t.insecure, t.name+"-tls-insecure-skip-verify", false, "do not verify "+whose+" certificate (testing only: anyone on the path can read the traffic)")
 }
 
 func (t *tlsFlags) enabled() bool {
@@ -142,17 +143,17 @@ func (t *tlsFlags) config() (*tls.Config, error) {
 }
 
 // Register registers the Redis and the Kafka flags into fs.
-func (s *Security) Register(fs *flag.FlagSet) {
+func (s *Security) Register(fs *FlagSet) {
 	s.RegisterRedis(fs)
 	s.RegisterKafka(fs)
 }
 
 // RegisterRedis registers the Redis flags (--redis-user, --redis-password*,
 // --redis-tls*, --redis-sentinel*) into fs, for a command without Kafka.
-func (s *Security) RegisterRedis(fs *flag.FlagSet) {
-	fs.StringVar(&s.redisUser, "redis-user", "", "Redis ACL user to AUTH as (needs a password)")
-	fs.Var(&s.redisPassword, "redis-password", "Redis password (of --redis-user, or of the default user); prefer --redis-password-file or ROSTRUM_REDIS_PASSWORD")
-	fs.StringVar(&s.redisPasswordFile, "redis-password-file", "", "file holding the Redis password (one line)")
+func (s *Security) RegisterRedis(fs *FlagSet) {
+	fs.Group("redis").Tuning().StringVar(&s.redisUser, "redis-user", "", "Redis ACL user to AUTH as (needs a password)")
+	fs.Group("redis").Tuning().Var(&s.redisPassword, "redis-password", "Redis password (of --redis-user, or of the default user); prefer --redis-password-file or ROSTRUM_REDIS_PASSWORD")
+	fs.Group("redis").StringVar(&s.redisPasswordFile, "redis-password-file", "", "file holding the Redis password (one line)")
 	s.redisTLS.name = "redis"
 	s.redisTLS.register(fs, "Redis", "Redis's")
 	s.Sentinel.register(fs)
@@ -161,11 +162,11 @@ func (s *Security) RegisterRedis(fs *flag.FlagSet) {
 // RegisterKafka registers the Kafka flags (--kafka-sasl, --kafka-user,
 // --kafka-password*, --kafka-oauth-*, --kafka-tls*) into fs, for a command
 // without Redis.
-func (s *Security) RegisterKafka(fs *flag.FlagSet) {
-	fs.StringVar(&s.kafkaSASL, "kafka-sasl", "", "Kafka SASL mechanism: plain, scram-sha-256, scram-sha-512, oauthbearer (--kafka-oauth-token-file) or aws-msk-iam (the AWS credential chain; implies --kafka-tls) (default: none)")
-	fs.StringVar(&s.kafkaUser, "kafka-user", "", "Kafka SASL user")
-	fs.Var(&s.kafkaPassword, "kafka-password", "Kafka SASL password; prefer --kafka-password-file or ROSTRUM_KAFKA_PASSWORD")
-	fs.StringVar(&s.kafkaPasswordFile, "kafka-password-file", "", "file holding the Kafka SASL password (one line)")
+func (s *Security) RegisterKafka(fs *FlagSet) {
+	fs.Group("kafka").StringVar(&s.kafkaSASL, "kafka-sasl", "", "Kafka SASL mechanism: plain, scram-sha-256, scram-sha-512, oauthbearer (--kafka-oauth-token-file) or aws-msk-iam (the AWS credential chain; implies --kafka-tls) (default: none)")
+	fs.Group("kafka").StringVar(&s.kafkaUser, "kafka-user", "", "Kafka SASL user")
+	fs.Group("kafka").Tuning().Var(&s.kafkaPassword, "kafka-password", "Kafka SASL password; prefer --kafka-password-file or ROSTRUM_KAFKA_PASSWORD")
+	fs.Group("kafka").StringVar(&s.kafkaPasswordFile, "kafka-password-file", "", "file holding the Kafka SASL password (one line)")
 	s.registerKafkaManaged(fs)
 	s.kafkaTLS.name = "kafka"
 	s.kafkaTLS.register(fs, "the Kafka brokers", "the brokers'")
@@ -412,7 +413,7 @@ func ConfigWarnings(fs *flag.FlagSet, path string, file map[string]any) []string
 // take no config file (dlq, and rostrum-dev's simulate and bench). Their
 // other flags keep ignoring the environment, so a shell's ROSTRUM_ENV=prod
 // meant for `run` does not send simulated load to prod.
-func ApplySecurityEnv(fs *flag.FlagSet) error {
+func ApplySecurityEnv(fs *FlagSet) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error

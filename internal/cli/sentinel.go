@@ -43,13 +43,13 @@ type Sentinel struct {
 	pass Secret        // from --redis-sentinel-password or its file (resolve)
 }
 
-func (s *Sentinel) register(fs *flag.FlagSet) {
-	s.fs = fs
-	fs.StringVar(&s.master, "redis-sentinel-master", "", "name of the Redis master that the Sentinels of --redis-sentinels monitor; rostrum follows it through failovers (exclusive with --redis)")
-	fs.StringVar(&s.addrs, "redis-sentinels", "", "Redis Sentinel addresses, comma-separated host:port, with --redis-sentinel-master (TLS and the data nodes' credentials as with --redis)")
-	fs.StringVar(&s.user, "redis-sentinel-user", "", "ACL user to AUTH as to the Sentinels (needs a Sentinel password)")
-	fs.Var(&s.password, "redis-sentinel-password", "password of the Sentinels (their requirepass, or of --redis-sentinel-user); prefer --redis-sentinel-password-file or ROSTRUM_REDIS_SENTINEL_PASSWORD")
-	fs.StringVar(&s.passwordFile, "redis-sentinel-password-file", "", "file holding the Sentinels' password (one line)")
+func (s *Sentinel) register(fs *FlagSet) {
+	s.fs = fs.FlagSet
+	fs.Group("redis").StringVar(&s.master, "redis-sentinel-master", "", "name of the Redis master that the Sentinels of --redis-sentinels monitor; rostrum follows it through failovers (exclusive with --redis)")
+	fs.Group("redis").StringVar(&s.addrs, "redis-sentinels", "", "Redis Sentinel addresses, comma-separated host:port, with --redis-sentinel-master (TLS and the data nodes' credentials as with --redis)")
+	fs.Group("redis").Tuning().StringVar(&s.user, "redis-sentinel-user", "", "ACL user to AUTH as to the Sentinels (needs a Sentinel password)")
+	fs.Group("redis").Tuning().Var(&s.password, "redis-sentinel-password", "password of the Sentinels (their requirepass, or of --redis-sentinel-user); prefer --redis-sentinel-password-file or ROSTRUM_REDIS_SENTINEL_PASSWORD")
+	fs.Group("redis").Tuning().StringVar(&s.passwordFile, "redis-sentinel-password-file", "", "file holding the Sentinels' password (one line)")
 }
 
 // On reports whether Redis is reached through Sentinel.
