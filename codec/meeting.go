@@ -208,6 +208,15 @@ func (m *Meeting) Encode(s MemberScore) (float64, error) {
 	return float64(x), nil
 }
 
+// CheckTime returns the error Encode gives for an event time ts (Unix ms)
+// outside the score window: before the epoch, or at or past its end; nil
+// for a time the score holds. The processor refuses a meeting event whose
+// time fails it.
+func (m *Meeting) CheckTime(ts int64) error {
+	_, err := m.Encode(MemberScore{Role: RoleStudent, TS: ts})
+	return err
+}
+
 // Decode returns the member score held in score: the fields of the rules,
 // and TS rounded down to the time unit; fields the rules leave out are 0.
 // It returns an error when score is not a meeting score: not an integer in

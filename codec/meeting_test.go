@@ -3,6 +3,7 @@ package codec
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -126,6 +127,27 @@ func TestMeetingEncodeRange(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMeetingCheckTime: CheckTime refuses exactly the event times Encode
+// refuses, under any rules.
+func TestMeetingCheckTime(t *testing.T) {
+	epoch := DefaultEpoch.UnixMilli()
+	last := epoch + 1<<38 - 1
+	for _, m := range []*Meeting{legacyMeeting(DefaultEpoch), NewMeeting(DefaultEpoch)} {
+		for _, tt := range []struct {
+			ts int64
+			ok bool
+		}{{epoch, true}, {last, true}, {epoch + 1000, true}, {epoch - 1, false}, {last + 1, false}, {0, false}, {math.MaxInt64, false}} {
+			err := m.CheckTime(tt.ts)
+			if (err == nil) != tt.ok {
+				t.Errorf("CheckTime(%d) = %v, want ok %v", tt.ts, err, tt.ok)
+			}
+			if _, encErr := m.Encode(MemberScore{Role: RoleHost, TS: tt.ts}); fmt.Sprint(encErr) != fmt.Sprint(err) {
+				t.Errorf("CheckTime(%d) = %v, Encode's error %v", tt.ts, err, encErr)
+			}
+		}
 	}
 }
 

@@ -380,7 +380,7 @@ func (p *Processor) checkEvents(evs []codec.Event) error {
 		if ev.TS < epoch {
 			return &ruleError{"ts", fmt.Sprintf("event[%d].ts: %d is before the score epoch %s", i, ev.TS, p.cfg.Meeting.Epoch().UTC().Format(time.RFC3339))}
 		}
-		if _, err := p.cfg.Meeting.Encode(codec.MemberScore{Role: codec.RoleStudent, TS: ev.TS}); err != nil {
+		if err := p.cfg.Meeting.CheckTime(ev.TS); err != nil {
 			return &ruleError{"ts", fmt.Sprintf("event[%d].ts: %v", i, err)}
 		}
 	}

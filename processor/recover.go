@@ -190,7 +190,7 @@ func (p *Processor) lastOutputs(ctx context.Context) ([]ranking.PublishedList, e
 		for i, m := range o.Top {
 			list[i] = m.UserID
 			role, _ := codec.ParseRole(m.Role)
-			hs.Shown = append(hs.Shown, flagsOf(codec.MemberScore{Spotlight: m.Spotlight, ScreenShare: m.ScreenShare,
+			hs.Shown = append(hs.Shown, ranking.Flags(codec.MemberScore{Spotlight: m.Spotlight, ScreenShare: m.ScreenShare,
 				Audio: m.Audio, Video: m.Video, Role: role}))
 		}
 		best[o.RoomID] = ranking.PublishedList{Room: o.RoomID, Seq: o.Seq, List: list, State: hs.String()}

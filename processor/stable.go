@@ -51,44 +51,6 @@ func (c *Config) hysteresis() *stability.Hysteresis {
 	return &stability.Hysteresis{N: c.TopN, Dwell: c.Dwell, Grace: c.Grace, Margin: margin}
 }
 
-// audioLeads reports whether audio is the leading field of the rules for a
-// member who is neither spotlighted nor sharing: only those two flags may
-// come before it. A muted member then ranks below every unmuted one, and
-// the hysteresis lets it go at once (Standing.Drop).
-func audioLeads(r codec.Rules) bool {
-	for _, f := range r {
-		switch f {
-		case codec.RuleAudio:
-			return true
-		case codec.RuleSpotlight, codec.RuleScreenShare:
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-// Flags of a shown member that the output record shows and whose change
-// republishes the list (docs/DESIGN.md §10): everything its score holds but
-// the volume and the time. Volume changes alone never republish.
-const (
-	flagSpotlight   = 1 << 0
-	flagScreenShare = 1 << 1
-	flagAudio       = 1 << 2
-	flagVideo       = 1 << 3
-	flagRoleShift   = 4 // role: 3 bits
-
-	// flagsPriority are the flags that take a tile at once (Urgent) while
-	// set, and let it go at once when cleared.
-	flagsPriority = flagSpotlight | flagScreenShare
-)
-
-// flagsOf packs the republishing fields of a decoded score.
-func flagsOf(f codec.MemberScore) uint16 {
-	return uint16(f.Spotlight)*flagSpotlight | uint16(f.ScreenShare)*flagScreenShare |
-		uint16(f.Audio)*flagAudio | uint16(f.Video)*flagVideo | uint16(f.Role)<<flagRoleShift
-}
-
 // stableStrategy is the configured stable step (stable) and its timer
 // (due.go).
 type stableStrategy struct {
@@ -111,7 +73,7 @@ type stableScratch struct {
 // newStableStrategy is the stable step cfg configures (cfg's defaults
 // applied).
 func newStableStrategy(cfg *Config) stableStrategy {
-	return stableStrategy{hyst: cfg.hysteresis(), dropMuted: audioLeads(cfg.Meeting.Rules())}
+	return stableStrategy{hyst: cfg.hysteresis(), dropMuted: ranking.AudioLeads(cfg.Meeting.Rules())}
 }
 
 // stable returns room st's next stable list, its state (text: the
@@ -148,7 +110,7 @@ func (p *Processor) stable(st *ranking.RoomState, ts int64) (list []string, stat
 		shown = p.strategy.scratch.shown[:0]
 		for _, id := range list {
 			f, _ := p.cfg.Meeting.Decode(scoreOf(st, id))
-			shown = append(shown, flagsOf(f))
+			shown = append(shown, ranking.Flags(f))
 		}
 		p.strategy.scratch.shown = shown
 	}
@@ -171,10 +133,7 @@ func (p *Processor) hysteresisStep(st *ranking.RoomState, ts int64, hs *stabilit
 	var newest int64
 	for i, m := range st.Top {
 		f, _ := p.cfg.Meeting.Decode(m.Score) // scores come from the apply script
-		// A host, a presenter sharing their screen and a member in the
-		// spotlight take a tile at once.
-		raw[i] = stability.Member{ID: m.UserID, Score: m.Score,
-			Urgent: f.Role == codec.RoleHost || f.ScreenShare == 1 || f.Spotlight == 1}
+		raw[i] = stability.Member{ID: m.UserID, Score: m.Score, Urgent: ranking.Urgent(f)}
 		newest = max(newest, f.TS)
 	}
 	standing := grow(p.strategy.scratch.standing, len(st.Stable))
@@ -186,10 +145,11 @@ func (p *Processor) hysteresisStep(st *ranking.RoomState, ts int64, hs *stabilit
 		score := st.StableScores[i]
 		f, _ := p.cfg.Meeting.Decode(score)
 		newest = max(newest, f.TS)
-		// Muting (while audio leads), or stopping to share or leaving the
-		// spotlight since the list was published, lets the tile go at once.
-		stopped := prev != nil && prev[i]&flagsPriority&^flagsOf(f) != 0
-		standing[i] = stability.Standing{Score: score, Ranked: true, Drop: (p.strategy.dropMuted && f.Audio == 0) || stopped}
+		var shown uint16 // 0: the flags last published are unknown
+		if prev != nil {
+			shown = prev[i]
+		}
+		standing[i] = stability.Standing{Score: score, Ranked: true, Drop: ranking.Drop(f, shown, p.strategy.dropMuted)}
 	}
 	now := ts
 	if now == 0 {

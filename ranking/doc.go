@@ -15,8 +15,12 @@
 // stable step of the state-cache path, is handed to it as a StableStep
 // value (see docs/DESIGN.md §13).
 //
-// MemberState is the one piece of behaviour here: its last-writer-wins
+// MemberState is the main piece of behaviour here: its last-writer-wins
 // registers and their packed form are the meeting semantics every writer
 // (the processor's fold, the sink's cache and Lua scripts)
-// must agree on.
+// must agree on. The rules of a shown member (Flags, Urgent, AudioLeads,
+// Drop) are the other: the processor's stable step applies them, and the
+// flicker benchmark (bench/flicker) replays meetings through the same
+// MemberState and the same rules, so that it measures the production
+// ranking.
 package ranking

@@ -19,4 +19,9 @@
 // deadlines, as the processor's timer does. Everything runs on the events'
 // clock: the same Config gives the same Report on any machine, so tests may
 // assert its numbers. `rostrum-dev bench --flicker` prints the report.
+//
+// A room's members are the processor's ranking.MemberState, folded with
+// MemberState.Apply and scored with MemberState.Score; the hysteresis reads
+// them through the processor's rules of a shown member (ranking.Urgent,
+// ranking.Drop, ranking.Flags), so the replay ranks as production does.
 package flicker
