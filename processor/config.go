@@ -307,29 +307,17 @@ func (c Config) Validate() error {
 	bad := func(field, format string, args ...any) error {
 		return config.Errorf("processor.Config", field, format, args...)
 	}
-	switch {
-	case len(c.Brokers) == 0:
+	if len(c.Brokers) == 0 {
 		return bad("Brokers", "is required")
-	case !envRe.MatchString(c.Env):
-		return bad("Env", "%q must be 1-32 characters of [a-z0-9_-], starting with a letter or digit", c.Env)
-	case c.TopN < 1 || c.TopN > 100:
-		return bad("TopN", "must be between 1 and 100, got %d", c.TopN)
+	}
+	if err := c.validateApply(); err != nil {
+		return err
+	}
+	switch {
 	case c.MaxPollRecords < 1:
 		return bad("MaxPollRecords", "must be at least 1, got %d", c.MaxPollRecords)
 	case c.MaxBatchBytes < 1 || c.MaxBatchBytes > 192<<20:
 		return bad("MaxBatchBytes", "must be between 1 and 192 MiB, got %d", c.MaxBatchBytes)
-	case c.Stability != StabilityHysteresis && c.Stability != StabilityMerge:
-		return bad("Stability", "must be %s or %s, got %q", StabilityHysteresis, StabilityMerge, c.Stability)
-	case c.UnknownTypes != UnknownTypesSkip && c.UnknownTypes != UnknownTypesDLQ:
-		return bad("UnknownTypes", "must be %s or %s, got %q", UnknownTypesSkip, UnknownTypesDLQ, c.UnknownTypes)
-	case c.Dwell < 0 || c.Dwell > time.Minute:
-		return bad("Dwell", "must be between 0 (none) and 1m, got %s", c.Dwell)
-	case c.Grace < 0 || c.Grace > time.Minute:
-		return bad("Grace", "must be between 0 (none) and 1m, got %s", c.Grace)
-	case c.Margin < 0 || c.Margin > codec.MaxVolume+1:
-		return bad("Margin", "must be between 0 (off) and %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
-	case c.DueInterval < time.Millisecond:
-		return bad("DueInterval", "must be at least 1ms, got %s", c.DueInterval)
 	case c.AckDelay > time.Minute:
 		return bad("AckDelay", "must be at most 1m (negative: none), got %s", c.AckDelay)
 	case c.UnreadyFailures < 1:
@@ -348,12 +336,40 @@ func (c Config) Validate() error {
 		return bad("OutputPartitions", "must be at least 1 (or -1: the broker's default), got %d", c.OutputPartitions)
 	case c.ReplicationFactor < -1:
 		return bad("ReplicationFactor", "must be at least 1 (or -1: the broker's default), got %d", c.ReplicationFactor)
-	case c.MaxRoomsPerApply < 1:
-		return bad("MaxRoomsPerApply", "must be at least 1, got %d", c.MaxRoomsPerApply)
 	case len(c.Boards) > 0 && c.BoardStore == nil:
 		return bad("BoardStore", "is required when Boards are configured")
 	case c.BoardExpireEvery <= 0:
 		return bad("BoardExpireEvery", "must be positive, got %s", c.BoardExpireEvery)
+	}
+	return nil
+}
+
+// validateApply checks the settings that applying a batch takes, which a
+// replay of the WAL (ReplayWAL) takes too: the environment, the list's
+// length, the stability strategy, unknown types, rooms per round trip.
+func (c Config) validateApply() error {
+	bad := func(field, format string, args ...any) error {
+		return config.Errorf("processor.Config", field, format, args...)
+	}
+	switch {
+	case !envRe.MatchString(c.Env):
+		return bad("Env", "%q must be 1-32 characters of [a-z0-9_-], starting with a letter or digit", c.Env)
+	case c.TopN < 1 || c.TopN > 100:
+		return bad("TopN", "must be between 1 and 100, got %d", c.TopN)
+	case c.Stability != StabilityHysteresis && c.Stability != StabilityMerge:
+		return bad("Stability", "must be %s or %s, got %q", StabilityHysteresis, StabilityMerge, c.Stability)
+	case c.UnknownTypes != UnknownTypesSkip && c.UnknownTypes != UnknownTypesDLQ:
+		return bad("UnknownTypes", "must be %s or %s, got %q", UnknownTypesSkip, UnknownTypesDLQ, c.UnknownTypes)
+	case c.Dwell < 0 || c.Dwell > time.Minute:
+		return bad("Dwell", "must be between 0 (none) and 1m, got %s", c.Dwell)
+	case c.Grace < 0 || c.Grace > time.Minute:
+		return bad("Grace", "must be between 0 (none) and 1m, got %s", c.Grace)
+	case c.Margin < 0 || c.Margin > codec.MaxVolume+1:
+		return bad("Margin", "must be between 0 (off) and %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
+	case c.DueInterval < time.Millisecond:
+		return bad("DueInterval", "must be at least 1ms, got %s", c.DueInterval)
+	case c.MaxRoomsPerApply < 1:
+		return bad("MaxRoomsPerApply", "must be at least 1, got %d", c.MaxRoomsPerApply)
 	}
 	return nil
 }

@@ -24,10 +24,15 @@ type ReplayStats struct {
 // with the touched rooms' stable lists merged and stored. Without a Kafka
 // connection it publishes nothing: a changed list stays pending in Redis and
 // the running processor publishes it when it next touches the room.
-// Only cfg's Env, TopicPrefix, TopN, Rooms, Decode, Meeting and Logger
-// are used.
+// It takes cfg's settings of applying a batch, checked as Validate checks
+// them (Env, TopicPrefix, TopN, Rooms, Decode, Meeting, the stable
+// strategy, MaxRoomsPerApply, Boards with BoardStore, Logger); the Kafka
+// settings are not used.
 func ReplayWAL(ctx context.Context, cfg Config, store Store, w WAL, from uint64) (ReplayStats, error) {
 	cfg.withDefaults()
+	if err := cfg.validateApply(); err != nil {
+		return ReplayStats{}, err
+	}
 	if len(cfg.Boards) > 0 && cfg.BoardStore == nil {
 		return ReplayStats{}, errors.New("boards are configured but Config.BoardStore is nil")
 	}

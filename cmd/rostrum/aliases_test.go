@@ -19,7 +19,7 @@ func parseRunSources(t *testing.T, args ...string) (*runFlags, []string, error) 
 	fs.SetOutput(io.Discard)
 	var f runFlags
 	f.register(fs)
-	_, warnings, err := parseSources(fs.FlagSet, args, &f.config)
+	_, warnings, err := parseSources(fs.FlagSet, args, &f.config, nil)
 	return &f, warnings, err
 }
 
@@ -93,7 +93,7 @@ func TestFlagAliasesEveryOldName(t *testing.T) {
 		fs.SetOutput(io.Discard)
 		var f runFlags
 		f.register(fs)
-		if _, _, err := parseSources(fs.FlagSet, []string{"--" + old, values[old]}, &f.config); err != nil {
+		if _, _, err := parseSources(fs.FlagSet, []string{"--" + old, values[old]}, &f.config, nil); err != nil {
 			t.Fatalf("--%s: %v", old, err)
 		}
 		if got := fs.Lookup(name).Value.String(); got != values[old] {

@@ -14,11 +14,13 @@ import (
 // applySources fills every flag that was not given on the command line from,
 // in order of precedence, the environment (ROSTRUM_<FLAG>, dashes as
 // underscores) and then the YAML config file named by --config (keys are the
-// flag names). An unknown key in the file is an error naming it. It returns
+// flag names). An unknown key in the file is an error naming it; others are
+// keys known although the command does not take them (run's, in the file
+// that a command taking fewer settings shares with it). It returns
 // the warnings worth logging at start-up (a readable file holding secrets,
 // an old flag name). A renamed flag's old name works in every source
 // (resolveAliases).
-func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
+func applySources(fs *flag.FlagSet, configPath string, others map[string]bool) ([]string, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
@@ -37,13 +39,10 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if (k == boardsKey || k == hintsKey) && fs.Lookup("http") != nil {
-				continue // read by readBoards and readHints (run and demo)
+			if k == boardsKey || k == hintsKey || (k == routesKey && fs.Lookup("route") != nil) {
+				continue // read by readBoards, readHints and routeFlags.read
 			}
-			if k == routesKey && fs.Lookup("route") != nil {
-				continue // read by routeFlags.read (run, demo and gateway)
-			}
-			if fs.Lookup(k) == nil || k == "config" {
+			if (fs.Lookup(k) == nil && !others[k]) || k == "config" {
 				return nil, fmt.Errorf("--config %s: unknown key %q (keys are the flag names of `rostrum %s --help-all`)", configPath, k, fs.Name())
 			}
 		}
@@ -87,7 +86,7 @@ func applySources(fs *flag.FlagSet, configPath string) ([]string, error) {
 // parseSources parses args into fs, then fills the flags left unset from
 // the environment and the config file (--config, else ROSTRUM_CONFIG). It
 // returns the config file's path and the warnings found.
-func parseSources(fs *flag.FlagSet, args []string, configFlag *string) (string, []string, error) {
+func parseSources(fs *flag.FlagSet, args []string, configFlag *string, others map[string]bool) (string, []string, error) {
 	cli.RegisterAliases(fs) // the old names of renamed flags (internal/cli/aliases.go)
 	// After a flag that does not parse, a pointer to the grouped help
 	// (help.go), which Main prints for -h before the command runs.
@@ -104,7 +103,7 @@ func parseSources(fs *flag.FlagSet, args []string, configFlag *string) (string, 
 	if cfg == "" {
 		cfg = lookupEnv("ROSTRUM_CONFIG")
 	}
-	warnings, err := applySources(fs, cfg)
+	warnings, err := applySources(fs, cfg, others)
 	return cfg, warnings, err
 }
 

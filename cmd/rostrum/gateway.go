@@ -35,11 +35,9 @@ type gatewayFlags struct {
 	produceTimeout             time.Duration
 	readTimeout                time.Duration
 	shutdownTimeout            time.Duration
-	logFormat, logLevel        string
-	config                     string
-	sec                        cli.Security
-
-	warnings []string
+	logFlags
+	config string
+	sec    cli.Security
 }
 
 func (f *gatewayFlags) register(fs *cli.FlagSet) {
@@ -61,14 +59,13 @@ func (f *gatewayFlags) register(fs *cli.FlagSet) {
 	fs.Group("kafka").Tuning().DurationVar(&f.produceTimeout, "produce-timeout", gateway.DefaultProduceTimeout, "how long a request waits for the brokers' acknowledgements before a 503")
 	fs.Group("http").Tuning().DurationVar(&f.readTimeout, "read-timeout", gateway.DefaultReadTimeout, "how long a request may take to arrive, headers and body (408 after it)")
 	fs.Group("ops").Tuning().Sets("ShutdownTimeout").DurationVar(&f.shutdownTimeout, "shutdown-timeout", gateway.DefaultShutdown, "on SIGTERM, stop accepting and let requests in flight finish within this time; the rest are cut")
-	fs.Group("ops").Tuning().StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
-	fs.Group("ops").StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.logFlags.register(fs)
 	fs.Group("ops").StringVar(&f.config, "config", "", "YAML config file; keys are these flag names, and routes: a list of {env, pattern}")
 	f.sec.RegisterKafka(fs)
 }
 
 func (f *gatewayFlags) parse(fs *cli.FlagSet, args []string) error {
-	cfg, warnings, err := parseSources(fs.FlagSet, args, &f.config)
+	cfg, warnings, err := parseSources(fs.FlagSet, args, &f.config, nil)
 	if err != nil {
 		return err
 	}
@@ -80,11 +77,6 @@ func (f *gatewayFlags) parse(fs *cli.FlagSet, args []string) error {
 	}
 	f.warnings = append(warnings, f.sec.Warnings...)
 	return nil
-}
-
-func (f *gatewayFlags) logger(stderr io.Writer) (*zap.Logger, error) {
-	rf := runFlags{logFormat: f.logFormat, logLevel: f.logLevel, warnings: f.warnings}
-	return rf.logger(stderr)
 }
 
 func cmdGateway(ctx context.Context, args []string, stderr io.Writer) error {

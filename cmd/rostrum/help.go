@@ -65,8 +65,8 @@ var helpCommands = []helpCommand{
 		"With --create-topics it first creates the missing topics (--topic-partitions, --output-partitions, …).\n" +
 		"Exit status: 0 all passed, 2 configuration, 3 Kafka brokers, 4 topics, 5 consumer group,\n" +
 		"6 Redis, 7 Lua scripts (the first class that failed). --offline checks the configuration only.", "check"},
-	{"boards prune", "Lists (--delete: deletes) the keys of boards removed from the config; takes run's flags.", "boards prune"},
-	{"wal replay", "Re-applies a WAL directory to Redis; takes run's flags.", "wal replay"},
+	{"boards prune", "Lists (--delete: deletes) the keys of boards removed from the config.", "boards prune"},
+	{"wal replay", "Re-applies a WAL directory to Redis, as the processor applied it.", "wal replay"},
 	{"wal inspect", "Looks into a WAL directory.", "wal inspect"},
 	{"gateway", "Takes HTTP callbacks into the callback topics, routed by room to environments.", "gateway"},
 	{"demo", "Everything embedded: Kafka broker, Redis, a simulated meeting.", "demo"},

@@ -112,7 +112,7 @@ func TestHelpEnvMatchesParseSources(t *testing.T) {
 		rf = runFlags{}
 		rf.register(fs)
 		t.Setenv(f.env, v)
-		if _, _, err := parseSources(fs.FlagSet, nil, &rf.config); err != nil {
+		if _, _, err := parseSources(fs.FlagSet, nil, &rf.config, nil); err != nil {
 			t.Fatalf("%s=%q: %v", f.env, v, err)
 		}
 		set := false

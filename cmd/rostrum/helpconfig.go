@@ -44,7 +44,7 @@ const (
 // benchmarks, the simulator) are described in docs/PERFORMANCE.md and by
 // their `-h`.
 var configCommands = []configCommand{
-	{name: "run", also: "`rostrum check` (with one flag more, below) takes the same flags (and reads the same variables and file), so that they see the configuration the processors run with; `wal replay` and `boards prune` take them too, and one flag each, below",
+	{name: "run", also: "`rostrum check` (with one flag more, below) takes the same flags (and reads the same variables and file), so that they see the configuration the processors run with; `wal replay` and `boards prune` take those of them they need (below) and accept run's file, leaving its other keys unused",
 		register: func(fs *cli.FlagSet) { var f runFlags; f.register(fs) }},
 	{name: "check", base: "run", register: func(fs *cli.FlagSet) {
 		var f runFlags
@@ -54,18 +54,8 @@ var configCommands = []configCommand{
 	}},
 	{name: "gateway", register: func(fs *cli.FlagSet) { var f gatewayFlags; f.register(fs) }},
 	{name: "demo", base: "run", register: func(fs *cli.FlagSet) { var f runFlags; var d demoFlags; d.register(fs, &f) }},
-	{name: "wal replay", base: "run", register: func(fs *cli.FlagSet) {
-		var f runFlags
-		var r walReplayFlags
-		f.register(fs)
-		r.register(fs)
-	}},
-	{name: "boards prune", base: "run", register: func(fs *cli.FlagSet) {
-		var f runFlags
-		var p pruneFlags
-		f.register(fs)
-		p.register(fs)
-	}},
+	{name: "wal replay", register: func(fs *cli.FlagSet) { var f walReplayFlags; f.register(fs) }},
+	{name: "boards prune", register: func(fs *cli.FlagSet) { var f pruneFlags; f.register(fs) }},
 	{name: "dlq inspect", sources: fromSecurityEnv, register: func(fs *cli.FlagSet) {
 		var f dlqFlags
 		var c dlqCommandFlags

@@ -29,10 +29,20 @@ func cmdBoards(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 }
 
-// pruneFlags are the settings `rostrum boards prune` adds to run's.
-type pruneFlags struct{ delete bool }
+// pruneFlags are the settings of `rostrum boards prune`: the environment,
+// Redis and the config file's boards.
+type pruneFlags struct {
+	commonFlags
+	env    string
+	redis  redisFlags
+	delete bool
+}
 
 func (f *pruneFlags) register(fs *cli.FlagSet) {
+	f.commonFlags.register(fs)
+	registerEnv(fs, &f.env)
+	f.redis.register(fs)
+	f.sec.RegisterRedis(fs)
 	fs.Group("command").BoolVar(&f.delete, "delete", false, "delete the keys found (default: only list them)")
 }
 
@@ -41,20 +51,27 @@ func (f *pruneFlags) register(fs *cli.FlagSet) {
 func boardsPrune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("boards prune", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var f runFlags
+	var f pruneFlags
 	f.register(fs)
-	var pf pruneFlags
-	pf.register(fs)
-	del := &pf.delete
-	if err := parseFlags(fs, &f, args); err != nil {
+	if err := f.parse(fs, args, nil, runKeys()); err != nil {
 		return err
 	}
-	pc, _, _, rc, err := f.offline(ctx, stderr)
+	if _, err := f.logger(stderr); err != nil {
+		return err
+	}
+	if err := f.redis.check(f.sec.Sentinel.On()); err != nil {
+		return err
+	}
+	boards, err := compileBoards(f.boards, f.boardsSource)
+	if err != nil {
+		return err
+	}
+	rc, err := f.openRedis(ctx, f.redis.redis)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	orphans, err := board.Orphans(ctx, rc, f.env, pc.Boards)
+	orphans, err := board.Orphans(ctx, rc, f.env, boards)
 	if err != nil {
 		return err
 	}
@@ -71,7 +88,7 @@ func boardsPrune(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	switch {
 	case len(names) == 0:
 		fmt.Fprintf(stdout, "no keys of removed boards in environment %s\n", f.env)
-	case *del:
+	case f.delete:
 		n, err := board.DeleteKeys(ctx, rc, orphans)
 		if err != nil {
 			return err

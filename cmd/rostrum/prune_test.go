@@ -72,3 +72,46 @@ func TestBoardsPrune(t *testing.T) {
 		t.Fatalf("after the delete:\n%s", out)
 	}
 }
+
+// TestOfflineCommandsTakeTheirFlags: `wal replay` and `boards prune` take
+// the settings they use and no others (a Kafka or HTTP flag on their
+// command line is an error), accept the config file `rostrum run` reads
+// (its other keys unused), and still refuse a key no command knows.
+func TestOfflineCommandsTakeTheirFlags(t *testing.T) {
+	ctx := context.Background()
+	r := testenv.StartRedis(t)
+	dir := giftWAL(t, 2, 2, time.Now().UnixMilli())
+	runFile := filepath.Join(t.TempDir(), "run.yaml")
+	if err := os.WriteFile(runFile, []byte("brokers: kafka-1:9092\nhttp: 127.0.0.1:0\nack-delay: 2s\ncontrol-lease: 30s\n"+
+		"boards:\n  - {name: gifts, events: [gift], member: user_id, kind: periodic, period: day}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("brokerz: kafka-1:9092\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rostrum := func(args ...string) (string, error) {
+		var stdout, stderr bytes.Buffer
+		err := Main(ctx, append(args, "--log-level", "error"), &stdout, &stderr)
+		return stdout.String() + stderr.String(), err
+	}
+	for _, cmd := range [][]string{{"wal", "replay", "--wal-dir", dir}, {"boards", "prune"}} {
+		name := strings.Join(cmd[:2], " ")
+		for _, flag := range []string{"--brokers=kafka-1:9092", "--http=:0", "--ack-delay=2s", "--instance-id=a"} {
+			if out, err := rostrum(append(append([]string{}, cmd...), flag, "--redis", r.Addr)...); err == nil || !strings.Contains(out+err.Error(), "not defined") {
+				t.Errorf("rostrum %s %s: %v, want an undefined flag\n%s", name, flag, err, out)
+			}
+		}
+		if out, err := rostrum(append(append([]string{}, cmd...), "--config", runFile, "--redis", r.Addr, "--env", "test")...); err != nil {
+			t.Errorf("rostrum %s with run's file: %v\n%s", name, err, out)
+		}
+		_, err := rostrum(append(append([]string{}, cmd...), "--config", bad, "--redis", r.Addr)...)
+		if err == nil || !strings.Contains(err.Error(), `unknown key "brokerz"`) {
+			t.Errorf("rostrum %s with an unknown key: %v", name, err)
+		}
+	}
+	// A setting the replay checks names its flag.
+	if _, err := rostrum("wal", "replay", "--wal-dir", dir, "--redis", r.Addr, "--stability-dwell", "2m"); err == nil || !strings.Contains(err.Error(), "--stability-dwell must be between") {
+		t.Errorf("wal replay --stability-dwell 2m: %v, want an error naming the flag", err)
+	}
+}

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -19,7 +16,6 @@ import (
 
 	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/board"
-	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/control"
 	"github.com/rostrumhq/rostrum/hints"
 	"github.com/rostrumhq/rostrum/internal/cli"
@@ -28,90 +24,39 @@ import (
 	"github.com/rostrumhq/rostrum/metrics"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
-	"github.com/rostrumhq/rostrum/stability"
 	"github.com/rostrumhq/rostrum/wal"
 	"github.com/rostrumhq/rostrum/web"
 )
 
 // runFlags are the settings of `rostrum run` (and of the pipeline inside
-// `rostrum demo`). Each is also ROSTRUM_<NAME> and a key of --config.
+// `rostrum demo`): the store's (storeFlags, all that `wal replay` takes
+// too), the consumer's, the batch's and the HTTP server's. Each is also
+// ROSTRUM_<NAME> and a key of --config.
 type runFlags struct {
-	brokers, redis, env, group, topicPrefix string
-	topN                                    int
-	walDir, walSync                         string
-	walMaxAge                               time.Duration
-	walMaxBytes                             int64
-	walSegmentBytes                         int64
-	routes                                  routeFlags
-	roomTTL                                 time.Duration
-	maxPollRecords                          int
-	createTopics                            bool
-	scoreEpoch                              string
-	ranking                                 string
-	unknownTypes                            string
-	maxFutureSkew                           time.Duration
-	maxRecordBytes, maxEvents               int
-	logFormat, logLevel                     string
-	http                                    string
-	lagEvery                                time.Duration
-	stability                               string
-	dwell, grace, dueInterval               time.Duration
-	shutdownTimeout                         time.Duration
-	margin                                  int
-	config                                  string
-	sec                                     cli.Security
-	boards                                  []board.Config  // the config file's boards: list
-	boardsSource                            string          // where boards came from, for errors
-	hints                                   []hints.Rule    // the config file's hints: list (hints.go)
-	hintChain                               *hints.Chain    // hints compiled by pipelineConfig; nil: none
-	limits                                  limitFlags      // limits.go
-	control                                 controlFlags    // control.go
-	ops                                     opsFlags        // ops.go
-	boardAdmin                              boardAdminFlags // boardadmin.go
-	apiGuard                                apiGuardFlags   // apiguard.go
-	httpTLS                                 listenTLSFlags  // --http-tls-cert, --http-tls-key (reload.go)
-	streams                                 streamFlags     // streams.go
-
-	warnings   []string          // found while parsing; logged by logger
-	fieldFlags map[string]string // Config field → the flag that sets it (cli.FlagSet.FieldFlags)
+	storeFlags
+	kafkaFlags
+	batch           batchFlags // limits.go
+	http            string
+	httpTLS         listenTLSFlags // --http-tls-cert, --http-tls-key (reload.go)
+	lagEvery        time.Duration
+	shutdownTimeout time.Duration
+	control         controlFlags    // control.go
+	ops             opsFlags        // ops.go
+	boardAdmin      boardAdminFlags // boardadmin.go
+	apiGuard        apiGuardFlags   // apiguard.go
+	streams         streamFlags     // streams.go
+	hintChain       *hints.Chain    // hints compiled by pipelineConfig; nil: none
 }
 
 func (f *runFlags) register(fs *cli.FlagSet) {
-	fs.Group("kafka").Sets("Brokers").StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
-	fs.Group("redis").StringVar(&f.redis, "redis", "127.0.0.1:6379", "Redis address; several comma-separated addresses mean a Redis Cluster; exclusive with --redis-sentinel-master")
-	fs.Group("kafka").Sets("Env").StringVar(&f.env, "env", "prod", "environment served (prod, test, gray, demo, …): selects topics {env}.callbacks.*")
-	fs.Group("kafka").Tuning().Sets("Group").StringVar(&f.group, "group", "", "Kafka consumer group (default rostrum-{env})")
-	fs.Group("kafka").Sets("TopicPrefix").StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
-	fs.Group("ranking").Sets("TopN").IntVar(&f.topN, "top-n", 7, "length of the stable top list, 1..100")
-	fs.Group("ops").StringVar(&f.walDir, "wal-dir", "./wal", "write-ahead log directory (one per processor instance)")
-	fs.Group("ops").Tuning().StringVar(&f.walSync, "wal-sync", "always", "WAL fsync policy: always (fsync every batch) or none (leave it to the OS)")
-	fs.Group("ops").Tuning().Sets("WALMaxAge").DurationVar(&f.walMaxAge, "wal-max-age", 24*time.Hour, "keep committed WAL batches this long")
-	fs.Group("ops").Tuning().Sets("WALMaxBytes").Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
-	fs.Group("ops").Tuning().Int64Var(&f.walSegmentBytes, "wal-segment-bytes", wal.DefaultSegmentBytes, "start a new WAL segment above this size; retention prunes whole segments, so this is also the step of the WAL's size")
-	f.routes.register(fs)
-	fs.Group("redis").Tuning().Sets("RebuildWindow", "RoomTTL").DurationVar(&f.roomTTL, "room-ttl", 24*time.Hour, "idle rooms expire from Redis after this long")
-	fs.Group("limits").Tuning().Sets("MaxPollRecords").IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
-	fs.Group("kafka").Sets("CreateTopics").BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
-	fs.Group("ranking").Sets("Meeting").StringVar(&f.ranking, "ranking", codec.DefaultRules().String(), "ranking rules: the fields to rank members on, most significant first, from spotlight, screen_share, audio, volume, video, role (the newest event time always comes last; a field left out is not ranked on)")
-	fs.Group("ranking").Tuning().Sets("UnknownTypes").StringVar(&f.unknownTypes, "unknown-types", processor.UnknownTypesSkip, "what to do with a well-formed callback of a type rostrum does not rank on: skip (count it in rostrum_events_ignored_total) or dlq")
-	fs.Group("ranking").Tuning().StringVar(&f.scoreEpoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field (RFC 3339); scores hold 2^38 ms ≈ 8.7 years after it")
-	fs.Group("ranking").Tuning().DurationVar(&f.maxFutureSkew, "max-future-skew", 5*time.Minute, "reject events whose ts is further than this in the future")
-	fs.Group("limits").Tuning().IntVar(&f.maxRecordBytes, "max-record-bytes", 1<<20, "reject records larger than this")
-	fs.Group("limits").Tuning().IntVar(&f.maxEvents, "max-events", 10000, "reject array records with more events than this")
-	fs.Group("ops").Tuning().StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
-	fs.Group("ops").StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.storeFlags.register(fs)
+	f.kafkaFlags.register(fs)
+	f.sec.RegisterKafka(fs)
+	f.batch.register(fs)
 	fs.Group("http").StringVar(&f.http, "http", "127.0.0.1:8080", "address of the HTTP server: live page, /metrics, /healthz, /readyz, /v1/rooms/{room}/top (empty: off)")
 	f.httpTLS.register(fs, "http", "the --http listener (the page, the read, control and administration API)")
 	fs.Group("ops").Tuning().DurationVar(&f.lagEvery, "lag-interval", 5*time.Second, "how often consumer lag is measured for /metrics")
-	fs.Group("ranking").Sets("Stability").StringVar(&f.stability, "stability", processor.StabilityHysteresis, "stable top list strategy: hysteresis (members change only when it lasts) or merge (the reference merge: sticky positions, membership follows the raw top-N); see docs/STABILITY.md")
-	fs.Group("ranking").Tuning().Sets("Dwell").DurationVar(&f.dwell, "stability-dwell", stability.DefaultDwell, "hysteresis: how long a member must hold its place in the raw top-N before it replaces a shown one (0: at once)")
-	fs.Group("ranking").Tuning().Sets("Grace").DurationVar(&f.grace, "stability-grace", stability.DefaultGrace, "hysteresis: how long a shown member out of the raw top-N stays (0: it goes at once)")
-	fs.Group("ranking").Tuning().Sets("Margin").IntVar(&f.margin, "stability-margin", stability.DefaultMargin, "hysteresis: a member leading the weakest shown one out of the raw top-N by this many volume steps replaces it at once (0: off)")
 	fs.Group("ops").Tuning().Sets("ShutdownTimeout").DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, finish or abandon the batch in flight, commit what is done and leave the group within this time")
-	fs.Group("ranking").Tuning().Sets("DueInterval").DurationVar(&f.dueInterval, "stability-due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
-	fs.Group("ops").StringVar(&f.config, "config", "", "YAML config file; keys are these flag names")
-	f.sec.Register(fs)
-	f.limits.register(fs)
 	f.control.register(fs)
 	f.ops.register(fs)
 	f.boardAdmin.register(fs)
@@ -119,159 +64,48 @@ func (f *runFlags) register(fs *cli.FlagSet) {
 	f.streams.register(fs)
 }
 
-// parseFlags parses args, then fills unset flags from the environment and
-// the config file, and checks the security settings (reading their files).
+// parseFlags parses args into run's flags (commonFlags.parse).
 func parseFlags(fs *cli.FlagSet, f *runFlags, args []string) error {
-	cfg, warnings, err := parseSources(fs.FlagSet, args, &f.config)
-	if err != nil {
-		return err
-	}
-	if f.boards, err = readBoards(cfg); err != nil {
-		return err
-	}
-	f.boardsSource = "--config " + cfg
-	if f.hints, err = readHints(cfg); err != nil {
-		return err
-	}
-	if err := f.routes.read(cfg); err != nil {
-		return err
-	}
-	if err := f.sec.Resolve(); err != nil {
-		return err
-	}
-	f.warnings = append(warnings, f.sec.Warnings...)
-	f.fieldFlags = fs.FieldFlags()
-	maps.Copy(f.fieldFlags, fileFieldNames)
-	return nil
-}
-
-// logger is the logger of --log-format and --log-level, with the start-up
-// warnings logged.
-func (f *runFlags) logger(stderr io.Writer) (*zap.Logger, error) {
-	return cli.NewLogger(stderr, f.logFormat, f.logLevel, f.warnings)
+	return f.parse(fs, args, &f.routes, nil)
 }
 
 // pipelineConfig validates the flags that the processor, sink and WAL take.
 func (f *runFlags) pipelineConfig(lg *zap.Logger) (processor.Config, sink.Config, wal.Config, error) {
-	pc, so, wo, err := f.buildPipelineConfig(lg)
+	pc, so, wo, err := f.storeConfig(lg)
 	if err != nil {
+		return processor.Config{}, sink.Config{}, wal.Config{}, err
+	}
+	if err := f.runConfig(&pc); err != nil {
+		return processor.Config{}, sink.Config{}, wal.Config{}, err
+	}
+	if err := f.validate(so); err != nil {
 		return processor.Config{}, sink.Config{}, wal.Config{}, err
 	}
 	return pc, so, wo, nil
 }
 
-// buildPipelineConfig is pipelineConfig; on an error its results are
-// partial and the caller drops them.
-func (f *runFlags) buildPipelineConfig(lg *zap.Logger) (pc processor.Config, so sink.Config, wo wal.Config, err error) {
-	meeting, err := f.meeting()
-	if err != nil {
-		return pc, so, wo, err
+// runConfig adds to the store's configuration what the consumer and the
+// batch take, validates it, and compiles the hints.
+func (f *runFlags) runConfig(pc *processor.Config) error {
+	f.kafkaFlags.apply(pc)
+	f.batch.apply(pc)
+	pc.ShutdownTimeout = f.shutdownTimeout
+	if err := f.ops.apply(pc); err != nil {
+		return err
 	}
-	if wo, err = f.walOptions(lg); err != nil {
-		return pc, so, wo, err
+	boards := pc.Boards
+	pc.Boards = nil // Validate wants their store, which runProcessor opens
+	if err := pc.Validate(); err != nil {
+		return config.Rename(err, f.fieldFlags)
 	}
-	if err = f.checkRun(); err != nil {
-		return pc, so, wo, err
-	}
-	rooms, err := runRooms(&f.routes, f.env)
-	if err != nil {
-		return pc, so, wo, err
-	}
-	pc = processor.Config{
-		Brokers:         cli.SplitList(f.brokers),
-		Env:             f.env,
-		TopicPrefix:     f.topicPrefix,
-		Group:           f.group,
-		TopN:            f.topN,
-		Rooms:           rooms,
-		MaxPollRecords:  f.maxPollRecords,
-		CreateTopics:    f.createTopics,
-		Decode:          codec.DecodeConfig{MaxRecordBytes: f.maxRecordBytes, MaxEvents: f.maxEvents, MaxFutureSkew: f.maxFutureSkew},
-		Meeting:         meeting,
-		UnknownTypes:    f.unknownTypes,
-		WALMaxAge:       f.walMaxAge,
-		WALMaxBytes:     f.walMaxBytes,
-		RebuildWindow:   f.roomTTL,
-		Stability:       f.stability,
-		Dwell:           f.dwell,
-		Grace:           f.grace,
-		Margin:          f.margin,
-		DueInterval:     f.dueInterval,
-		ShutdownTimeout: f.shutdownTimeout,
-		MemberFile:      filepath.Join(f.walDir, "group-member"),
-		Logger:          lg,
-	}
-	so = sink.Config{Env: f.env, TopN: f.topN, RoomTTL: f.roomTTL, Meeting: meeting, Logger: lg}
-	f.limits.apply(&pc, &so, f.walDir)
-	if err = f.ops.apply(&pc); err != nil {
-		return pc, so, wo, err
-	}
-	if err = pc.Validate(); err != nil {
-		return pc, so, wo, config.Rename(err, f.fieldFlags)
-	}
-	if err = so.Validate(); err != nil {
-		return pc, so, wo, config.Rename(err, f.fieldFlags)
-	}
-	// Set after Validate: the board store needs the Redis client that
-	// runProcessor opens.
-	if pc.Boards, err = compileBoards(f.boards, f.boardsSource); err != nil {
-		return pc, so, wo, err
-	}
+	pc.Boards = boards
+	var err error
 	if f.hintChain, err = compileHints(f.hints, pc.Boards, f.boardsSource); err != nil {
-		return pc, so, wo, err
+		return err
 	}
 	pc.MoreTopics = control.TopicsFor(f.topicPrefix, f.env).Configs()
 	pc.KafkaOpts, err = f.sec.KafkaOpts()
-	return pc, so, wo, err
-}
-
-// meeting is the score layout of --ranking and --score-epoch.
-func (f *runFlags) meeting() (*codec.Meeting, error) {
-	epoch, err := time.Parse(time.RFC3339, f.scoreEpoch)
-	if err != nil {
-		return nil, fmt.Errorf("--score-epoch: %v", err)
-	}
-	rules, err := codec.ParseRules(f.ranking)
-	if err != nil {
-		return nil, fmt.Errorf("--ranking: %v", err)
-	}
-	meeting, err := codec.NewMeetingRules(epoch, rules)
-	if err != nil {
-		return nil, fmt.Errorf("--ranking: %v", err)
-	}
-	return meeting, nil
-}
-
-// walOptions are the WAL's options of --wal-sync and --wal-segment-bytes.
-func (f *runFlags) walOptions(lg *zap.Logger) (wal.Config, error) {
-	o := wal.Config{SegmentBytes: f.walSegmentBytes, Logger: lg}
-	var err error
-	if o.Sync, err = wal.ParseSyncPolicy(f.walSync); err != nil {
-		return o, fmt.Errorf("--wal-sync %v", err)
-	}
-	if f.walSegmentBytes < 1<<20 {
-		return o, fmt.Errorf("--wal-segment-bytes must be at least 1048576 (1 MiB), got %d", f.walSegmentBytes)
-	}
-	return o, nil
-}
-
-// checkRun checks the flags that no Validate of the packages checks.
-func (f *runFlags) checkRun() error {
-	switch {
-	case f.roomTTL < time.Minute:
-		return fmt.Errorf("--room-ttl must be at least 1m, got %s", f.roomTTL)
-	case f.maxFutureSkew < 0:
-		return fmt.Errorf("--max-future-skew must not be negative")
-	case f.maxRecordBytes < 64:
-		return fmt.Errorf("--max-record-bytes must be at least 64, got %d", f.maxRecordBytes)
-	case f.maxEvents < 1:
-		return fmt.Errorf("--max-events must be at least 1, got %d", f.maxEvents)
-	case f.walDir == "":
-		return errors.New("--wal-dir is required")
-	case f.redis == "" && !f.sec.Sentinel.On():
-		return errors.New("--redis (or --redis-sentinel-master with --redis-sentinels) is required")
-	}
-	return nil
+	return err
 }
 
 // fileFieldNames names the processor.Config fields that come from the

@@ -9,11 +9,10 @@ import (
 	"sort"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/rostrumhq/rostrum/board"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/cli"
+	"github.com/rostrumhq/rostrum/internal/config"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/sink"
 	"github.com/rostrumhq/rostrum/wal"
@@ -55,10 +54,15 @@ func (f *walInspectFlags) register(fs *cli.FlagSet) {
 	fs.Group("command").BoolVar(&f.records, "records", false, "print every record")
 }
 
-// walReplayFlags are the settings `rostrum wal replay` adds to run's.
-type walReplayFlags struct{ from uint64 }
+// walReplayFlags are the settings of `rostrum wal replay`: the store's, as
+// `rostrum run` takes them, and where to start.
+type walReplayFlags struct {
+	storeFlags
+	from uint64
+}
 
 func (f *walReplayFlags) register(fs *cli.FlagSet) {
+	f.storeFlags.register(fs)
 	fs.Group("command").Uint64Var(&f.from, "from", 1, "first WAL sequence to replay")
 }
 
@@ -134,15 +138,23 @@ func walInspect(args []string, stdout, stderr io.Writer) error {
 func walReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("wal replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var f runFlags
+	var f walReplayFlags
 	f.register(fs)
-	var rf walReplayFlags
-	rf.register(fs)
-	from := &rf.from
-	if err := parseFlags(fs, &f, args); err != nil {
+	if err := f.parse(fs, args, &f.routes, runKeys()); err != nil {
 		return err
 	}
-	pc, so, wo, rc, err := f.offline(ctx, stderr)
+	lg, err := f.logger(stderr)
+	if err != nil {
+		return err
+	}
+	pc, so, wo, err := f.storeConfig(lg)
+	if err != nil {
+		return err
+	}
+	if err := f.validate(so); err != nil {
+		return err
+	}
+	rc, err := f.openRedis(ctx, f.redis)
 	if err != nil {
 		return err
 	}
@@ -161,36 +173,11 @@ func walReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("--wal-dir %s: %w (stop the processor using it first)", f.walDir, err)
 	}
 	defer log.Close()
-	st, err := processor.ReplayWAL(ctx, pc, store, log, *from)
+	st, err := processor.ReplayWAL(ctx, pc, store, log, f.from)
 	if err != nil {
-		return err
+		return config.Rename(err, f.fieldFlags)
 	}
 	fmt.Fprintf(stdout, "replayed %d batches, %d records, %d events (%d rejected) into %d rooms; %d stable lists changed (pending, published by the processor on the room's next event)\n",
 		st.Batches, st.Records, st.Events, st.Rejected, st.Rooms, st.Changed)
 	return nil
-}
-
-// offline prepares a command that works on Redis without Kafka (wal replay,
-// boards prune): the settings of rostrum run, and a Redis client that
-// answered a ping. The caller closes the client.
-func (f *runFlags) offline(ctx context.Context, stderr io.Writer) (processor.Config, sink.Config, wal.Config, redis.UniversalClient, error) {
-	lg, err := f.logger(stderr)
-	if err != nil {
-		return processor.Config{}, sink.Config{}, wal.Config{}, nil, err
-	}
-	f.brokers = "unused" // no Kafka
-	pc, so, wo, err := f.pipelineConfig(lg)
-	if err != nil {
-		return processor.Config{}, sink.Config{}, wal.Config{}, nil, err
-	}
-	ro, err := f.sec.RedisOptions(f.redis)
-	if err != nil {
-		return processor.Config{}, sink.Config{}, wal.Config{}, nil, err
-	}
-	rc := redis.NewUniversalClient(ro)
-	if err := rc.Ping(ctx).Err(); err != nil {
-		rc.Close()
-		return processor.Config{}, sink.Config{}, wal.Config{}, nil, f.sec.RedisError(f.redis, err)
-	}
-	return pc, so, wo, rc, nil
 }
