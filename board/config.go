@@ -164,16 +164,15 @@ const (
 	Set                // total = value of the newest event (ties: the larger value); reached_at = its time
 )
 
-// String returns "incr", "best" or "set": the configuration's spelling,
-// which apply.lua takes too (opIncr, opBest, opSet).
+// String returns "incr", "best" or "set": the configuration's spelling.
 func (o Op) String() string {
 	switch o {
 	case Incr:
-		return opIncr
+		return "incr"
 	case Best:
-		return opBest
+		return "best"
 	case Set:
-		return opSet
+		return "set"
 	}
 	return "unknown"
 }

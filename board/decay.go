@@ -135,47 +135,49 @@ func parseHalfLife(s string) (time.Duration, error) {
 // HalfLife returns a decay board's half-life; 0 without decay.
 func (b *Board) HalfLife() time.Duration { return b.halfLife }
 
-// totalBucket returns the bucket of a total board's event at Unix ms ts:
+// totalBucket returns the bucket of total board b's event at Unix ms ts:
 // its half-life index h with decay, else its UTC day (the id set).
-func (b *Board) totalBucket(ts int64) int64 {
-	if b.halfLife > 0 {
-		return b.halfLifeOf(ts)
+func totalBucket(b *Board, ts int64) int64 {
+	if b.HalfLife() > 0 {
+		return b.HalfLifeOf(ts)
 	}
 	return floorDiv(ts, idDay.Milliseconds())
 }
 
-// halfLifeOf returns the half-life index h of a decay board's Unix ms ts:
+// HalfLifeOf returns the half-life index h of a decay board's Unix ms ts:
 // floor((ts − epoch)/H).
-func (b *Board) halfLifeOf(ts int64) int64 {
+func (b *Board) HalfLifeOf(ts int64) int64 {
 	return floorDiv(ts-b.epoch.UnixMilli(), b.halfLife.Milliseconds())
 }
 
-// totalIDsExpireAt returns when the id set of bucket bk may go: two days
-// after its day, or (decay) after its half-life is late for sure.
-func (b *Board) totalIDsExpireAt(bk int64) int64 {
-	if b.halfLife > 0 {
-		H := b.halfLife.Milliseconds()
-		return b.epoch.UnixMilli() + (bk+3)*H + b.grace.Milliseconds()
+// totalIDsExpireAt returns when the id set of total board b's bucket bk
+// may go: two days after its day, or (decay) after its half-life is late
+// for sure.
+func totalIDsExpireAt(b *Board, bk int64) int64 {
+	if b.HalfLife() > 0 {
+		H := b.HalfLife().Milliseconds()
+		return b.Epoch().UnixMilli() + (bk+3)*H + b.Grace().Milliseconds()
 	}
 	return (bk + 3) * idDay.Milliseconds()
 }
 
-// decayWeight returns M(r) for Unix ms ts: round(2^20·2^(r/H)).
-func (b *Board) decayWeight(ts int64) int64 {
+// DecayWeight returns M(r) for Unix ms ts: round(2^20·2^(r/H)), the
+// mantissa of the weight an event of ts is counted with.
+func (b *Board) DecayWeight(ts int64) int64 {
 	H := b.halfLife.Milliseconds()
-	r := ts - b.epoch.UnixMilli() - b.halfLifeOf(ts)*H
+	r := ts - b.epoch.UnixMilli() - b.HalfLifeOf(ts)*H
 	return int64(math.Round(math.Ldexp(math.Exp2(float64(r)/float64(H)), decayBits)))
 }
 
-// decayTarget is the base a decay board moves to at now: floor((now −
+// DecayTarget is the base a decay board moves to at now: floor((now −
 // grace − epoch)/H) − 1.
-func (b *Board) decayTarget(now time.Time) int64 {
+func (b *Board) DecayTarget(now time.Time) int64 {
 	return floorDiv(now.Add(-b.grace).UnixMilli()-b.epoch.UnixMilli(), b.halfLife.Milliseconds()) - 1
 }
 
-// decayLateAt is when an event of bucket h becomes late: when the base
-// target passes h.
-func (b *Board) decayLateAt(h int64) int64 {
+// DecayLateAt is when an event of half-life index h (HalfLifeOf) becomes
+// late: when the base target passes h.
+func (b *Board) DecayLateAt(h int64) int64 {
 	return b.epoch.UnixMilli() + (h+2)*b.halfLife.Milliseconds() + b.grace.Milliseconds()
 }
 
@@ -189,9 +191,9 @@ func (b *Board) Decayed(s, k int64, now time.Time) int64 {
 	return int64(math.Round(math.Ldexp(float64(s), -decayBits) * math.Exp2(-x)))
 }
 
-// fmtHalfLife writes a half-life as configurations do: "7d" for whole days,
-// else "36h", "90m".
-func fmtHalfLife(d time.Duration) string {
+// FormatHalfLife writes a half-life as configurations do: "7d" for whole
+// days, else "36h", "90m".
+func FormatHalfLife(d time.Duration) string {
 	if d%(24*time.Hour) == 0 {
 		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
 	}

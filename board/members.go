@@ -46,17 +46,13 @@ type MemberStandings struct {
 	Boards []Standings // in the order the boards were asked for
 }
 
-// RanksUsers reports whether the board ranks user ids (member: user_id);
-// else it ranks room ids.
-func (b *Board) RanksUsers() bool { return !b.byRoom }
-
 // UserBoards returns the names of the boards that rank user ids, in
 // configuration order: the boards a member read covers by default.
 func (s *Store) UserBoards() []string {
 	var out []string
 	for _, b := range s.boards {
-		if !b.byRoom {
-			out = append(out, b.name)
+		if b.RanksUsers() {
+			out = append(out, b.Name())
 		}
 	}
 	return out
@@ -136,7 +132,7 @@ func (s *Store) Standings(ctx context.Context, boards, members []string) ([]Memb
 		for ri, rd := range c.reads {
 			r, ok := vals[ri].([]any)
 			if !ok || len(r) != 1+3*len(members) {
-				return nil, fmt.Errorf("board %s: members: unexpected reply of %d values", rd.t.b.name, len(r))
+				return nil, fmt.Errorf("board %s: members: unexpected reply of %d values", rd.t.b.Name(), len(r))
 			}
 			bs, _ := r[0].(string)
 			base, _ := strconv.ParseInt(bs, 10, 64)
@@ -174,8 +170,8 @@ func (s *Store) planStandings(boards []string) ([]slotCall, []Standings, error) 
 		}
 		seen[name] = true
 		windows := []string{""}
-		if b.kind == Rolling || b.kind == Windows {
-			windows = b.windowNames
+		if b.Kind() == Rolling || b.Kind() == Windows {
+			windows = b.Windows()
 		}
 		template[bi] = Standings{Board: name, Standings: make([]Standing, len(windows))}
 		for wi, w := range windows {

@@ -19,7 +19,7 @@ import (
 func Orphans(ctx context.Context, rdb redis.UniversalClient, env string, keep []*Board) (map[string][]string, error) {
 	kept := make(map[string]bool, len(keep))
 	for _, b := range keep {
-		kept[b.name] = true
+		kept[b.Name()] = true
 	}
 	prefix := "rostrum:" + env + ":board:{"
 	pattern := glob.Escape(prefix) + "*"

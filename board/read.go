@@ -40,11 +40,11 @@ type Page struct {
 func (s *Store) Boards(now time.Time) []Info {
 	out := make([]Info, 0, len(s.boards))
 	for _, b := range s.boards {
-		inf := Info{Name: b.name, Kind: b.kind, NextReset: b.NextReset(now), Windows: b.Windows(), Settles: b.settle}
-		if b.halfLife > 0 {
-			inf.HalfLife = fmtHalfLife(b.halfLife)
+		inf := Info{Name: b.Name(), Kind: b.Kind(), NextReset: b.NextReset(now), Windows: b.Windows(), Settles: b.Settles()}
+		if b.HalfLife() > 0 {
+			inf.HalfLife = FormatHalfLife(b.HalfLife())
 		}
-		if b.kind == Periodic {
+		if b.Kind() == Periodic {
 			inf.Period = b.Period(now).Label
 		}
 		out = append(out, inf)
@@ -131,17 +131,17 @@ func (s *Store) target(board, period, window string) (target, error) {
 	}
 	t := target{b: b}
 	P := s.prefix(b)
-	if b.kind == Total {
+	if b.Kind() == Total {
 		if period != "" || window != "" {
 			return target{}, fmt.Errorf("%w: board %s is a total board and has no periods or windows", ErrBadParam, board)
 		}
 		t.zset, t.state = P+"T:z", P+"T:m"
-		if b.halfLife > 0 {
+		if b.HalfLife() > 0 {
 			t.base = P + "T:b"
 		}
 		return t, nil
 	}
-	if b.kind == Periodic {
+	if b.Kind() == Periodic {
 		if window != "" {
 			return target{}, fmt.Errorf("%w: board %s is periodic and has no windows", ErrBadParam, board)
 		}
@@ -153,9 +153,9 @@ func (s *Store) target(board, period, window string) (target, error) {
 			if p, err = b.ParsePeriod(period); err != nil {
 				return target{}, err
 			}
-			if d := b.periodsBetween(p, cur, int64(b.retention)); d < 0 || d > int64(b.retention) {
+			if d := b.PeriodsBetween(p, cur, int64(b.Retention())); d < 0 || d > int64(b.Retention()) {
 				return target{}, fmt.Errorf("%w: %s of board %s is not kept (the current one is %s, %d past ones are kept)",
-					ErrUnknownPeriod, period, board, cur.Label, b.retention)
+					ErrUnknownPeriod, period, board, cur.Label, b.Retention())
 			}
 		}
 		t.period, t.origin = p.Label, p.Start.UnixMilli()
@@ -163,15 +163,15 @@ func (s *Store) target(board, period, window string) (target, error) {
 		return t, nil
 	}
 	if period != "" {
-		return target{}, fmt.Errorf("%w: board %s is %s and has no periods", ErrBadParam, board, b.kind)
+		return target{}, fmt.Errorf("%w: board %s is %s and has no periods", ErrBadParam, board, b.Kind())
 	}
 	j, ok := b.Window(window)
 	if !ok {
-		return target{}, fmt.Errorf("%w: board %s has windows %s, not %q", ErrUnknownWindow, board, strings.Join(b.windowNames, ", "), window)
+		return target{}, fmt.Errorf("%w: board %s has windows %s, not %q", ErrUnknownWindow, board, strings.Join(b.Windows(), ", "), window)
 	}
 	t.window = j
 	t.zset, t.state = windowKey(P, j), P+"m"
-	if b.halfLife > 0 {
+	if b.HalfLife() > 0 {
 		t.base = P + "b"
 	}
 	return t, nil
@@ -191,17 +191,17 @@ func (s *Store) read(ctx context.Context, t target, a readArgs) (Page, error) {
 	}
 	vals, err := cmds[0].Slice()
 	if err != nil {
-		return Page{}, fmt.Errorf("board %s: read: %w", t.b.name, err)
+		return Page{}, fmt.Errorf("board %s: read: %w", t.b.Name(), err)
 	}
-	page := Page{Board: t.b.name, Period: t.period, Members: []Entry{}}
-	if t.b.kind == Rolling || t.b.kind == Windows {
-		page.Window = t.b.windowNames[t.window]
+	page := Page{Board: t.b.Name(), Period: t.period, Members: []Entry{}}
+	if t.b.Kind() == Rolling || t.b.Kind() == Windows {
+		page.Window = t.b.Windows()[t.window]
 	}
 	if len(vals) == 1 {
 		return page, nil // not ranked
 	}
 	if len(vals) < 3 || (len(vals)-3)%3 != 0 {
-		return Page{}, fmt.Errorf("board %s: read: unexpected reply of %d values", t.b.name, len(vals))
+		return Page{}, fmt.Errorf("board %s: read: unexpected reply of %d values", t.b.Name(), len(vals))
 	}
 	page.TotalMembers, _ = vals[0].(int64)
 	rank, _ := vals[1].(int64)
@@ -234,16 +234,16 @@ func (t target) standing(st, sc string, base int64, now time.Time) (total, reach
 		return int64(x)
 	}
 	switch {
-	case st == "" && t.b.compact:
+	case st == "" && t.b.ScoreHoldsState():
 		x, _ := strconv.ParseFloat(sc, 64)
-		total, reached = t.b.unscore(x, t.origin)
-	case t.b.kind == Periodic || t.b.kind == Total:
+		total, reached = t.b.Unscore(x, t.origin)
+	case t.b.Kind() == Periodic || t.b.Kind() == Total:
 		total, reached = num(0), num(1)
 	default:
 		reached, total = num(0), num(1+t.window)
 	}
-	if t.b.halfLife > 0 {
+	if t.b.HalfLife() > 0 {
 		total = t.b.Decayed(total, base, now)
 	}
-	return t.b.shown(total), reached
+	return t.b.Shown(total), reached
 }

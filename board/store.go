@@ -35,7 +35,7 @@ type Store struct {
 func NewStore(rdb redis.UniversalClient, env string, boards []*Board) *Store {
 	s := &Store{rdb: rdb, lua: redisscript.NewRunner(rdb, scripts...), env: env, boards: boards, byName: map[string]*Board{}, now: time.Now, page: SettlePage, known: map[string]bool{}}
 	for _, b := range boards {
-		s.byName[b.name] = b
+		s.byName[b.Name()] = b
 	}
 	return s
 }
@@ -55,7 +55,7 @@ func (s *Store) NewBatch() *Batch { return NewBatch(s.boards) }
 
 // prefix returns the common prefix of a board's keys; the braces are the
 // board's hash tag.
-func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{" + b.name + "}:" }
+func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{" + b.Name() + "}:" }
 
 // Adopt makes Apply expect Redis generation gen (the sink's generation
 // marker) and stamps every board with it: after Redis lost its data, a
@@ -91,7 +91,7 @@ func (s *Store) Counters(ctx context.Context, board string) (late, saturated int
 	if !ok {
 		return 0, 0, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
 	}
-	if b.kind == Periodic {
+	if b.Kind() == Periodic {
 		n, err := s.periodCounters(ctx, b, s.now(), fieldLate, fieldSaturated)
 		if err != nil {
 			return 0, 0, fmt.Errorf("board %s: counters: %w", board, err)
