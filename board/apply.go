@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/ranking"
 )
@@ -103,7 +104,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 		if len(parts) == 0 {
 			continue
 		}
-		if b.boards[bi].Kind() == Periodic {
+		if b.boards[bi].Kind() == boarddef.Periodic {
 			periodic = append(periodic, bi)
 			continue
 		}
@@ -149,7 +150,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 			}
 			if len(vals) == 1 && vals[0] == replyReplan {
 				// Its removals or its rebase met keys it had not declared.
-				calls[k].rebase = bd.Kind() == Rolling && bd.HalfLife() > 0
+				calls[k].rebase = bd.Kind() == boarddef.Rolling && bd.HalfLife() > 0
 				next = append(next, calls[k])
 				continue
 			}
@@ -172,7 +173,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 // parseApply reads a script reply into res and returns the call that
 // re-sends event by event the parts whose offsets were applied in part, if
 // any.
-func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, res *Result) (*call, error) {
+func parseApply(vals []any, c *call, bd *boarddef.Board, periods map[int64]periodInfo, res *Result) (*call, error) {
 	n := func(i int) int64 {
 		if i >= len(vals) {
 			return 0
@@ -230,12 +231,12 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 		p := c.parts[pi]
 		for _, e := range p.entries {
 			same := e.bucket == bucket
-			if bd.Kind() == Periodic {
+			if bd.Kind() == boarddef.Periodic {
 				same = periods[e.bucket].label == label
 			}
 			if c.sent(pi, &e) && same {
 				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.Name(), Event: e.event,
-					Settled: bd.Kind() == Periodic, Base: bd.Kind() == Total || base})
+					Settled: bd.Kind() == boarddef.Periodic, Base: bd.Kind() == boarddef.Total || base})
 			}
 		}
 	}
@@ -251,7 +252,7 @@ func (s *Store) applyCall(b *Batch, c *call) ([]string, []any) {
 	a := applyArgs{prefix: P, gen: s.gen, kind: scriptKind(bd), op: scriptOp(bd.Op()), tie: bd.FirstReached(), rb: bd.ReachedBits(),
 		res: bd.TieResolution().Milliseconds(), maxTotal: bd.MaxTotal(), origin: bd.Epoch().UnixMilli(), windows: windowsArg(bd),
 		floor: floorArg(bd), expire: c.expire, lengths: lengthsArg(bd), parts: make([]applyPart, len(c.parts))}
-	if c.removals() && bd.Kind() == Rolling {
+	if c.removals() && bd.Kind() == boarddef.Rolling {
 		a.check = checkRemovals
 	}
 	if bd.HalfLife() > 0 {
@@ -293,12 +294,12 @@ func (s *Store) applyCall(b *Batch, c *call) ([]string, []any) {
 		ap.buckets = make([]applyBucket, len(buckets))
 		for i, bk := range buckets {
 			ab := applyBucket{entries: byBucket[bk]}
-			if bd.Kind() == Periodic {
+			if bd.Kind() == boarddef.Periodic {
 				pi := b.periods[c.board][bk]
 				ab.bucket, ab.origin, ab.expire = pi.label, pi.start, pi.expireAt
 			} else {
 				ab.bucket = strconv.FormatInt(bk, 10)
-				if bd.Kind() == Total {
+				if bd.Kind() == boarddef.Total {
 					ab.origin, ab.expire = bd.Epoch().UnixMilli(), totalIDsExpireAt(bd, bk)
 				} else if bd.HalfLife() > 0 {
 					// A rolling decay board's slice lies in one half-life.
@@ -313,30 +314,30 @@ func (s *Store) applyCall(b *Batch, c *call) ([]string, []any) {
 }
 
 // scriptKind is board b's kind as the scripts take it (kindPeriod …).
-func scriptKind(b *Board) string {
+func scriptKind(b *boarddef.Board) string {
 	switch b.Kind() {
-	case Periodic:
+	case boarddef.Periodic:
 		if b.ScoreHoldsState() {
 			return kindCompact
 		}
 		return kindPeriod
-	case Total:
+	case boarddef.Total:
 		return kindTotal
-	case Windows:
+	case boarddef.Windows:
 		return kindWindows // slices packed per member (lua/packed.lua)
 	}
 	return kindRolling
 }
 
 // scriptOp is op as apply.lua takes it: opIncr, opBest or opSet, which
-// spell it as the configuration does (Op.String).
-func scriptOp(op Op) string {
+// spell it as the configuration does (boarddef.Op.String).
+func scriptOp(op boarddef.Op) string {
 	switch op {
-	case Incr:
+	case boarddef.Incr:
 		return opIncr
-	case Best:
+	case boarddef.Best:
 		return opBest
-	case Set:
+	case boarddef.Set:
 		return opSet
 	}
 	return op.String()
@@ -344,8 +345,8 @@ func scriptOp(op Op) string {
 
 // callPrefix returns the prefix P of call c's keys: the board's, or the
 // period's own on a periodic board.
-func (s *Store) callPrefix(bd *Board, c *call) string {
-	if bd.Kind() == Periodic {
+func (s *Store) callPrefix(bd *boarddef.Board, c *call) string {
+	if bd.Kind() == boarddef.Periodic {
 		return s.periodPrefix(bd, c.label)
 	}
 	return s.prefix(bd)
@@ -358,15 +359,15 @@ func (s *Store) callPrefix(bd *Board, c *call) string {
 // retried), where one that builds undeclared keys would fail half-way on
 // the first key already moved, its earlier writes kept, and count them
 // again on the retry.
-func (s *Store) applyKeys(P string, bd *Board, b *Batch, c *call) []string {
+func (s *Store) applyKeys(P string, bd *boarddef.Board, b *Batch, c *call) []string {
 	keys := []string{P + "w", P + "n"}
-	if bd.Kind() == Periodic {
+	if bd.Kind() == boarddef.Periodic {
 		keys = append(keys, P+"st")
-	} else if bd.Kind() == Total {
+	} else if bd.Kind() == boarddef.Total {
 		keys = append(keys, P+"T:z", P+"T:m", P+"T:b")
 	} else {
 		keys = append(keys, P+"x", P+"m")
-		if bd.Kind() == Windows {
+		if bd.Kind() == boarddef.Windows {
 			keys = append(keys, expiryKey(P))
 		}
 		for _, q := range sliceSets(bd) {
@@ -396,12 +397,12 @@ func (s *Store) applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 				continue
 			}
 			seen[e.bucket] = true
-			if bd.Kind() == Periodic {
+			if bd.Kind() == boarddef.Periodic {
 				l := b.periods[c.board][e.bucket].label
 				keys = append(keys, s.periodKey(bd, l, "z"), s.periodKey(bd, l, "m"), s.periodKey(bd, l, "i"))
-			} else if bd.Kind() == Total {
+			} else if bd.Kind() == boarddef.Total {
 				keys = append(keys, P+"T:i:"+strconv.FormatInt(e.bucket, 10))
-			} else if bd.Kind() == Windows {
+			} else if bd.Kind() == boarddef.Windows {
 				for _, q := range sliceSets(bd) {
 					keys = append(keys, idSetKey(P, q, floorDiv(e.bucket, q)))
 				}
@@ -414,7 +415,7 @@ func (s *Store) applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 		}
 	}
 	if c.removals() || c.rebase {
-		if bd.Kind() == Periodic {
+		if bd.Kind() == boarddef.Periodic {
 			keys = append(keys, P+"d", P+"S") // the period's deferred removals and snapshot
 		}
 		keys = append(keys, c.slices...)
@@ -438,7 +439,7 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 	pp := s.rdb.Pipeline()
 	for k := range calls {
 		bd := b.boards[calls[k].board]
-		if (calls[k].removals() || calls[k].rebase) && bd.Kind() == Rolling {
+		if (calls[k].removals() || calls[k].rebase) && bd.Kind() == boarddef.Rolling {
 			calls[k].slices = nil
 			for _, q := range sliceSets(bd) {
 				set := sliceSetKey(s.prefix(bd), q)
@@ -461,7 +462,7 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 }
 
 // floorArg is board b's floor as the scripts take it: "" for none.
-func floorArg(b *Board) string {
+func floorArg(b *boarddef.Board) string {
 	floor, ok := b.Floor()
 	if !ok {
 		return ""
@@ -479,16 +480,16 @@ func boolArg(v bool) string {
 // fold combines two events of one member in one bucket into one with the
 // same effect under op. (A sum may be folded whatever the signs: the
 // floor applies to the sum when it is read, never on the way.)
-func fold(op Op, a, e entry) entry {
+func fold(op boarddef.Op, a, e entry) entry {
 	switch op {
-	case Incr:
+	case boarddef.Incr:
 		a.value += e.value
 		a.ts = max(a.ts, e.ts)
-	case Best:
+	case boarddef.Best:
 		if e.value > a.value || (e.value == a.value && e.ts < a.ts) {
 			a.value, a.ts = e.value, e.ts
 		}
-	case Set:
+	case boarddef.Set:
 		if e.ts > a.ts || (e.ts == a.ts && e.value > a.value) {
 			a.value, a.ts = e.value, e.ts
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 )
 
@@ -12,7 +13,7 @@ import (
 // topic-partition, for Store.Apply. It is reused from batch to batch (Reset)
 // and is not safe for concurrent use.
 type Batch struct {
-	boards  []*Board
+	boards  []*boarddef.Board
 	parts   [][]*part // per board: its topic-partition parts, in order of first appearance
 	index   []map[partKey]int
 	periods []map[int64]periodInfo // per periodic board: the periods of this batch by key
@@ -56,7 +57,7 @@ type entry struct {
 	offset int64
 	bucket int64 // period key, slice index or total bucket (decay.go); noBucket for a remove
 	member string
-	value  int64 // units of 1/scale (decay boards: times the weight's mantissa, decay.go)
+	value  int64 // units of 1/scale (decay boards: times the weight's mantissa, boarddef/decay.go)
 	ts     int64
 	id     string
 	event  int      // index in its record
@@ -87,7 +88,7 @@ type periodInfo struct {
 }
 
 // NewBatch returns an empty batch for boards.
-func NewBatch(boards []*Board) *Batch {
+func NewBatch(boards []*boarddef.Board) *Batch {
 	b := &Batch{boards: boards, parts: make([][]*part, len(boards)), index: make([]map[partKey]int, len(boards)),
 		periods: make([]map[int64]periodInfo, len(boards)), last: make([]periodInfo, len(boards)),
 		coverIx: map[partKey]int{}}
@@ -237,10 +238,10 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 				continue
 			}
 			var bucket, lateAt int64
-			if bd.Kind() == Periodic {
+			if bd.Kind() == boarddef.Periodic {
 				pi := b.period(bi, ev.TS)
 				bucket, lateAt = pi.key, pi.end+bd.Grace().Milliseconds()
-			} else if bd.Kind() == Total && !bd.FirstReached() {
+			} else if bd.Kind() == boarddef.Total && !bd.FirstReached() {
 				bucket, lateAt = totalBucket(bd, ev.TS), math.MaxInt64
 				if bd.HalfLife() > 0 {
 					lateAt = bd.DecayLateAt(bucket)
@@ -252,7 +253,7 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 							bd.Epoch().Format(time.RFC3339), bd.Horizon().UTC().Format(time.RFC3339))})
 					continue
 				}
-				if bd.Kind() == Total {
+				if bd.Kind() == boarddef.Total {
 					bucket, lateAt = totalBucket(bd, ev.TS), math.MaxInt64
 				} else {
 					bucket = bd.SliceOf(ev.TS)
@@ -304,7 +305,7 @@ func (b *Batch) addRemove(topic string, partition int32, offset int64, ev *codec
 	}
 	bd := b.boards[bi]
 	rm := &removal{settled: ev.Settled}
-	if bd.Kind() == Periodic {
+	if bd.Kind() == boarddef.Periodic {
 		p := bd.Period(time.UnixMilli(ev.TS))
 		for range bd.Retention() + 1 {
 			rm.labels = append(rm.labels, p.Label)

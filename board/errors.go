@@ -1,19 +1,6 @@
 package board
 
-import (
-	"errors"
-	"fmt"
-)
-
-// Errors the read methods return (wrapped with detail); the HTTP layer maps
-// ErrBadParam to 400 and the others to 404.
-var (
-	ErrUnknownBoard  = errors.New("unknown board")
-	ErrUnknownPeriod = errors.New("unknown period")
-	ErrUnknownWindow = errors.New("unknown window")
-	ErrUnknownMember = errors.New("unknown member")
-	ErrBadParam      = errors.New("bad parameter")
-)
+import "fmt"
 
 // RejectError says why Batch.Add did not count an event of a record. Class
 // is a short metrics label: "late" (its period or slice had closed when the

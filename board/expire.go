@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/redisscript"
 )
@@ -35,12 +36,12 @@ type ExpireResult struct {
 // its slices, so either order is exact).
 func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error) {
 	var res ExpireResult
-	var rolling, decay []*Board
+	var rolling, decay []*boarddef.Board
 	for _, b := range s.boards {
 		if b.HalfLife() > 0 {
 			decay = append(decay, b)
 		}
-		if b.Kind() == Rolling || b.Kind() == Windows {
+		if b.Kind() == boarddef.Rolling || b.Kind() == boarddef.Windows {
 			rolling = append(rolling, b)
 		}
 	}
@@ -70,7 +71,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 		cmds, err := s.evalEach(ctx, len(rolling), func(k int) (*redisscript.Script, []string, []any) {
 			b := rolling[k]
 			P := s.prefix(b)
-			if b.Kind() == Windows {
+			if b.Kind() == boarddef.Windows {
 				keys, args := s.expireWindowsCall(b, now, slices[k])
 				return expireWindowsLua, keys, args
 			}
@@ -100,7 +101,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 		if err != nil {
 			return res, err
 		}
-		var again []*Board
+		var again []*boarddef.Board
 		for k, c := range cmds {
 			v, err := c.Int64Slice()
 			if err != nil || len(v) != 3 {
@@ -121,7 +122,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 
 // expireWindowsCall returns the keys and arguments of windows board b's
 // expiry at now (lua/expirew.lua), given the id sets it deletes.
-func (s *Store) expireWindowsCall(b *Board, now time.Time, idSets []string) ([]string, []any) {
+func (s *Store) expireWindowsCall(b *boarddef.Board, now time.Time, idSets []string) ([]string, []any) {
 	P := s.prefix(b)
 	keys := []string{P + "x", P + "m", P + "n", expiryKey(P)}
 	for _, q := range sliceSets(b) {
@@ -141,8 +142,8 @@ func (s *Store) expireWindowsCall(b *Board, now time.Time, idSets []string) ([]s
 }
 
 // expiredThrough returns, per window of board b, the last of its slices
-// that has left it at now (Board.ExpiredThrough).
-func expiredThrough(b *Board, now time.Time) []int64 {
+// that has left it at now (boarddef.Board.ExpiredThrough).
+func expiredThrough(b *boarddef.Board, now time.Time) []int64 {
 	out := make([]int64, b.NumWindows())
 	for j := range out {
 		out[j] = b.ExpiredThrough(j, now)
@@ -157,7 +158,7 @@ func expiredThrough(b *Board, now time.Time) []int64 {
 // subtracted slice of its windows after it. For a windows board, whose
 // slices are packed in its member states, they are the keys of the id sets
 // of the slices it deletes.
-func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) ([][]string, error) {
+func (s *Store) expirePlan(ctx context.Context, boards []*boarddef.Board, now time.Time) ([][]string, error) {
 	p := s.rdb.Pipeline()
 	xs := make([]*redis.SliceCmd, len(boards))
 	ss := make([][]*redis.ZSliceCmd, len(boards)) // per board, per slice set
@@ -200,7 +201,7 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 			}
 			for _, z := range ss[k][g].Val() {
 				sl := int64(z.Score)
-				if b.Kind() == Windows {
+				if b.Kind() == boarddef.Windows {
 					if sl <= lmin {
 						out[k] = append(out[k], idSetKey(s.prefix(b), q, sl))
 					}
@@ -225,7 +226,7 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 // first sent without them, and one that is to move its base says so
 // without writing; it is sent again with the slices read just before (and
 // again if a slice came meanwhile).
-func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int, error) {
+func (s *Store) rebase(ctx context.Context, boards []*boarddef.Board, now time.Time) (int, error) {
 	n := 0
 	slices := make([][]string, len(boards))
 	for attempt := 0; len(boards) > 0; attempt++ {
@@ -236,7 +237,7 @@ func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int
 			b := boards[k]
 			P := s.prefix(b)
 			a := rebaseArgs{prefix: P, target: b.DecayTarget(now), floor: floorArg(b), maxTotal: codec.MaxAmount, kind: scriptKind(b)}
-			if b.Kind() == Total {
+			if b.Kind() == boarddef.Total {
 				return []string{P + "T:b", P + "T:m", P + "T:z"}, a.append(nil)
 			}
 			a.origin = b.Epoch().UnixMilli()
@@ -249,7 +250,7 @@ func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int
 		if err != nil {
 			return n, err
 		}
-		var again []*Board
+		var again []*boarddef.Board
 		for k, c := range cmds {
 			v, err := c.Int64Slice()
 			if err != nil || len(v) < 2 {
@@ -270,7 +271,7 @@ func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int
 }
 
 // heldSlices reads the slices each board holds.
-func (s *Store) heldSlices(ctx context.Context, boards []*Board) ([][]string, error) {
+func (s *Store) heldSlices(ctx context.Context, boards []*boarddef.Board) ([][]string, error) {
 	out := make([][]string, len(boards))
 	if len(boards) == 0 {
 		return out, nil

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // Key building for the board keys listed in doc.go ("Redis keys"), for the
@@ -45,14 +47,14 @@ import (
 
 // periodPrefix returns the prefix of the keys of board b's period label;
 // its part names follow.
-func (s *Store) periodPrefix(b *Board, label string) string {
+func (s *Store) periodPrefix(b *boarddef.Board, label string) string {
 	return "rostrum:" + s.env + ":board:{" + b.Name() + "@" + label + "}:"
 }
 
 // periodKey returns the key of board b's period label: part "z" (the
 // ranking), "m" (member states), "i" (event ids), "w" (applied ranges,
 // generation) or "n" (counters).
-func (s *Store) periodKey(b *Board, label, part string) string {
+func (s *Store) periodKey(b *boarddef.Board, label, part string) string {
 	return s.periodPrefix(b, label) + part
 }
 
@@ -70,7 +72,7 @@ func (s *Store) registryKey() string {
 }
 
 // registryMember returns board b's period label as a registry member.
-func registryMember(b *Board, label string) string { return b.Name() + "@" + label }
+func registryMember(b *boarddef.Board, label string) string { return b.Name() + "@" + label }
 
 // windowKey returns the key of a rolling or windows board's window j
 // ranking; the member states of every window are in P+"m".
@@ -102,7 +104,7 @@ func expiryKey(P string) string { return P + "e" }
 
 // sliceSets returns the distinct slice ratios of board b's windows, in
 // window order: one slice set each.
-func sliceSets(b *Board) []int64 {
+func sliceSets(b *boarddef.Board) []int64 {
 	var out []int64
 	for j := range b.NumWindows() {
 		q := b.WindowRatio(j)
@@ -119,7 +121,7 @@ func sliceSets(b *Board) []int64 {
 
 // windowsArg is the scripts' windows argument of board b: "k" when every
 // window keeps the board's slices, else "k:q1,…,qk".
-func windowsArg(b *Board) string {
+func windowsArg(b *boarddef.Board) string {
 	n := strconv.Itoa(b.NumWindows())
 	if own := sliceSets(b); len(own) == 0 || len(own) == 1 && own[0] == 1 {
 		return n // the layout of boards without per-window slices
@@ -136,7 +138,7 @@ func windowsArg(b *Board) string {
 // written: its applied ranges, generation and counters expire then. A
 // board that settles keeps them as long as the period's snapshot, which a
 // removal from settled snapshots still writes.
-func slotExpireAt(b *Board, live, end int64) int64 {
+func slotExpireAt(b *boarddef.Board, live, end int64) int64 {
 	if !b.Settles() {
 		return live
 	}
@@ -148,8 +150,8 @@ func slotExpireAt(b *Board, live, end int64) int64 {
 // (lua/packed.lua) when it is a windows board: "slicems:n1,…,nk", the
 // board's slice in ms and each window's length in its own slices; "" for
 // other kinds.
-func lengthsArg(b *Board) string {
-	if b.Kind() != Windows {
+func lengthsArg(b *boarddef.Board) string {
+	if b.Kind() != boarddef.Windows {
 		return ""
 	}
 	ns := make([]string, b.NumWindows())
@@ -157,4 +159,14 @@ func lengthsArg(b *Board) string {
 		ns[j] = strconv.FormatInt(n, 10)
 	}
 	return strconv.FormatInt(b.Slice().Milliseconds(), 10) + ":" + strings.Join(ns, ",")
+}
+
+// floorDiv returns a / b rounded toward −∞: the index of the slice (or
+// day) of length b holding a, before 1970 too.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/redisscript"
 )
@@ -27,7 +28,7 @@ var membersLua = redisscript.MustParse(luaFiles, "lua/members.lua")
 type Standing struct {
 	Window    string // rolling and windows boards: the window's name ("3m"); else ""
 	Rank      int64  // 1-based, as Top ranks; 0 when the member is not ranked
-	Total     int64  // units of 1/Scale (Board.FormatUnits writes it), as Member reads it; 0 when not ranked
+	Total     int64  // units of 1/Scale (boarddef.Board.FormatUnits writes it), as Member reads it; 0 when not ranked
 	ReachedAt int64  // Unix ms; 0 when not ranked
 }
 
@@ -89,18 +90,18 @@ type rankingRead struct {
 // ErrUnknownBoard; a wrapped Redis error.
 func (s *Store) Standings(ctx context.Context, boards, members []string) ([]MemberStandings, error) {
 	if len(members) == 0 || len(members) > MaxMembers {
-		return nil, fmt.Errorf("%w: %d members, must be between 1 and %d", ErrBadParam, len(members), MaxMembers)
+		return nil, fmt.Errorf("%w: %d members, must be between 1 and %d", boarddef.ErrBadParam, len(members), MaxMembers)
 	}
 	if len(boards) == 0 {
-		return nil, fmt.Errorf("%w: no boards to read", ErrBadParam)
+		return nil, fmt.Errorf("%w: no boards to read", boarddef.ErrBadParam)
 	}
 	seen := make(map[string]bool, len(members))
 	for _, m := range members {
 		if err := codec.CheckID(m); err != nil {
-			return nil, fmt.Errorf("%w: member %q: %v", ErrBadParam, m, err)
+			return nil, fmt.Errorf("%w: member %q: %v", boarddef.ErrBadParam, m, err)
 		}
 		if seen[m] {
-			return nil, fmt.Errorf("%w: member %q is listed twice", ErrBadParam, m)
+			return nil, fmt.Errorf("%w: member %q is listed twice", boarddef.ErrBadParam, m)
 		}
 		seen[m] = true
 	}
@@ -163,14 +164,14 @@ func (s *Store) planStandings(boards []string) ([]slotCall, []Standings, error) 
 	for bi, name := range boards {
 		b, ok := s.byName[name]
 		if !ok {
-			return nil, nil, fmt.Errorf("%w: %q", ErrUnknownBoard, name)
+			return nil, nil, fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, name)
 		}
 		if seen[name] {
-			return nil, nil, fmt.Errorf("%w: board %s is listed twice", ErrBadParam, name)
+			return nil, nil, fmt.Errorf("%w: board %s is listed twice", boarddef.ErrBadParam, name)
 		}
 		seen[name] = true
 		windows := []string{""}
-		if b.Kind() == Rolling || b.Kind() == Windows {
+		if b.Kind() == boarddef.Rolling || b.Kind() == boarddef.Windows {
 			windows = b.Windows()
 		}
 		template[bi] = Standings{Board: name, Standings: make([]Standing, len(windows))}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // Restoring settlement after Redis lost its data (docs/DESIGN.md §8
@@ -81,7 +83,7 @@ func (s *Store) RestoreSettled(ctx context.Context, values [][]byte) (int, error
 // pipelined), then the board's frozen mark and index of settled periods
 // (restore.lua). The snapshots come first: once the mark moves, Settle
 // reads the index.
-func (s *Store) restoreBoard(ctx context.Context, b *Board, newest string, keep []string, recs map[string]settledJSON) (int, error) {
+func (s *Store) restoreBoard(ctx context.Context, b *boarddef.Board, newest string, keep []string, recs map[string]settledJSON) (int, error) {
 	type call struct {
 		keys []string
 		args []any

@@ -91,7 +91,7 @@ type expireArgs struct {
 	floor    string   // floorArg ("" = none)
 	neg      bool     // a member whose window sums are all 0 keeps its state while a window holds its newest slice
 	slice    int64    // the board's slice, ms
-	through  []int64  // per window, the last of its slices that has left it (Board.ExpiredThrough); one per window, no count
+	through  []int64  // per window, the last of its slices that has left it (boarddef.Board.ExpiredThrough); one per window, no count
 	slices   []string // the keys of the slices given, without the prefix P
 }
 
@@ -121,7 +121,7 @@ type expireWindowsArgs struct {
 	neg      bool     // negative values allowed
 	lengths  string   // lengthsArg
 	cut      int64    // now − grace, Unix ms
-	through  []int64  // per window, the last of its slices that has left it (Board.ExpiredThrough); one per window, no count
+	through  []int64  // per window, the last of its slices that has left it (boarddef.Board.ExpiredThrough); one per window, no count
 	idSets   []string // the keys of the id sets given, without the prefix P
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -78,7 +79,7 @@ func (s *Store) Settle(ctx context.Context, now time.Time) (SettleResult, error)
 	return res, nil
 }
 
-func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *SettleResult) error {
+func (s *Store) settleBoard(ctx context.Context, b *boarddef.Board, now time.Time, res *SettleResult) error {
 	P := s.prefix(b)
 	for range maxSettlePerCall {
 		// The board's frozen mark is the newest period recorded
@@ -88,7 +89,7 @@ func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *S
 		if err != nil && err != redis.Nil {
 			return fmt.Errorf("board %s: settle: %w", b.Name(), err)
 		}
-		var p Period
+		var p boarddef.Period
 		switch {
 		case frozen != "":
 			f, err := b.ParsePeriod(frozen)
@@ -113,7 +114,7 @@ func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *S
 // settlePeriod runs settle.lua for period p until it is settled: the
 // period is copied in its own slot and recorded in the board's
 // (recordSettled).
-func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *SettleResult) error {
+func (s *Store) settlePeriod(ctx context.Context, b *boarddef.Board, p boarddef.Period, res *SettleResult) error {
 	Q, snap := s.periodPrefix(b, p.Label), s.snapKey(b, p.Label)
 	keys := []string{Q + "w", Q + "st", Q + "z", Q + "m", snap, snap + ":j", snap + ":i", Q + "d"}
 	// The period's hash must carry the generation: a period without
@@ -160,7 +161,7 @@ func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *Settl
 // delete leaves the copy, and the next call finds the mark and writes
 // nothing; a crash before settled.lua ran leaves the copy for the next
 // call to record. So the record is written once.
-func (s *Store) recordSettled(ctx context.Context, b *Board, p Period, res *SettleResult) error {
+func (s *Store) recordSettled(ctx context.Context, b *boarddef.Board, p boarddef.Period, res *SettleResult) error {
 	P := s.prefix(b)
 	j := s.snapKey(b, p.Label) + ":j"
 	record, err := s.rdb.Get(ctx, j).Result()
@@ -188,7 +189,7 @@ func (s *Store) recordSettled(ctx context.Context, b *Board, p Period, res *Sett
 
 // compactArg is the reached bits settle.lua decodes board b's member
 // states from ("" for a board whose member hash holds every state).
-func compactArg(b *Board) string {
+func compactArg(b *boarddef.Board) string {
 	if !b.ScoreHoldsState() {
 		return ""
 	}
@@ -198,13 +199,13 @@ func compactArg(b *Board) string {
 // snapKey returns the key of the snapshot of board b's settled period
 // label; its info is snapKey+":i", its record while it is copied
 // snapKey+":j".
-func (s *Store) snapKey(b *Board, label string) string {
+func (s *Store) snapKey(b *boarddef.Board, label string) string {
 	return s.periodPrefix(b, label) + "S"
 }
 
 // snapExpireAt returns when the snapshot keys of b's period p expire:
 // settle-retention periods after it, plus the grace.
-func (s *Store) snapExpireAt(b *Board, p Period) int64 {
+func (s *Store) snapExpireAt(b *boarddef.Board, p boarddef.Period) int64 {
 	return p.End.Add(time.Duration(b.SettleRetention())*b.Unit().MaxSpan() + b.Grace()).UnixMilli()
 }
 
@@ -214,7 +215,7 @@ func (s *Store) snapExpireAt(b *Board, p Period) int64 {
 // for each once the broker acknowledged it; a record not acknowledged
 // within lease is claimed again (by this or another processor).
 func (s *Store) ClaimSettled(ctx context.Context, token string, now time.Time, lease time.Duration) ([]SettledRecord, error) {
-	var bs []*Board
+	var bs []*boarddef.Board
 	for _, b := range s.boards {
 		if b.Settles() {
 			bs = append(bs, b)
@@ -247,7 +248,7 @@ func (s *Store) ClaimSettled(ctx context.Context, token string, now time.Time, l
 func (s *Store) AckSettled(ctx context.Context, r SettledRecord) error {
 	b, ok := s.byName[r.Board]
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownBoard, r.Board)
+		return fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, r.Board)
 	}
 	if _, err := s.eval(ctx, outboxLua, 1, func(int) ([]string, []any) {
 		a := outboxArgs{action: outboxAck, label: r.Period}
@@ -263,10 +264,10 @@ func (s *Store) AckSettled(ctx context.Context, r SettledRecord) error {
 func (s *Store) SettledPeriods(ctx context.Context, board string) ([]string, error) {
 	b, ok := s.byName[board]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
+		return nil, fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, board)
 	}
 	if !b.Settles() {
-		return nil, fmt.Errorf("%w: board %s does not settle its periods", ErrUnknownPeriod, board)
+		return nil, fmt.Errorf("%w: board %s does not settle its periods", boarddef.ErrUnknownPeriod, board)
 	}
 	out, err := s.rdb.ZRevRange(ctx, s.prefix(b)+"SL", 0, -1).Result()
 	if err != nil {
@@ -281,17 +282,17 @@ func (s *Store) SettledPeriods(ctx context.Context, board string) ([]string, err
 // longer kept).
 func (s *Store) Settled(ctx context.Context, board, period string, offset, n int) (SettledPage, error) {
 	if offset < 0 {
-		return SettledPage{}, fmt.Errorf("%w: offset %d must not be negative", ErrBadParam, offset)
+		return SettledPage{}, fmt.Errorf("%w: offset %d must not be negative", boarddef.ErrBadParam, offset)
 	}
 	if n < 1 || n > MaxPage {
-		return SettledPage{}, fmt.Errorf("%w: n %d must be between 1 and %d", ErrBadParam, n, MaxPage)
+		return SettledPage{}, fmt.Errorf("%w: n %d must be between 1 and %d", boarddef.ErrBadParam, n, MaxPage)
 	}
 	b, ok := s.byName[board]
 	if !ok {
-		return SettledPage{}, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
+		return SettledPage{}, fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, board)
 	}
-	if b.Kind() != Periodic || !b.Settles() {
-		return SettledPage{}, fmt.Errorf("%w: board %s does not settle its periods", ErrBadParam, board)
+	if b.Kind() != boarddef.Periodic || !b.Settles() {
+		return SettledPage{}, fmt.Errorf("%w: board %s does not settle its periods", boarddef.ErrBadParam, board)
 	}
 	P := s.prefix(b)
 	if period == "" {
@@ -300,7 +301,7 @@ func (s *Store) Settled(ctx context.Context, board, period string, offset, n int
 			return SettledPage{}, fmt.Errorf("board %s: settled: %w", board, err)
 		}
 		if len(l) == 0 {
-			return SettledPage{}, fmt.Errorf("%w: board %s has no settled period yet", ErrUnknownPeriod, board)
+			return SettledPage{}, fmt.Errorf("%w: board %s has no settled period yet", boarddef.ErrUnknownPeriod, board)
 		}
 		period = l[0]
 	} else if _, err := b.ParsePeriod(period); err != nil {
@@ -314,7 +315,7 @@ func (s *Store) Settled(ctx context.Context, board, period string, offset, n int
 	}
 	if info.Err() == redis.Nil {
 		return SettledPage{}, fmt.Errorf("%w: %s of board %s is not settled (yet, or no longer kept: %d settled periods are)",
-			ErrUnknownPeriod, period, board, b.SettleRetention())
+			boarddef.ErrUnknownPeriod, period, board, b.SettleRetention())
 	}
 	out := SettledPage{Board: board, Period: period, Top: []Entry{}}
 	f := strings.Fields(info.Val())

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rostrumhq/rostrum/auth"
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/control"
 	"github.com/rostrumhq/rostrum/hints"
@@ -59,17 +60,17 @@ type runFlags struct {
 	margin                                  int
 	config                                  string
 	sec                                     cli.Security
-	boards                                  []board.Config  // the config file's boards: list
-	boardsSource                            string          // where boards came from, for errors
-	hints                                   []hints.Rule    // the config file's hints: list (hints.go)
-	hintChain                               *hints.Chain    // hints compiled by pipelineConfig; nil: none
-	limits                                  limitFlags      // limits.go
-	control                                 controlFlags    // control.go
-	ops                                     opsFlags        // ops.go
-	boardAdmin                              boardAdminFlags // boardadmin.go
-	apiGuard                                apiGuardFlags   // apiguard.go
-	httpTLS                                 listenTLSFlags  // --http-tls-cert, --http-tls-key (reload.go)
-	streams                                 streamFlags     // streams.go
+	boards                                  []boarddef.Config // the config file's boards: list
+	boardsSource                            string            // where boards came from, for errors
+	hints                                   []hints.Rule      // the config file's hints: list (hints.go)
+	hintChain                               *hints.Chain      // hints compiled by pipelineConfig; nil: none
+	limits                                  limitFlags        // limits.go
+	control                                 controlFlags      // control.go
+	ops                                     opsFlags          // ops.go
+	boardAdmin                              boardAdminFlags   // boardadmin.go
+	apiGuard                                apiGuardFlags     // apiguard.go
+	httpTLS                                 listenTLSFlags    // --http-tls-cert, --http-tls-key (reload.go)
+	streams                                 streamFlags       // streams.go
 
 	warnings []string // found while parsing; logged by logger
 }

@@ -1,4 +1,4 @@
-package board
+package boarddef
 
 import (
 	"math"
@@ -24,7 +24,7 @@ type Board struct {
 	weekStart time.Weekday
 	retention int
 
-	// settlement (periodic boards; settle.go)
+	// settlement (periodic boards; board/settle.go)
 	settle          bool
 	settleTop       int
 	settleRetention int
@@ -79,7 +79,7 @@ func (b *Board) WeekStart() time.Weekday { return b.weekStart }
 func (b *Board) Retention() int { return b.retention }
 
 // Settles reports whether the board freezes and publishes its closed
-// periods (settle.go).
+// periods (board/settle.go).
 func (b *Board) Settles() bool { return b.settle }
 
 // SettleTop returns how many members a settled snapshot keeps.
