@@ -16,7 +16,8 @@
 // # Invariants
 //
 //   - No Redis, no Kafka, no I/O: the package imports codec and the
-//     standard library only. Compile reads the zone database
+//     standard library only (TestNoRedisOrKafka checks its whole
+//     dependency graph). Compile reads the zone database
 //     (time.LoadLocation) and the clock once, for the horizon check;
 //     RemoveRecord reads crypto/rand. Every other time is an argument.
 //   - A Board is immutable once compiled and safe for concurrent use.
