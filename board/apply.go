@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/ranking"
 )
@@ -103,7 +104,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 		if len(parts) == 0 {
 			continue
 		}
-		if b.boards[bi].kind == Periodic {
+		if b.boards[bi].Kind() == boarddef.Periodic {
 			periodic = append(periodic, bi)
 			continue
 		}
@@ -137,10 +138,10 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 			bd := b.boards[calls[k].board]
 			vals, err := c.Slice()
 			if err != nil {
-				return res, fmt.Errorf("board %s: apply: %w", bd.name, err)
+				return res, fmt.Errorf("board %s: apply: %w", bd.Name(), err)
 			}
 			if len(vals) == 1 && vals[0] == replyReset {
-				name := bd.name
+				name := bd.Name()
 				if calls[k].label != "" {
 					name += "@" + calls[k].label
 				}
@@ -149,13 +150,13 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 			}
 			if len(vals) == 1 && vals[0] == replyReplan {
 				// Its removals or its rebase met keys it had not declared.
-				calls[k].rebase = bd.kind == Rolling && bd.halfLife > 0
+				calls[k].rebase = bd.Kind() == boarddef.Rolling && bd.HalfLife() > 0
 				next = append(next, calls[k])
 				continue
 			}
 			again, err := parseApply(vals, &calls[k], bd, b.periods[calls[k].board], &res)
 			if err != nil {
-				return res, fmt.Errorf("board %s: apply: %w", bd.name, err)
+				return res, fmt.Errorf("board %s: apply: %w", bd.Name(), err)
 			}
 			if again != nil {
 				next = append(next, *again)
@@ -172,7 +173,7 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (Result, error) {
 // parseApply reads a script reply into res and returns the call that
 // re-sends event by event the parts whose offsets were applied in part, if
 // any.
-func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, res *Result) (*call, error) {
+func parseApply(vals []any, c *call, bd *boarddef.Board, periods map[int64]periodInfo, res *Result) (*call, error) {
 	n := func(i int) int64 {
 		if i >= len(vals) {
 			return 0
@@ -230,12 +231,12 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 		p := c.parts[pi]
 		for _, e := range p.entries {
 			same := e.bucket == bucket
-			if bd.kind == Periodic {
+			if bd.Kind() == boarddef.Periodic {
 				same = periods[e.bucket].label == label
 			}
 			if c.sent(pi, &e) && same {
-				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.name, Event: e.event,
-					Settled: bd.kind == Periodic, Base: bd.kind == Total || base})
+				res.Late = append(res.Late, Late{Topic: p.topic, Partition: p.partition, Offset: e.offset, Board: bd.Name(), Event: e.event,
+					Settled: bd.Kind() == boarddef.Periodic, Base: bd.Kind() == boarddef.Total || base})
 			}
 		}
 	}
@@ -248,15 +249,15 @@ func parseApply(vals []any, c *call, bd *Board, periods map[int64]periodInfo, re
 func (s *Store) applyCall(b *Batch, c *call) ([]string, []any) {
 	bd := b.boards[c.board]
 	P := s.callPrefix(bd, c)
-	a := applyArgs{prefix: P, gen: s.gen, kind: bd.scriptKind(), op: bd.op.String(), tie: bd.firstReached, rb: bd.rb,
-		res: bd.res.Milliseconds(), maxTotal: bd.maxTotal, origin: bd.epoch.UnixMilli(), windows: bd.windowsArg(),
-		floor: bd.floorArg(), expire: c.expire, lengths: bd.lengthsArg(), parts: make([]applyPart, len(c.parts))}
-	if c.removals() && bd.kind == Rolling {
+	a := applyArgs{prefix: P, gen: s.gen, kind: scriptKind(bd), op: scriptOp(bd.Op()), tie: bd.FirstReached(), rb: bd.ReachedBits(),
+		res: bd.TieResolution().Milliseconds(), maxTotal: bd.MaxTotal(), origin: bd.Epoch().UnixMilli(), windows: windowsArg(bd),
+		floor: floorArg(bd), expire: c.expire, lengths: lengthsArg(bd), parts: make([]applyPart, len(c.parts))}
+	if c.removals() && bd.Kind() == boarddef.Rolling {
 		a.check = checkRemovals
 	}
-	if bd.halfLife > 0 {
+	if bd.HalfLife() > 0 {
 		// The decayed sums are ranked as they are, below 2^53 (decay.go).
-		a.maxTotal, a.halfLife, a.target = codec.MaxAmount, bd.halfLife.Milliseconds(), bd.decayTarget(s.now())
+		a.maxTotal, a.halfLife, a.target = codec.MaxAmount, bd.HalfLife().Milliseconds(), bd.DecayTarget(s.now())
 	}
 	type fkey struct {
 		bucket int64
@@ -283,7 +284,7 @@ func (s *Store) applyCall(b *Batch, c *call) ([]string, []any) {
 			if e.id == "" && !each {
 				fk := fkey{e.bucket, e.member}
 				if at, ok := folded[fk]; ok {
-					list[at] = fold(bd.op, list[at], e)
+					list[at] = fold(bd.Op(), list[at], e)
 					continue
 				}
 				folded[fk] = len(list)
@@ -293,16 +294,16 @@ func (s *Store) applyCall(b *Batch, c *call) ([]string, []any) {
 		ap.buckets = make([]applyBucket, len(buckets))
 		for i, bk := range buckets {
 			ab := applyBucket{entries: byBucket[bk]}
-			if bd.kind == Periodic {
+			if bd.Kind() == boarddef.Periodic {
 				pi := b.periods[c.board][bk]
 				ab.bucket, ab.origin, ab.expire = pi.label, pi.start, pi.expireAt
 			} else {
 				ab.bucket = strconv.FormatInt(bk, 10)
-				if bd.kind == Total {
-					ab.origin, ab.expire = bd.epoch.UnixMilli(), bd.totalIDsExpireAt(bk)
-				} else if bd.halfLife > 0 {
+				if bd.Kind() == boarddef.Total {
+					ab.origin, ab.expire = bd.Epoch().UnixMilli(), totalIDsExpireAt(bd, bk)
+				} else if bd.HalfLife() > 0 {
 					// A rolling decay board's slice lies in one half-life.
-					ab.origin = bd.halfLifeOf(bd.SliceStart(bk))
+					ab.origin = bd.HalfLifeOf(bd.SliceStart(bk))
 				}
 			}
 			ap.buckets[i] = ab
@@ -312,26 +313,40 @@ func (s *Store) applyCall(b *Batch, c *call) ([]string, []any) {
 	return s.applyKeys(P, bd, b, c), a.append(nil)
 }
 
-// scriptKind is the board's kind as the scripts take it (kindPeriod …).
-func (b *Board) scriptKind() string {
-	switch b.kind {
-	case Periodic:
-		if b.compact {
+// scriptKind is board b's kind as the scripts take it (kindPeriod …).
+func scriptKind(b *boarddef.Board) string {
+	switch b.Kind() {
+	case boarddef.Periodic:
+		if b.ScoreHoldsState() {
 			return kindCompact
 		}
 		return kindPeriod
-	case Total:
+	case boarddef.Total:
 		return kindTotal
-	case Windows:
+	case boarddef.Windows:
 		return kindWindows // slices packed per member (lua/packed.lua)
 	}
 	return kindRolling
 }
 
+// scriptOp is op as apply.lua takes it: opIncr, opBest or opSet, which
+// spell it as the configuration does (boarddef.Op.String).
+func scriptOp(op boarddef.Op) string {
+	switch op {
+	case boarddef.Incr:
+		return opIncr
+	case boarddef.Best:
+		return opBest
+	case boarddef.Set:
+		return opSet
+	}
+	return op.String()
+}
+
 // callPrefix returns the prefix P of call c's keys: the board's, or the
 // period's own on a periodic board.
-func (s *Store) callPrefix(bd *Board, c *call) string {
-	if bd.kind == Periodic {
+func (s *Store) callPrefix(bd *boarddef.Board, c *call) string {
+	if bd.Kind() == boarddef.Periodic {
 		return s.periodPrefix(bd, c.label)
 	}
 	return s.prefix(bd)
@@ -344,24 +359,24 @@ func (s *Store) callPrefix(bd *Board, c *call) string {
 // retried), where one that builds undeclared keys would fail half-way on
 // the first key already moved, its earlier writes kept, and count them
 // again on the retry.
-func (s *Store) applyKeys(P string, bd *Board, b *Batch, c *call) []string {
+func (s *Store) applyKeys(P string, bd *boarddef.Board, b *Batch, c *call) []string {
 	keys := []string{P + "w", P + "n"}
-	if bd.kind == Periodic {
+	if bd.Kind() == boarddef.Periodic {
 		keys = append(keys, P+"st")
-	} else if bd.kind == Total {
+	} else if bd.Kind() == boarddef.Total {
 		keys = append(keys, P+"T:z", P+"T:m", P+"T:b")
 	} else {
 		keys = append(keys, P+"x", P+"m")
-		if bd.kind == Windows {
+		if bd.Kind() == boarddef.Windows {
 			keys = append(keys, expiryKey(P))
 		}
-		for _, q := range bd.sliceSets() {
+		for _, q := range sliceSets(bd) {
 			keys = append(keys, sliceSetKey(P, q))
 		}
-		for j := range bd.windows {
+		for j := range bd.NumWindows() {
 			keys = append(keys, windowKey(P, j))
 		}
-		if bd.halfLife > 0 {
+		if bd.HalfLife() > 0 {
 			keys = append(keys, P+"b")
 		}
 	}
@@ -382,17 +397,17 @@ func (s *Store) applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 				continue
 			}
 			seen[e.bucket] = true
-			if bd.kind == Periodic {
+			if bd.Kind() == boarddef.Periodic {
 				l := b.periods[c.board][e.bucket].label
 				keys = append(keys, s.periodKey(bd, l, "z"), s.periodKey(bd, l, "m"), s.periodKey(bd, l, "i"))
-			} else if bd.kind == Total {
+			} else if bd.Kind() == boarddef.Total {
 				keys = append(keys, P+"T:i:"+strconv.FormatInt(e.bucket, 10))
-			} else if bd.kind == Windows {
-				for _, q := range bd.sliceSets() {
+			} else if bd.Kind() == boarddef.Windows {
+				for _, q := range sliceSets(bd) {
 					keys = append(keys, idSetKey(P, q, floorDiv(e.bucket, q)))
 				}
 			} else {
-				for _, q := range bd.sliceSets() {
+				for _, q := range sliceSets(bd) {
 					sk := sliceKey(P, q, floorDiv(e.bucket, q))
 					keys = append(keys, sk, idSetKey(P, q, floorDiv(e.bucket, q)))
 				}
@@ -400,7 +415,7 @@ func (s *Store) applyKeys(P string, bd *Board, b *Batch, c *call) []string {
 		}
 	}
 	if c.removals() || c.rebase {
-		if bd.kind == Periodic {
+		if bd.Kind() == boarddef.Periodic {
 			keys = append(keys, P+"d", P+"S") // the period's deferred removals and snapshot
 		}
 		keys = append(keys, c.slices...)
@@ -424,9 +439,9 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 	pp := s.rdb.Pipeline()
 	for k := range calls {
 		bd := b.boards[calls[k].board]
-		if (calls[k].removals() || calls[k].rebase) && bd.kind == Rolling {
+		if (calls[k].removals() || calls[k].rebase) && bd.Kind() == boarddef.Rolling {
 			calls[k].slices = nil
-			for _, q := range bd.sliceSets() {
+			for _, q := range sliceSets(bd) {
 				set := sliceSetKey(s.prefix(bd), q)
 				reads = append(reads, read{k, set, pp.ZRange(ctx, set, 0, -1)})
 			}
@@ -446,12 +461,13 @@ func (s *Store) removalPlan(ctx context.Context, b *Batch, calls []call) error {
 	return nil
 }
 
-// floorArg is the board's floor as the scripts take it: "" for none.
-func (b *Board) floorArg() string {
-	if b.noFloor {
+// floorArg is board b's floor as the scripts take it: "" for none.
+func floorArg(b *boarddef.Board) string {
+	floor, ok := b.Floor()
+	if !ok {
 		return ""
 	}
-	return strconv.FormatInt(b.floor, 10)
+	return strconv.FormatInt(floor, 10)
 }
 
 func boolArg(v bool) string {
@@ -464,16 +480,16 @@ func boolArg(v bool) string {
 // fold combines two events of one member in one bucket into one with the
 // same effect under op. (A sum may be folded whatever the signs: the
 // floor applies to the sum when it is read, never on the way.)
-func fold(op Op, a, e entry) entry {
+func fold(op boarddef.Op, a, e entry) entry {
 	switch op {
-	case Incr:
+	case boarddef.Incr:
 		a.value += e.value
 		a.ts = max(a.ts, e.ts)
-	case Best:
+	case boarddef.Best:
 		if e.value > a.value || (e.value == a.value && e.ts < a.ts) {
 			a.value, a.ts = e.value, e.ts
 		}
-	case Set:
+	case boarddef.Set:
 		if e.ts > a.ts || (e.ts == a.ts && e.value > a.value) {
 			a.value, a.ts = e.value, e.ts
 		}

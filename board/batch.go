@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 )
 
@@ -12,7 +13,7 @@ import (
 // topic-partition, for Store.Apply. It is reused from batch to batch (Reset)
 // and is not safe for concurrent use.
 type Batch struct {
-	boards  []*Board
+	boards  []*boarddef.Board
 	parts   [][]*part // per board: its topic-partition parts, in order of first appearance
 	index   []map[partKey]int
 	periods []map[int64]periodInfo // per periodic board: the periods of this batch by key
@@ -56,7 +57,7 @@ type entry struct {
 	offset int64
 	bucket int64 // period key, slice index or total bucket (decay.go); noBucket for a remove
 	member string
-	value  int64 // units of 1/scale (decay boards: times the weight's mantissa, decay.go)
+	value  int64 // units of 1/scale (decay boards: times the weight's mantissa, boarddef/decay.go)
 	ts     int64
 	id     string
 	event  int      // index in its record
@@ -87,7 +88,7 @@ type periodInfo struct {
 }
 
 // NewBatch returns an empty batch for boards.
-func NewBatch(boards []*Board) *Batch {
+func NewBatch(boards []*boarddef.Board) *Batch {
 	b := &Batch{boards: boards, parts: make([][]*part, len(boards)), index: make([]map[partKey]int, len(boards)),
 		periods: make([]map[int64]periodInfo, len(boards)), last: make([]periodInfo, len(boards)),
 		coverIx: map[partKey]int{}}
@@ -237,43 +238,42 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 				continue
 			}
 			var bucket, lateAt int64
-			if bd.kind == Periodic {
+			if bd.Kind() == boarddef.Periodic {
 				pi := b.period(bi, ev.TS)
-				bucket, lateAt = pi.key, pi.end+bd.grace.Milliseconds()
-			} else if bd.kind == Total && !bd.firstReached {
-				bucket, lateAt = bd.totalBucket(ev.TS), math.MaxInt64
-				if bd.halfLife > 0 {
-					lateAt = bd.decayLateAt(bucket)
+				bucket, lateAt = pi.key, pi.end+bd.Grace().Milliseconds()
+			} else if bd.Kind() == boarddef.Total && !bd.FirstReached() {
+				bucket, lateAt = totalBucket(bd, ev.TS), math.MaxInt64
+				if bd.HalfLife() > 0 {
+					lateAt = bd.DecayLateAt(bucket)
 				}
 			} else {
-				if bd.firstReached && (ev.TS < bd.epoch.UnixMilli() || ev.TS >= bd.Horizon().UnixMilli()) {
-					reject(&RejectError{Board: bd.name, Event: i, Class: "ts",
+				if bd.FirstReached() && (ev.TS < bd.Epoch().UnixMilli() || ev.TS >= bd.Horizon().UnixMilli()) {
+					reject(&RejectError{Board: bd.Name(), Event: i, Class: "ts",
 						Msg: fmt.Sprintf("ts %d is outside the board's first-reached range %s … %s", ev.TS,
-							bd.epoch.Format(time.RFC3339), bd.Horizon().UTC().Format(time.RFC3339))})
+							bd.Epoch().Format(time.RFC3339), bd.Horizon().UTC().Format(time.RFC3339))})
 					continue
 				}
-				if bd.kind == Total {
-					bucket, lateAt = bd.totalBucket(ev.TS), math.MaxInt64
+				if bd.Kind() == boarddef.Total {
+					bucket, lateAt = totalBucket(bd, ev.TS), math.MaxInt64
 				} else {
 					bucket = bd.SliceOf(ev.TS)
 					lateAt = bd.LateAt(ev.TS).UnixMilli()
 				}
 			}
 			if !recordTime.IsZero() && rt >= lateAt {
-				reject(&RejectError{Board: bd.name, Event: i, Class: "late",
+				reject(&RejectError{Board: bd.Name(), Event: i, Class: "late",
 					Msg: fmt.Sprintf("late: event time %s, record time %s, accepted until %s",
 						time.UnixMilli(ev.TS).UTC().Format(time.RFC3339Nano), recordTime.UTC().Format(time.RFC3339Nano),
 						time.UnixMilli(lateAt).UTC().Format(time.RFC3339Nano))})
 				continue
 			}
-			v, verr := bd.units(ev)
-			if verr != nil {
-				verr.Event = i
-				reject(verr)
+			v, err := bd.Units(ev)
+			if err != nil {
+				reject(&RejectError{Board: bd.Name(), Event: i, Class: "value", Msg: err.Error()})
 				continue
 			}
-			if bd.halfLife > 0 {
-				v *= bd.decayWeight(ev.TS) // below 2^50: |v| ≤ 2^29 − 1, the weight ≤ 2^21
+			if bd.HalfLife() > 0 {
+				v *= bd.DecayWeight(ev.TS) // below 2^50: |v| ≤ 2^29 − 1, the weight ≤ 2^21
 			}
 			p := b.part(bi, topic, partition)
 			p.first, p.last = min(p.first, offset), max(p.last, offset)
@@ -296,7 +296,7 @@ func (b *Batch) Add(topic string, partition int32, offset int64, recordTime time
 func (b *Batch) addRemove(topic string, partition int32, offset int64, ev *codec.Event, i int) *RejectError {
 	bi := -1
 	for k, bd := range b.boards {
-		if bd.name == ev.Board {
+		if bd.Name() == ev.Board {
 			bi = k
 		}
 	}
@@ -305,9 +305,9 @@ func (b *Batch) addRemove(topic string, partition int32, offset int64, ev *codec
 	}
 	bd := b.boards[bi]
 	rm := &removal{settled: ev.Settled}
-	if bd.kind == Periodic {
+	if bd.Kind() == boarddef.Periodic {
 		p := bd.Period(time.UnixMilli(ev.TS))
-		for range bd.retention + 1 {
+		for range bd.Retention() + 1 {
 			rm.labels = append(rm.labels, p.Label)
 			p = bd.Period(p.Start.Add(-time.Millisecond))
 		}
@@ -348,8 +348,8 @@ func (b *Batch) period(bi int, ms int64) periodInfo {
 	}
 	bd := b.boards[bi]
 	p := bd.Period(time.UnixMilli(ms))
-	pi := periodInfo{key: p.key, label: p.Label, start: p.Start.UnixMilli(), end: p.End.UnixMilli(),
-		expireAt: bd.expireAt(p).UnixMilli(), ok: true}
+	pi := periodInfo{key: p.Key(), label: p.Label, start: p.Start.UnixMilli(), end: p.End.UnixMilli(),
+		expireAt: bd.KeptUntil(p).UnixMilli(), ok: true}
 	b.last[bi] = pi
 	b.periods[bi][pi.key] = pi
 	return pi

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -33,14 +34,14 @@ func TestSlotMigrationNeverApplyHalf(t *testing.T) {
 	c := testenv.StartRedisCluster(t)
 	rc := c.Client()
 	ctx := context.Background()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "week", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached"},
 		{Name: "trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Hour,
-			Windows: board.Lengths(2*time.Hour, 6*time.Hour)},
+			Windows: boarddef.Lengths(2*time.Hour, 6*time.Hour)},
 		// Windows with slices of their own: two slice sets in the slot.
 		{Name: "trades-own", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Hour,
-			Windows: []board.Window{{Length: 2 * time.Hour}, {Length: 6 * time.Hour, Slice: 3 * time.Hour}}},
+			Windows: []boarddef.Window{{Length: 2 * time.Hour}, {Length: 6 * time.Hour, Slice: 3 * time.Hour}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestSlotMigrationNeverApplyHalf(t *testing.T) {
 		m.Expire(now.Add(at))
 		for bi, b := range bs {
 			period, windows := "", []string{""}
-			if b.Kind() == board.Periodic {
+			if b.Kind() == boarddef.Periodic {
 				period = b.Period(now).Label
 			} else {
 				windows = b.Windows()
@@ -128,7 +129,7 @@ type migration struct {
 
 // startMigrations opens the migration of each board's slot to the next
 // master (CLUSTER SETSLOT IMPORTING/MIGRATING).
-func startMigrations(t *testing.T, c *testenv.RedisCluster, bs []*board.Board) []*migration {
+func startMigrations(t *testing.T, c *testenv.RedisCluster, bs []*boarddef.Board) []*migration {
 	ctx := context.Background()
 	var nodes []*redis.Client
 	var ids []string
@@ -143,7 +144,7 @@ func startMigrations(t *testing.T, c *testenv.RedisCluster, bs []*board.Board) [
 	var out []*migration
 	for _, b := range bs {
 		tag := b.Name()
-		if b.Kind() == board.Periodic { // the current period's slot (board/keys.go)
+		if b.Kind() == boarddef.Periodic { // the current period's slot (board/keys.go)
 			tag += "@" + b.Period(time.Now()).Label
 		}
 		slot := int(c.Client().ClusterKeySlot(ctx, "rostrum:test:board:{"+tag+"}:w").Val())

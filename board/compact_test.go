@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -25,7 +26,7 @@ import (
 func TestScoreHoldsState(t *testing.T) {
 	rdb := testenv.StartRedis(t).Client()
 	ctx := context.Background()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "hourly", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour",
 			Tie: "first-reached", MaxTotal: 100, AllowNegative: true, SettleTop: 10},
 		{Name: "hourly-none", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour", AllowNegative: true},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
@@ -20,8 +21,8 @@ import (
 func BenchmarkRollingDecayRebase(b *testing.B) {
 	ctx := context.Background()
 	rdb := testenv.StartRedis(b).Client()
-	bs, err := board.Compile([]board.Config{{Name: "trend", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
-		Slice: 15 * time.Minute, Slices: 96, Decay: &board.Decay{HalfLife: "6h"}}})
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "trend", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
+		Slice: 15 * time.Minute, Slices: 96, Decay: &boarddef.Decay{HalfLife: "6h"}}})
 	if err != nil {
 		b.Fatal(err)
 	}

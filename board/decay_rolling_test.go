@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -21,13 +22,13 @@ import (
 
 // rollingDecayBoards: a 2-hour window of 5-minute slices with a 1-hour
 // half-life, refunds and tenths; a day of hourly slices with a 6-hour one.
-func rollingDecayBoards(t testing.TB) []*board.Board {
+func rollingDecayBoards(t testing.TB) []*boarddef.Board {
 	t.Helper()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "hot-2h", Events: []string{"gift", "score"}, Member: "room_id", Kind: "rolling", Slice: 5 * time.Minute, Slices: 24,
-			Decay: &board.Decay{HalfLife: "1h"}, AllowNegative: true, Scale: 10, Grace: dur(5 * time.Minute)},
+			Decay: &boarddef.Decay{HalfLife: "1h"}, AllowNegative: true, Scale: 10, Grace: dur(5 * time.Minute)},
 		{Name: "hot-day", Events: []string{"score"}, Member: "user_id", Kind: "rolling", Slice: time.Hour, Slices: 24,
-			Decay: &board.Decay{HalfLife: "6h"}},
+			Decay: &boarddef.Decay{HalfLife: "6h"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +162,7 @@ func TestRollingDecayAgainstModel(t *testing.T) {
 }
 
 // rollingBaseOf reads a rolling decay board's base from Redis.
-func rollingBaseOf(ctx context.Context, t *testing.T, rdb redis.UniversalClient, b *board.Board) (int64, bool) {
+func rollingBaseOf(ctx context.Context, t *testing.T, rdb redis.UniversalClient, b *boarddef.Board) (int64, bool) {
 	t.Helper()
 	v, err := rdb.HGet(ctx, "rostrum:test:board:{"+b.Name()+"}:b", "k").Result()
 	if err == redis.Nil {
@@ -179,7 +180,7 @@ func rollingBaseOf(ctx context.Context, t *testing.T, rdb redis.UniversalClient,
 
 // checkRollingDecay compares rolling decay board bi with the model: base,
 // slice sums and window sums exactly, and the ranking read at now.
-func checkRollingDecay(ctx context.Context, t *testing.T, st *board.Store, rdb redis.UniversalClient, m *boardmodel.Model, bi int, b *board.Board, now time.Time, step int) {
+func checkRollingDecay(ctx context.Context, t *testing.T, st *board.Store, rdb redis.UniversalClient, m *boardmodel.Model, bi int, b *boarddef.Board, now time.Time, step int) {
 	t.Helper()
 	P := "rostrum:test:board:{" + b.Name() + "}:"
 	k, ok := rollingBaseOf(ctx, t, rdb, b)
@@ -229,8 +230,8 @@ func checkRollingDecay(ctx context.Context, t *testing.T, st *board.Store, rdb r
 // sum); the older slice's expiry after a second rebase leaves exactly the
 // other's. An event below the base is late with Base set.
 func TestRollingDecayByHand(t *testing.T) {
-	bs, err := board.Compile([]board.Config{{Name: "r", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
-		Slice: 30 * time.Minute, Slices: 6, Decay: &board.Decay{HalfLife: "1h"}, Grace: dur(0)}})
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "r", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
+		Slice: 30 * time.Minute, Slices: 6, Decay: &boarddef.Decay{HalfLife: "1h"}, Grace: dur(0)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,8 +292,8 @@ func TestRollingDecayByHand(t *testing.T) {
 // 2^53 − 1 are not added (counted as saturated), so the sums stay exact:
 // the window sum is the slice's, and it leaves with the slice.
 func TestRollingDecaySaturates(t *testing.T) {
-	bs, err := board.Compile([]board.Config{{Name: "r", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
-		Slice: 30 * time.Minute, Slices: 2, Decay: &board.Decay{HalfLife: "1h"}, Grace: dur(0)}})
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "r", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
+		Slice: 30 * time.Minute, Slices: 2, Decay: &boarddef.Decay{HalfLife: "1h"}, Grace: dur(0)}})
 	if err != nil {
 		t.Fatal(err)
 	}

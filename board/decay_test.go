@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -22,13 +23,13 @@ import (
 
 // decayBoards: an all-time first-reached board, a decay board of a 1-hour
 // half-life with refunds and tenths, and a decay board of a 7-day one.
-func decayBoards(t testing.TB) []*board.Board {
+func decayBoards(t testing.TB) []*boarddef.Board {
 	t.Helper()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "all-time", Events: []string{"gift"}, Member: "user_id", Kind: "total", Tie: "first-reached"},
-		{Name: "hot", Events: []string{"gift", "score"}, Member: "room_id", Kind: "total", Decay: &board.Decay{HalfLife: "1h"},
+		{Name: "hot", Events: []string{"gift", "score"}, Member: "room_id", Kind: "total", Decay: &boarddef.Decay{HalfLife: "1h"},
 			AllowNegative: true, Scale: 10, Grace: dur(5 * time.Minute)},
-		{Name: "hot-week", Events: []string{"score"}, Member: "user_id", Kind: "total", Decay: &board.Decay{HalfLife: "7d"}},
+		{Name: "hot-week", Events: []string{"score"}, Member: "user_id", Kind: "total", Decay: &boarddef.Decay{HalfLife: "7d"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestTotalAndDecayAgainstModel(t *testing.T) {
 }
 
 // baseOf reads a decay board's base from Redis.
-func baseOf(ctx context.Context, t *testing.T, rdb redis.UniversalClient, b *board.Board) (int64, bool) {
+func baseOf(ctx context.Context, t *testing.T, rdb redis.UniversalClient, b *boarddef.Board) (int64, bool) {
 	t.Helper()
 	v, err := rdb.HGet(ctx, "rostrum:test:board:{"+b.Name()+"}:T:b", "k").Result()
 	if err == redis.Nil {
@@ -147,7 +148,7 @@ func baseOf(ctx context.Context, t *testing.T, rdb redis.UniversalClient, b *boa
 
 // checkTotalBoard compares total board bi with the model: the stored sums
 // and base exactly, and the ranking read at now.
-func checkTotalBoard(ctx context.Context, t *testing.T, st *board.Store, rdb redis.UniversalClient, m *boardmodel.Model, bi int, b *board.Board, now time.Time, step int) {
+func checkTotalBoard(ctx context.Context, t *testing.T, st *board.Store, rdb redis.UniversalClient, m *boardmodel.Model, bi int, b *boarddef.Board, now time.Time, step int) {
 	t.Helper()
 	raw, err := rdb.HGetAll(ctx, "rostrum:test:board:{"+b.Name()+"}:T:m").Result()
 	if err != nil {

@@ -1,6 +1,9 @@
-// Package board keeps rostrum's leaderboards (docs/DESIGN.md §8): it compiles board
-// definitions, cuts event time into periods and slices, and keeps each
-// board's state in Redis, exactly once under redelivery.
+// Package board keeps rostrum's leaderboards in Redis (docs/DESIGN.md §8):
+// each board's state, exactly once under redelivery, its expiry and
+// settlement, and the reads. What a board is (its configuration, compiled;
+// its periods, slices, score layout, decay and units) is package
+// board/boarddef's, which knows nothing of Redis; this package builds the
+// keys, the Lua scripts and their arguments from it.
 //
 // # Kinds
 //
@@ -62,14 +65,14 @@
 //
 // where rb = 53 − bits(max-total), so every score is an integer below 2^53,
 // exact in a double (codec.NewFirstReached is the layout). A periodic
-// first-reached board at 1 ms (Board.ScoreHoldsState) reads a member's
-// total and reached time back from its score, so its member hash keeps
-// only the members the score cannot give back (a total beyond max-total, a
-// sum below the floor). The origin is the
+// first-reached board at 1 ms (boarddef.Board.ScoreHoldsState) reads a
+// member's total and reached time back from its score, so its member hash
+// keeps only the members the score cannot give back (a total beyond
+// max-total, a sum below the floor). The origin is the
 // period's start for periodic boards (rb covers the longest period of the
 // unit, DST included) and the board's epoch for rolling and windows boards
-// (which work until epoch + 2^rb·tie-resolution; Compile refuses a board
-// whose horizon ends within a year). Totals are kept exactly in a hash next
+// (which work until epoch + 2^rb·tie-resolution; boarddef.Compile refuses
+// a board whose horizon ends within a year). Totals are kept exactly in a hash next
 // to the sorted set; a total above max-total ranks as max-total (it is
 // counted as saturated). With tie: none the score is the total itself and
 // equal totals follow Redis's order: reverse lexicographic by member in a
@@ -213,8 +216,9 @@
 // integer sum relative to the board's base, and the base moves by whole
 // half-lives (every sum divided by a power of two, in the script that also
 // records the new base) before the sums could leave the 2^53 exact range;
-// reads divide by the decay from the base to the read's clock. decay.go
-// states the formulas and what is rounded.
+// reads divide by the decay from the base to the read's clock.
+// boarddef/decay.go states the formulas and what is rounded, decay.go what
+// the store keeps.
 //
 // # Settled periods
 //
@@ -269,7 +273,8 @@
 // (KIND_PERIOD for kindPeriod), and a test fails when that file is not
 // current.
 //
-// The package imports codec, internal/redisscript, go-redis and the
-// standard library (board/internal/luaconst, which go generate runs, the
-// standard library only).
+// The package imports board/boarddef, codec, ranking, internal/redisscript,
+// internal/glob, go-redis and the standard library (board/internal/luaconst,
+// which go generate runs, the standard library only). board/boarddef
+// imports none of them but codec.
 package board

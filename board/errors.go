@@ -1,24 +1,13 @@
 package board
 
-import (
-	"errors"
-	"fmt"
-)
-
-// Errors the read methods return (wrapped with detail); the HTTP layer maps
-// ErrBadParam to 400 and the others to 404.
-var (
-	ErrUnknownBoard  = errors.New("unknown board")
-	ErrUnknownPeriod = errors.New("unknown period")
-	ErrUnknownWindow = errors.New("unknown window")
-	ErrUnknownMember = errors.New("unknown member")
-	ErrBadParam      = errors.New("bad parameter")
-)
+import "fmt"
 
 // RejectError says why Batch.Add did not count an event of a record. Class
 // is a short metrics label: "late" (its period or slice had closed when the
-// record was produced, grace included) or "ts" (its time is outside what the
-// board's score layout can encode).
+// record was produced, grace included), "ts" (its time is outside what the
+// board's score layout can encode), "value" (a value the board refuses,
+// boarddef.Board.Units says why) or "board" (a remove event names no
+// configured board).
 type RejectError struct {
 	Board string
 	Event int // index of the event in the record

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/redisscript"
 )
@@ -35,12 +36,12 @@ type ExpireResult struct {
 // its slices, so either order is exact).
 func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error) {
 	var res ExpireResult
-	var rolling, decay []*Board
+	var rolling, decay []*boarddef.Board
 	for _, b := range s.boards {
-		if b.halfLife > 0 {
+		if b.HalfLife() > 0 {
 			decay = append(decay, b)
 		}
-		if b.kind == Rolling || b.kind == Windows {
+		if b.Kind() == boarddef.Rolling || b.Kind() == boarddef.Windows {
 			rolling = append(rolling, b)
 		}
 	}
@@ -61,7 +62,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 	// answers -1, and the board is tried again with a fresh read.
 	for attempt := 0; len(rolling) > 0; attempt++ {
 		if attempt == 5 {
-			return res, fmt.Errorf("board %s: expire: the slices kept changing", rolling[0].name)
+			return res, fmt.Errorf("board %s: expire: the slices kept changing", rolling[0].Name())
 		}
 		slices, err := s.expirePlan(ctx, rolling, now)
 		if err != nil {
@@ -70,25 +71,25 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 		cmds, err := s.evalEach(ctx, len(rolling), func(k int) (*redisscript.Script, []string, []any) {
 			b := rolling[k]
 			P := s.prefix(b)
-			if b.kind == Windows {
+			if b.Kind() == boarddef.Windows {
 				keys, args := s.expireWindowsCall(b, now, slices[k])
 				return expireWindowsLua, keys, args
 			}
 			keys := []string{P + "x", P + "m", P + "n"}
-			for _, q := range b.sliceSets() {
+			for _, q := range sliceSets(b) {
 				keys = append(keys, sliceSetKey(P, q))
 			}
-			for j := range b.windows {
+			for j := range b.NumWindows() {
 				keys = append(keys, windowKey(P, j))
 			}
-			a := expireArgs{prefix: P, tie: b.firstReached, rb: b.rb, res: b.res.Milliseconds(), maxTotal: b.maxTotal,
-				origin: b.epoch.UnixMilli(), windows: b.windowsArg(), floor: b.floorArg(), neg: b.allowNeg,
-				slice: b.slice.Milliseconds(), through: b.expiredThrough(now)}
+			a := expireArgs{prefix: P, tie: b.FirstReached(), rb: b.ReachedBits(), res: b.TieResolution().Milliseconds(), maxTotal: b.MaxTotal(),
+				origin: b.Epoch().UnixMilli(), windows: windowsArg(b), floor: floorArg(b), neg: b.AllowNegative(),
+				slice: b.Slice().Milliseconds(), through: expiredThrough(b, now)}
 			// A decay board ranks its sums as they are, below 2^53, and
 			// keeps a member's state while its newest slice is held, as
 			// with negative values: a rebase may floor a sum to 0 while
 			// the member's events are still in the window.
-			if b.halfLife > 0 {
+			if b.HalfLife() > 0 {
 				a.maxTotal, a.neg = codec.MaxAmount, true
 			}
 			for _, sk := range slices[k] {
@@ -100,11 +101,11 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 		if err != nil {
 			return res, err
 		}
-		var again []*Board
+		var again []*boarddef.Board
 		for k, c := range cmds {
 			v, err := c.Int64Slice()
 			if err != nil || len(v) != 3 {
-				return res, fmt.Errorf("board %s: expire: %v %w", rolling[k].name, v, err)
+				return res, fmt.Errorf("board %s: expire: %v %w", rolling[k].Name(), v, err)
 			}
 			if v[0] < 0 {
 				again = append(again, rolling[k])
@@ -121,18 +122,18 @@ func (s *Store) Expire(ctx context.Context, now time.Time) (ExpireResult, error)
 
 // expireWindowsCall returns the keys and arguments of windows board b's
 // expiry at now (lua/expirew.lua), given the id sets it deletes.
-func (s *Store) expireWindowsCall(b *Board, now time.Time, idSets []string) ([]string, []any) {
+func (s *Store) expireWindowsCall(b *boarddef.Board, now time.Time, idSets []string) ([]string, []any) {
 	P := s.prefix(b)
 	keys := []string{P + "x", P + "m", P + "n", expiryKey(P)}
-	for _, q := range b.sliceSets() {
+	for _, q := range sliceSets(b) {
 		keys = append(keys, sliceSetKey(P, q))
 	}
-	for j := range b.windows {
+	for j := range b.NumWindows() {
 		keys = append(keys, windowKey(P, j))
 	}
-	a := expireWindowsArgs{prefix: P, tie: b.firstReached, rb: b.rb, res: b.res.Milliseconds(), maxTotal: b.maxTotal,
-		origin: b.epoch.UnixMilli(), windows: b.windowsArg(), floor: b.floorArg(), neg: b.allowNeg,
-		lengths: b.lengthsArg(), cut: now.Add(-b.grace).UnixMilli(), through: b.expiredThrough(now)}
+	a := expireWindowsArgs{prefix: P, tie: b.FirstReached(), rb: b.ReachedBits(), res: b.TieResolution().Milliseconds(), maxTotal: b.MaxTotal(),
+		origin: b.Epoch().UnixMilli(), windows: windowsArg(b), floor: floorArg(b), neg: b.AllowNegative(),
+		lengths: lengthsArg(b), cut: now.Add(-b.Grace()).UnixMilli(), through: expiredThrough(b, now)}
 	for _, k := range idSets {
 		keys = append(keys, k)
 		a.idSets = append(a.idSets, strings.TrimPrefix(k, P))
@@ -140,11 +141,11 @@ func (s *Store) expireWindowsCall(b *Board, now time.Time, idSets []string) ([]s
 	return keys, a.append(nil)
 }
 
-// expiredThrough returns, per window, the last of its slices that has
-// left it at now (ExpiredThrough).
-func (b *Board) expiredThrough(now time.Time) []int64 {
-	out := make([]int64, len(b.windows))
-	for j := range b.windows {
+// expiredThrough returns, per window of board b, the last of its slices
+// that has left it at now (boarddef.Board.ExpiredThrough).
+func expiredThrough(b *boarddef.Board, now time.Time) []int64 {
+	out := make([]int64, b.NumWindows())
+	for j := range out {
 		out[j] = b.ExpiredThrough(j, now)
 	}
 	return out
@@ -157,20 +158,20 @@ func (b *Board) expiredThrough(now time.Time) []int64 {
 // subtracted slice of its windows after it. For a windows board, whose
 // slices are packed in its member states, they are the keys of the id sets
 // of the slices it deletes.
-func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) ([][]string, error) {
+func (s *Store) expirePlan(ctx context.Context, boards []*boarddef.Board, now time.Time) ([][]string, error) {
 	p := s.rdb.Pipeline()
 	xs := make([]*redis.SliceCmd, len(boards))
 	ss := make([][]*redis.ZSliceCmd, len(boards)) // per board, per slice set
 	for k, b := range boards {
-		fields := make([]string, len(b.windows))
-		for j := range b.windows {
+		fields := make([]string, b.NumWindows())
+		for j := range fields {
 			fields[j] = strconv.Itoa(j)
 		}
 		xs[k] = p.HMGet(ctx, s.prefix(b)+"x", fields...)
-		for _, q := range b.sliceSets() {
+		for _, q := range sliceSets(b) {
 			var top int64 = math.MinInt64
-			for j := range b.windows {
-				if b.wratio[j] == q {
+			for j := range b.NumWindows() {
+				if b.WindowRatio(j) == q {
 					top = max(top, b.ExpiredThrough(j, now))
 				}
 			}
@@ -182,8 +183,8 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 	}
 	out := make([][]string, len(boards))
 	for k, b := range boards {
-		lo := make([]int64, len(b.windows)) // last subtracted slice before, per window
-		hi := make([]int64, len(b.windows)) // and after
+		lo := make([]int64, b.NumWindows()) // last subtracted slice before, per window
+		hi := make([]int64, b.NumWindows()) // and after
 		for j, v := range xs[k].Val() {
 			lo[j] = math.MinInt64
 			if sv, ok := v.(string); ok {
@@ -191,16 +192,16 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 			}
 			hi[j] = max(lo[j], b.ExpiredThrough(j, now))
 		}
-		for g, q := range b.sliceSets() {
+		for g, q := range sliceSets(b) {
 			var lmin int64 = math.MaxInt64
-			for j := range b.windows {
-				if b.wratio[j] == q {
+			for j := range b.NumWindows() {
+				if b.WindowRatio(j) == q {
 					lmin = min(lmin, hi[j])
 				}
 			}
 			for _, z := range ss[k][g].Val() {
 				sl := int64(z.Score)
-				if b.kind == Windows {
+				if b.Kind() == boarddef.Windows {
 					if sl <= lmin {
 						out[k] = append(out[k], idSetKey(s.prefix(b), q, sl))
 					}
@@ -208,7 +209,7 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 				}
 				need := sl <= lmin
 				for j := range lo {
-					need = need || b.wratio[j] == q && sl > lo[j] && sl <= hi[j]
+					need = need || b.WindowRatio(j) == q && sl > lo[j] && sl <= hi[j]
 				}
 				if need {
 					out[k] = append(out[k], sliceSetKey(s.prefix(b), q)+":"+z.Member.(string))
@@ -225,21 +226,21 @@ func (s *Store) expirePlan(ctx context.Context, boards []*Board, now time.Time) 
 // first sent without them, and one that is to move its base says so
 // without writing; it is sent again with the slices read just before (and
 // again if a slice came meanwhile).
-func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int, error) {
+func (s *Store) rebase(ctx context.Context, boards []*boarddef.Board, now time.Time) (int, error) {
 	n := 0
 	slices := make([][]string, len(boards))
 	for attempt := 0; len(boards) > 0; attempt++ {
 		if attempt == 5 {
-			return n, fmt.Errorf("board %s: rebase: the slices kept changing", boards[0].name)
+			return n, fmt.Errorf("board %s: rebase: the slices kept changing", boards[0].Name())
 		}
 		cmds, err := s.eval(ctx, rebaseLua, len(boards), func(k int) ([]string, []any) {
 			b := boards[k]
 			P := s.prefix(b)
-			a := rebaseArgs{prefix: P, target: b.decayTarget(now), floor: b.floorArg(), maxTotal: codec.MaxAmount, kind: b.scriptKind()}
-			if b.kind == Total {
+			a := rebaseArgs{prefix: P, target: b.DecayTarget(now), floor: floorArg(b), maxTotal: codec.MaxAmount, kind: scriptKind(b)}
+			if b.Kind() == boarddef.Total {
 				return []string{P + "T:b", P + "T:m", P + "T:z"}, a.append(nil)
 			}
-			a.origin = b.epoch.UnixMilli()
+			a.origin = b.Epoch().UnixMilli()
 			keys := []string{P + "b", P + "m", P + "z:0", P + "s"}
 			for _, sl := range slices[k] {
 				keys = append(keys, P+"s:"+sl)
@@ -249,11 +250,11 @@ func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int
 		if err != nil {
 			return n, err
 		}
-		var again []*Board
+		var again []*boarddef.Board
 		for k, c := range cmds {
 			v, err := c.Int64Slice()
 			if err != nil || len(v) < 2 {
-				return n, fmt.Errorf("board %s: rebase: %v %w", boards[k].name, v, err)
+				return n, fmt.Errorf("board %s: rebase: %v %w", boards[k].Name(), v, err)
 			}
 			if len(v) == 3 { // a slice to rewrite was not declared
 				again = append(again, boards[k])
@@ -270,7 +271,7 @@ func (s *Store) rebase(ctx context.Context, boards []*Board, now time.Time) (int
 }
 
 // heldSlices reads the slices each board holds.
-func (s *Store) heldSlices(ctx context.Context, boards []*Board) ([][]string, error) {
+func (s *Store) heldSlices(ctx context.Context, boards []*boarddef.Board) ([][]string, error) {
 	out := make([][]string, len(boards))
 	if len(boards) == 0 {
 		return out, nil

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // Key building for the board keys listed in doc.go ("Redis keys"), for the
@@ -45,14 +47,14 @@ import (
 
 // periodPrefix returns the prefix of the keys of board b's period label;
 // its part names follow.
-func (s *Store) periodPrefix(b *Board, label string) string {
-	return "rostrum:" + s.env + ":board:{" + b.name + "@" + label + "}:"
+func (s *Store) periodPrefix(b *boarddef.Board, label string) string {
+	return "rostrum:" + s.env + ":board:{" + b.Name() + "@" + label + "}:"
 }
 
 // periodKey returns the key of board b's period label: part "z" (the
 // ranking), "m" (member states), "i" (event ids), "w" (applied ranges,
 // generation) or "n" (counters).
-func (s *Store) periodKey(b *Board, label, part string) string {
+func (s *Store) periodKey(b *boarddef.Board, label, part string) string {
 	return s.periodPrefix(b, label) + part
 }
 
@@ -70,7 +72,7 @@ func (s *Store) registryKey() string {
 }
 
 // registryMember returns board b's period label as a registry member.
-func registryMember(b *Board, label string) string { return b.name + "@" + label }
+func registryMember(b *boarddef.Board, label string) string { return b.Name() + "@" + label }
 
 // windowKey returns the key of a rolling or windows board's window j
 // ranking; the member states of every window are in P+"m".
@@ -100,11 +102,12 @@ func idSetKey(P string, q, s int64) string { return sliceKey(P, q, s) + ":i" }
 // window then (lua/packed.lua).
 func expiryKey(P string) string { return P + "e" }
 
-// sliceSets returns the distinct slice ratios of the board's windows, in
+// sliceSets returns the distinct slice ratios of board b's windows, in
 // window order: one slice set each.
-func (b *Board) sliceSets() []int64 {
+func sliceSets(b *boarddef.Board) []int64 {
 	var out []int64
-	for _, q := range b.wratio {
+	for j := range b.NumWindows() {
+		q := b.WindowRatio(j)
 		seen := false
 		for _, x := range out {
 			seen = seen || x == q
@@ -116,43 +119,54 @@ func (b *Board) sliceSets() []int64 {
 	return out
 }
 
-// windowsArg is the scripts' windows argument: "k" when every window keeps
-// the board's slices, else "k:q1,…,qk".
-func (b *Board) windowsArg() string {
-	n := strconv.Itoa(len(b.windows))
-	if own := b.sliceSets(); len(own) == 0 || len(own) == 1 && own[0] == 1 {
+// windowsArg is the scripts' windows argument of board b: "k" when every
+// window keeps the board's slices, else "k:q1,…,qk".
+func windowsArg(b *boarddef.Board) string {
+	n := strconv.Itoa(b.NumWindows())
+	if own := sliceSets(b); len(own) == 0 || len(own) == 1 && own[0] == 1 {
 		return n // the layout of boards without per-window slices
 	}
-	qs := make([]string, len(b.wratio))
-	for j, q := range b.wratio {
-		qs[j] = strconv.FormatInt(q, 10)
+	qs := make([]string, b.NumWindows())
+	for j := range qs {
+		qs[j] = strconv.FormatInt(b.WindowRatio(j), 10)
 	}
 	return n + ":" + strings.Join(qs, ",")
 }
 
-// slotExpireAt returns when the slot of a periodic board's period
+// slotExpireAt returns when the slot of periodic board b's period
 // ending at end (Unix ms), whose ranking keys expire at live, is no longer
 // written: its applied ranges, generation and counters expire then. A
 // board that settles keeps them as long as the period's snapshot, which a
 // removal from settled snapshots still writes.
-func (b *Board) slotExpireAt(live, end int64) int64 {
-	if !b.settle {
+func slotExpireAt(b *boarddef.Board, live, end int64) int64 {
+	if !b.Settles() {
 		return live
 	}
-	snap := end + (time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).Milliseconds()
+	snap := end + (time.Duration(b.SettleRetention())*b.Unit().MaxSpan() + b.Grace()).Milliseconds()
 	return max(live, snap)
 }
 
-// lengthsArg is a windows board's lengths argument of the scripts
-// (lua/packed.lua): "slicems:n1,…,nk", the board's slice in ms and each
-// window's length in its own slices; "" for other kinds.
-func (b *Board) lengthsArg() string {
-	if b.kind != Windows {
+// lengthsArg is board b's lengths argument of the scripts
+// (lua/packed.lua) when it is a windows board: "slicems:n1,…,nk", the
+// board's slice in ms and each window's length in its own slices; "" for
+// other kinds.
+func lengthsArg(b *boarddef.Board) string {
+	if b.Kind() != boarddef.Windows {
 		return ""
 	}
-	ns := make([]string, len(b.windows))
-	for j, n := range b.windows {
+	ns := make([]string, b.NumWindows())
+	for j, n := range b.WindowSlices() {
 		ns[j] = strconv.FormatInt(n, 10)
 	}
-	return strconv.FormatInt(b.slice.Milliseconds(), 10) + ":" + strings.Join(ns, ",")
+	return strconv.FormatInt(b.Slice().Milliseconds(), 10) + ":" + strings.Join(ns, ",")
+}
+
+// floorDiv returns a / b rounded toward −∞: the index of the slice (or
+// day) of length b holding a, before 1970 too.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
 }

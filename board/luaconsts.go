@@ -10,7 +10,7 @@ package board
 //go:generate go run genconsts.go
 
 // The board kinds of the scripts' kind argument (apply.lua, rebase.lua;
-// Board.scriptKind).
+// scriptKind).
 const (
 	kindPeriod  = "p" // a periodic board
 	kindCompact = "c" // a periodic board whose score holds the member state (Board.ScoreHoldsState)
@@ -19,7 +19,7 @@ const (
 	kindTotal   = "t" // a total board
 )
 
-// The operations of apply.lua's op argument (Op.String).
+// The operations of apply.lua's op argument (scriptOp).
 const (
 	opIncr = "incr" // add the value to the total
 	opBest = "best" // keep the highest value, the earliest on a tie

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/redisscript"
 )
@@ -27,7 +28,7 @@ var membersLua = redisscript.MustParse(luaFiles, "lua/members.lua")
 type Standing struct {
 	Window    string // rolling and windows boards: the window's name ("3m"); else ""
 	Rank      int64  // 1-based, as Top ranks; 0 when the member is not ranked
-	Total     int64  // units of 1/Scale (Board.FormatUnits writes it), as Member reads it; 0 when not ranked
+	Total     int64  // units of 1/Scale (boarddef.Board.FormatUnits writes it), as Member reads it; 0 when not ranked
 	ReachedAt int64  // Unix ms; 0 when not ranked
 }
 
@@ -46,17 +47,13 @@ type MemberStandings struct {
 	Boards []Standings // in the order the boards were asked for
 }
 
-// RanksUsers reports whether the board ranks user ids (member: user_id);
-// else it ranks room ids.
-func (b *Board) RanksUsers() bool { return !b.byRoom }
-
 // UserBoards returns the names of the boards that rank user ids, in
 // configuration order: the boards a member read covers by default.
 func (s *Store) UserBoards() []string {
 	var out []string
 	for _, b := range s.boards {
-		if !b.byRoom {
-			out = append(out, b.name)
+		if b.RanksUsers() {
+			out = append(out, b.Name())
 		}
 	}
 	return out
@@ -93,18 +90,18 @@ type rankingRead struct {
 // ErrUnknownBoard; a wrapped Redis error.
 func (s *Store) Standings(ctx context.Context, boards, members []string) ([]MemberStandings, error) {
 	if len(members) == 0 || len(members) > MaxMembers {
-		return nil, fmt.Errorf("%w: %d members, must be between 1 and %d", ErrBadParam, len(members), MaxMembers)
+		return nil, fmt.Errorf("%w: %d members, must be between 1 and %d", boarddef.ErrBadParam, len(members), MaxMembers)
 	}
 	if len(boards) == 0 {
-		return nil, fmt.Errorf("%w: no boards to read", ErrBadParam)
+		return nil, fmt.Errorf("%w: no boards to read", boarddef.ErrBadParam)
 	}
 	seen := make(map[string]bool, len(members))
 	for _, m := range members {
 		if err := codec.CheckID(m); err != nil {
-			return nil, fmt.Errorf("%w: member %q: %v", ErrBadParam, m, err)
+			return nil, fmt.Errorf("%w: member %q: %v", boarddef.ErrBadParam, m, err)
 		}
 		if seen[m] {
-			return nil, fmt.Errorf("%w: member %q is listed twice", ErrBadParam, m)
+			return nil, fmt.Errorf("%w: member %q is listed twice", boarddef.ErrBadParam, m)
 		}
 		seen[m] = true
 	}
@@ -136,7 +133,7 @@ func (s *Store) Standings(ctx context.Context, boards, members []string) ([]Memb
 		for ri, rd := range c.reads {
 			r, ok := vals[ri].([]any)
 			if !ok || len(r) != 1+3*len(members) {
-				return nil, fmt.Errorf("board %s: members: unexpected reply of %d values", rd.t.b.name, len(r))
+				return nil, fmt.Errorf("board %s: members: unexpected reply of %d values", rd.t.b.Name(), len(r))
 			}
 			bs, _ := r[0].(string)
 			base, _ := strconv.ParseInt(bs, 10, 64)
@@ -167,15 +164,15 @@ func (s *Store) planStandings(boards []string) ([]slotCall, []Standings, error) 
 	for bi, name := range boards {
 		b, ok := s.byName[name]
 		if !ok {
-			return nil, nil, fmt.Errorf("%w: %q", ErrUnknownBoard, name)
+			return nil, nil, fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, name)
 		}
 		if seen[name] {
-			return nil, nil, fmt.Errorf("%w: board %s is listed twice", ErrBadParam, name)
+			return nil, nil, fmt.Errorf("%w: board %s is listed twice", boarddef.ErrBadParam, name)
 		}
 		seen[name] = true
 		windows := []string{""}
-		if b.kind == Rolling || b.kind == Windows {
-			windows = b.windowNames
+		if b.Kind() == boarddef.Rolling || b.Kind() == boarddef.Windows {
+			windows = b.Windows()
 		}
 		template[bi] = Standings{Board: name, Standings: make([]Standing, len(windows))}
 		for wi, w := range windows {

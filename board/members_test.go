@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -23,27 +24,27 @@ import (
 // tenths, first-reached) and its received/read counts, seed 002's five
 // windows (one board of items, ranked by room id, and one of users), a
 // rolling board, an all-time board, a decay board and a rolling decay board.
-func memberBoards(t testing.TB) []*board.Board {
+func memberBoards(t testing.TB) []*boarddef.Board {
 	t.Helper()
-	week := func(name, ev string) board.Config {
-		return board.Config{Name: name, Events: []string{ev}, Member: "user_id", Value: "one", Kind: "periodic",
+	week := func(name, ev string) boarddef.Config {
+		return boarddef.Config{Name: name, Events: []string{ev}, Member: "user_id", Value: "one", Kind: "periodic",
 			Period: "week", TZ: "Asia/Shanghai"}
 	}
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached", Scale: 10},
 		week("weekly-received", "received"),
 		week("weekly-read", "read"),
 		{Name: "item-trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: board.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour), Grace: dur(10 * time.Second)},
+			Windows: boarddef.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour), Grace: dur(10 * time.Second)},
 		{Name: "user-trades", Events: []string{"trade"}, Member: "user_id", Kind: "windows", Slice: time.Minute,
-			Windows: board.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour), Grace: dur(10 * time.Second)},
+			Windows: boarddef.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour), Grace: dur(10 * time.Second)},
 		{Name: "gifts-1h", Events: []string{"gift"}, Member: "user_id", Kind: "rolling", Slice: 10 * time.Minute, Slices: 6,
 			Tie: "first-reached"},
 		{Name: "all-time", Events: []string{"gift"}, Member: "user_id", Kind: "total", Tie: "first-reached"},
-		{Name: "hot-week", Events: []string{"gift", "score"}, Member: "user_id", Kind: "total", Decay: &board.Decay{HalfLife: "7d"}},
+		{Name: "hot-week", Events: []string{"gift", "score"}, Member: "user_id", Kind: "total", Decay: &boarddef.Decay{HalfLife: "7d"}},
 		{Name: "trending", Events: []string{"gift"}, Member: "user_id", Kind: "rolling", Slice: 15 * time.Minute, Slices: 12,
-			Decay: &board.Decay{HalfLife: "1h"}},
+			Decay: &boarddef.Decay{HalfLife: "1h"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func feedMembers(t *testing.T, st *board.Store, m *boardmodel.Model, start time.
 
 // modelStandings is what the model says member's standings are on boards
 // (indexes into bs) at now.
-func modelStandings(m *boardmodel.Model, bs []*board.Board, boards []string, member string, now time.Time) board.MemberStandings {
+func modelStandings(m *boardmodel.Model, bs []*boarddef.Board, boards []string, member string, now time.Time) board.MemberStandings {
 	out := board.MemberStandings{Member: member}
 	for _, name := range boards {
 		bi := -1
@@ -158,12 +159,12 @@ func modelStandings(m *boardmodel.Model, bs []*board.Board, boards []string, mem
 		for j, w := range windows {
 			var ranking []boardmodel.Entry
 			switch b.Kind() {
-			case board.Periodic:
+			case boarddef.Periodic:
 				got.Period = b.Period(now).Label
 				ranking = m.Ranking(bi, got.Period, 0)
-			case board.Total:
+			case boarddef.Total:
 				ranking = m.TotalRanking(bi, now)
-			case board.Rolling:
+			case boarddef.Rolling:
 				if b.HalfLife() > 0 {
 					ranking = m.RollingDecayRanking(bi, now)
 				} else {
@@ -208,7 +209,7 @@ func equalStandings(a, b board.MemberStandings) bool {
 // standing against the model: ranks and totals in the current week, every
 // window, the all-time and the decayed rankings; 0 where a member is not
 // ranked. It returns how many standings were ranked.
-func checkStandingsAgainstModel(t *testing.T, st *board.Store, m *boardmodel.Model, bs []*board.Board, now time.Time) int {
+func checkStandingsAgainstModel(t *testing.T, st *board.Store, m *boardmodel.Model, bs []*boarddef.Board, now time.Time) int {
 	t.Helper()
 	boards := st.UserBoards()
 	members := []string{"nobody"}
@@ -338,14 +339,14 @@ func TestStandingsErrors(t *testing.T) {
 		want            error
 		has             string
 	}{
-		{[]string{"all-time"}, nil, board.ErrBadParam, "0 members"},
-		{[]string{"all-time"}, many, board.ErrBadParam, "101 members"},
-		{[]string{"all-time"}, []string{"u1", "u1"}, board.ErrBadParam, "listed twice"},
-		{[]string{"all-time"}, []string{"a b"}, board.ErrBadParam, `member "a b"`},
-		{[]string{"all-time"}, []string{""}, board.ErrBadParam, `member ""`},
-		{nil, []string{"u1"}, board.ErrBadParam, "no boards"},
-		{[]string{"all-time", "all-time"}, []string{"u1"}, board.ErrBadParam, "all-time is listed twice"},
-		{[]string{"all-time", "nope"}, []string{"u1"}, board.ErrUnknownBoard, `"nope"`},
+		{[]string{"all-time"}, nil, boarddef.ErrBadParam, "0 members"},
+		{[]string{"all-time"}, many, boarddef.ErrBadParam, "101 members"},
+		{[]string{"all-time"}, []string{"u1", "u1"}, boarddef.ErrBadParam, "listed twice"},
+		{[]string{"all-time"}, []string{"a b"}, boarddef.ErrBadParam, `member "a b"`},
+		{[]string{"all-time"}, []string{""}, boarddef.ErrBadParam, `member ""`},
+		{nil, []string{"u1"}, boarddef.ErrBadParam, "no boards"},
+		{[]string{"all-time", "all-time"}, []string{"u1"}, boarddef.ErrBadParam, "all-time is listed twice"},
+		{[]string{"all-time", "nope"}, []string{"u1"}, boarddef.ErrUnknownBoard, `"nope"`},
 	} {
 		_, err := st.Standings(context.Background(), c.boards, c.members)
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.has) {
@@ -403,11 +404,11 @@ func BenchmarkStandings(b *testing.B) {
 			for _, name := range st.UserBoards() {
 				bd, _ := st.Board(name)
 				windows := bd.Windows()
-				if bd.Kind() != board.Windows {
+				if bd.Kind() != boarddef.Windows {
 					windows = []string{""}
 				}
 				for _, w := range windows {
-					if _, err := st.Member(ctx, name, "u7", "", w); err != nil && !errors.Is(err, board.ErrUnknownMember) {
+					if _, err := st.Member(ctx, name, "u7", "", w); err != nil && !errors.Is(err, boarddef.ErrUnknownMember) {
 						b.Fatal(err)
 					}
 				}

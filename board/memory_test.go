@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
@@ -60,11 +61,11 @@ func TestMemoryPerMember(t *testing.T) {
 		t.Skip("set ROSTRUM_MEASURE=1 to measure")
 	}
 	rdb := testenv.StartRedis(t).Client()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached"},
 		{Name: "item-trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: board.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour)},
+			Windows: boarddef.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -144,18 +145,18 @@ func TestMemoryWindows24h(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	seed002 := board.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour)
-	own := []board.Window{{Length: 3 * time.Minute}, {Length: 10 * time.Minute},
+	seed002 := boarddef.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour)
+	own := []boarddef.Window{{Length: 3 * time.Minute}, {Length: 10 * time.Minute},
 		{Length: time.Hour, Slice: 5 * time.Minute}, {Length: 6 * time.Hour, Slice: 30 * time.Minute}, {Length: 24 * time.Hour, Slice: time.Hour}}
 	for _, tc := range []struct {
 		name    string
-		windows []board.Window
+		windows []boarddef.Window
 	}{{"1m slices", seed002}, {"per-window slices", own}} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := rdb.FlushAll(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
-			bs, err := board.Compile([]board.Config{{Name: "item-trades", Events: []string{"trade"}, Member: "room_id",
+			bs, err := boarddef.Compile([]boarddef.Config{{Name: "item-trades", Events: []string{"trade"}, Member: "room_id",
 				Kind: "windows", Slice: time.Minute, Windows: tc.windows, Grace: dur(10 * time.Second)}})
 			if err != nil {
 				t.Fatal(err)

@@ -11,20 +11,21 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
 // seed002Windows are seed 002's windows, each on a slice of its own
 // (examples/boards.yaml).
-var seed002Windows = []board.Window{{Length: 3 * time.Minute, Slice: time.Minute}, {Length: 10 * time.Minute, Slice: time.Minute},
+var seed002Windows = []boarddef.Window{{Length: 3 * time.Minute, Slice: time.Minute}, {Length: 10 * time.Minute, Slice: time.Minute},
 	{Length: time.Hour, Slice: 5 * time.Minute}, {Length: 6 * time.Hour, Slice: 30 * time.Minute}, {Length: 24 * time.Hour, Slice: time.Hour}}
 
 // packedBoards: seed 002's board (first-reached ties, ids), and the same
 // windows with negative values and no floor.
-func packedBoards(t testing.TB) []*board.Board {
+func packedBoards(t testing.TB) []*boarddef.Board {
 	t.Helper()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "items", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Windows: seed002Windows,
 			Tie: "first-reached", Grace: dur(10 * time.Second)},
 		{Name: "items-net", Events: []string{"gift"}, Member: "room_id", Kind: "windows", Windows: seed002Windows,
@@ -77,7 +78,7 @@ func packedEvent(s *sim, at time.Time) codec.Event {
 // checkPacked checks the windows boards' layout: no slice hashes; every
 // member state is packed (lua/wstate.lua's head) and is listed in the expiry
 // index at a time after expired, the time of the last Expire.
-func checkPacked(t *testing.T, rdb redis.UniversalClient, bs []*board.Board, expired time.Time) {
+func checkPacked(t *testing.T, rdb redis.UniversalClient, bs []*boarddef.Board, expired time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	for _, b := range bs {
@@ -321,10 +322,10 @@ const max64 = codec.MaxAmount
 // board, "big", whose sums may reach ±(2^53 − 1): a 2-minute window on
 // 1-minute slices and an hour on 30-minute slices, negative values allowed;
 // with the board and the Redis client.
-func bigWindowsStore(t *testing.T) (*board.Store, []*board.Board, *redis.Client) {
+func bigWindowsStore(t *testing.T) (*board.Store, []*boarddef.Board, *redis.Client) {
 	t.Helper()
-	bs, err := board.Compile([]board.Config{{Name: "big", Events: []string{"gift"}, Member: "room_id", Kind: "windows",
-		Windows:       []board.Window{{Length: 2 * time.Minute, Slice: time.Minute}, {Length: time.Hour, Slice: 30 * time.Minute}},
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "big", Events: []string{"gift"}, Member: "room_id", Kind: "windows",
+		Windows:       []boarddef.Window{{Length: 2 * time.Minute, Slice: time.Minute}, {Length: time.Hour, Slice: 30 * time.Minute}},
 		AllowNegative: true, Floor: "none", MaxTotal: codec.MaxAmount, Grace: dur(time.Second)}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/internal/glob"
 )
 
@@ -16,10 +17,10 @@ import (
 // not among keep: boards removed from the configuration. Nothing else ever
 // deletes them, since only a configured board's Apply and Expire touch its
 // keys. It scans every master of a cluster.
-func Orphans(ctx context.Context, rdb redis.UniversalClient, env string, keep []*Board) (map[string][]string, error) {
+func Orphans(ctx context.Context, rdb redis.UniversalClient, env string, keep []*boarddef.Board) (map[string][]string, error) {
 	kept := make(map[string]bool, len(keep))
 	for _, b := range keep {
-		kept[b.name] = true
+		kept[b.Name()] = true
 	}
 	prefix := "rostrum:" + env + ":board:{"
 	pattern := glob.Escape(prefix) + "*"

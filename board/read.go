@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // Info describes a board for the list endpoint.
 type Info struct {
 	Name      string
-	Kind      Kind
+	Kind      boarddef.Kind
 	Period    string    // current period label (periodic), else ""
 	NextReset time.Time // end of the current period, or the next slice boundary
 	Windows   []string  // rolling and windows boards
@@ -23,7 +25,7 @@ type Info struct {
 type Entry struct {
 	Member    string
 	Rank      int64 // 1-based, unique (equal scores follow Redis's order)
-	Total     int64 // units of 1/Scale (Board.FormatUnits writes it); max(sum, floor); decay boards: the decayed value at the read's clock, rounded
+	Total     int64 // units of 1/Scale (boarddef.Board.FormatUnits writes it); max(sum, floor); decay boards: the decayed value at the read's clock, rounded
 	ReachedAt int64 // Unix ms: event time at which the member reached its total
 }
 
@@ -40,11 +42,11 @@ type Page struct {
 func (s *Store) Boards(now time.Time) []Info {
 	out := make([]Info, 0, len(s.boards))
 	for _, b := range s.boards {
-		inf := Info{Name: b.name, Kind: b.kind, NextReset: b.NextReset(now), Windows: b.Windows(), Settles: b.settle}
-		if b.halfLife > 0 {
-			inf.HalfLife = fmtHalfLife(b.halfLife)
+		inf := Info{Name: b.Name(), Kind: b.Kind(), NextReset: b.NextReset(now), Windows: b.Windows(), Settles: b.Settles()}
+		if b.HalfLife() > 0 {
+			inf.HalfLife = boarddef.FormatHalfLife(b.HalfLife())
 		}
-		if b.kind == Periodic {
+		if b.Kind() == boarddef.Periodic {
 			inf.Period = b.Period(now).Label
 		}
 		out = append(out, inf)
@@ -61,10 +63,10 @@ const MaxPage = 1000
 // future or past the retention), ErrUnknownWindow, ErrBadParam.
 func (s *Store) Top(ctx context.Context, board, period, window string, offset, n int) (Page, error) {
 	if offset < 0 {
-		return Page{}, fmt.Errorf("%w: offset %d must not be negative", ErrBadParam, offset)
+		return Page{}, fmt.Errorf("%w: offset %d must not be negative", boarddef.ErrBadParam, offset)
 	}
 	if n < 1 || n > MaxPage {
-		return Page{}, fmt.Errorf("%w: n %d must be between 1 and %d", ErrBadParam, n, MaxPage)
+		return Page{}, fmt.Errorf("%w: n %d must be between 1 and %d", boarddef.ErrBadParam, n, MaxPage)
 	}
 	t, err := s.target(board, period, window)
 	if err != nil {
@@ -77,7 +79,7 @@ func (s *Store) Top(ctx context.Context, board, period, window string, offset, n
 // that period or window.
 func (s *Store) Member(ctx context.Context, board, member, period, window string) (Entry, error) {
 	if member == "" {
-		return Entry{}, fmt.Errorf("%w: empty member", ErrBadParam)
+		return Entry{}, fmt.Errorf("%w: empty member", boarddef.ErrBadParam)
 	}
 	t, err := s.target(board, period, window)
 	if err != nil {
@@ -88,7 +90,7 @@ func (s *Store) Member(ctx context.Context, board, member, period, window string
 		return Entry{}, err
 	}
 	if len(p.Members) != 1 {
-		return Entry{}, fmt.Errorf("%w: %q is not ranked", ErrUnknownMember, member)
+		return Entry{}, fmt.Errorf("%w: %q is not ranked", boarddef.ErrUnknownMember, member)
 	}
 	return p.Members[0], nil
 }
@@ -97,10 +99,10 @@ func (s *Store) Member(ctx context.Context, board, member, period, window string
 // and n below it; ErrUnknownMember when it is not ranked.
 func (s *Store) Around(ctx context.Context, board, member string, n int, period, window string) (Page, error) {
 	if member == "" {
-		return Page{}, fmt.Errorf("%w: empty member", ErrBadParam)
+		return Page{}, fmt.Errorf("%w: empty member", boarddef.ErrBadParam)
 	}
 	if n < 0 || n > MaxPage/2 {
-		return Page{}, fmt.Errorf("%w: n %d must be between 0 and %d", ErrBadParam, n, MaxPage/2)
+		return Page{}, fmt.Errorf("%w: n %d must be between 0 and %d", boarddef.ErrBadParam, n, MaxPage/2)
 	}
 	t, err := s.target(board, period, window)
 	if err != nil {
@@ -108,14 +110,14 @@ func (s *Store) Around(ctx context.Context, board, member string, n int, period,
 	}
 	p, err := s.read(ctx, t, readArgs{mode: readAround, member: member, n: n})
 	if err == nil && len(p.Members) == 0 { // a ranked member lists at least itself
-		return Page{}, fmt.Errorf("%w: %q is not ranked", ErrUnknownMember, member)
+		return Page{}, fmt.Errorf("%w: %q is not ranked", boarddef.ErrUnknownMember, member)
 	}
 	return p, err
 }
 
 // target is one readable ranking: a board's period or window.
 type target struct {
-	b      *Board
+	b      *boarddef.Board
 	period string
 	window int
 	zset   string
@@ -127,23 +129,23 @@ type target struct {
 func (s *Store) target(board, period, window string) (target, error) {
 	b, ok := s.byName[board]
 	if !ok {
-		return target{}, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
+		return target{}, fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, board)
 	}
 	t := target{b: b}
 	P := s.prefix(b)
-	if b.kind == Total {
+	if b.Kind() == boarddef.Total {
 		if period != "" || window != "" {
-			return target{}, fmt.Errorf("%w: board %s is a total board and has no periods or windows", ErrBadParam, board)
+			return target{}, fmt.Errorf("%w: board %s is a total board and has no periods or windows", boarddef.ErrBadParam, board)
 		}
 		t.zset, t.state = P+"T:z", P+"T:m"
-		if b.halfLife > 0 {
+		if b.HalfLife() > 0 {
 			t.base = P + "T:b"
 		}
 		return t, nil
 	}
-	if b.kind == Periodic {
+	if b.Kind() == boarddef.Periodic {
 		if window != "" {
-			return target{}, fmt.Errorf("%w: board %s is periodic and has no windows", ErrBadParam, board)
+			return target{}, fmt.Errorf("%w: board %s is periodic and has no windows", boarddef.ErrBadParam, board)
 		}
 		now := s.now()
 		cur := b.Period(now)
@@ -153,9 +155,9 @@ func (s *Store) target(board, period, window string) (target, error) {
 			if p, err = b.ParsePeriod(period); err != nil {
 				return target{}, err
 			}
-			if d := b.periodsBetween(p, cur, int64(b.retention)); d < 0 || d > int64(b.retention) {
+			if d := b.PeriodsBetween(p, cur, int64(b.Retention())); d < 0 || d > int64(b.Retention()) {
 				return target{}, fmt.Errorf("%w: %s of board %s is not kept (the current one is %s, %d past ones are kept)",
-					ErrUnknownPeriod, period, board, cur.Label, b.retention)
+					boarddef.ErrUnknownPeriod, period, board, cur.Label, b.Retention())
 			}
 		}
 		t.period, t.origin = p.Label, p.Start.UnixMilli()
@@ -163,15 +165,15 @@ func (s *Store) target(board, period, window string) (target, error) {
 		return t, nil
 	}
 	if period != "" {
-		return target{}, fmt.Errorf("%w: board %s is %s and has no periods", ErrBadParam, board, b.kind)
+		return target{}, fmt.Errorf("%w: board %s is %s and has no periods", boarddef.ErrBadParam, board, b.Kind())
 	}
 	j, ok := b.Window(window)
 	if !ok {
-		return target{}, fmt.Errorf("%w: board %s has windows %s, not %q", ErrUnknownWindow, board, strings.Join(b.windowNames, ", "), window)
+		return target{}, fmt.Errorf("%w: board %s has windows %s, not %q", boarddef.ErrUnknownWindow, board, strings.Join(b.Windows(), ", "), window)
 	}
 	t.window = j
 	t.zset, t.state = windowKey(P, j), P+"m"
-	if b.halfLife > 0 {
+	if b.HalfLife() > 0 {
 		t.base = P + "b"
 	}
 	return t, nil
@@ -191,17 +193,17 @@ func (s *Store) read(ctx context.Context, t target, a readArgs) (Page, error) {
 	}
 	vals, err := cmds[0].Slice()
 	if err != nil {
-		return Page{}, fmt.Errorf("board %s: read: %w", t.b.name, err)
+		return Page{}, fmt.Errorf("board %s: read: %w", t.b.Name(), err)
 	}
-	page := Page{Board: t.b.name, Period: t.period, Members: []Entry{}}
-	if t.b.kind == Rolling || t.b.kind == Windows {
-		page.Window = t.b.windowNames[t.window]
+	page := Page{Board: t.b.Name(), Period: t.period, Members: []Entry{}}
+	if t.b.Kind() == boarddef.Rolling || t.b.Kind() == boarddef.Windows {
+		page.Window = t.b.Windows()[t.window]
 	}
 	if len(vals) == 1 {
 		return page, nil // not ranked
 	}
 	if len(vals) < 3 || (len(vals)-3)%3 != 0 {
-		return Page{}, fmt.Errorf("board %s: read: unexpected reply of %d values", t.b.name, len(vals))
+		return Page{}, fmt.Errorf("board %s: read: unexpected reply of %d values", t.b.Name(), len(vals))
 	}
 	page.TotalMembers, _ = vals[0].(int64)
 	rank, _ := vals[1].(int64)
@@ -234,16 +236,16 @@ func (t target) standing(st, sc string, base int64, now time.Time) (total, reach
 		return int64(x)
 	}
 	switch {
-	case st == "" && t.b.compact:
+	case st == "" && t.b.ScoreHoldsState():
 		x, _ := strconv.ParseFloat(sc, 64)
-		total, reached = t.b.unscore(x, t.origin)
-	case t.b.kind == Periodic || t.b.kind == Total:
+		total, reached = t.b.Unscore(x, t.origin)
+	case t.b.Kind() == boarddef.Periodic || t.b.Kind() == boarddef.Total:
 		total, reached = num(0), num(1)
 	default:
 		reached, total = num(0), num(1+t.window)
 	}
-	if t.b.halfLife > 0 {
+	if t.b.HalfLife() > 0 {
 		total = t.b.Decayed(total, base, now)
 	}
-	return t.b.shown(total), reached
+	return t.b.Shown(total), reached
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // Periodic boards keep one hash tag per period (docs/DESIGN.md §8 "Boards
@@ -53,19 +55,19 @@ import (
 // the stamps when a label was new. Adopt forgets them.
 
 // registered reports whether the store registered board b's period label.
-func (s *Store) registered(b *Board, label string) bool {
+func (s *Store) registered(b *boarddef.Board, label string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.known[b.name+"@"+label]
+	return s.known[b.Name()+"@"+label]
 }
 
-func (s *Store) remember(b *Board, label string) {
+func (s *Store) remember(b *boarddef.Board, label string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.known) > 1<<16 { // a cache: forgetting costs one round trip
 		clear(s.known)
 	}
-	s.known[b.name+"@"+label] = true
+	s.known[b.Name()+"@"+label] = true
 }
 
 // periodCalls returns the calls of the periodic boards bs (board
@@ -120,12 +122,12 @@ func (s *Store) periodCalls(ctx context.Context, b *Batch, bs []int) ([]call, er
 					continue
 				}
 				pi := b.periods[bi][e.bucket]
-				add(bi, pi.label, b.boards[bi].slotExpireAt(pi.expireAt, pi.end))
+				add(bi, pi.label, slotExpireAt(b.boards[bi], pi.expireAt, pi.end))
 			}
 		}
 		if b.newest != 0 {
 			pi := b.period(bi, b.newest)
-			add(bi, pi.label, b.boards[bi].slotExpireAt(pi.expireAt, pi.end))
+			add(bi, pi.label, slotExpireAt(b.boards[bi], pi.expireAt, pi.end))
 		}
 	}
 
@@ -148,7 +150,7 @@ func (s *Store) periodCalls(ctx context.Context, b *Batch, bs []int) ([]call, er
 		if exp == 0 {
 			bd := b.boards[w.bi]
 			p, _ := bd.ParsePeriod(w.label) // a label Batch.Add built, or the index of settled periods holds
-			exp = bd.slotExpireAt(bd.expireAt(p).UnixMilli(), p.End.UnixMilli())
+			exp = slotExpireAt(bd, bd.KeptUntil(p).UnixMilli(), p.End.UnixMilli())
 		}
 		calls = append(calls, call{board: w.bi, label: w.label, expire: exp, parts: parts, done: make([]ranges, len(parts))})
 	}
@@ -209,7 +211,7 @@ func (s *Store) settledLabels(ctx context.Context, b *Batch, bs []int) (map[int]
 	parts:
 		for _, p := range b.parts[bi] {
 			for _, e := range p.entries {
-				if e.rm != nil && e.rm.settled && b.boards[bi].settle {
+				if e.rm != nil && e.rm.settled && b.boards[bi].Settles() {
 					cmds[bi] = pp.ZRange(ctx, s.prefix(b.boards[bi])+"SL", 0, -1)
 					break parts
 				}
@@ -235,7 +237,7 @@ func (s *Store) settledLabels(ctx context.Context, b *Batch, bs []int) (map[int]
 // periodRef names a period of a periodic board for register:
 // expire is when its keys expire (Unix ms), 0 to look it up only.
 type periodRef struct {
-	b      *Board
+	b      *boarddef.Board
 	label  string
 	expire int64
 }
@@ -320,7 +322,7 @@ func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) err
 	s.mu.Unlock()
 	periodic := false
 	for _, b := range s.boards {
-		periodic = periodic || b.kind == Periodic
+		periodic = periodic || b.Kind() == boarddef.Periodic
 	}
 	if !periodic {
 		return nil
@@ -336,7 +338,7 @@ func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) err
 	n := 0
 	for _, m := range cmd.Val() {
 		name, label, _ := strings.Cut(m, "@")
-		if b, ok := s.byName[name]; ok && b.kind == Periodic {
+		if b, ok := s.byName[name]; ok && b.Kind() == boarddef.Periodic {
 			stamp.HSet(ctx, s.periodKey(b, label, "w"), fieldGen, gen)
 			n++
 		}
@@ -352,14 +354,14 @@ func (s *Store) adoptPeriods(ctx context.Context, gen string, now time.Time) err
 
 // periodLabels returns the labels of board b's registered periods whose
 // slot is not expired at now.
-func (s *Store) periodLabels(ctx context.Context, b *Board, now time.Time) ([]string, error) {
+func (s *Store) periodLabels(ctx context.Context, b *boarddef.Board, now time.Time) ([]string, error) {
 	all, err := s.rdb.ZRangeByScore(ctx, s.registryKey(), &redis.ZRangeBy{Min: strconv.FormatInt(now.UnixMilli(), 10), Max: "+inf"}).Result()
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, m := range all {
-		if label, ok := strings.CutPrefix(m, b.name+"@"); ok {
+		if label, ok := strings.CutPrefix(m, b.Name()+"@"); ok {
 			out = append(out, label)
 		}
 	}
@@ -368,7 +370,7 @@ func (s *Store) periodLabels(ctx context.Context, b *Board, now time.Time) ([]st
 
 // periodCounters sums the counters of a periodic board's periods not
 // expired at now.
-func (s *Store) periodCounters(ctx context.Context, b *Board, now time.Time, fields ...string) ([]int64, error) {
+func (s *Store) periodCounters(ctx context.Context, b *boarddef.Board, now time.Time, fields ...string) ([]int64, error) {
 	labels, err := s.periodLabels(ctx, b, now)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 )
 
@@ -15,7 +16,7 @@ import (
 // its event that is on time still counts.
 func TestAddRejectsLateOnEveryBoard(t *testing.T) {
 	grace := time.Minute
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "gifts-hour", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "hour", Grace: &grace},
 		{Name: "gifts-day", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "day", Grace: &grace},
 	})

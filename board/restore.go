@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // Restoring settlement after Redis lost its data (docs/DESIGN.md §8
@@ -44,7 +46,7 @@ func (s *Store) RestoreSettled(ctx context.Context, values [][]byte) (int, error
 			continue
 		}
 		b, ok := s.byName[r.Board]
-		if !ok || !b.settle {
+		if !ok || !b.Settles() {
 			continue
 		}
 		if _, err := b.ParsePeriod(r.Period); err != nil {
@@ -57,7 +59,7 @@ func (s *Store) RestoreSettled(ctx context.Context, values [][]byte) (int, error
 	}
 	written := 0
 	for _, b := range s.boards {
-		recs := byBoard[b.name]
+		recs := byBoard[b.Name()]
 		if len(recs) == 0 {
 			continue
 		}
@@ -66,7 +68,7 @@ func (s *Store) RestoreSettled(ctx context.Context, values [][]byte) (int, error
 			labels = append(labels, l)
 		}
 		slices.Sort(labels) // labels of one board sort in time order
-		keep := labels[max(0, len(labels)-b.settleRetention):]
+		keep := labels[max(0, len(labels)-b.SettleRetention()):]
 		n, err := s.restoreBoard(ctx, b, labels[len(labels)-1], keep, recs)
 		written += n
 		if err != nil {
@@ -81,7 +83,7 @@ func (s *Store) RestoreSettled(ctx context.Context, values [][]byte) (int, error
 // pipelined), then the board's frozen mark and index of settled periods
 // (restore.lua). The snapshots come first: once the mark moves, Settle
 // reads the index.
-func (s *Store) restoreBoard(ctx context.Context, b *Board, newest string, keep []string, recs map[string]settledJSON) (int, error) {
+func (s *Store) restoreBoard(ctx context.Context, b *boarddef.Board, newest string, keep []string, recs map[string]settledJSON) (int, error) {
 	type call struct {
 		keys []string
 		args []any
@@ -91,12 +93,12 @@ func (s *Store) restoreBoard(ctx context.Context, b *Board, newest string, keep 
 		r := recs[l]
 		p, _ := b.ParsePeriod(l)
 		Q, snap := s.periodPrefix(b, l), s.snapKey(b, l)
-		a := restorePeriodArgs{label: l, snapExpire: s.snapExpireAt(b, p), stateExpire: max(s.snapExpireAt(b, p), b.expireAt(p).UnixMilli()),
+		a := restorePeriodArgs{label: l, snapExpire: s.snapExpireAt(b, p), stateExpire: max(s.snapExpireAt(b, p), b.KeptUntil(p).UnixMilli()),
 			info: strconv.FormatInt(r.Members, 10) + " " + strconv.FormatInt(r.ClosedAt, 10)}
 		for _, e := range r.Top {
 			total, err := b.ParseUnits(e.Total.String())
 			if err != nil {
-				return 0, fmt.Errorf("board %s: restore settled %s: total %q: %w", b.name, l, e.Total, err)
+				return 0, fmt.Errorf("board %s: restore settled %s: total %q: %w", b.Name(), l, e.Total, err)
 			}
 			a.entries = append(a.entries, strconv.FormatInt(total, 10)+" "+strconv.FormatInt(e.ReachedAt, 10)+" "+e.Member)
 		}
@@ -104,7 +106,7 @@ func (s *Store) restoreBoard(ctx context.Context, b *Board, newest string, keep 
 	}
 	cmds, err := s.eval(ctx, restorePeriodLua, len(calls), func(k int) ([]string, []any) { return calls[k].keys, calls[k].args })
 	if err != nil {
-		return 0, fmt.Errorf("board %s: restore settled: %w", b.name, err)
+		return 0, fmt.Errorf("board %s: restore settled: %w", b.Name(), err)
 	}
 	written := 0
 	for _, c := range cmds {
@@ -116,20 +118,20 @@ func (s *Store) restoreBoard(ctx context.Context, b *Board, newest string, keep 
 	reg := s.rdb.Pipeline()
 	for _, l := range keep {
 		p, _ := b.ParsePeriod(l)
-		exp := b.slotExpireAt(b.expireAt(p).UnixMilli(), p.End.UnixMilli())
+		exp := slotExpireAt(b, b.KeptUntil(p).UnixMilli(), p.End.UnixMilli())
 		reg.ZAddNX(ctx, s.registryKey(), redis.Z{Score: float64(exp), Member: registryMember(b, l)})
 	}
 	if _, err := reg.Exec(ctx); err != nil {
-		return written, fmt.Errorf("board %s: restore settled: register periods: %w", b.name, err)
+		return written, fmt.Errorf("board %s: restore settled: register periods: %w", b.Name(), err)
 	}
 	P := s.prefix(b)
-	a := restoreArgs{newest: newest, retention: b.settleRetention}
+	a := restoreArgs{newest: newest, retention: b.SettleRetention()}
 	for _, l := range keep {
 		p, _ := b.ParsePeriod(l)
 		a.periods = append(a.periods, restoredPeriod{label: l, start: p.Start.UnixMilli()})
 	}
 	if _, err := s.eval(ctx, restoreLua, 1, func(int) ([]string, []any) { return []string{P + "st", P + "SL"}, a.append(nil) }); err != nil {
-		return written, fmt.Errorf("board %s: restore settled: %w", b.name, err)
+		return written, fmt.Errorf("board %s: restore settled: %w", b.Name(), err)
 	}
 	return written, nil
 }

@@ -14,20 +14,20 @@ package board
 type applyArgs struct {
 	prefix   string // P: the prefix of the call's keys
 	gen      string // the generation adopted ("" = unchecked)
-	kind     string // kindPeriod … kindTotal (Board.scriptKind)
+	kind     string // kindPeriod … kindTotal (scriptKind)
 	op       string // opIncr, opBest or opSet
 	tie      bool   // first-reached
 	rb       int    // the score's reached bits
 	res      int64  // the tie resolution, ms
 	maxTotal int64  // the largest total ranked (decay: the largest sum)
 	origin   int64  // rolling and total boards: the epoch, Unix ms
-	windows  string // Board.windowsArg
+	windows  string // windowsArg
 	check    string // checkRemovals when the call removes from a rolling board's slices, else ""
-	floor    string // Board.floorArg ("" = none)
+	floor    string // floorArg ("" = none)
 	halfLife int64  // decay: the half-life, ms; 0: no decay (sent as "")
 	target   int64  // decay: the base target (sent as "" without decay)
 	expire   int64  // periodic: when the period's ranges and counters expire, Unix ms (sent as "" for other kinds)
-	lengths  string // Board.lengthsArg ("" but for windows boards)
+	lengths  string // lengthsArg ("" but for windows boards)
 	parts    []applyPart
 }
 
@@ -87,11 +87,11 @@ type expireArgs struct {
 	res      int64    // the tie resolution, ms
 	maxTotal int64    // the largest total ranked
 	origin   int64    // the epoch, Unix ms
-	windows  string   // Board.windowsArg
-	floor    string   // Board.floorArg ("" = none)
+	windows  string   // windowsArg
+	floor    string   // floorArg ("" = none)
 	neg      bool     // a member whose window sums are all 0 keeps its state while a window holds its newest slice
 	slice    int64    // the board's slice, ms
-	through  []int64  // per window, the last of its slices that has left it (Board.ExpiredThrough); one per window, no count
+	through  []int64  // per window, the last of its slices that has left it (boarddef.Board.ExpiredThrough); one per window, no count
 	slices   []string // the keys of the slices given, without the prefix P
 }
 
@@ -116,12 +116,12 @@ type expireWindowsArgs struct {
 	res      int64    // the tie resolution, ms
 	maxTotal int64    // the largest total ranked
 	origin   int64    // the epoch, Unix ms
-	windows  string   // Board.windowsArg
-	floor    string   // Board.floorArg ("" = none)
+	windows  string   // windowsArg
+	floor    string   // floorArg ("" = none)
 	neg      bool     // negative values allowed
-	lengths  string   // Board.lengthsArg
+	lengths  string   // lengthsArg
 	cut      int64    // now − grace, Unix ms
-	through  []int64  // per window, the last of its slices that has left it (Board.ExpiredThrough); one per window, no count
+	through  []int64  // per window, the last of its slices that has left it (boarddef.Board.ExpiredThrough); one per window, no count
 	idSets   []string // the keys of the id sets given, without the prefix P
 }
 
@@ -143,7 +143,7 @@ func (a *expireWindowsArgs) append(dst []any) []any {
 type rebaseArgs struct {
 	prefix   string // P
 	target   int64  // the base target
-	floor    string // Board.floorArg ("" = none)
+	floor    string // floorArg ("" = none)
 	maxTotal int64  // the largest total ranked
 	kind     string // kindTotal or kindRolling
 	origin   int64  // rolling: the epoch, Unix ms; else 0
@@ -195,8 +195,8 @@ type settleArgs struct {
 	start       int64  // the period's start, Unix ms
 	head        string // the record's JSON head: {"board":…,"period":…
 	scale       int64  // the board's scale
-	floor       string // Board.floorArg ("" = none: the total is the sum)
-	reachedBits string // Board.compactArg: the reached bits when the score holds the state, else ""
+	floor       string // floorArg ("" = none: the total is the sum)
+	reachedBits string // compactArg: the reached bits when the score holds the state, else ""
 	stateExpire int64  // when the period's settle state expires, Unix ms
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
@@ -68,7 +69,7 @@ const maxSettlePerCall = 64
 func (s *Store) Settle(ctx context.Context, now time.Time) (SettleResult, error) {
 	var res SettleResult
 	for _, b := range s.boards {
-		if !b.settle {
+		if !b.Settles() {
 			continue
 		}
 		if err := s.settleBoard(ctx, b, now, &res); err != nil {
@@ -78,7 +79,7 @@ func (s *Store) Settle(ctx context.Context, now time.Time) (SettleResult, error)
 	return res, nil
 }
 
-func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *SettleResult) error {
+func (s *Store) settleBoard(ctx context.Context, b *boarddef.Board, now time.Time, res *SettleResult) error {
 	P := s.prefix(b)
 	for range maxSettlePerCall {
 		// The board's frozen mark is the newest period recorded
@@ -86,21 +87,21 @@ func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *S
 		// copied in its own slot.
 		frozen, err := s.rdb.HGet(ctx, P+"st", fieldFrozen).Result()
 		if err != nil && err != redis.Nil {
-			return fmt.Errorf("board %s: settle: %w", b.name, err)
+			return fmt.Errorf("board %s: settle: %w", b.Name(), err)
 		}
-		var p Period
+		var p boarddef.Period
 		switch {
 		case frozen != "":
 			f, err := b.ParsePeriod(frozen)
 			if err != nil {
-				return fmt.Errorf("board %s: settle: state names %w", b.name, err)
+				return fmt.Errorf("board %s: settle: state names %w", b.Name(), err)
 			}
 			p = b.Period(f.End)
 		default:
-			cur := b.Period(now.Add(-b.grace))
+			cur := b.Period(now.Add(-b.Grace()))
 			p = b.Period(cur.Start.Add(-time.Millisecond))
 		}
-		if p.End.Add(b.grace).After(now) {
+		if p.End.Add(b.Grace()).After(now) {
 			return nil // not closed yet
 		}
 		if err := s.settlePeriod(ctx, b, p, res); err != nil {
@@ -113,22 +114,22 @@ func (s *Store) settleBoard(ctx context.Context, b *Board, now time.Time, res *S
 // settlePeriod runs settle.lua for period p until it is settled: the
 // period is copied in its own slot and recorded in the board's
 // (recordSettled).
-func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *SettleResult) error {
+func (s *Store) settlePeriod(ctx context.Context, b *boarddef.Board, p boarddef.Period, res *SettleResult) error {
 	Q, snap := s.periodPrefix(b, p.Label), s.snapKey(b, p.Label)
 	keys := []string{Q + "w", Q + "st", Q + "z", Q + "m", snap, snap + ":j", snap + ":i", Q + "d"}
 	// The period's hash must carry the generation: a period without
 	// events was never registered.
-	exp := b.slotExpireAt(b.expireAt(p).UnixMilli(), p.End.UnixMilli())
+	exp := slotExpireAt(b, b.KeptUntil(p).UnixMilli(), p.End.UnixMilli())
 	if _, err := s.register(ctx, []periodRef{{b: b, label: p.Label, expire: exp}}); err != nil {
 		return err
 	}
-	head, _ := json.Marshal(b.name)
+	head, _ := json.Marshal(b.Name())
 	per, _ := json.Marshal(p.Label)
-	closedAt := p.End.Add(b.grace).UnixMilli()
+	closedAt := p.End.Add(b.Grace()).UnixMilli()
 	expireAt := s.snapExpireAt(b, p)
-	a := settleArgs{gen: s.gen, label: p.Label, closedAt: closedAt, top: b.settleTop, page: s.page, expire: expireAt,
-		start: p.Start.UnixMilli(), head: `{"board":` + string(head) + `,"period":` + string(per), scale: b.scale,
-		floor: b.floorArg(), reachedBits: b.compactArg(), stateExpire: max(expireAt, b.expireAt(p).UnixMilli())}
+	a := settleArgs{gen: s.gen, label: p.Label, closedAt: closedAt, top: b.SettleTop(), page: s.page, expire: expireAt,
+		start: p.Start.UnixMilli(), head: `{"board":` + string(head) + `,"period":` + string(per), scale: b.Scale(),
+		floor: floorArg(b), reachedBits: compactArg(b), stateExpire: max(expireAt, b.KeptUntil(p).UnixMilli())}
 	args := a.append(nil)
 	for {
 		cmds, err := s.eval(ctx, settleLua, 1, func(int) ([]string, []any) { return keys, args })
@@ -138,17 +139,17 @@ func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *Settl
 		res.Calls++
 		vals, err := cmds[0].Slice()
 		if err != nil || len(vals) == 0 {
-			return fmt.Errorf("board %s: settle %s: %v %w", b.name, p.Label, vals, err)
+			return fmt.Errorf("board %s: settle %s: %v %w", b.Name(), p.Label, vals, err)
 		}
 		switch vals[0] {
 		case replyReset:
-			return fmt.Errorf("board %s: settle: %w", b.name, ranking.ErrRedisReset)
+			return fmt.Errorf("board %s: settle: %w", b.Name(), ranking.ErrRedisReset)
 		case replyDone, replySettled:
 			return s.recordSettled(ctx, b, p, res)
 		case replyMore:
 			continue
 		}
-		return fmt.Errorf("board %s: settle %s: unexpected reply %v", b.name, p.Label, vals)
+		return fmt.Errorf("board %s: settle %s: unexpected reply %v", b.Name(), p.Label, vals)
 	}
 }
 
@@ -160,14 +161,14 @@ func (s *Store) settlePeriod(ctx context.Context, b *Board, p Period, res *Settl
 // delete leaves the copy, and the next call finds the mark and writes
 // nothing; a crash before settled.lua ran leaves the copy for the next
 // call to record. So the record is written once.
-func (s *Store) recordSettled(ctx context.Context, b *Board, p Period, res *SettleResult) error {
+func (s *Store) recordSettled(ctx context.Context, b *boarddef.Board, p boarddef.Period, res *SettleResult) error {
 	P := s.prefix(b)
 	j := s.snapKey(b, p.Label) + ":j"
 	record, err := s.rdb.Get(ctx, j).Result()
 	if err != nil && err != redis.Nil {
-		return fmt.Errorf("board %s: settle %s: %w", b.name, p.Label, err)
+		return fmt.Errorf("board %s: settle %s: %w", b.Name(), p.Label, err)
 	}
-	a := settledArgs{gen: s.gen, label: p.Label, record: record, start: p.Start.UnixMilli(), retention: b.settleRetention}
+	a := settledArgs{gen: s.gen, label: p.Label, record: record, start: p.Start.UnixMilli(), retention: b.SettleRetention()}
 	cmds, err := s.eval(ctx, settledLua, 1, func(int) ([]string, []any) {
 		return []string{P + "w", P + "st", P + "o", P + "SL"}, a.append(nil)
 	})
@@ -176,27 +177,36 @@ func (s *Store) recordSettled(ctx context.Context, b *Board, p Period, res *Sett
 	}
 	switch v := cmds[0].Val(); v {
 	case replyReset:
-		return fmt.Errorf("board %s: settle: %w", b.name, ranking.ErrRedisReset)
+		return fmt.Errorf("board %s: settle: %w", b.Name(), ranking.ErrRedisReset)
 	case int64(1):
 		res.Settled++
 	}
 	if err := s.rdb.Del(ctx, j).Err(); err != nil {
-		return fmt.Errorf("board %s: settle %s: %w", b.name, p.Label, err)
+		return fmt.Errorf("board %s: settle %s: %w", b.Name(), p.Label, err)
 	}
 	return nil
+}
+
+// compactArg is the reached bits settle.lua decodes board b's member
+// states from ("" for a board whose member hash holds every state).
+func compactArg(b *boarddef.Board) string {
+	if !b.ScoreHoldsState() {
+		return ""
+	}
+	return strconv.Itoa(b.ReachedBits())
 }
 
 // snapKey returns the key of the snapshot of board b's settled period
 // label; its info is snapKey+":i", its record while it is copied
 // snapKey+":j".
-func (s *Store) snapKey(b *Board, label string) string {
+func (s *Store) snapKey(b *boarddef.Board, label string) string {
 	return s.periodPrefix(b, label) + "S"
 }
 
 // snapExpireAt returns when the snapshot keys of b's period p expire:
 // settle-retention periods after it, plus the grace.
-func (s *Store) snapExpireAt(b *Board, p Period) int64 {
-	return p.End.Add(time.Duration(b.settleRetention)*b.unit.maxSpan() + b.grace).UnixMilli()
+func (s *Store) snapExpireAt(b *boarddef.Board, p boarddef.Period) int64 {
+	return p.End.Add(time.Duration(b.SettleRetention())*b.Unit().MaxSpan() + b.Grace()).UnixMilli()
 }
 
 // ClaimSettled returns the outbox records of every settling board that no
@@ -205,9 +215,9 @@ func (s *Store) snapExpireAt(b *Board, p Period) int64 {
 // for each once the broker acknowledged it; a record not acknowledged
 // within lease is claimed again (by this or another processor).
 func (s *Store) ClaimSettled(ctx context.Context, token string, now time.Time, lease time.Duration) ([]SettledRecord, error) {
-	var bs []*Board
+	var bs []*boarddef.Board
 	for _, b := range s.boards {
-		if b.settle {
+		if b.Settles() {
 			bs = append(bs, b)
 		}
 	}
@@ -225,10 +235,10 @@ func (s *Store) ClaimSettled(ctx context.Context, token string, now time.Time, l
 	for k, c := range cmds {
 		vals, err := c.StringSlice()
 		if err != nil {
-			return nil, fmt.Errorf("board %s: claim settled: %w", bs[k].name, err)
+			return nil, fmt.Errorf("board %s: claim settled: %w", bs[k].Name(), err)
 		}
 		for i := 0; i+1 < len(vals); i += 2 {
-			out = append(out, SettledRecord{Board: bs[k].name, Period: vals[i], Value: []byte(vals[i+1])})
+			out = append(out, SettledRecord{Board: bs[k].Name(), Period: vals[i], Value: []byte(vals[i+1])})
 		}
 	}
 	return out, nil
@@ -238,7 +248,7 @@ func (s *Store) ClaimSettled(ctx context.Context, token string, now time.Time, l
 func (s *Store) AckSettled(ctx context.Context, r SettledRecord) error {
 	b, ok := s.byName[r.Board]
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownBoard, r.Board)
+		return fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, r.Board)
 	}
 	if _, err := s.eval(ctx, outboxLua, 1, func(int) ([]string, []any) {
 		a := outboxArgs{action: outboxAck, label: r.Period}
@@ -254,10 +264,10 @@ func (s *Store) AckSettled(ctx context.Context, r SettledRecord) error {
 func (s *Store) SettledPeriods(ctx context.Context, board string) ([]string, error) {
 	b, ok := s.byName[board]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
+		return nil, fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, board)
 	}
-	if !b.settle {
-		return nil, fmt.Errorf("%w: board %s does not settle its periods", ErrUnknownPeriod, board)
+	if !b.Settles() {
+		return nil, fmt.Errorf("%w: board %s does not settle its periods", boarddef.ErrUnknownPeriod, board)
 	}
 	out, err := s.rdb.ZRevRange(ctx, s.prefix(b)+"SL", 0, -1).Result()
 	if err != nil {
@@ -272,17 +282,17 @@ func (s *Store) SettledPeriods(ctx context.Context, board string) ([]string, err
 // longer kept).
 func (s *Store) Settled(ctx context.Context, board, period string, offset, n int) (SettledPage, error) {
 	if offset < 0 {
-		return SettledPage{}, fmt.Errorf("%w: offset %d must not be negative", ErrBadParam, offset)
+		return SettledPage{}, fmt.Errorf("%w: offset %d must not be negative", boarddef.ErrBadParam, offset)
 	}
 	if n < 1 || n > MaxPage {
-		return SettledPage{}, fmt.Errorf("%w: n %d must be between 1 and %d", ErrBadParam, n, MaxPage)
+		return SettledPage{}, fmt.Errorf("%w: n %d must be between 1 and %d", boarddef.ErrBadParam, n, MaxPage)
 	}
 	b, ok := s.byName[board]
 	if !ok {
-		return SettledPage{}, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
+		return SettledPage{}, fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, board)
 	}
-	if b.kind != Periodic || !b.settle {
-		return SettledPage{}, fmt.Errorf("%w: board %s does not settle its periods", ErrBadParam, board)
+	if b.Kind() != boarddef.Periodic || !b.Settles() {
+		return SettledPage{}, fmt.Errorf("%w: board %s does not settle its periods", boarddef.ErrBadParam, board)
 	}
 	P := s.prefix(b)
 	if period == "" {
@@ -291,7 +301,7 @@ func (s *Store) Settled(ctx context.Context, board, period string, offset, n int
 			return SettledPage{}, fmt.Errorf("board %s: settled: %w", board, err)
 		}
 		if len(l) == 0 {
-			return SettledPage{}, fmt.Errorf("%w: board %s has no settled period yet", ErrUnknownPeriod, board)
+			return SettledPage{}, fmt.Errorf("%w: board %s has no settled period yet", boarddef.ErrUnknownPeriod, board)
 		}
 		period = l[0]
 	} else if _, err := b.ParsePeriod(period); err != nil {
@@ -305,7 +315,7 @@ func (s *Store) Settled(ctx context.Context, board, period string, offset, n int
 	}
 	if info.Err() == redis.Nil {
 		return SettledPage{}, fmt.Errorf("%w: %s of board %s is not settled (yet, or no longer kept: %d settled periods are)",
-			ErrUnknownPeriod, period, board, b.settleRetention)
+			boarddef.ErrUnknownPeriod, period, board, b.SettleRetention())
 	}
 	out := SettledPage{Board: board, Period: period, Top: []Entry{}}
 	f := strings.Fields(info.Val())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
@@ -19,7 +20,7 @@ import (
 // calls per settlement, and the Redis memory the snapshot and its record
 // take.
 func BenchmarkSettle100k(b *testing.B) {
-	for _, top := range []int{board.DefaultSettleTop, board.MaxSettleTop} {
+	for _, top := range []int{boarddef.DefaultSettleTop, boarddef.MaxSettleTop} {
 		b.Run(fmt.Sprintf("top=%d", top), func(b *testing.B) { benchSettle(b, top) })
 	}
 }
@@ -27,7 +28,7 @@ func BenchmarkSettle100k(b *testing.B) {
 func benchSettle(b *testing.B, top int) {
 	ctx := context.Background()
 	rdb := testenv.StartRedis(b).Client()
-	bs, err := board.Compile([]board.Config{{Name: "big", Events: []string{"gift"}, Member: "user_id", Kind: "periodic",
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "big", Events: []string{"gift"}, Member: "user_id", Kind: "periodic",
 		Period: "hour", Tie: "first-reached", SettleTop: top}})
 	if err != nil {
 		b.Fatal(err)

@@ -11,14 +11,15 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
-func settleBoards(t testing.TB) []*board.Board {
+func settleBoards(t testing.TB) []*boarddef.Board {
 	t.Helper()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "hour-berlin", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
 			TZ: "Europe/Berlin", Tie: "first-reached", Grace: dur(30 * time.Second), SettleTop: 3},
 		{Name: "day-ny", Events: []string{"gift", "score"}, Member: "user_id", Kind: "periodic", Period: "day",
@@ -170,7 +171,7 @@ func TestSettleAgainstModel(t *testing.T) {
 func TestSettleConcurrent(t *testing.T) {
 	rdb := testenv.StartRedis(t).Client()
 	ctx := context.Background()
-	bs, err := board.Compile([]board.Config{{Name: "h", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "h", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
 		Period: "hour", SettleTop: 150}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
 
@@ -56,11 +57,11 @@ func TestKeySlotMatchesRedis(t *testing.T) {
 		}
 		keys = append(keys, sb.String())
 	}
-	bs, err := Compile([]Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "w", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week"},
 		{Name: "win", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: Lengths(3*time.Minute, time.Hour)},
-		{Name: "hot", Events: []string{"gift"}, Member: "room_id", Kind: "total", Decay: &Decay{HalfLife: "7d"}},
+			Windows: boarddef.Lengths(3*time.Minute, time.Hour)},
+		{Name: "hot", Events: []string{"gift"}, Member: "room_id", Kind: "total", Decay: &boarddef.Decay{HalfLife: "7d"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -87,21 +88,21 @@ func TestKeySlotMatchesRedis(t *testing.T) {
 // per distinct slot of the rankings' keys, every call's keys in its slot,
 // and every ranking of every board read once, in order within its call.
 func TestPlanStandingsOneCallPerSlot(t *testing.T) {
-	var cfgs []Config
+	var cfgs []boarddef.Config
 	var names []string
 	for i := range 40 {
 		name := fmt.Sprintf("b%d", i)
-		c := Config{Name: name, Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "day"}
+		c := boarddef.Config{Name: name, Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "day"}
 		switch i % 3 {
 		case 1:
-			c = Config{Name: name, Events: []string{"trade"}, Member: "user_id", Kind: "windows", Slice: time.Minute,
-				Windows: Lengths(3*time.Minute, 10*time.Minute, time.Hour)}
+			c = boarddef.Config{Name: name, Events: []string{"trade"}, Member: "user_id", Kind: "windows", Slice: time.Minute,
+				Windows: boarddef.Lengths(3*time.Minute, 10*time.Minute, time.Hour)}
 		case 2:
-			c = Config{Name: name, Events: []string{"gift"}, Member: "user_id", Kind: "total", Decay: &Decay{HalfLife: "1d"}}
+			c = boarddef.Config{Name: name, Events: []string{"gift"}, Member: "user_id", Kind: "total", Decay: &boarddef.Decay{HalfLife: "1d"}}
 		}
 		cfgs, names = append(cfgs, c), append(names, name)
 	}
-	bs, err := Compile(cfgs)
+	bs, err := boarddef.Compile(cfgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestPlanStandingsOneCallPerSlot(t *testing.T) {
 		n := 0
 		for i, r := range c.reads {
 			if k := c.counts[i]; k != 2+btoi(r.t.base != "") {
-				t.Fatalf("%s: %d keys counted", r.t.b.name, k)
+				t.Fatalf("%s: %d keys counted", r.t.b.Name(), k)
 			}
 			n += c.counts[i]
 			rankings++

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -22,9 +23,9 @@ import (
 // spreadBoards are hourly boards, each period under a hash tag of its own:
 // a first-reached one whose score holds the state, and a capped one that
 // saturates.
-func spreadBoards(t *testing.T) []*board.Board {
+func spreadBoards(t *testing.T) []*boarddef.Board {
 	t.Helper()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "hourly", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
 			Tie: "first-reached", Retention: 60, Settle: "false"},
 		{Name: "hourly-capped", Events: []string{"gift", "score"}, Member: "user_id", Kind: "periodic", Period: "hour",
@@ -234,7 +235,7 @@ func testSpreadPeriods(t *testing.T, rdb redis.UniversalClient, cluster *testenv
 	}
 	for _, name := range []string{"hourly", "hourly-capped"} {
 		var keys []string
-		bi := slices.IndexFunc(bs, func(b *board.Board) bool { return b.Name() == name })
+		bi := slices.IndexFunc(bs, func(b *boarddef.Board) bool { return b.Name() == name })
 		for _, l := range m.Periods(bi) {
 			keys = append(keys, "rostrum:test:board:{"+name+"@"+l+"}:w")
 		}
@@ -365,7 +366,7 @@ func TestSpreadPrune(t *testing.T) {
 func TestRemoveFromSettled(t *testing.T) {
 	ctx := context.Background()
 	rdb := testenv.StartRedis(t).Client()
-	bs, err := board.Compile([]board.Config{{Name: "h", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "h", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
 		Period: "hour", SettleTop: 4, Retention: 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -463,7 +464,7 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 func TestSpreadOneCallPerBoard(t *testing.T) {
 	ctx := context.Background()
 	rdb := testenv.StartRedis(t).Client()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "hourly", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour"},
 		{Name: "daily", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "day", Settle: "false"},
 		{Name: "rolling", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Minute, Slices: 5},
@@ -539,7 +540,7 @@ func TestRegistrySlot(t *testing.T) {
 func BenchmarkApplyPeriodic(b *testing.B) {
 	rdb := testenv.StartRedis(b).Client()
 	ctx := context.Background()
-	bs, err := board.Compile([]board.Config{{Name: "hourly", Events: []string{"gift"}, Member: "room_id",
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "hourly", Events: []string{"gift"}, Member: "room_id",
 		Kind: "periodic", Period: "hour", Tie: "first-reached"}})
 	if err != nil {
 		b.Fatal(err)
@@ -579,7 +580,7 @@ func BenchmarkApplyPeriodic(b *testing.B) {
 func TestAdoptStampsOverAnotherGeneration(t *testing.T) {
 	ctx := context.Background()
 	rdb := testenv.StartRedis(t).Client()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "hourly", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
 			Tie: "first-reached", Retention: 60, Settle: "false"},
 		{Name: "rolling", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Hour, Slices: 24},

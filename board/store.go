@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/internal/redisscript"
 )
 
@@ -20,8 +21,8 @@ type Store struct {
 	rdb    redis.UniversalClient
 	lua    *redisscript.Runner // runs the scripts of scripts.go through rdb
 	env    string
-	boards []*Board
-	byName map[string]*Board
+	boards []*boarddef.Board
+	byName map[string]*boarddef.Board
 	now    func() time.Time
 	gen    string
 	page   int // members one settle call copies; SettlePage
@@ -32,10 +33,10 @@ type Store struct {
 
 // NewStore returns a store for boards in environment env, writing through
 // rdb (a single node, failover or cluster client).
-func NewStore(rdb redis.UniversalClient, env string, boards []*Board) *Store {
-	s := &Store{rdb: rdb, lua: redisscript.NewRunner(rdb, scripts...), env: env, boards: boards, byName: map[string]*Board{}, now: time.Now, page: SettlePage, known: map[string]bool{}}
+func NewStore(rdb redis.UniversalClient, env string, boards []*boarddef.Board) *Store {
+	s := &Store{rdb: rdb, lua: redisscript.NewRunner(rdb, scripts...), env: env, boards: boards, byName: map[string]*boarddef.Board{}, now: time.Now, page: SettlePage, known: map[string]bool{}}
 	for _, b := range boards {
-		s.byName[b.name] = b
+		s.byName[b.Name()] = b
 	}
 	return s
 }
@@ -45,17 +46,19 @@ func NewStore(rdb redis.UniversalClient, env string, boards []*Board) *Store {
 func (s *Store) SetClock(now func() time.Time) { s.now = now }
 
 // Board returns the board named name.
-func (s *Store) Board(name string) (*Board, bool) { b, ok := s.byName[name]; return b, ok }
+func (s *Store) Board(name string) (*boarddef.Board, bool) { b, ok := s.byName[name]; return b, ok }
 
 // List returns the store's boards, in configuration order.
-func (s *Store) List() []*Board { return s.boards }
+func (s *Store) List() []*boarddef.Board { return s.boards }
 
 // NewBatch returns an empty batch for the store's boards.
 func (s *Store) NewBatch() *Batch { return NewBatch(s.boards) }
 
 // prefix returns the common prefix of a board's keys; the braces are the
 // board's hash tag.
-func (s *Store) prefix(b *Board) string { return "rostrum:" + s.env + ":board:{" + b.name + "}:" }
+func (s *Store) prefix(b *boarddef.Board) string {
+	return "rostrum:" + s.env + ":board:{" + b.Name() + "}:"
+}
 
 // Adopt makes Apply expect Redis generation gen (the sink's generation
 // marker) and stamps every board with it: after Redis lost its data, a
@@ -89,9 +92,9 @@ func (s *Store) Adopt(ctx context.Context, gen string) error {
 func (s *Store) Counters(ctx context.Context, board string) (late, saturated int64, err error) {
 	b, ok := s.byName[board]
 	if !ok {
-		return 0, 0, fmt.Errorf("%w: %q", ErrUnknownBoard, board)
+		return 0, 0, fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, board)
 	}
-	if b.kind == Periodic {
+	if b.Kind() == boarddef.Periodic {
 		n, err := s.periodCounters(ctx, b, s.now(), fieldLate, fieldSaturated)
 		if err != nil {
 			return 0, 0, fmt.Errorf("board %s: counters: %w", board, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -22,9 +23,9 @@ func dur(d time.Duration) *time.Duration { return &d }
 
 // testBoards covers every kind, op and tie, with zones that change their
 // clocks during the simulated days.
-func testBoards(t testing.TB) []*board.Board {
+func testBoards(t testing.TB) []*boarddef.Board {
 	t.Helper()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "hour-berlin", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "hour",
 			TZ: "Europe/Berlin", Tie: "first-reached", Grace: dur(30 * time.Second)},
 		{Name: "day-ny", Events: []string{"received", "read", "passed"}, Member: "user_id", Value: "one",
@@ -38,18 +39,18 @@ func testBoards(t testing.TB) []*board.Board {
 		{Name: "rolling-5m", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: time.Minute,
 			Slices: 5, Tie: "first-reached", Grace: dur(20 * time.Second)},
 		{Name: "trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: board.Lengths(3*time.Minute, 10*time.Minute, time.Hour), Grace: dur(10 * time.Second)},
+			Windows: boarddef.Lengths(3*time.Minute, 10*time.Minute, time.Hour), Grace: dur(10 * time.Second)},
 		// Windows with slices of their own: two share the 2m slices, and a
 		// short window with a coarse slice keeps an event longer than the
 		// longest one.
 		{Name: "trades-own", Events: []string{"trade", "gift"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: []board.Window{{Length: 3 * time.Minute}, {Length: 8 * time.Minute, Slice: 2 * time.Minute},
+			Windows: []boarddef.Window{{Length: 3 * time.Minute}, {Length: 8 * time.Minute, Slice: 2 * time.Minute},
 				{Length: 20 * time.Minute, Slice: 2 * time.Minute}, {Length: time.Hour, Slice: 10 * time.Minute}},
 			Tie: "first-reached", Grace: dur(10 * time.Second)},
 		{Name: "coarse-first", Events: []string{"trade"}, Member: "user_id", Kind: "windows",
-			Windows: []board.Window{{Length: 10 * time.Minute, Slice: 10 * time.Minute}, {Length: 12 * time.Minute, Slice: 2 * time.Minute}}},
+			Windows: []boarddef.Window{{Length: 10 * time.Minute, Slice: 10 * time.Minute}, {Length: 12 * time.Minute, Slice: 2 * time.Minute}}},
 		{Name: "trades-tie", Events: []string{"trade", "gift"}, Member: "user_id", Kind: "windows", Slice: 2 * time.Minute,
-			Windows: board.Lengths(4*time.Minute, 20*time.Minute), Tie: "first-reached", MaxTotal: 150},
+			Windows: boarddef.Lengths(4*time.Minute, 20*time.Minute), Tie: "first-reached", MaxTotal: 150},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ type rec struct {
 type sim struct {
 	t                    *testing.T
 	rng                  *rand.Rand
-	boards               []*board.Board
+	boards               []*boarddef.Board
 	store                *board.Store
 	model                *boardmodel.Model
 	now                  time.Time
@@ -89,7 +90,7 @@ func newSim(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Tim
 	return newSimOf(t, rdb, seed, start, testBoards(t))
 }
 
-func newSimOf(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Time, bs []*board.Board) *sim {
+func newSimOf(t *testing.T, rdb redis.UniversalClient, seed uint64, start time.Time, bs []*boarddef.Board) *sim {
 	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, 7)), boards: bs, store: board.NewStore(rdb, "test", bs),
 		model: boardmodel.New(bs), now: start, log: map[int32][]rec{}, next: map[int32]int64{},
 		lateRedis: map[string]bool{}, lateModel: map[string]bool{}}
@@ -229,7 +230,7 @@ func (s *sim) check() {
 	ctx := context.Background()
 	for bi, b := range s.boards {
 		var targets [][2]string
-		if b.Kind() == board.Periodic {
+		if b.Kind() == boarddef.Periodic {
 			cur := b.Period(s.now)
 			oldest := cur
 			for range b.Retention() {
@@ -243,7 +244,7 @@ func (s *sim) check() {
 				if p.Start.After(cur.Start) || p.Start.Before(oldest.Start) {
 					// A future period (events ahead of the clock) or one
 					// past the retention: not readable.
-					if _, err := s.store.Top(ctx, b.Name(), l, "", 0, 10); !errors.Is(err, board.ErrUnknownPeriod) {
+					if _, err := s.store.Top(ctx, b.Name(), l, "", 0, 10); !errors.Is(err, boarddef.ErrUnknownPeriod) {
 						t.Fatalf("%s: period %s (current %s): %v, want ErrUnknownPeriod", b.Name(), l, cur.Label, err)
 					}
 					continue

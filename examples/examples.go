@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/hints"
 )
 
@@ -24,8 +24,8 @@ var BoardsYAML []byte
 
 // file is boards.yaml's content.
 type file struct {
-	Boards []board.Config `yaml:"boards"`
-	Hints  []hints.Rule   `yaml:"hints"`
+	Boards []boarddef.Config `yaml:"boards"`
+	Hints  []hints.Rule      `yaml:"hints"`
 }
 
 func read() (file, error) {
@@ -37,12 +37,12 @@ func read() (file, error) {
 }
 
 // Boards returns the compiled boards of boards.yaml.
-func Boards() ([]*board.Board, error) {
+func Boards() ([]*boarddef.Board, error) {
 	f, err := read()
 	if err != nil {
 		return nil, err
 	}
-	return board.Compile(f.Boards)
+	return boarddef.Compile(f.Boards)
 }
 
 // Hints returns the compiled hints of boards.yaml (seed 001's lines), over
@@ -52,7 +52,7 @@ func Hints() (*hints.Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	bs, err := board.Compile(f.Boards)
+	bs, err := boarddef.Compile(f.Boards)
 	if err != nil {
 		return nil, err
 	}

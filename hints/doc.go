@@ -31,5 +31,6 @@
 // A rule that fails when evaluated (an integer division by zero) does not
 // hold, and Eval returns its error beside the hints.
 //
-// The package imports board, expr and the standard library; it does no I/O.
+// The package imports board/boarddef (the definitions), board (the
+// standings it reads), expr and the standard library; it does no I/O.
 package hints

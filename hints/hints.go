@@ -14,6 +14,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // Rule is one rule as written in YAML under hints: (docs/DESIGN.md §8
@@ -38,7 +39,7 @@ type Hint struct {
 // concurrent use.
 type Chain struct {
 	rules  []rule
-	boards []*board.Board // the boards the variables read, in configuration order
+	boards []*boarddef.Board // the boards the variables read, in configuration order
 	vars   []variable
 }
 
@@ -55,7 +56,7 @@ var nameRe = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 // user ids give variables). An error names the rule by index and name:
 // `hints[1] (unread): when: unknown name weekly_recieved (1:1)`. A chain of
 // no rules is nil, with no error.
-func Compile(rules []Rule, boards []*board.Board) (*Chain, error) {
+func Compile(rules []Rule, boards []*boarddef.Board) (*Chain, error) {
 	if len(rules) == 0 {
 		return nil, nil
 	}
@@ -180,7 +181,7 @@ type variable struct {
 func VarName(boardName string) string { return strings.ReplaceAll(boardName, "-", "_") }
 
 // variables lists the variables of boards and refuses two of one name.
-func variables(boards []*board.Board) ([]variable, error) {
+func variables(boards []*boarddef.Board) ([]variable, error) {
 	var out []variable
 	owner := map[string]string{} // variable → what it is, for the error
 	add := func(v variable, what string) error {
@@ -196,7 +197,7 @@ func variables(boards []*board.Board) ([]variable, error) {
 		base := VarName(b.Name())
 		names := []string{base}
 		windows := b.Windows()
-		if b.Kind() == board.Windows {
+		if b.Kind() == boarddef.Windows {
 			for _, w := range windows {
 				names = append(names, base+"_"+w)
 			}

@@ -9,26 +9,27 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/hints"
 )
 
 // seedBoards are seed 001's weekly boards (the score in tenths), a windows
 // board of users, one of items (room ids: no variables) and a board whose
 // name starts with a digit.
-func seedBoards(t testing.TB) []*board.Board {
+func seedBoards(t testing.TB) []*boarddef.Board {
 	t.Helper()
-	week := func(name, ev string) board.Config {
-		return board.Config{Name: name, Events: []string{ev}, Member: "user_id", Value: "one", Kind: "periodic", Period: "week"}
+	week := func(name, ev string) boarddef.Config {
+		return boarddef.Config{Name: name, Events: []string{ev}, Member: "user_id", Value: "one", Kind: "periodic", Period: "week"}
 	}
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week", Scale: 10},
 		week("weekly-received", "received"),
 		week("weekly-read", "read"),
 		week("weekly-passed", "passed"),
 		{Name: "item-trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: board.Lengths(3*time.Minute, time.Hour)},
+			Windows: boarddef.Lengths(3*time.Minute, time.Hour)},
 		{Name: "user-trades", Events: []string{"trade"}, Member: "user_id", Kind: "windows", Slice: time.Minute,
-			Windows: board.Lengths(3*time.Minute, time.Hour)},
+			Windows: boarddef.Lengths(3*time.Minute, time.Hour)},
 		{Name: "7d-gifts", Events: []string{"gift"}, Member: "user_id", Kind: "rolling", Slice: time.Hour, Slices: 168},
 	})
 	if err != nil {
@@ -163,8 +164,8 @@ func TestCompileErrors(t *testing.T) {
 // Compile, naming both.
 func TestVariableCollision(t *testing.T) {
 	for _, names := range [][2]string{{"x", "rank-x"}, {"t", "t-3m"}} {
-		bs, err := board.Compile([]board.Config{
-			{Name: names[0], Events: []string{"trade"}, Member: "user_id", Kind: "windows", Slice: time.Minute, Windows: board.Lengths(3 * time.Minute)},
+		bs, err := boarddef.Compile([]boarddef.Config{
+			{Name: names[0], Events: []string{"trade"}, Member: "user_id", Kind: "windows", Slice: time.Minute, Windows: boarddef.Lengths(3 * time.Minute)},
 			{Name: names[1], Events: []string{"gift"}, Member: "user_id", Kind: "total"},
 		})
 		if err != nil {
@@ -191,12 +192,12 @@ func FuzzVariables(f *testing.F) {
 		if !boardName.MatchString(a) || !boardName.MatchString(b) || a == b {
 			t.Skip()
 		}
-		cfg := board.Config{Name: a, Events: []string{"gift"}, Member: "user_id", Kind: "total"}
+		cfg := boarddef.Config{Name: a, Events: []string{"gift"}, Member: "user_id", Kind: "total"}
 		if windows {
-			cfg = board.Config{Name: a, Events: []string{"gift"}, Member: "user_id", Kind: "windows", Slice: time.Minute,
-				Windows: board.Lengths(3*time.Minute, time.Hour)}
+			cfg = boarddef.Config{Name: a, Events: []string{"gift"}, Member: "user_id", Kind: "windows", Slice: time.Minute,
+				Windows: boarddef.Lengths(3*time.Minute, time.Hour)}
 		}
-		bs, err := board.Compile([]board.Config{cfg, {Name: b, Events: []string{"gift"}, Member: "user_id", Kind: "total"}})
+		bs, err := boarddef.Compile([]boarddef.Config{cfg, {Name: b, Events: []string{"gift"}, Member: "user_id", Kind: "total"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -27,7 +27,7 @@ func TestBoardsCorrectionsEndToEnd(t *testing.T) {
 	topics := processor.TopicsFor("", env)
 	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	rc := testenv.StartRedis(t).Client()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "gifts", Events: []string{"gift"}, Member: "user_id", Kind: "periodic", Period: "day", Tie: "first-reached",
 			AllowNegative: true, Settle: "false"},
 		{Name: "scores", Events: []string{"score"}, Member: "user_id", Kind: "rolling", Slice: time.Minute, Slices: 60, Scale: 10},

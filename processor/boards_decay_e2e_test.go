@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 )
@@ -24,9 +24,9 @@ func TestBoardsDecayEndToEnd(t *testing.T) {
 	topics := processor.TopicsFor("", env)
 	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	rc := testenv.StartRedis(t).Client()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "all-time", Events: []string{"gift"}, Member: "room_id", Kind: "total"},
-		{Name: "hot", Events: []string{"gift"}, Member: "room_id", Kind: "total", Decay: &board.Decay{HalfLife: "1h"}},
+		{Name: "hot", Events: []string{"gift"}, Member: "room_id", Kind: "total", Decay: &boarddef.Decay{HalfLife: "1h"}},
 	})
 	if err != nil {
 		t.Fatal(err)

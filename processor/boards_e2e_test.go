@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/examples"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
@@ -28,7 +29,7 @@ import (
 )
 
 // seedBoards compiles examples/boards.yaml: every seed scenario.
-func seedBoards(t *testing.T) []*board.Board {
+func seedBoards(t *testing.T) []*boarddef.Board {
 	t.Helper()
 	bs, err := examples.Boards()
 	if err != nil {
@@ -103,7 +104,7 @@ func boardTrace(rng *rand.Rand, now time.Time, n int, topics processor.Topics) [
 
 // startBoardProcessor runs a processor with the seed boards until the test
 // ends. Expiry runs only when the test calls it, so that time is explicit.
-func startBoardProcessor(t *testing.T, k *testenv.Kafka, rc *redis.Client, walDir string, bs []*board.Board, edit ...func(*processor.Config)) (*processor.Processor, *board.Store) {
+func startBoardProcessor(t *testing.T, k *testenv.Kafka, rc *redis.Client, walDir string, bs []*boarddef.Board, edit ...func(*processor.Config)) (*processor.Processor, *board.Store) {
 	t.Helper()
 	store, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
 	if err != nil {
@@ -153,16 +154,16 @@ func waitRecords(t *testing.T, p *processor.Processor, n int64) {
 
 // compareBoards checks every board's current period (and the previous one)
 // or every window, member by member, against the model.
-func compareBoards(t *testing.T, bst *board.Store, m *boardmodel.Model, bs []*board.Board, now time.Time) {
+func compareBoards(t *testing.T, bst *board.Store, m *boardmodel.Model, bs []*boarddef.Board, now time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	for bi, b := range bs {
-		if b.Kind() == board.Total || b.HalfLife() > 0 {
+		if b.Kind() == boarddef.Total || b.HalfLife() > 0 {
 			// One ranking (a rolling decay board: its one window); a decay
 			// board's values read at the store's clock (the tests fix it
 			// at now).
 			want := m.TotalRanking(bi, now)
-			if b.Kind() == board.Rolling {
+			if b.Kind() == boarddef.Rolling {
 				want = m.RollingDecayRanking(bi, now)
 			}
 			page, err := bst.Top(ctx, b.Name(), "", "", 0, board.MaxPage)
@@ -179,7 +180,7 @@ func compareBoards(t *testing.T, bst *board.Store, m *boardmodel.Model, bs []*bo
 			continue
 		}
 		var targets [][2]string
-		if b.Kind() == board.Periodic {
+		if b.Kind() == boarddef.Periodic {
 			cur := b.Period(now)
 			prev := b.Period(cur.Start.Add(-time.Millisecond))
 			targets = [][2]string{{cur.Label, ""}, {prev.Label, ""}}
@@ -340,7 +341,7 @@ func TestBoardCoverCarried(t *testing.T) {
 	}
 	for _, b := range bs {
 		tag := b.Name() // the board's hash tag, or its period's (board/keys.go)
-		if b.Kind() == board.Periodic {
+		if b.Kind() == boarddef.Periodic {
 			tag += "@" + b.Period(time.UnixMilli(ts)).Label
 		}
 		w, err := rc.HGetAll(context.Background(), "rostrum:"+env+":board:{"+tag+"}:w").Result()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/examples"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -98,12 +99,12 @@ func TestBoardMembersEndToEnd(t *testing.T) {
 
 // modelEntry is the model's entry of member in board bi's current period
 // or window j at now; zero (but the member) when it is not ranked.
-func modelEntry(m *boardmodel.Model, bi int, b *board.Board, j int, member string, now time.Time) boardmodel.Entry {
+func modelEntry(m *boardmodel.Model, bi int, b *boarddef.Board, j int, member string, now time.Time) boardmodel.Entry {
 	var ranking []boardmodel.Entry
 	switch {
-	case b.Kind() == board.Periodic:
+	case b.Kind() == boarddef.Periodic:
 		ranking = m.Ranking(bi, b.Period(now).Label, 0)
-	case b.Kind() == board.Total:
+	case b.Kind() == boarddef.Total:
 		ranking = m.TotalRanking(bi, now)
 	case b.HalfLife() > 0:
 		ranking = m.RollingDecayRanking(bi, now)
@@ -119,7 +120,7 @@ func modelEntry(m *boardmodel.Model, bi int, b *board.Board, j int, member strin
 }
 
 // modelStandings is member's standings on boards by the model.
-func modelStandings(m *boardmodel.Model, bs []*board.Board, boards []string, member string, now time.Time) board.MemberStandings {
+func modelStandings(m *boardmodel.Model, bs []*boarddef.Board, boards []string, member string, now time.Time) board.MemberStandings {
 	out := board.MemberStandings{Member: member}
 	for _, name := range boards {
 		for bi, b := range bs {

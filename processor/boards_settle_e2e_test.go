@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -27,7 +27,7 @@ func TestBoardsSettleEndToEnd(t *testing.T) {
 	topics := processor.TopicsFor("", env)
 	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	rc := testenv.StartRedis(t).Client()
-	bs, err := board.Compile([]board.Config{{Name: "daily", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "daily", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
 		Period: "day", Tie: "first-reached", SettleTop: 5}})
 	if err != nil {
 		t.Fatal(err)

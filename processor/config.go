@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/config"
 	"github.com/rostrumhq/rostrum/route"
@@ -182,7 +182,7 @@ type Config struct {
 	// Boards are the leaderboards fed by the same batches (docs/DESIGN.md §8); their
 	// state lives in BoardStore, which is required when Boards is not empty
 	// (typically board.NewStore over the same Redis). Default none.
-	Boards     []*board.Board
+	Boards     []*boarddef.Board
 	BoardStore BoardStore
 	// BoardExpireEvery is how often rolling and windows boards subtract the
 	// slices that left their windows; default 5s. Expiry is by wall clock

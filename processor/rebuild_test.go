@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/processor"
@@ -144,7 +145,7 @@ func TestStoredOutputsDroppedByRebuild(t *testing.T) {
 	topics := processor.TopicsFor("", env)
 	k := testenv.StartKafka(t, testenv.WithTopics(1, topics.All()...))
 	rc := testenv.StartRedis(t).Client()
-	bs, err := board.Compile([]board.Config{{Name: "gifts", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "day"}})
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "gifts", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "day"}})
 	if err != nil {
 		t.Fatal(err)
 	}

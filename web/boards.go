@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // Boards is what the leaderboard routes read. *board.Store implements it.
@@ -20,7 +21,7 @@ type Boards interface {
 	Settled(ctx context.Context, board, period string, offset, n int) (board.SettledPage, error)
 	SettledPeriods(ctx context.Context, board string) ([]string, error)
 	// Board returns a board's definition (its scale formats totals).
-	Board(name string) (*board.Board, bool)
+	Board(name string) (*boarddef.Board, bool)
 	// Standings and UserBoards serve the member routes (members.go).
 	Standings(ctx context.Context, boards, members []string) ([]board.MemberStandings, error)
 	UserBoards() []string
@@ -205,10 +206,10 @@ func intParam(w http.ResponseWriter, v, name string, def int) (int, bool) {
 // unknown board, period, window or member, else 500.
 func (s *Server) boardFail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case errors.Is(err, board.ErrBadParam):
+	case errors.Is(err, boarddef.ErrBadParam):
 		writeJSON(w, http.StatusBadRequest, errorJSON{err.Error()})
-	case errors.Is(err, board.ErrUnknownBoard), errors.Is(err, board.ErrUnknownPeriod),
-		errors.Is(err, board.ErrUnknownWindow), errors.Is(err, board.ErrUnknownMember):
+	case errors.Is(err, boarddef.ErrUnknownBoard), errors.Is(err, boarddef.ErrUnknownPeriod),
+		errors.Is(err, boarddef.ErrUnknownWindow), errors.Is(err, boarddef.ErrUnknownMember):
 		writeJSON(w, http.StatusNotFound, errorJSON{err.Error()})
 	default:
 		s.fail(w, r, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/web"
@@ -26,11 +27,11 @@ func boardServer(t testing.TB) (http.Handler, time.Time) {
 // boardStore is boardServer's Store.
 func boardStore(t testing.TB) (*board.Store, time.Time) {
 	t.Helper()
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached"},
 		{Name: "item-trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute,
-			Windows: board.Lengths(3*time.Minute, time.Hour)},
+			Windows: boarddef.Lengths(3*time.Minute, time.Hour)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -124,8 +125,8 @@ func TestBoardRoutesWithoutBoards(t *testing.T) {
 	}
 }
 
-func mustBoard(t *testing.T, unit string) *board.Board {
-	bs, err := board.Compile([]board.Config{{Name: "x", Events: []string{"score"}, Member: "user_id", Kind: "periodic",
+func mustBoard(t *testing.T, unit string) *boarddef.Board {
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "x", Events: []string{"score"}, Member: "user_id", Kind: "periodic",
 		Period: unit, TZ: "Asia/Shanghai"}})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 // TestBoardSettledRoute settles a day board's yesterday and reads it back.
 func TestBoardSettledRoute(t *testing.T) {
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "daily", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: "day", SettleTop: 2},
 		{Name: "items", Events: []string{"trade"}, Member: "room_id", Kind: "rolling", Slice: time.Minute, Slices: 3},
 	})
@@ -169,7 +170,7 @@ func TestBoardSettledRoute(t *testing.T) {
 	if _, err := st.Settle(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	closed := itoa(yesterday.End.Add(board.DefaultGrace).UnixMilli())
+	closed := itoa(yesterday.End.Add(boarddef.DefaultGrace).UnixMilli())
 	want := `{"board":"daily","period":"` + yesterday.Label + `","closed_at":` + closed + `,"total_members":3,"members":[` +
 		`{"member":"b","rank":1,"total":7,"reached_at":` + itoa(at.UnixMilli()) + `},` +
 		`{"member":"a","rank":2,"total":5,"reached_at":` + itoa(at.UnixMilli()) + `}],"periods":["` + yesterday.Label + `"]}` + "\n"
@@ -198,8 +199,8 @@ func TestBoardSettledRoute(t *testing.T) {
 // TestBoardListTotal: a total board never resets (next_reset 0) and a decay
 // board names its half-life; its top reads the decayed value.
 func TestBoardListTotal(t *testing.T) {
-	bs, err := board.Compile([]board.Config{
-		{Name: "hot", Events: []string{"gift"}, Member: "room_id", Kind: "total", Decay: &board.Decay{HalfLife: "7d"}},
+	bs, err := boarddef.Compile([]boarddef.Config{
+		{Name: "hot", Events: []string{"gift"}, Member: "room_id", Kind: "total", Decay: &boarddef.Decay{HalfLife: "7d"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -231,9 +232,9 @@ func TestBoardListTotal(t *testing.T) {
 // TestBoardListRollingDecay: a rolling decay board names its window and
 // its half-life; its top reads the decayed value at the store's clock.
 func TestBoardListRollingDecay(t *testing.T) {
-	bs, err := board.Compile([]board.Config{
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "trend", Events: []string{"gift"}, Member: "room_id", Kind: "rolling", Slice: 15 * time.Minute, Slices: 96,
-			Decay: &board.Decay{HalfLife: "6h"}},
+			Decay: &boarddef.Decay{HalfLife: "6h"}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/problem"
 )
@@ -142,7 +143,7 @@ func (s *Server) member(w http.ResponseWriter, r *http.Request) {
 // read. The answer does not echo the id: it may be thousands of bytes.
 func (s *Server) validMember(w http.ResponseWriter, id string) bool {
 	if err := codec.CheckID(id); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorJSON{fmt.Sprintf("%v: member: %v", board.ErrBadParam, err)})
+		writeJSON(w, http.StatusBadRequest, errorJSON{fmt.Sprintf("%v: member: %v", boarddef.ErrBadParam, err)})
 		return false
 	}
 	return true
@@ -153,7 +154,7 @@ func (s *Server) validMember(w http.ResponseWriter, id string) bool {
 func (s *Server) validMembers(w http.ResponseWriter, ids []string) bool {
 	for i, id := range ids {
 		if err := codec.CheckID(id); err != nil {
-			writeJSON(w, http.StatusBadRequest, errorJSON{fmt.Sprintf("%v: ids: item %d: %v", board.ErrBadParam, i+1, err)})
+			writeJSON(w, http.StatusBadRequest, errorJSON{fmt.Sprintf("%v: ids: item %d: %v", boarddef.ErrBadParam, i+1, err)})
 			return false
 		}
 	}
@@ -162,12 +163,12 @@ func (s *Server) validMembers(w http.ResponseWriter, ids []string) bool {
 
 func (s *Server) memberBoardJSON(b board.Standings) memberBoardJSON {
 	def, _ := s.opt.Boards.Board(b.Board)
-	kind := board.Periodic
+	kind := boarddef.Periodic
 	if def != nil {
 		kind = def.Kind()
 	}
 	out := memberBoardJSON{Period: b.Period}
-	if kind == board.Rolling || kind == board.Windows {
+	if kind == boarddef.Rolling || kind == boarddef.Windows {
 		out.Windows = make(map[string]standingJSON, len(b.Standings))
 		for _, st := range b.Standings {
 			out.Windows[st.Window] = s.standingJSON(b.Board, st)
@@ -200,16 +201,16 @@ func (s *Server) boardMembers(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	def, found := s.opt.Boards.Board(name)
 	if !found {
-		s.boardFail(w, r, fmt.Errorf("%w: %q", board.ErrUnknownBoard, name))
+		s.boardFail(w, r, fmt.Errorf("%w: %q", boarddef.ErrUnknownBoard, name))
 		return
 	}
 	if len(def.Windows()) == 0 && q.Get("window") != "" {
-		s.boardFail(w, r, fmt.Errorf("%w: board %s is %s and has no windows", board.ErrBadParam, name, def.Kind()))
+		s.boardFail(w, r, fmt.Errorf("%w: board %s is %s and has no windows", boarddef.ErrBadParam, name, def.Kind()))
 		return
 	}
 	j, found := def.Window(q.Get("window"))
 	if !found {
-		s.boardFail(w, r, fmt.Errorf("%w: board %s has windows %s, not %q", board.ErrUnknownWindow, name, strings.Join(def.Windows(), ", "), q.Get("window")))
+		s.boardFail(w, r, fmt.Errorf("%w: board %s has windows %s, not %q", boarddef.ErrUnknownWindow, name, strings.Join(def.Windows(), ", "), q.Get("window")))
 		return
 	}
 	ms, err := s.opt.Boards.Standings(r.Context(), []string{name}, ids)

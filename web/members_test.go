@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/hints"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
@@ -33,7 +34,7 @@ import (
 // same events.
 type memberFixture struct {
 	h     http.Handler
-	bs    []*board.Board
+	bs    []*boarddef.Board
 	m     *boardmodel.Model
 	chain *hints.Chain
 	now   time.Time
@@ -55,12 +56,12 @@ var memberRules = []hints.Rule{
 // best score), through a Store on rdb and into the model.
 func newMemberFixture(t *testing.T, rdb redis.UniversalClient) *memberFixture {
 	t.Helper()
-	week := func(name, ev string) board.Config {
-		return board.Config{Name: name, Events: []string{ev}, Member: "user_id", Value: "one", Kind: "periodic",
+	week := func(name, ev string) boarddef.Config {
+		return boarddef.Config{Name: name, Events: []string{ev}, Member: "user_id", Value: "one", Kind: "periodic",
 			Period: "week", TZ: "Asia/Shanghai"}
 	}
-	windows := board.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour)
-	bs, err := board.Compile([]board.Config{
+	windows := boarddef.Lengths(3*time.Minute, 10*time.Minute, time.Hour, 6*time.Hour, 24*time.Hour)
+	bs, err := boarddef.Compile([]boarddef.Config{
 		{Name: "weekly-score", Events: []string{"score"}, Member: "user_id", Kind: "periodic", Period: "week",
 			TZ: "Asia/Shanghai", Tie: "first-reached", Scale: 10},
 		week("weekly-received", "received"),
@@ -68,7 +69,7 @@ func newMemberFixture(t *testing.T, rdb redis.UniversalClient) *memberFixture {
 		week("weekly-passed", "passed"),
 		{Name: "item-trades", Events: []string{"trade"}, Member: "room_id", Kind: "windows", Slice: time.Minute, Windows: windows},
 		{Name: "user-trades", Events: []string{"trade"}, Member: "user_id", Kind: "windows", Slice: time.Minute, Windows: windows},
-		{Name: "hot-week", Events: []string{"gift"}, Member: "user_id", Kind: "total", Decay: &board.Decay{HalfLife: "7d"}},
+		{Name: "hot-week", Events: []string{"gift"}, Member: "user_id", Kind: "total", Decay: &boarddef.Decay{HalfLife: "7d"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -142,10 +143,10 @@ func (f *memberFixture) standing(bi, j int, member string) (boardmodel.Entry, st
 	var ranking []boardmodel.Entry
 	period := ""
 	switch b.Kind() {
-	case board.Periodic:
+	case boarddef.Periodic:
 		period = b.Period(f.now).Label
 		ranking = f.m.Ranking(bi, period, 0)
-	case board.Total:
+	case boarddef.Total:
 		ranking = f.m.TotalRanking(bi, f.now)
 	default:
 		ranking = f.m.Ranking(bi, "", j)
@@ -171,7 +172,7 @@ func (f *memberFixture) index(name string) int {
 // on boards, as JSON.
 func (f *memberFixture) wantMember(member string, boards []string) string {
 	out := map[string]any{}
-	num := func(b *board.Board, units int64) json.Number { return json.Number(b.FormatUnits(units)) }
+	num := func(b *boarddef.Board, units int64) json.Number { return json.Number(b.FormatUnits(units)) }
 	for _, name := range boards {
 		bi := f.index(name)
 		b := f.bs[bi]

@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/internal/problem"
 )
 
@@ -28,7 +28,7 @@ type removeJSON struct {
 
 // boardRemove serves POST /v1/boards/{name}/members/{member}/remove
 // [?settled=true]: it produces a remove event for the member
-// (board.RemoveRecord) and answers 202 with its id once the broker
+// (boarddef.Board.RemoveRecord) and answers 202 with its id once the broker
 // acknowledged it. The processors apply it in its partition's order like
 // any callback; the answer does not wait for that.
 //
@@ -63,7 +63,7 @@ func (s *Server) boardRemove(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	b, ok := s.opt.Boards.Board(name)
 	if !ok {
-		writeJSON(w, http.StatusNotFound, errorJSON{board.ErrUnknownBoard.Error() + " " + name})
+		writeJSON(w, http.StatusNotFound, errorJSON{boarddef.ErrUnknownBoard.Error() + " " + name})
 		return
 	}
 	var settled bool
@@ -77,7 +77,7 @@ func (s *Server) boardRemove(w http.ResponseWriter, r *http.Request) {
 	}
 	key, value, id, err := b.RemoveRecord(r.PathValue("member"), settled, time.Now())
 	if err != nil {
-		if errors.Is(err, board.ErrBadParam) {
+		if errors.Is(err, boarddef.ErrBadParam) {
 			writeJSON(w, http.StatusBadRequest, errorJSON{err.Error()})
 			return
 		}

@@ -4,14 +4,14 @@
 -- script includes this file first ("--! include consts.lua").
 
 -- The board kinds of the scripts' kind argument (apply.lua, rebase.lua;
--- Board.scriptKind).
+-- scriptKind).
 local KIND_PERIOD = 'p' -- a periodic board
 local KIND_COMPACT = 'c' -- a periodic board whose score holds the member state (Board.ScoreHoldsState)
 local KIND_ROLLING = 'r' -- a rolling board: one hash per slice
 local KIND_WINDOWS = 'v' -- a windows board: each member's slices packed in its state (packed.lua)
 local KIND_TOTAL = 't' -- a total board
 
--- The operations of apply.lua's op argument (Op.String).
+-- The operations of apply.lua's op argument (scriptOp).
 local OP_INCR = 'incr' -- add the value to the total
 local OP_BEST = 'best' -- keep the highest value, the earliest on a tie
 local OP_SET = 'set' -- keep the latest value, the highest on a tie

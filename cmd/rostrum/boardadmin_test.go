@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 	"github.com/rostrumhq/rostrum/processor"
 	"github.com/rostrumhq/rostrum/ranking"
@@ -174,7 +175,7 @@ func TestBoardRemoveEndToEnd(t *testing.T) {
 // event within --admin-produce-timeout, the route answers 503 (a real
 // client, pointed at a port nothing listens on).
 func TestBoardRemoveUnacknowledged(t *testing.T) {
-	bs, err := board.Compile([]board.Config{{Name: "gifts", Events: []string{"gift"}, Member: "user_id", Kind: "total"}})
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "gifts", Events: []string{"gift"}, Member: "user_id", Kind: "total"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // boardsKey is the config-file key holding the leaderboards (docs/DESIGN.md §8). It
@@ -18,7 +18,7 @@ const boardsKey = "boards"
 // readBoards returns the boards: list of the YAML config file at path, or
 // nil when the file has none. Unknown keys inside a board are errors with
 // their line, as are the flag keys' own errors in applySources.
-func readBoards(path string) ([]board.Config, error) {
+func readBoards(path string) ([]boarddef.Config, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -35,10 +35,10 @@ func readBoards(path string) ([]board.Config, error) {
 
 // parseBoards decodes the boards: list of a YAML document; the other keys
 // are left to applySources.
-func parseBoards(b []byte) ([]board.Config, error) {
+func parseBoards(b []byte) ([]boarddef.Config, error) {
 	var file struct {
-		Boards []board.Config `yaml:"boards"`
-		Rest   map[string]any `yaml:",inline"`
+		Boards []boarddef.Config `yaml:"boards"`
+		Rest   map[string]any    `yaml:",inline"`
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -50,11 +50,11 @@ func parseBoards(b []byte) ([]board.Config, error) {
 
 // compileBoards checks the boards and fits their layouts; an error names
 // the board and field (boards[1].slice: …).
-func compileBoards(cfgs []board.Config, source string) ([]*board.Board, error) {
+func compileBoards(cfgs []boarddef.Config, source string) ([]*boarddef.Board, error) {
 	if len(cfgs) == 0 {
 		return nil, nil
 	}
-	bs, err := board.Compile(cfgs)
+	bs, err := boarddef.Compile(cfgs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}

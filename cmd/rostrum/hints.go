@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/hints"
 )
 
@@ -52,7 +52,7 @@ func parseHints(b []byte) ([]hints.Rule, error) {
 // compileHints compiles the rules against the boards; an error names the
 // source, the rule and what does not compile (hints[1] (unread): when: …).
 // No rules: a nil chain.
-func compileHints(rules []hints.Rule, boards []*board.Board, source string) (*hints.Chain, error) {
+func compileHints(rules []hints.Rule, boards []*boarddef.Board, source string) (*hints.Chain, error) {
 	if len(rules) == 0 {
 		return nil, nil
 	}

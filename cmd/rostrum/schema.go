@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/hints"
 	"github.com/rostrumhq/rostrum/internal/cli"
 	"github.com/rostrumhq/rostrum/route"
@@ -90,7 +90,7 @@ func configSchema() []byte {
 	props[routesKey] = schema{"type": "array", "items": routes,
 		"description": "Which rooms belong to which environment, first match wins: the YAML form of --route (docs/gateway.md)."}
 
-	boardItem := typeSchema(reflect.TypeFor[board.Config]())
+	boardItem := typeSchema(reflect.TypeFor[boarddef.Config]())
 	boardItem["required"] = []string{"name", "events", "member", "kind"}
 	props[boardsKey] = schema{"type": "array", "items": boardItem,
 		"description": "The leaderboards (docs/leaderboards.md#configuration); read by rostrum run, check, demo, wal replay, boards prune."}
@@ -177,17 +177,17 @@ func typeSchema(t reflect.Type) schema {
 var (
 	durationType = reflect.TypeFor[time.Duration]()
 	timeType     = reflect.TypeFor[time.Time]()
-	windowType   = reflect.TypeFor[board.Window]()
+	windowType   = reflect.TypeFor[boarddef.Window]()
 )
 
 // fieldSchema is the schema of a field of type t; a type that decodes
-// itself (an UnmarshalYAML method) takes any value, but board.Window.
+// itself (an UnmarshalYAML method) takes any value, but boarddef.Window.
 func fieldSchema(t reflect.Type) schema {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == windowType {
-		// board.Window: "10m" or {length: 24h, slice: 1h}
+		// boarddef.Window: "10m" or {length: 24h, slice: 1h}
 		w := typeSchema(t)
 		w["required"] = []string{"length"}
 		return schema{"anyOf": []any{durationSchema, w}}

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/hints"
 	"github.com/rostrumhq/rostrum/internal/cli"
@@ -251,9 +251,9 @@ type commonFlags struct {
 	logFlags
 	config       string
 	sec          cli.Security
-	boards       []board.Config // the config file's boards: list
-	boardsSource string         // where boards came from, for errors
-	hints        []hints.Rule   // the config file's hints: list (hints.go)
+	boards       []boarddef.Config // the config file's boards: list
+	boardsSource string            // where boards came from, for errors
+	hints        []hints.Rule      // the config file's hints: list (hints.go)
 	fieldFlags   map[string]string
 }
 

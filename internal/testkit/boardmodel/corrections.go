@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 )
 
@@ -27,7 +27,7 @@ import (
 //   - A window ranks only members whose sum is not 0.
 
 // units converts e's amount for board b; false when b refuses it.
-func units(b *board.Board, e *codec.Event) (int64, bool) {
+func units(b *boarddef.Board, e *codec.Event) (int64, bool) {
 	var v int64
 	if b.CountsEvents() {
 		v = 1
@@ -54,7 +54,7 @@ func units(b *board.Board, e *codec.Event) (int64, bool) {
 }
 
 // floored is the total a member with sum shows on b.
-func floored(b *board.Board, sum int64) int64 {
+func floored(b *boarddef.Board, sum int64) int64 {
 	if f, ok := b.Floor(); ok && sum < f {
 		return f
 	}
@@ -62,9 +62,9 @@ func floored(b *board.Board, sum int64) int64 {
 }
 
 // remove applies remove event e to board b's state.
-func (st *boardState) remove(b *board.Board, e *codec.Event) {
+func (st *boardState) remove(b *boarddef.Board, e *codec.Event) {
 	member := b.MemberOf(e)
-	if st.tot != nil || b.Kind() == board.Total {
+	if st.tot != nil || b.Kind() == boarddef.Total {
 		if st.tot != nil {
 			delete(st.tot.acc, member)
 		}

@@ -45,7 +45,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 )
 
@@ -69,7 +69,7 @@ type LateEvent struct {
 // Model is the reference model of a set of boards. It is not safe for
 // concurrent use.
 type Model struct {
-	boards []*board.Board
+	boards []*boarddef.Board
 	st     []*boardState
 }
 
@@ -102,14 +102,14 @@ type ev struct {
 }
 
 // New returns an empty model of boards.
-func New(boards []*board.Board) *Model {
+func New(boards []*boarddef.Board) *Model {
 	m := &Model{boards: boards}
 	for _, b := range boards {
 		n := len(b.WindowSlices())
 		st := &boardState{wm: map[string]int64{}, ids: map[string]bool{},
 			periods: map[string]map[string]*acc{}, origins: map[string]int64{},
 			last: make([]int64, n), set: make([]bool, n)}
-		if b.Kind() == board.Periodic {
+		if b.Kind() == boarddef.Periodic {
 			st.cal = NewCalendar(b)
 		}
 		m.st = append(m.st, st)
@@ -148,13 +148,13 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 				continue
 			}
 			grace := b.Grace().Milliseconds()
-			if b.Kind() == board.Total {
+			if b.Kind() == boarddef.Total {
 				if l := m.recordTotal(bi, e, i, value, rt); l != nil {
 					late = append(late, *l)
 				}
 				continue
 			}
-			if b.Kind() == board.Periodic {
+			if b.Kind() == boarddef.Periodic {
 				p := st.cal.Of(time.UnixMilli(e.TS))
 				if rt >= p.End.UnixMilli()+grace {
 					late = append(late, LateEvent{Board: b.Name(), Event: i})
@@ -181,10 +181,10 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 				switch {
 				case a == nil:
 					mm[member] = &acc{value, e.TS}
-				case b.Op() == board.Incr:
+				case b.Op() == boarddef.Incr:
 					a.total += value
 					a.reached = max(a.reached, e.TS)
-				case b.Op() == board.Best:
+				case b.Op() == boarddef.Best:
 					if value > a.total || (value == a.total && e.TS < a.reached) {
 						a.total, a.reached = value, e.TS
 					}
@@ -260,7 +260,7 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 		}
 	}
 	for i := range evs {
-		if e := &evs[i]; e.Type == codec.TypeRemove && !slices.ContainsFunc(m.boards, func(b *board.Board) bool { return b.Name() == e.Board }) {
+		if e := &evs[i]; e.Type == codec.TypeRemove && !slices.ContainsFunc(m.boards, func(b *boarddef.Board) bool { return b.Name() == e.Board }) {
 			late = append(late, LateEvent{Board: e.Board, Event: i, Class: "board"})
 		}
 	}
@@ -272,7 +272,7 @@ func (m *Model) Record(topic string, partition int32, offset int64, recordTime t
 func (m *Model) Expire(now time.Time) {
 	m.Rebase(now)
 	for bi, b := range m.boards {
-		if b.Kind() == board.Periodic || b.Kind() == board.Total {
+		if b.Kind() == boarddef.Periodic || b.Kind() == boarddef.Total {
 			continue
 		}
 		st := m.st[bi]
@@ -303,7 +303,7 @@ func (m *Model) Ranking(boardIdx int, period string, window int) []Entry {
 	b, st := m.boards[boardIdx], m.st[boardIdx]
 	var out []Entry
 	var origin int64
-	if b.Kind() == board.Periodic {
+	if b.Kind() == boarddef.Periodic {
 		origin = st.origins[period]
 		for member, a := range st.periods[period] {
 			out = append(out, Entry{Member: member, Total: floored(b, a.total), ReachedAt: a.reached})

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 )
@@ -15,7 +15,7 @@ import (
 // 3-slice rolling board of 1-minute slices with first-reached ties.
 func TestRollingByHand(t *testing.T) {
 	g := time.Duration(0)
-	bs, err := board.Compile([]board.Config{{Name: "r", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "r", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
 		Slice: time.Minute, Slices: 3, Tie: "first-reached", Grace: &g}})
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +59,8 @@ func TestRollingByHand(t *testing.T) {
 // that one behind.
 func TestRollingDecayByHand(t *testing.T) {
 	g := time.Duration(0)
-	bs, err := board.Compile([]board.Config{{Name: "r", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
-		Slice: 30 * time.Minute, Slices: 6, Decay: &board.Decay{HalfLife: "1h"}, Grace: &g}})
+	bs, err := boarddef.Compile([]boarddef.Config{{Name: "r", Events: []string{"gift"}, Member: "room_id", Kind: "rolling",
+		Slice: 30 * time.Minute, Slices: 6, Decay: &boarddef.Decay{HalfLife: "1h"}, Grace: &g}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // The model's own calendar: it shares no code with board's periods, so a
@@ -25,14 +25,14 @@ type Period struct {
 // Calendar computes the periods of one periodic board. It is not safe for
 // concurrent use (it caches).
 type Calendar struct {
-	unit  board.Unit
+	unit  boarddef.Unit
 	loc   *time.Location
 	ws    time.Weekday
 	cache map[string]Period
 }
 
 // NewCalendar returns the calendar of periodic board b.
-func NewCalendar(b *board.Board) *Calendar {
+func NewCalendar(b *boarddef.Board) *Calendar {
 	return &Calendar{unit: b.Unit(), loc: b.Location(), ws: b.WeekStart(), cache: map[string]Period{}}
 }
 
@@ -40,11 +40,11 @@ func NewCalendar(b *board.Board) *Calendar {
 func (c *Calendar) Label(t time.Time) string {
 	lt := t.In(c.loc)
 	switch c.unit {
-	case board.Hour:
+	case boarddef.Hour:
 		return fmt.Sprintf("%04d-%02d-%02dT%02d", lt.Year(), int(lt.Month()), lt.Day(), lt.Hour())
-	case board.Day:
+	case boarddef.Day:
 		return fmt.Sprintf("%04d-%02d-%02d", lt.Year(), int(lt.Month()), lt.Day())
-	case board.Month:
+	case boarddef.Month:
 		return fmt.Sprintf("%04d-%02d", lt.Year(), int(lt.Month()))
 	}
 	// Week: its first day is the latest week-start day on or before the

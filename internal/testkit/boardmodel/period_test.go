@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 )
 
@@ -45,7 +45,7 @@ func TestPeriodTable(t *testing.T) {
 		{"day", "Asia/Shanghai", "", "2026-06-30T16:00:00Z", "2026-07-01", "2026-06-30T16:00:00Z", "2026-07-01T16:00:00Z"},
 	} {
 		name := c.period + "/" + c.tz + "/" + c.at
-		bs, err := board.Compile([]board.Config{{Name: "b", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
+		bs, err := boarddef.Compile([]boarddef.Config{{Name: "b", Events: []string{"gift"}, Member: "room_id", Kind: "periodic",
 			Period: c.period, TZ: c.tz, WeekStart: c.weekStart}})
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +59,7 @@ func TestPeriodTable(t *testing.T) {
 			t.Errorf("%s: model: %s [%s, %s), want %s [%s, %s)", name, p.Label, p.Start.UTC(), p.End.UTC(), c.label, start, end)
 		}
 		if p, err := b.ParsePeriod(c.label); err != nil || !p.Start.Equal(start) {
-			t.Errorf("%s: board.ParsePeriod(%s) = %v, %v", name, c.label, p.Start, err)
+			t.Errorf("%s: boarddef.ParsePeriod(%s) = %v, %v", name, c.label, p.Start, err)
 		}
 	}
 }
@@ -69,7 +69,7 @@ func TestPeriodTable(t *testing.T) {
 func TestCalendarAgreesWithBoard(t *testing.T) {
 	for _, unit := range []string{"hour", "day", "week", "month"} {
 		for _, tz := range []string{"Europe/Berlin", "America/New_York", "Australia/Sydney"} {
-			bs, err := board.Compile([]board.Config{{Name: "b", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: unit, TZ: tz}})
+			bs, err := boarddef.Compile([]boarddef.Config{{Name: "b", Events: []string{"gift"}, Member: "room_id", Kind: "periodic", Period: unit, TZ: tz}})
 			if err != nil {
 				t.Fatal(err)
 			}

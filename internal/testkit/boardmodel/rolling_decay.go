@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // Rolling decay boards, as docs/DESIGN.md §8 states them, written without
@@ -49,7 +49,7 @@ func (st *boardState) decay() *rollingDecay {
 }
 
 // mantissa returns M for a decay board's event at ts: round(2^20 · 2^(r/H)).
-func mantissa(b *board.Board, ts int64) (h, m int64) {
+func mantissa(b *boarddef.Board, ts int64) (h, m int64) {
 	hl, epoch := b.HalfLife().Milliseconds(), b.Epoch().UnixMilli()
 	h = floorDiv(ts-epoch, hl)
 	r := ts - epoch - h*hl

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 )
 
@@ -83,10 +83,10 @@ func (m *Model) recordTotal(bi int, e *codec.Event, i int, value, rt int64) *Lat
 	case a == nil:
 		a = &acc{value, e.TS}
 		ts.acc[member] = a
-	case b.Op() == board.Incr:
+	case b.Op() == boarddef.Incr:
 		a.total += value
 		a.reached = max(a.reached, e.TS)
-	case b.Op() == board.Best:
+	case b.Op() == boarddef.Best:
 		if value > a.total || (value == a.total && e.TS < a.reached) {
 			a.total, a.reached = value, e.TS
 		}
@@ -110,7 +110,7 @@ func (m *Model) Rebase(now time.Time) {
 			continue
 		}
 		target := floorDiv(now.UnixMilli()-b.Grace().Milliseconds()-b.Epoch().UnixMilli(), h) - 1
-		if b.Kind() == board.Rolling {
+		if b.Kind() == boarddef.Rolling {
 			m.rebaseRolling(bi, target)
 			continue
 		}

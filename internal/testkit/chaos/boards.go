@@ -7,7 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/internal/testkit/trace"
 )
 
@@ -22,7 +22,7 @@ var CheaterBoards = []string{"room-gifts-7d", "weekly-score", "gifts-day"}
 // Boards compiles the boards every chaos processor runs (boards.yaml),
 // the decay boards with the epoch and grace that move their base at the
 // moment DecayAtEnv sets (checkdecay.go), as BoardsAt does.
-func Boards() ([]*board.Board, error) {
+func Boards() ([]*boarddef.Board, error) {
 	at, err := decayAtFromEnv()
 	if err != nil {
 		return nil, err
@@ -32,18 +32,18 @@ func Boards() ([]*board.Board, error) {
 
 // BoardsAt compiles BoardsYAML(at): the boards a processor started with
 // that file runs, and those Check compares.
-func BoardsAt(at time.Time) ([]*board.Board, error) {
+func BoardsAt(at time.Time) ([]*boarddef.Board, error) {
 	data, err := BoardsYAML(at)
 	if err != nil {
 		return nil, err
 	}
 	var file struct {
-		Boards []board.Config `yaml:"boards"`
+		Boards []boarddef.Config `yaml:"boards"`
 	}
 	if err := yaml.Unmarshal(data, &file); err != nil {
 		return nil, fmt.Errorf("chaos: boards.yaml: %w", err)
 	}
-	bs, err := board.Compile(file.Boards)
+	bs, err := boarddef.Compile(file.Boards)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: boards.yaml: %w", err)
 	}
@@ -67,7 +67,7 @@ func BoardsYAML(at time.Time) ([]byte, error) {
 		return nil, fmt.Errorf("chaos: boards.yaml: no list of boards")
 	}
 	for _, n := range list.Content {
-		var c board.Config
+		var c boarddef.Config
 		if err := n.Decode(&c); err != nil {
 			return nil, fmt.Errorf("chaos: boards.yaml: line %d: %w", n.Line, err)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/model"
@@ -78,7 +78,7 @@ type Input struct {
 	// Boards are every board the processors run (Boards, BoardsAt). Check
 	// compares the decay boards with CheckDecay and the others with the
 	// model of checkboards.go (SplitDecay).
-	Boards []*board.Board
+	Boards []*boarddef.Board
 	users  map[string][]string // room → users with a good event, sorted
 	facts  map[[2]string]*memberFacts
 
@@ -114,7 +114,7 @@ type Input struct {
 	// records as Kafka holds them (partition, offset, record time); free
 	// the same without the remove events, and removed the members remove
 	// events name, per board.
-	plain   []*board.Board
+	plain   []*boarddef.Board
 	boards  *boardmodel.Model
 	free    *boardmodel.Model
 	removed []map[string]bool
@@ -247,7 +247,7 @@ var meetingCodec = codec.NewMeeting(codec.DefaultEpoch)
 // stopped after their last expiry tick past any move of the base.
 func Check(ctx context.Context, rc redis.UniversalClient, outputs, dlq, settled, inputs []*kgo.Record, in *Input) (*Report, error) {
 	rep := &Report{}
-	var decay []*board.Board
+	var decay []*boarddef.Board
 	in.plain, decay = SplitDecay(in.Boards)
 	if err := checkRedis(ctx, rc, in, rep); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 )
@@ -131,7 +132,7 @@ func compareBoards(ctx context.Context, rc redis.UniversalClient, in *Input, rep
 	for bi, b := range in.plain {
 		type target struct{ period, window string }
 		var targets []target
-		if b.Kind() == board.Periodic {
+		if b.Kind() == boarddef.Periodic {
 			labels := in.boards.Periods(bi)
 			// One hash tag per period, {name@label}: board/keys.go.
 			prefix, suffix := "rostrum:"+in.Env+":board:{"+b.Name()+"@", "}:z"

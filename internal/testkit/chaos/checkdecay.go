@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/boardmodel"
 	"github.com/rostrumhq/rostrum/internal/testkit/trace"
@@ -80,7 +81,7 @@ func decayPlace(b time.Time, h time.Duration) (epoch time.Time, grace time.Durat
 
 // SplitDecay returns the boards checkboards.go compares and the decay
 // boards, which CheckDecay compares.
-func SplitDecay(bs []*board.Board) (plain, decay []*board.Board) {
+func SplitDecay(bs []*boarddef.Board) (plain, decay []*boarddef.Board) {
 	for _, b := range bs {
 		if b.HalfLife() > 0 {
 			decay = append(decay, b)
@@ -93,7 +94,7 @@ func SplitDecay(bs []*board.Board) (plain, decay []*board.Board) {
 
 // DecayCheck compares the decay boards with their model.
 type DecayCheck struct {
-	Boards []*board.Board
+	Boards []*boarddef.Board
 	Env    string
 	model  *boardmodel.Model
 
@@ -118,7 +119,7 @@ type RebaseWatch struct {
 // WatchRebases starts sampling the redis-server at addr every 100 ms until
 // Stop. It skips a sample while the server does not accept connections (it
 // is being restarted), which the client would log at every attempt.
-func WatchRebases(addr, env string, bs []*board.Board) *RebaseWatch {
+func WatchRebases(addr, env string, bs []*boarddef.Board) *RebaseWatch {
 	w := &RebaseWatch{counts: make([]int64, len(bs)), stop: make(chan struct{}), done: make(chan struct{})}
 	last := make([]int64, len(bs))
 	rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
@@ -143,7 +144,7 @@ func WatchRebases(addr, env string, bs []*board.Board) *RebaseWatch {
 }
 
 // sample adds each board's rebases since the last sample (last).
-func (w *RebaseWatch) sample(rc redis.UniversalClient, env string, bs []*board.Board, last []int64) {
+func (w *RebaseWatch) sample(rc redis.UniversalClient, env string, bs []*boarddef.Board, last []int64) {
 	for i, b := range bs {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		n, err := rc.HGet(ctx, baseKey(env, b), "rebases").Int64()
@@ -177,12 +178,12 @@ func (w *RebaseWatch) Stop() []int64 {
 	return w.Seen()
 }
 
-func decayPrefix(env string, b *board.Board) string {
+func decayPrefix(env string, b *boarddef.Board) string {
 	return "rostrum:" + env + ":board:{" + b.Name() + "}:"
 }
 
-func baseKey(env string, b *board.Board) string {
-	if b.Kind() == board.Total {
+func baseKey(env string, b *boarddef.Board) string {
+	if b.Kind() == boarddef.Total {
 		return decayPrefix(env, b) + "T:b"
 	}
 	return decayPrefix(env, b) + "b"
@@ -192,7 +193,7 @@ func baseKey(env string, b *board.Board) string {
 // partition and offset order, after a rebase at now (the end of the run),
 // checks that each record with a late event on a decay board is in the DLQ
 // with a reason saying late, and compares the boards (compare).
-func CheckDecay(ctx context.Context, rc redis.UniversalClient, env string, bs []*board.Board, tr []trace.Record, inputs, dlq []*kgo.Record, now time.Time, rep *Report) (*DecayCheck, error) {
+func CheckDecay(ctx context.Context, rc redis.UniversalClient, env string, bs []*boarddef.Board, tr []trace.Record, inputs, dlq []*kgo.Record, now time.Time, rep *Report) (*DecayCheck, error) {
 	events := map[string][]codec.Event{}
 	for _, r := range tr {
 		if r.Good() && slices.ContainsFunc(r.Events, func(e codec.Event) bool { return e.Type.Board() }) {
@@ -222,7 +223,7 @@ func CheckDecay(ctx context.Context, rc redis.UniversalClient, env string, bs []
 		// The model answers for events of boards it does not keep too
 		// (removals from the other boards): only the decay boards' count.
 		late := slices.ContainsFunc(d.model.Record(r.Topic, r.Partition, r.Offset, r.Timestamp, evs), func(l boardmodel.LateEvent) bool {
-			return slices.ContainsFunc(bs, func(b *board.Board) bool { return b.Name() == l.Board })
+			return slices.ContainsFunc(bs, func(b *boarddef.Board) bool { return b.Name() == l.Board })
 		})
 		if !late || seen[string(r.Value)] {
 			continue
@@ -277,7 +278,7 @@ func (d *DecayCheck) compare(ctx context.Context, rc redis.UniversalClient, rep 
 		var wantK int64
 		var ok bool
 		var wantSums map[string]int64
-		if b.Kind() == board.Total {
+		if b.Kind() == boarddef.Total {
 			wantK, ok = d.model.Base(bi)
 			wantSums = d.model.Sums(bi)
 		} else {
@@ -293,7 +294,7 @@ func (d *DecayCheck) compare(ctx context.Context, rc redis.UniversalClient, rep 
 			return err
 		}
 		d.compareSums(rep, bi, b.Name()+" sums", gotSums, wantSums)
-		if b.Kind() == board.Rolling {
+		if b.Kind() == boarddef.Rolling {
 			if err := d.compareSlices(ctx, rc, rep, bi, b, gotSums); err != nil {
 				return err
 			}
@@ -311,7 +312,7 @@ func (d *DecayCheck) compare(ctx context.Context, rc redis.UniversalClient, rep 
 			return err
 		}
 		var want []boardmodel.Entry
-		if b.Kind() == board.Total {
+		if b.Kind() == boarddef.Total {
 			want = d.model.TotalRanking(bi, at)
 		} else {
 			want = d.model.RollingDecayRanking(bi, at)
@@ -333,9 +334,9 @@ func (d *DecayCheck) compare(ctx context.Context, rc redis.UniversalClient, rep 
 
 // sums reads a decay board's sums S by member: "S reached" in a total
 // board's T:m, "reached S" in a rolling board's m.
-func (d *DecayCheck) sums(ctx context.Context, rc redis.UniversalClient, b *board.Board) (map[string]int64, error) {
+func (d *DecayCheck) sums(ctx context.Context, rc redis.UniversalClient, b *boarddef.Board) (map[string]int64, error) {
 	key, field := decayPrefix(d.Env, b)+"T:m", 0
-	if b.Kind() == board.Rolling {
+	if b.Kind() == boarddef.Rolling {
 		key, field = decayPrefix(d.Env, b)+"m", 1
 	}
 	all, err := rc.HGetAll(ctx, key).Result()
@@ -359,7 +360,7 @@ func (d *DecayCheck) sums(ctx context.Context, rc redis.UniversalClient, b *boar
 
 // compareSlices compares a rolling decay board's slice sums with the
 // model's, and checks that each window sum is the sum of its slices.
-func (d *DecayCheck) compareSlices(ctx context.Context, rc redis.UniversalClient, rep *Report, bi int, b *board.Board, window map[string]int64) error {
+func (d *DecayCheck) compareSlices(ctx context.Context, rc redis.UniversalClient, rep *Report, bi int, b *boarddef.Board, window map[string]int64) error {
 	prefix := decayPrefix(d.Env, b) + "s:"
 	keys, err := scanKeys(ctx, rc, prefix+"*")
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // setDecayAt makes the decay boards of boards.yaml move their base target
@@ -48,7 +48,7 @@ func waitDecayBoundary(b time.Time) {
 // while the processors ran, unless Redis was wiped within a tick (5 s) of
 // B: the first write after a wipe takes the target as the base, with
 // nothing to rebase.
-func checkDecayAfterFaults(t *testing.T, rc redis.UniversalClient, decay []*board.Board, h *Harness, s *Schedule, now, moved time.Time, w *RebaseWatch) {
+func checkDecayAfterFaults(t *testing.T, rc redis.UniversalClient, decay []*boarddef.Board, h *Harness, s *Schedule, now, moved time.Time, w *RebaseWatch) {
 	t.Helper()
 	var rep Report
 	dc, err := CheckDecay(context.Background(), rc, EnvName, decay, h.In.Trace, h.Inputs(), h.Kafka.ReadAll(h.Topics.DLQ), time.Now(), &rep)
@@ -80,7 +80,7 @@ func checkDecayAfterFaults(t *testing.T, rc redis.UniversalClient, decay []*boar
 // run (rep.Decay), compares them with their model after rebases at chosen
 // times (4 hours on: one more rebase, which floors; a day on: seven
 // half-lives more, and the rolling window empty), and logs the figures.
-func checkDecayBoards(t *testing.T, rc redis.UniversalClient, decay []*board.Board, now time.Time, seen []int64, rep *Report) {
+func checkDecayBoards(t *testing.T, rc redis.UniversalClient, decay []*boarddef.Board, now time.Time, seen []int64, rep *Report) {
 	t.Helper()
 	ctx := context.Background()
 	dc := rep.Decay

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/model"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
@@ -64,7 +64,7 @@ type Harness struct {
 // New starts kfake with the topics (3 partitions each) for the input tr
 // (see Trace), which the processors' boards count; Redis is the caller's
 // (its addresses in redisAddrs).
-func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*board.Board, stable string) *Harness {
+func New(t *testing.T, redisAddrs []string, tr []trace.Record, boards []*boarddef.Board, stable string) *Harness {
 	t.Helper()
 	topics := processor.TopicsFor("", EnvName)
 	k := testenv.StartKafka(t, testenv.WithTopics(3, topics.All()...))

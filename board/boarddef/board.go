@@ -1,8 +1,7 @@
-package board
+package boarddef
 
 import (
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/rostrumhq/rostrum/codec"
@@ -25,7 +24,7 @@ type Board struct {
 	weekStart time.Weekday
 	retention int
 
-	// settlement (periodic boards; settle.go)
+	// settlement (periodic boards; board/settle.go)
 	settle          bool
 	settleTop       int
 	settleRetention int
@@ -80,7 +79,7 @@ func (b *Board) WeekStart() time.Weekday { return b.weekStart }
 func (b *Board) Retention() int { return b.retention }
 
 // Settles reports whether the board freezes and publishes its closed
-// periods (settle.go).
+// periods (board/settle.go).
 func (b *Board) Settles() bool { return b.settle }
 
 // SettleTop returns how many members a settled snapshot keeps.
@@ -115,6 +114,14 @@ func (b *Board) WindowSliceLengths() []time.Duration {
 	}
 	return out
 }
+
+// NumWindows returns the number of windows of a rolling (1) or windows
+// board; 0 for other kinds.
+func (b *Board) NumWindows() int { return len(b.windows) }
+
+// WindowRatio returns window j's slice length in board slices: 1 when the
+// window keeps the board's slice.
+func (b *Board) WindowRatio(j int) int64 { return b.wratio[j] }
 
 // windowSliceMs returns window j's slice length in milliseconds.
 func (b *Board) windowSliceMs(j int) int64 { return b.wratio[j] * b.slice.Milliseconds() }
@@ -151,23 +158,19 @@ func (b *Board) Horizon() time.Time {
 // below the floor or beyond max-total.
 func (b *Board) ScoreHoldsState() bool { return b.compact }
 
-// unscore returns the total and reached time (Unix ms) a first-reached
-// score encodes, origin being the period start: exact for a compact board's
-// members missing from the member hash.
-func (b *Board) unscore(score float64, origin int64) (total, reached int64) {
+// Unscore returns the total and reached time (Unix ms) a first-reached
+// score encodes, origin being the period start: exact for the members of a
+// board whose score holds their state (ScoreHoldsState) that its member
+// hash does not list.
+func (b *Board) Unscore(score float64, origin int64) (total, reached int64) {
 	s, r := int64(score), int64(1)<<b.rb
 	t := floorDiv(s, r)
 	return t, origin + (r-1-(s-t*r))*b.res.Milliseconds()
 }
 
-// compactArg is the reached bits settle.lua decodes states from ("" for
-// a board whose member hash holds every state).
-func (b *Board) compactArg() string {
-	if !b.compact {
-		return ""
-	}
-	return strconv.Itoa(b.rb)
-}
+// RanksUsers reports whether the board ranks user ids (member: user_id);
+// else it ranks room ids.
+func (b *Board) RanksUsers() bool { return !b.byRoom }
 
 // Counts reports whether the board counts events of type t.
 func (b *Board) Counts(t codec.Type) bool { return t < 32 && b.events&(1<<t) != 0 }
@@ -250,7 +253,7 @@ func (b *Board) LateAt(ms int64) time.Time {
 	case b.kind == Periodic:
 		return b.Period(time.UnixMilli(ms)).End.Add(b.grace)
 	case b.kind == Total && b.halfLife > 0:
-		return time.UnixMilli(b.decayLateAt(b.totalBucket(ms)))
+		return time.UnixMilli(b.DecayLateAt(b.HalfLifeOf(ms)))
 	case b.kind == Total:
 		return time.Time{}
 	}
@@ -263,7 +266,7 @@ func (b *Board) LateAt(ms int64) time.Time {
 	}
 	at += b.grace.Milliseconds()
 	if b.halfLife > 0 { // a rolling decay board: also when the base passes its half-life
-		at = min(at, b.decayLateAt(b.halfLifeOf(ms)))
+		at = min(at, b.DecayLateAt(b.HalfLifeOf(ms)))
 	}
 	return time.UnixMilli(at)
 }

@@ -1,4 +1,4 @@
-package board_test
+package boarddef_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 )
 
 // TestWindowSlicesConfig reads windows written both ways, checks what a
@@ -34,18 +34,18 @@ boards:
     windows: [10m, {length: 12m, slice: 2m}, {length: 30m, slice: 30m}]
 `
 	var file struct {
-		Boards []board.Config `yaml:"boards"`
+		Boards []boarddef.Config `yaml:"boards"`
 	}
 	dec := yaml.NewDecoder(strings.NewReader(doc))
 	dec.KnownFields(true)
 	if err := dec.Decode(&file); err != nil {
 		t.Fatal(err)
 	}
-	want := []board.Window{{Length: 10 * time.Minute}, {Length: 12 * time.Minute, Slice: 2 * time.Minute}, {Length: 30 * time.Minute, Slice: 30 * time.Minute}}
+	want := []boarddef.Window{{Length: 10 * time.Minute}, {Length: 12 * time.Minute, Slice: 2 * time.Minute}, {Length: 30 * time.Minute, Slice: 30 * time.Minute}}
 	if !slices.Equal(file.Boards[1].Windows, want) {
 		t.Fatalf("windows read as %v, want %v", file.Boards[1].Windows, want)
 	}
-	bs, err := board.Compile(file.Boards)
+	bs, err := boarddef.Compile(file.Boards)
 	if err != nil {
 		t.Fatal(err)
 	}

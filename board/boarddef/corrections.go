@@ -1,4 +1,4 @@
-package board
+package boarddef
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // rather than at every step keeps the sum independent of the order in
 // which increments and decrements arrive, so folding, redelivery and
 // replays in any order agree, and a window can subtract an expired slice
-// exactly. A remove event takes a member off a board (removeEntry).
+// exactly. A remove event takes a member off a board (RemoveRecord).
 //
 // A board of scale 10, 100 or 1000 stores every value as an integer
 // number of 1/scale units: 12.5 on a scale-10 board is 125. Reads format
@@ -84,8 +84,9 @@ func (b *Board) CountsEvents() bool { return b.one }
 // Scale returns how many units make 1 on the board: 1, 10, 100 or 1000.
 func (b *Board) Scale() int64 { return b.scale }
 
-// shown returns the total a member with sum shows and ranks with.
-func (b *Board) shown(sum int64) int64 {
+// Shown returns the total a member with sum shows and ranks with:
+// max(sum, floor), or sum on a board without a floor.
+func (b *Board) Shown(sum int64) int64 {
 	if !b.noFloor && sum < b.floor {
 		return b.floor
 	}
@@ -136,11 +137,11 @@ func (b *Board) ParseUnits(s string) (int64, error) {
 	return int64(n), nil
 }
 
-// units returns the value ev adds (incr) or sets (best, set) in units of
-// 1/Scale, or the reason the board refuses it: finer than the scale,
-// negative on a board without allow-negative, or out of range once
+// Units returns the value ev adds (incr) or sets (best, set) in units of
+// 1/Scale, or an error saying why the board refuses it: finer than the
+// scale, negative on a board without allow-negative, or out of range once
 // scaled.
-func (b *Board) units(ev *codec.Event) (int64, *RejectError) {
+func (b *Board) Units(ev *codec.Event) (int64, error) {
 	v, places := ev.Value, ev.Decimals
 	for places > 0 && v%10 == 0 {
 		v, places = v/10, places-1
@@ -152,19 +153,19 @@ func (b *Board) units(ev *codec.Event) (int64, *RejectError) {
 		}
 	}
 	if v < 0 && !b.allowNeg {
-		return 0, &RejectError{Board: b.name, Class: "value", Msg: fmt.Sprintf("value: %s is negative and the board does not allow negative values (allow-negative: true)",
-			decimalText(ev.Value, ev.Decimals))}
+		return 0, fmt.Errorf("value: %s is negative and the board does not allow negative values (allow-negative: true)",
+			decimalText(ev.Value, ev.Decimals))
 	}
 	if places > b.places {
-		return 0, &RejectError{Board: b.name, Class: "value", Msg: fmt.Sprintf("value: %s is finer than the board's scale %d (at most %d decimal places)",
-			decimalText(ev.Value, ev.Decimals), b.scale, b.places)}
+		return 0, fmt.Errorf("value: %s is finer than the board's scale %d (at most %d decimal places)",
+			decimalText(ev.Value, ev.Decimals), b.scale, b.places)
 	}
 	for range b.places - places {
 		v *= 10
 	}
 	if v > b.maxTotal || -v > b.maxTotal {
-		return 0, &RejectError{Board: b.name, Class: "value", Msg: fmt.Sprintf("value: %s is beyond the board's max-total %s",
-			decimalText(ev.Value, ev.Decimals), b.FormatUnits(b.maxTotal))}
+		return 0, fmt.Errorf("value: %s is beyond the board's max-total %s",
+			decimalText(ev.Value, ev.Decimals), b.FormatUnits(b.maxTotal))
 	}
 	return v, nil
 }

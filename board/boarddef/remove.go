@@ -1,4 +1,4 @@
-package board
+package boarddef
 
 import (
 	"crypto/rand"

@@ -1,4 +1,4 @@
-package board
+package boarddef
 
 import (
 	"time"
@@ -52,7 +52,7 @@ type Config struct {
 	Epoch time.Time `yaml:"epoch"`
 
 	// Settle freezes every closed period of a periodic board into a
-	// snapshot and publishes it once on {env}.boards.settled (settle.go):
+	// snapshot and publishes it once on {env}.boards.settled (board/settle.go):
 	// "" or "true" (periodic default), "false" (off), "daily" (rolling and
 	// windows boards: a snapshot of the first window at every 00:00 UTC;
 	// not yet built, refused).
@@ -112,7 +112,7 @@ func (w *Window) UnmarshalYAML(unmarshal func(any) error) error {
 }
 
 // Lengths returns windows of the given lengths, each keeping the board's
-// slice: Windows: board.Lengths(3*time.Minute, time.Hour).
+// slice: Windows: boarddef.Lengths(3*time.Minute, time.Hour).
 func Lengths(ds ...time.Duration) []Window {
 	out := make([]Window, len(ds))
 	for i, d := range ds {
@@ -164,16 +164,15 @@ const (
 	Set                // total = value of the newest event (ties: the larger value); reached_at = its time
 )
 
-// String returns "incr", "best" or "set": the configuration's spelling,
-// which apply.lua takes too (opIncr, opBest, opSet).
+// String returns "incr", "best" or "set": the configuration's spelling.
 func (o Op) String() string {
 	switch o {
 	case Incr:
-		return opIncr
+		return "incr"
 	case Best:
-		return opBest
+		return "best"
 	case Set:
-		return opSet
+		return "set"
 	}
 	return "unknown"
 }

@@ -1,4 +1,4 @@
-package board
+package boarddef
 
 import (
 	"errors"
@@ -363,7 +363,7 @@ func (b *Board) compileTie(c *Config, now time.Time) error {
 	// span: how far after its origin a reached time may fall.
 	var span time.Duration
 	if b.kind == Periodic {
-		span = b.unit.maxSpan()
+		span = b.unit.MaxSpan()
 	} else {
 		span = defaultRollingSpan
 	}
@@ -418,8 +418,8 @@ func bitsFor(n uint64) int {
 	return bits.Len64(n - 1)
 }
 
-// minSpan and maxSpan bound the length of a period of u in any zone (DST
-// included), used for validation and as search bounds.
+// minSpan is the shortest a period of u lasts in any zone (DST included):
+// a board's grace must be shorter.
 func (u Unit) minSpan() time.Duration {
 	switch u {
 	case Hour:
@@ -432,7 +432,11 @@ func (u Unit) minSpan() time.Duration {
 	return 28*24*time.Hour - 2*time.Hour
 }
 
-func (u Unit) maxSpan() time.Duration {
+// MaxSpan is the longest a period of u lasts in any zone (DST included):
+// the bound of the search for a period's start and end, of the reached
+// time a first-reached score holds, and of how long the state kept for a
+// number of periods lasts.
+func (u Unit) MaxSpan() time.Duration {
 	switch u {
 	case Hour:
 		return 2 * time.Hour // a wall-clock hour repeated when clocks go back

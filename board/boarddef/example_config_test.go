@@ -1,4 +1,4 @@
-package board_test
+package boarddef_test
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/rostrumhq/rostrum/board"
+	"github.com/rostrumhq/rostrum/board/boarddef"
 	"github.com/rostrumhq/rostrum/examples"
 )
 
@@ -19,8 +19,8 @@ import (
 // bits of milliseconds), its scale and whether it takes refunds.
 func ExampleCompile() {
 	var file struct {
-		Boards []board.Config `yaml:"boards"`
-		Hints  any            `yaml:"hints"` // seed 001's hints: package hints
+		Boards []boarddef.Config `yaml:"boards"`
+		Hints  any               `yaml:"hints"` // seed 001's hints: package hints
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(examples.BoardsYAML))
 	dec.KnownFields(true)
@@ -28,7 +28,7 @@ func ExampleCompile() {
 		fmt.Println(err)
 		return
 	}
-	bs, err := board.Compile(file.Boards)
+	bs, err := boarddef.Compile(file.Boards)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -36,16 +36,16 @@ func ExampleCompile() {
 	for _, b := range bs {
 		line := b.Name() + ": " + b.Kind().String()
 		switch b.Kind() {
-		case board.Periodic:
+		case boarddef.Periodic:
 			line += fmt.Sprintf(" by %s, %d kept", b.Unit(), b.Retention())
-		case board.Rolling:
+		case boarddef.Rolling:
 			line += fmt.Sprintf(", %d slices of %s", b.WindowSlices()[0], b.Slice())
 			if b.HalfLife() > 0 {
 				line += fmt.Sprintf(", decay half-life %s, max total %d", b.HalfLife(), b.MaxTotal())
 			}
-		case board.Windows:
+		case boarddef.Windows:
 			line += fmt.Sprintf(" %v of %v slices, grace %s", b.Windows(), b.WindowSliceLengths(), b.Grace())
-		case board.Total:
+		case boarddef.Total:
 			if b.HalfLife() > 0 {
 				line += fmt.Sprintf(", decay half-life %s, max total %d", b.HalfLife(), b.MaxTotal())
 			}

@@ -1,4 +1,4 @@
-package board
+package boarddef
 
 import (
 	"fmt"
@@ -20,6 +20,12 @@ type Period struct {
 	key        int64 // monotone in time: see periodKey
 }
 
+// Key numbers the period among its board's periods: it never decreases
+// with time, and two instants share a period exactly when they share its
+// key. A rolling or windows board's "period" is a slice, whose key is its
+// index (SliceOf).
+func (p Period) Key() int64 { return p.key }
+
 // Period returns the period of a periodic board holding t. For a rolling or
 // windows board it returns the slice holding t, with an empty label; for a
 // total board (no periods) the zero Period.
@@ -33,7 +39,7 @@ func (b *Board) Period(t time.Time) Period {
 	}
 	k := b.periodKey(t)
 	ms := t.UnixMilli()
-	span := b.unit.maxSpan().Milliseconds()
+	span := b.unit.MaxSpan().Milliseconds()
 	// Keys never decrease with time, so binary search finds the first
 	// millisecond with key k (the start) and the first with a greater key
 	// (the end), whatever the zone's DST rules do to the wall clock.
@@ -202,10 +208,10 @@ func (u Unit) example() string {
 	return "like 2026-11"
 }
 
-// periodsBetween returns how many periods lie from p to q: 0 for the same
+// PeriodsBetween returns how many periods lie from p to q: 0 for the same
 // period, negative when q is before p. Hours are walked one by one near the
 // limit, since skipped and repeated wall-clock hours make keys uneven.
-func (b *Board) periodsBetween(p, q Period, limit int64) int64 {
+func (b *Board) PeriodsBetween(p, q Period, limit int64) int64 {
 	d := b.index(q.key) - b.index(p.key)
 	if b.unit != Hour || d <= 0 || d > limit+3 {
 		return d
@@ -217,9 +223,10 @@ func (b *Board) periodsBetween(p, q Period, limit int64) int64 {
 	return n
 }
 
-// expireAt returns when the keys of period p may go: the end of the period
-// retention periods after it, plus grace.
-func (b *Board) expireAt(p Period) time.Time {
+// KeptUntil returns how long period p stays readable, and so when its
+// state may go: the end of the period Retention periods after it, plus
+// grace.
+func (b *Board) KeptUntil(p Period) time.Time {
 	e := p.End
 	for range b.retention {
 		e = b.Period(e).End
