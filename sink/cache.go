@@ -44,7 +44,7 @@ type stateCache struct {
 	mu      sync.Mutex
 	rooms   map[string]*cachedRoom
 	members int
-	scratch map[string]int  // planRoom's user index, reused under mu
+	planner roomPlanner     // plans the cached rooms' updates, under mu
 	parts   map[partKey]any // partArg's boxed names, under mu
 }
 
@@ -69,138 +69,39 @@ func (c *stateCache) partArg(p *ranking.Part) any {
 	return a
 }
 
-// cachedRoom is a room's member states as stored in Redis under token, and
-// the room's stable hash as last seen, if known. token is "" while an apply
-// planned from the entry is in flight: the entry already holds that apply's
-// states, and it is dropped unless Redis confirms them.
+// cachedRoom is a room's model (see roomModel) as stored in Redis under
+// token. token is "" while an apply planned from the entry is in flight:
+// the entry already holds that apply's states, and it is dropped unless
+// Redis confirms them.
 type cachedRoom struct {
-	token  string
-	index  map[string]int32 // user → position in list
-	list   []cachedMember
-	ranked int // members with a score: the ranking's size
-	stable cachedStable
+	roomModel
+	token string
 	// refreshed is when a script last refreshed the TTL of all the room's
 	// keys (zero: unknown).
 	refreshed time.Time
 }
 
-// cachedStable is a room's stable hash as the sink last read or wrote it.
-// pending is the seq of an output not yet acknowledged (0: none), counted
-// only when it is the room's current seq, as the scripts count it.
-type cachedStable struct {
-	known   bool
-	seq     int64
-	list    []string
-	version int64
-	state   string
-	pending int64
-}
-
-// cachedMember is one member's stored state and its score in the ranking
-// (Unranked when it is not ranked). arg is user as a script argument,
-// boxed once instead of on every apply.
-type cachedMember struct {
-	user  string
-	arg   any
-	state ranking.MemberState
-	score float64
-}
-
-// set stores a member's new state and score, adding the member if new.
-func (cr *cachedRoom) set(user string, arg any, s ranking.MemberState, score float64) {
-	if i, ok := cr.index[user]; ok {
-		cr.update(int(i), s, score)
-		return
-	}
-	cr.add(user, arg, s, score)
-}
-
-// update stores the new state and score of the member at i.
-func (cr *cachedRoom) update(i int, s ranking.MemberState, score float64) {
-	m := &cr.list[i]
-	cr.ranked += rankedDelta(m.score, score)
-	m.state, m.score = s, score
-}
-
-// add appends a member not yet in the room.
-func (cr *cachedRoom) add(user string, arg any, s ranking.MemberState, score float64) {
-	if arg == nil {
-		arg = user
-	}
-	cr.index[user] = int32(len(cr.list))
-	cr.list = append(cr.list, cachedMember{user: user, arg: arg, state: s, score: score})
-	cr.ranked += rankedDelta(ranking.Unranked, score)
-}
-
-// rankedDelta is the change of the ranking's size when a member's score
-// goes from old to score.
-func rankedDelta(old, score float64) int {
-	switch {
-	case old == ranking.Unranked && score != ranking.Unranked:
-		return 1
-	case old != ranking.Unranked && score == ranking.Unranked:
-		return -1
-	}
-	return 0
-}
-
-// get returns a member's position in list, or -1.
-func (cr *cachedRoom) get(user string) int {
-	if i, ok := cr.index[user]; ok {
-		return int(i)
-	}
-	return -1
-}
-
-// top fills dst with the ranking's best n members as ZREVRANGE returns
-// them: score descending, equal scores by user id descending (Redis orders
-// equal scores by their bytes).
-func (cr *cachedRoom) top(dst []ranking.Ranked, n int) []ranking.Ranked {
-	dst = dst[:0]
-	for i := range cr.list {
-		m := &cr.list[i]
-		if m.score == ranking.Unranked {
-			continue
+// take records that a plan moved the cached room to the states of its
+// apply: the room's new members count toward the cache's bound, and the
+// entry has no token, unusable until Redis confirms the apply.
+func (c *stateCache) take(cr *cachedRoom, rp *roomPlan) {
+	for i := range rp.changed {
+		if rp.changed[i].added {
+			c.members++
 		}
-		if len(dst) == n && !better(m.score, m.user, &dst[n-1]) {
-			continue
-		}
-		j := len(dst)
-		if j < n {
-			dst = append(dst, ranking.Ranked{})
-		} else {
-			j = n - 1
-		}
-		for j > 0 && better(m.score, m.user, &dst[j-1]) {
-			dst[j] = dst[j-1]
-			j--
-		}
-		dst[j] = ranking.Ranked{UserID: m.user, Score: m.score}
 	}
-	return dst
+	cr.token = ""
 }
 
-func better(score float64, user string, than *ranking.Ranked) bool {
-	return score > than.Score || (score == than.Score && user > than.UserID)
-}
-
-// scoreOf returns a state's score in the ranking, or Unranked.
-func scoreOf(s *ranking.MemberState, m *codec.Meeting) (float64, error) {
-	if !s.Ranked() {
-		return ranking.Unranked, nil
-	}
-	return s.Score(m)
-}
-
-// newStateCache returns a cache of at most max members; nil when max is 0
-// (no cache).
-func newStateCache(max int) *stateCache {
+// newStateCache returns a cache of at most max members, whose rooms plan
+// their updates with cfg; nil when max is 0 (no cache).
+func newStateCache(max int, cfg roomConfig) *stateCache {
 	if max <= 0 {
 		return nil
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return &stateCache{max: max, prefix: hex.EncodeToString(b[:]) + ".", rooms: make(map[string]*cachedRoom), scratch: make(map[string]int)}
+	return &stateCache{max: max, prefix: hex.EncodeToString(b[:]) + ".", rooms: make(map[string]*cachedRoom), planner: roomPlanner{roomConfig: cfg}}
 }
 
 // token returns a token never returned before, by this or any other process
@@ -231,7 +132,7 @@ func (c *stateCache) put(room, token string, pairs []any, st *ranking.RoomState,
 		c.drop(room)
 		return nil
 	}
-	cr := &cachedRoom{token: token, index: make(map[string]int32, len(pairs)/2), list: make([]cachedMember, 0, len(pairs)/2)}
+	cr := &cachedRoom{roomModel: newRoomModel(len(pairs) / 2), token: token}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		user, _ := pairs[i].(string)
 		packed, _ := pairs[i+1].(string)
@@ -245,7 +146,7 @@ func (c *stateCache) put(room, token string, pairs []any, st *ranking.RoomState,
 			c.drop(room)
 			return fmt.Errorf("sink: member state of %q in room %q: %w", user, room, err)
 		}
-		cr.set(user, nil, s, score)
+		cr.set(user, s, score)
 	}
 	cr.stable = stableOf(st)
 	if st.Applied { // applyLua refreshed every key's TTL
@@ -268,15 +169,6 @@ func (c *stateCache) put(room, token string, pairs []any, st *ranking.RoomState,
 		}
 	}
 	return nil
-}
-
-// stableOf returns the stable hash that a script's reply st shows.
-func stableOf(st *ranking.RoomState) cachedStable {
-	cs := cachedStable{known: true, seq: st.Seq, list: st.Stable, version: st.Version, state: st.HState}
-	if st.Pending != nil {
-		cs.pending = st.Seq
-	}
-	return cs
 }
 
 // stored records in the cache that StoreStable stored u (ok) or not.

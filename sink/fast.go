@@ -1,10 +1,10 @@
 package sink
 
-// The fast path of a cached room: one algorithm, from the batch's updates to
-// fastLua's arguments (merge the registers, score, rank the top-N, take the
-// stable step, choose the TTL refresh) and back from its reply. It is kept
-// in one file, over 400 lines, because its steps share one plan and one
-// arena and read best in order.
+// The fast path of a cached room: the room model's plan of the update (see
+// room.go: the merged states, the top-N and the stable step) encoded as
+// fastLua's arguments (choosing the TTL refresh), and back from its reply.
+// It is kept in one file because its steps share one plan and one arena and
+// read best in order.
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type fastPlan struct {
 	args    []any
 	refused []string
 	ack     *ranking.Ack // the room's ack, run by fastLua
-	goTop   bool         // the raw top-N comes from the cache, not the reply
+	goTop   bool         // the raw top-N comes from the cache (top), not the reply
 	bump    bool         // the apply changes the ranking version
 	refresh time.Time    // when fastLua refreshes every key's TTL; zero: it does not
 
@@ -43,16 +43,15 @@ type fastPlan struct {
 	// processor merged from), and the update fastLua stores (nil: none).
 	merged *ranking.RoomState
 	update *ranking.StableUpdate
+
+	top []ranking.Ranked // the room's raw top-N when goTop, as the plan ranked it
 }
 
-// change is a member's new state (as stored) and score; at is its position
-// in the cached room's list, -1 for a new member.
+// change is a member's change of the room's plan, with its user as
+// fastLua's argument.
 type change struct {
-	user  string
-	arg   any // user, boxed
-	at    int
-	state ranking.MemberState
-	score float64
+	memberChange
+	arg any
 }
 
 // arena holds the buffers of one Apply's plans, sized for all of them, so
@@ -65,9 +64,8 @@ type change struct {
 // allocates one each. A boxed value is never changed: a slice that grows
 // leaves the pointers into its old array valid and holding the same values.
 //
-// The rooms' plans, the states merged in the apply and their top lists and
-// stable scores are cut from slabs of the arena too: they live as long as
-// the apply's result, and a room no longer costs an allocation for each.
+// The rooms' plans are cut from a slab of the arena too: they live as long
+// as the apply's result, and a room no longer costs an allocation for each.
 type arena struct {
 	changes []change
 	args    []any
@@ -76,9 +74,6 @@ type arena struct {
 	nums    []int64
 	raws    []rawArg
 	plans   []fastPlan
-	states  []ranking.RoomState
-	ranked  []ranking.Ranked
-	scores  []float64
 }
 
 // rawArg is a script argument written as its bytes.
@@ -108,24 +103,7 @@ func (a *arena) plan() *fastPlan {
 	return &a.plans[len(a.plans)-1]
 }
 
-// state returns a new RoomState cut from the arena, set to st.
-func (a *arena) state(st ranking.RoomState) *ranking.RoomState {
-	a.states = append(a.states, st)
-	return &a.states[len(a.states)-1]
-}
-
-// cut returns an empty slice of capacity n cut from slab (a new slab when
-// it has no room left); an append beyond n moves the slice out of the slab.
-func cut[T any](slab *[]T, n int) []T {
-	if cap(*slab)-len(*slab) < n {
-		*slab = make([]T, 0, 64*n)
-	}
-	at := len(*slab)
-	*slab = (*slab)[:at+n]
-	return (*slab)[at : at : at+n]
-}
-
-func (a *arena) init(rooms []ranking.RoomUpdate, topN int) {
+func (a *arena) init(rooms []ranking.RoomUpdate) {
 	var args, members int
 	for i := range rooms {
 		n, m := argsBound(&rooms[i])
@@ -138,9 +116,6 @@ func (a *arena) init(rooms []ranking.RoomUpdate, topN int) {
 	a.nums = make([]int64, 0, 6*len(rooms)+members)
 	a.raws = make([]rawArg, 0, members)
 	a.plans = make([]fastPlan, 0, len(rooms))
-	a.states = make([]ranking.RoomState, 0, len(rooms))
-	a.ranked = make([]ranking.Ranked, 0, topN*len(rooms))
-	a.scores = make([]float64, 0, topN*len(rooms))
 }
 
 // argsBound returns at most how many arguments room u's fastLua takes, and
@@ -177,7 +152,7 @@ func (r *Store) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranki
 	plans := make([]*fastPlan, len(rooms))
 	c := r.cache
 	var ar arena
-	ar.init(rooms, r.opt.TopN)
+	ar.init(rooms)
 	ackOf := make(map[string]int, len(acks))
 	for i := range acks {
 		if _, dup := ackOf[acks[i].Room]; !dup {
@@ -211,140 +186,62 @@ func (r *Store) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranki
 	return plans, rest, nil
 }
 
-// planRoom merges the room's updates into the cached states exactly as
-// applyLua would merge them into the stored ones (roomDelta), moves the
-// entry to the apply's states, takes the stable step when it can
-// (planMerge) and encodes fastLua's arguments (fastArgs).
+// planRoom asks the cached room's model for the plan of the update u
+// (roomModel.plan: the model moves to the apply's states at once, see
+// cachedRoom) and encodes it as fastLua's arguments (fastArgs).
 func (r *Store) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack, ar *arena, merge ranking.StableStep) (*fastPlan, error) {
 	c := r.cache
 	pl := ar.plan()
 	pl.room, pl.expect, pl.ack = cr, cr.token, ack
 	ar.reserve(u)
-	first := len(ar.changes)
-	if err := c.foldUpdates(u, ar); err != nil {
-		return nil, err
+	var acked int64
+	if ack != nil {
+		acked = ack.Seq
 	}
-	d, err := r.roomDelta(cr, u.Room, ar.changes[first:])
+	rankedBefore := cr.ranked
+	rp, err := cr.plan(u, acked, merge, &c.planner)
+	c.take(cr, &rp)
 	if err != nil {
 		return nil, err
 	}
-	ar.changes = ar.changes[:first+len(d.changed)]
-	pl.refused = d.refused
-	pl.goTop = d.count <= goTopMax
-	pl.bump = d.zadds+d.zrems > 0
-
-	// The entry moves to the apply's states now; it stays unusable (no
-	// token) until Redis confirms them.
-	rankedBefore := cr.ranked
-	c.take(cr, d.changed)
-	if len(d.changed) > 0 {
+	if len(rp.changed) > 0 {
 		pl.next = c.token()
 	}
-	return pl, r.fastArgs(pl, cr, u, ar, merge, d, rankedBefore == 0 && d.zadds > 0)
+	pl.refused, pl.goTop, pl.top, pl.merged, pl.update = rp.refused, rp.hasTop, rp.top, rp.merged, rp.update
+	d := ar.roomChange(cr, rp.changed)
+	pl.bump = d.zadds+d.zrems > 0
+	return pl, r.fastArgs(pl, cr, u, ar, d, rankedBefore == 0 && d.zadds > 0)
 }
 
-// roomChange is what a room update changes in the room's member states:
-// the members whose state changed (with their new state and score), the
-// new users refused by the members cap, the room's member count after the
-// update, and how many changed members are ranked and not.
+// roomChange is a plan's changed members as fastArgs encodes them, with how
+// many of them are ranked and not.
 type roomChange struct {
 	changed      []change
-	refused      []string
-	count        int
 	zadds, zrems int
 }
 
-// foldUpdates appends the room's updates to ar.changes, one per user:
-// updates and states in their stored (packed) form, a user's updates from
-// several parts merged first.
-func (c *stateCache) foldUpdates(u *ranking.RoomUpdate, ar *arena) error {
-	idx := c.scratch
-	if len(u.Parts) > 1 {
-		clear(idx)
-	}
-	var buf [ranking.StateSize]byte
-	for _, part := range u.Parts {
-		for k := range part.Members {
-			m := &part.Members[k]
-			s := m.State
-			if err := s.UnmarshalBinary(s.AppendBinary(buf[:0])); err != nil {
-				return err
-			}
-			if len(u.Parts) > 1 {
-				if j, ok := idx[m.UserID]; ok {
-					ar.changes[j].state.Merge(&s)
-					continue
-				}
-				idx[m.UserID] = len(ar.changes)
-			}
-			ar.changes = append(ar.changes, change{user: m.UserID, state: s})
-		}
-	}
-	return nil
-}
-
-// roomDelta merges the folded updates upd into the cached room's states,
-// as applyLua does: new users are admitted up to the members cap in order
-// of first appearance, and only changed states are kept, in upd's array,
-// each with its score. The cached room is not changed.
-func (r *Store) roomDelta(cr *cachedRoom, room string, upd []change) (roomChange, error) {
-	d := roomChange{changed: upd[:0], count: len(cr.list)}
-	var buf [ranking.StateSize]byte
-	for _, m := range upd {
-		at := cr.get(m.user)
-		var old ranking.MemberState
-		if at >= 0 {
-			old, m.arg = cr.list[at].state, cr.list[at].arg
-		} else {
-			if r.opt.MaxMembers > 0 && d.count >= r.opt.MaxMembers {
-				d.refused = append(d.refused, m.user)
-				continue
-			}
-			d.count++
-			m.arg = m.user
-		}
-		s := old
-		s.Merge(&m.state)
-		if err := s.UnmarshalBinary(s.AppendBinary(buf[:0])); err != nil {
-			return d, err
-		}
-		if at >= 0 && s == old {
-			continue
-		}
-		score, err := scoreOf(&s, r.opt.Meeting)
-		if err != nil {
-			return d, fmt.Errorf("sink: apply room %q: time of %s outside the score layout: %w", room, m.user, err)
-		}
-		m.at, m.state, m.score = at, s, score
-		d.changed = append(d.changed, m)
-		if score != ranking.Unranked {
+// roomChange returns the changed members, held by cr, in ar.changes. A
+// member's argument is its user boxed as a pointer into cr's list, which
+// costs no allocation (see arena): users never change there.
+func (a *arena) roomChange(cr *cachedRoom, changed []memberChange) roomChange {
+	d := roomChange{changed: a.changes[len(a.changes):]}
+	for i := range changed {
+		m := &changed[i]
+		d.changed = append(d.changed, change{memberChange: *m, arg: &cr.list[m.at].user})
+		if m.isRanked() {
 			d.zadds++
 		} else {
 			d.zrems++
 		}
 	}
-	return d, nil
-}
-
-// take moves the cached room to the changed states and leaves it without
-// a token: unusable until Redis confirms the apply.
-func (c *stateCache) take(cr *cachedRoom, changed []change) {
-	for i := range changed {
-		m := &changed[i]
-		if m.at >= 0 {
-			cr.update(m.at, m.state, m.score)
-		} else {
-			cr.add(m.user, m.arg, m.state, m.score)
-			c.members++
-		}
-	}
-	cr.token = ""
+	a.changes = a.changes[:len(a.changes)+len(d.changed)]
+	return d
 }
 
 // fastArgs encodes the plan's fastLua arguments (see lua/fast.lua) into
-// pl.args, cut from the arena; with merge it takes the stable step first
-// (planMerge). newRanking says that the apply creates the room's ranking.
-func (r *Store) fastArgs(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar *arena, merge ranking.StableStep, d roomChange, newRanking bool) error {
+// pl.args, cut from the arena, with the stable step's (planMerge).
+// newRanking says that the apply creates the room's ranking.
+func (r *Store) fastArgs(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar *arena, d roomChange, newRanking bool) error {
 	bump, topn, ackSeq := "0", r.args[1], any("")
 	if pl.bump {
 		bump = "1"
@@ -357,10 +254,7 @@ func (r *Store) fastArgs(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar
 	}
 	a := ar.args[len(ar.args):]
 	a = append(a, r.args[0], topn, ar.str(pl.expect), ar.str(pl.next), bump, ackSeq)
-	a, err := r.planMerge(a, ar, cr, u, pl, merge)
-	if err != nil {
-		return err
-	}
+	a = r.planMerge(a, ar, cr, pl)
 	a = append(a, r.ttlMode(cr, u, pl, newRanking), r.rulesArg, len(u.Parts))
 	for i := range u.Parts {
 		part := &u.Parts[i]
@@ -414,66 +308,22 @@ func (r *Store) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, new
 	return ttlNone
 }
 
-// planMerge appends fastLua's merge arguments (ARGV 7 to 14). A room is
-// merged here when the processor asked for it, its top list comes from the
-// cache, its stable hash is known, and no output of it awaits an ack (the
-// processor must republish that one, and only the script's read has its
-// bytes).
-func (r *Store) planMerge(a []any, ar *arena, cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, merge ranking.StableStep) ([]any, error) {
+// planMerge appends fastLua's merge arguments (ARGV 7 to 14): the stable
+// step the plan took (see roomModel.plan), if any.
+func (r *Store) planMerge(a []any, ar *arena, cr *cachedRoom, pl *fastPlan) []any {
 	cs := &cr.stable
-	pending := cs.pending
-	if pl.ack != nil && pending == pl.ack.Seq {
-		pending = 0
+	if pl.merged == nil {
+		return append(a, mergeNone, "", "", "", "", "", "", "")
 	}
-	if merge == nil || !pl.goTop || !cs.known || pending != 0 || len(u.Parts) == 0 {
-		return append(a, mergeNone, "", "", "", "", "", "", ""), nil
+	if pl.update == nil {
+		return append(a, mergeMerged, ar.num(cs.seq), ar.num(cs.version), ar.str(cs.state), "", "", "", "")
 	}
-	st := ar.state(ranking.RoomState{Room: u.Room, Applied: true, Seq: cs.seq, Stable: cs.list, Version: cs.version,
-		HState: cs.state, Refused: pl.refused})
-	if pl.bump {
-		st.Version++
-	}
-	st.Top = cut(&ar.ranked, r.opt.TopN)
-	st.StableScores = cut(&ar.scores, len(st.Stable))
-	r.fillFromCache(st, cr)
-	up, store, err := merge.Step(st)
-	if err != nil {
-		return nil, err
-	}
-	pl.merged = st
-	if !store {
-		return append(a, mergeMerged, ar.num(cs.seq), ar.num(cs.version), ar.str(cs.state), "", "", "", ""), nil
-	}
-	up.Room, up.PrevSeq, up.Version, up.PrevState = u.Room, cs.seq, st.Version, cs.state
-	pl.update = &up
+	up := pl.update
 	mode := mergeStore
 	if up.StateOnly {
 		mode = mergeState
 	}
-	return append(a, mode, ar.num(cs.seq), ar.num(cs.version), ar.str(cs.state), "", ar.str(strings.Join(up.List, ",")), ar.raw(up.Out), ar.str(up.State)), nil
-}
-
-// fillFromCache sets st's raw top list and the scores of its stable members
-// from the cached room, in st.Top's and st.StableScores's arrays when they
-// have room.
-func (r *Store) fillFromCache(st *ranking.RoomState, cr *cachedRoom) {
-	if cap(st.Top) < r.opt.TopN {
-		st.Top = make([]ranking.Ranked, 0, r.opt.TopN)
-	}
-	st.Top = cr.top(st.Top, r.opt.TopN)
-	cr.stableScores(st)
-}
-
-// stableScores sets the scores of st's stable members from the cached room.
-func (cr *cachedRoom) stableScores(st *ranking.RoomState) {
-	st.StableScores = st.StableScores[:0]
-	for _, user := range st.Stable {
-		score := ranking.Unranked
-		if at := cr.get(user); at >= 0 {
-			score = cr.list[at].score
-		}
-		st.StableScores = append(st.StableScores, score)
-	}
+	return append(a, mode, ar.num(cs.seq), ar.num(cs.version), ar.str(cs.state), "", ar.str(strings.Join(up.List, ",")), ar.raw(up.Out), ar.str(up.State))
 }
 
 // fastCall is one queued call of fastLua and the rooms it applies.
@@ -598,10 +448,9 @@ func (r *Store) finishFast(vals []any, u *ranking.RoomUpdate, pl *fastPlan, st *
 	defer cache.mu.Unlock()
 	if pl.merged == nil {
 		if pl.goTop {
-			r.fillFromCache(st, cr)
-		} else {
-			cr.stableScores(st)
+			st.Top = pl.top
 		}
+		cr.stableScores(st)
 		cr.stable = stableOf(st)
 	} else {
 		cs := &cr.stable

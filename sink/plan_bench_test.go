@@ -19,11 +19,12 @@ func BenchmarkPlanRoom(b *testing.B) {
 		b.Fatal(err)
 	}
 	ts := codec.DefaultEpoch.UnixMilli() + 1_000_000
-	cr := &cachedRoom{index: map[string]int32{}, stable: cachedStable{known: true}}
+	cr := &cachedRoom{roomModel: newRoomModel(100)}
+	cr.stable.known = true
 	for i := 0; i < 100; i++ {
 		s := ranking.MemberState{Presence: ranking.PresenceIn, PresenceTS: ts, MaxTS: ts}
 		score, _ := scoreOf(&s, r.opt.Meeting)
-		cr.add(fmt.Sprintf("u-%d", i), nil, s, score)
+		cr.add(fmt.Sprintf("u-%d", i), s, score)
 	}
 	u := ranking.RoomUpdate{Room: "r-1"}
 	for p := 0; p < 3; p++ {
@@ -47,7 +48,7 @@ func BenchmarkPlanRoom(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var ar arena
-		ar.init(rooms, r.opt.TopN)
+		ar.init(rooms)
 		for i := range rooms {
 			cr.token = "t"
 			if _, err := r.planRoom(cr, &rooms[i], nil, &ar, merge); err != nil {
@@ -56,7 +57,7 @@ func BenchmarkPlanRoom(b *testing.B) {
 		}
 	}
 	var ar arena
-	ar.init(rooms, r.opt.TopN)
+	ar.init(rooms)
 	allocs := testing.AllocsPerRun(20, func() {
 		for i := range rooms {
 			cr.token = "t"

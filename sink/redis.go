@@ -104,7 +104,8 @@ func New(c redis.UniversalClient, opt Config) (*Store, error) {
 	if _, cluster := c.(*redis.ClusterClient); cluster {
 		opt.RoomsPerScript = 1 // a script's keys must share a slot
 	}
-	r := &Store{c: c, lua: redisscript.NewRunner(c, scripts...), opt: opt, cache: newStateCache(opt.CacheMembers)}
+	rooms := roomConfig{topN: opt.TopN, topMax: goTopMax, maxMembers: opt.MaxMembers, meeting: opt.Meeting}
+	r := &Store{c: c, lua: redisscript.NewRunner(c, scripts...), opt: opt, cache: newStateCache(opt.CacheMembers, rooms)}
 	m := opt.Meeting
 	mult := func(f codec.RuleField) string { return strconv.FormatUint(m.Multiplier(f), 10) }
 	r.rulesArg = m.Version()
