@@ -161,16 +161,15 @@ func (b *runner) newPipeline(ctx context.Context, env string) (*pipeline, error)
 		Brokers:         b.brokers,
 		Env:             env,
 		TopicPrefix:     b.prefix,
-		Group:           b.prefix + "rostrum-" + env,
 		TopN:            cfg.TopN,
 		MaxPollRecords:  cfg.MaxPollRecords,
 		PipelineBatches: cfg.PipelineBatches,
 		AckDelay:        cfg.AckDelay,
 		// The stable step as `rostrum run` takes it by default.
-		Dwell: stability.DefaultDwell, Grace: stability.DefaultGrace, Margin: stability.DefaultMargin,
 		Logger:    cfg.Logger,
 		Observer:  pl.stages,
 		KafkaOpts: b.kopts,
+		Group:     processor.GroupConfig{Name: b.prefix + "rostrum-" + env}, Stable: processor.StableConfig{Dwell: stability.DefaultDwell, Grace: stability.DefaultGrace, Margin: stability.DefaultMargin},
 	}
 	if pl.p, err = processor.New(ctx, pc, store, pl.log); err != nil {
 		pl.close()

@@ -59,7 +59,7 @@ func (h *health) unready(cfg *Config, now time.Time) error {
 		return nil
 	}
 	since := time.Duration(now.UnixNano() - h.failingSince.Load())
-	if n < int64(cfg.UnreadyFailures) && since < cfg.UnreadyAfter {
+	if n < int64(cfg.Retry.UnreadyFailures) && since < cfg.Retry.UnreadyAfter {
 		return nil
 	}
 	last := ""

@@ -49,11 +49,10 @@ func TestBackPressure(t *testing.T) {
 	defer log.Close()
 	p, err := processor.New(ctx, processor.Config{
 		Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 300,
-		Decode:          codec.DecodeConfig{MaxFutureSkew: time.Minute},
-		RetryBackoff:    50 * time.Millisecond,
-		UnreadyFailures: 3, UnreadyAfter: time.Minute,
+		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		// Dwell and Grace 0: the final lists are compared with the model at once.
 		KafkaOpts: testenv.FastGroupOpts(),
+		Retry:     processor.RetryConfig{Backoff: 50 * time.Millisecond, UnreadyFailures: 3, UnreadyAfter: time.Minute},
 	}, store, log)
 	if err != nil {
 		t.Fatal(err)

@@ -22,35 +22,15 @@ type Config struct {
 	Brokers     []string // Kafka seed brokers; required
 	Env         string   // environment served, e.g. prod; required
 	TopicPrefix string   // prepended to every topic name; default none
-	Group       string   // consumer group; default "rostrum-" + Env
 	TopN        int      // stable list length; default 7, at most 100
 
-	// InstanceID, when set, makes the processor a static member of its group
-	// (KIP-345): unique per instance and stable across its restarts (a
-	// StatefulSet pod's name), so that a restart within the session timeout
-	// does not rebalance the group. Default none (dynamic membership).
-	InstanceID string
-	// SessionTimeout is how long the group coordinator waits for a heartbeat
-	// before it expires a member and hands its partitions to the others: the
-	// pause a crashed instance that does not come back causes on its
-	// partitions, and how long a network blip or a stalled process may last
-	// without losing them. The client heartbeats every tenth of it (at most
-	// every 3 s). The broker bounds it (group.min.session.timeout.ms, 6 s,
-	// and group.max.session.timeout.ms, 30m, by default). Default 15s.
-	// kgo options in KafkaOpts (tests' fast groups) override both timeouts.
-	SessionTimeout time.Duration
-	// RebalanceTimeout is how long a rebalance waits for the members to
-	// rejoin (each finishes the batches in hand first) and for the leader's
-	// assignment; a member later than that is dropped from the group. It
-	// also bounds the stall a member that died during a rebalance causes
-	// (docs/DESIGN.md §3.9). Default 30s.
-	RebalanceTimeout time.Duration
-	// MemberFile, when set, is a file (beside the WAL) where the processor
-	// records its group member id, so that its restart evicts the member a
-	// crash left behind instead of waiting for the coordinator to expire it
-	// (incarnation.go, docs/DESIGN.md §3.9). Unused with InstanceID.
-	// Empty: no record, dead members wait for the timeouts.
-	MemberFile string
+	Group      GroupConfig  // the consumer group: its name, static membership, timeouts
+	TopicSetup TopicSetup   // how Create creates topics, and what the start-up check accepts
+	Stable     StableConfig // the stable strategy and its timing
+	// WALRetention is how long committed WAL batches are kept, and how
+	// often the WAL is pruned.
+	WALRetention WALRetention
+	Retry        RetryConfig // retries of a failed batch, and when they make Ready report not ready
 
 	// Rooms, when set, says which rooms belong to this environment: those it
 	// routes to Env (the same table the gateway routes with, so the two
@@ -67,28 +47,6 @@ type Config struct {
 	// processed as several batches. Default 64 MiB, at most 192 MiB (a WAL
 	// frame holds 256 MiB).
 	MaxBatchBytes int
-	// CreateTopics creates missing topics at start from TopicSpecs. When
-	// false, a missing topic stops start-up with an error naming it.
-	CreateTopics bool
-	// RequireCompactedOutput stops start-up when the output topic exists
-	// without cleanup.policy=compact (ErrUncompactedOutput). `rostrum run`
-	// sets it unless --allow-uncompacted-output. Default false.
-	RequireCompactedOutput bool
-	// Partitions of the input and DLQ topics CreateTopics creates; default 3.
-	Partitions int32
-	// OutputPartitions of the output topic CreateTopics creates; default
-	// Partitions.
-	OutputPartitions int32
-	// ReplicationFactor of the topics CreateTopics creates; default (0 or
-	// -1) the broker's default.
-	ReplicationFactor int16
-	// DLQRetention is the retention.ms of the DLQ CreateTopics creates;
-	// default DefaultDLQRetention (30 days), negative: forever.
-	DLQRetention time.Duration
-	// MoreTopics are further topics the instance produces to (the control
-	// API's), checked and created with the others: name → the topic
-	// configs to create them with (nil: the broker's defaults).
-	MoreTopics map[string]map[string]*string
 
 	Decode  codec.DecodeConfig
 	Meeting *codec.Meeting // score layout and ranking rules; default codec.NewMeeting(codec.DefaultEpoch) (the default rules)
@@ -99,39 +57,12 @@ type Config struct {
 	// the DLQ, as before ranking rules. It sets Decode.IgnoreUnknownTypes.
 	UnknownTypes string
 
-	// Stability is the stable strategy: StabilityHysteresis (default) or
-	// StabilityMerge (seed 003's merge). See docs/STABILITY.md.
-	Stability string
-	// Dwell is how long a member must hold its place in the raw top-N
-	// before it replaces a shown member; 0: none (at once). At most 1m.
-	Dwell time.Duration
-	// Grace is how long a shown member that fell out of the raw top-N
-	// stays; 0: none. At most 1m.
-	Grace time.Duration
-	// Margin, in volume steps, is the lead over the weakest shown member
-	// out of the raw top-N that lets a member replace it at once; 0: off
-	// (only the dwell).
-	Margin int
-	// DueInterval is how often the processor looks for rooms whose dwell or
-	// grace has ended without new events; default 100ms.
-	DueInterval time.Duration
-
-	WALPruneEvery time.Duration // how often to prune the WAL; default 1m
-	WALMaxAge     time.Duration // keep at most this much committed history; default 24h
-	WALMaxBytes   int64         // and at most this many bytes; default 1 GiB
-	RetryBackoff  time.Duration // first retry delay after a failed batch; default 100ms, doubling to 5s
 	// ShutdownTimeout bounds the stop once Run's context is cancelled: the
 	// batch in flight is finished (and committed) or abandoned (left
 	// uncommitted, the group redelivers it), and the group is left, all
 	// within this time, whatever Redis, the group or the broker does.
 	// Default 10s.
 	ShutdownTimeout time.Duration
-	// UnreadyFailures and UnreadyAfter say when a failing batch makes Ready
-	// report not ready: after this many failed attempts in a row (default
-	// 3), or after it has been failing this long (default 10s), whichever
-	// comes first. See backpressure.go.
-	UnreadyFailures int
-	UnreadyAfter    time.Duration
 	// AckDelay is how long the acknowledgement of a published output may
 	// wait to ride in the room's next apply script, where it costs nothing,
 	// before it is sent on its own (acks.go). Default 1s; negative: every
@@ -190,10 +121,109 @@ type Config struct {
 	BoardExpireEvery time.Duration
 }
 
+// GroupConfig is the processor's place in its consumer group.
+type GroupConfig struct {
+	Name string // consumer group; default "rostrum-" + Env
+	// InstanceID, when set, makes the processor a static member of its group
+	// (KIP-345): unique per instance and stable across its restarts (a
+	// StatefulSet pod's name), so that a restart within the session timeout
+	// does not rebalance the group. Default none (dynamic membership).
+	InstanceID string
+	// SessionTimeout is how long the group coordinator waits for a heartbeat
+	// before it expires a member and hands its partitions to the others: the
+	// pause a crashed instance that does not come back causes on its
+	// partitions, and how long a network blip or a stalled process may last
+	// without losing them. The client heartbeats every tenth of it (at most
+	// every 3 s). The broker bounds it (group.min.session.timeout.ms, 6 s,
+	// and group.max.session.timeout.ms, 30m, by default). Default 15s.
+	// kgo options in KafkaOpts (tests' fast groups) override both timeouts.
+	SessionTimeout time.Duration
+	// RebalanceTimeout is how long a rebalance waits for the members to
+	// rejoin (each finishes the batches in hand first) and for the leader's
+	// assignment; a member later than that is dropped from the group. It
+	// also bounds the stall a member that died during a rebalance causes
+	// (docs/DESIGN.md §3.9). Default 30s.
+	RebalanceTimeout time.Duration
+	// MemberFile, when set, is a file (beside the WAL) where the processor
+	// records its group member id, so that its restart evicts the member a
+	// crash left behind instead of waiting for the coordinator to expire it
+	// (incarnation.go, docs/DESIGN.md §3.9). Unused with InstanceID.
+	// Empty: no record, dead members wait for the timeouts.
+	MemberFile string
+}
+
+// TopicSetup says how missing topics are created (Create) and what the
+// start-up check of existing ones accepts.
+type TopicSetup struct {
+	// Create creates missing topics at start from TopicSpecs. When
+	// false, a missing topic stops start-up with an error naming it.
+	Create bool
+	// RequireCompactedOutput stops start-up when the output topic exists
+	// without cleanup.policy=compact (ErrUncompactedOutput). `rostrum run`
+	// sets it unless --allow-uncompacted-output. Default false.
+	RequireCompactedOutput bool
+	// Partitions of the input and DLQ topics Create creates; default 3.
+	Partitions int32
+	// OutputPartitions of the output topic Create creates; default
+	// Partitions.
+	OutputPartitions int32
+	// ReplicationFactor of the topics Create creates; default (0 or
+	// -1) the broker's default.
+	ReplicationFactor int16
+	// DLQRetention is the retention.ms of the DLQ Create creates;
+	// default DefaultDLQRetention (30 days), negative: forever.
+	DLQRetention time.Duration
+	// More are further topics the instance produces to (the control
+	// API's), checked and created with the others: name → the topic
+	// configs to create them with (nil: the broker's defaults).
+	More map[string]map[string]*string
+}
+
+// StableConfig is the stable strategy and its timing (docs/STABILITY.md).
+type StableConfig struct {
+	// Strategy is the stable strategy: StabilityHysteresis (default) or
+	// StabilityMerge (seed 003's merge). See docs/STABILITY.md.
+	Strategy string
+	// Dwell is how long a member must hold its place in the raw top-N
+	// before it replaces a shown member; 0: none (at once). At most 1m.
+	Dwell time.Duration
+	// Grace is how long a shown member that fell out of the raw top-N
+	// stays; 0: none. At most 1m.
+	Grace time.Duration
+	// Margin, in volume steps, is the lead over the weakest shown member
+	// out of the raw top-N that lets a member replace it at once; 0: off
+	// (only the dwell).
+	Margin int
+	// DueInterval is how often the processor looks for rooms whose dwell or
+	// grace has ended without new events; default 100ms.
+	DueInterval time.Duration
+}
+
+// WALRetention is how much committed history the WAL keeps.
+type WALRetention struct {
+	PruneEvery time.Duration // how often to prune the WAL; default 1m
+	MaxAge     time.Duration // keep at most this much committed history; default 24h
+	MaxBytes   int64         // and at most this many bytes; default 1 GiB
+}
+
+// RetryConfig is how a failed batch is retried, and when the failures
+// make Ready report not ready (backpressure.go).
+type RetryConfig struct {
+	Backoff time.Duration // first retry delay after a failed batch; default 100ms, doubling to 5s
+	// UnreadyFailures and UnreadyAfter say when a failing batch makes Ready
+	// report not ready: after this many failed attempts in a row (default
+	// 3), or after it has been failing this long (default 10s), whichever
+	// comes first. See backpressure.go.
+	UnreadyFailures int
+	UnreadyAfter    time.Duration
+}
+
 func (c *Config) withDefaults() {
-	if c.Group == "" {
-		c.Group = "rostrum-" + c.Env
-	}
+	c.Group.withDefaults(c.Env)
+	c.TopicSetup.withDefaults()
+	c.Stable.withDefaults()
+	c.WALRetention.withDefaults()
+	c.Retry.withDefaults()
 	if c.TopN == 0 {
 		c.TopN = 7
 	}
@@ -203,63 +233,21 @@ func (c *Config) withDefaults() {
 	if c.MaxBatchBytes == 0 {
 		c.MaxBatchBytes = 64 << 20
 	}
-	if c.Partitions == 0 {
-		c.Partitions = 3
-	}
-	if c.OutputPartitions == 0 {
-		c.OutputPartitions = c.Partitions
-	}
-	if c.ReplicationFactor == 0 {
-		c.ReplicationFactor = -1
-	}
-	if c.DLQRetention == 0 {
-		c.DLQRetention = DefaultDLQRetention
-	}
 	if c.Meeting == nil {
 		c.Meeting = codec.NewMeeting(codec.DefaultEpoch)
-	}
-	if c.Stability == "" {
-		c.Stability = StabilityHysteresis
 	}
 	if c.UnknownTypes == "" {
 		c.UnknownTypes = UnknownTypesSkip
 	}
 	c.Decode.IgnoreUnknownTypes = c.UnknownTypes == UnknownTypesSkip
-	if c.DueInterval == 0 {
-		c.DueInterval = 100 * time.Millisecond
-	}
-	if c.WALPruneEvery == 0 {
-		c.WALPruneEvery = time.Minute
-	}
-	if c.WALMaxAge == 0 {
-		c.WALMaxAge = 24 * time.Hour
-	}
-	if c.WALMaxBytes == 0 {
-		c.WALMaxBytes = 1 << 30
-	}
 	if c.RebuildWindow == 0 {
 		c.RebuildWindow = 24 * time.Hour
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 10 * time.Second
 	}
-	if c.SessionTimeout == 0 {
-		c.SessionTimeout = DefaultSessionTimeout
-	}
-	if c.RebalanceTimeout == 0 {
-		c.RebalanceTimeout = DefaultRebalanceTimeout
-	}
-	if c.RetryBackoff == 0 {
-		c.RetryBackoff = 100 * time.Millisecond
-	}
 	if c.BoardExpireEvery == 0 {
 		c.BoardExpireEvery = 5 * time.Second
-	}
-	if c.UnreadyFailures == 0 {
-		c.UnreadyFailures = 3
-	}
-	if c.UnreadyAfter == 0 {
-		c.UnreadyAfter = 10 * time.Second
 	}
 	if c.AckDelay == 0 {
 		c.AckDelay = time.Second
@@ -279,7 +267,7 @@ func (c *Config) withDefaults() {
 	c.Decode = c.Decode.WithDefaults()
 }
 
-// The group timeouts' defaults (Config.SessionTimeout, RebalanceTimeout;
+// The group timeouts' defaults (Config.Group.SessionTimeout, RebalanceTimeout;
 // --kafka-session-timeout, --kafka-rebalance-timeout). Shorter than the
 // client's own (45 s and 60 s): a ranking is live, and partitions that wait
 // a minute for a dead member show a minute-old list. 15 s is still above
@@ -304,13 +292,19 @@ var envRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 // stand for.
 func (c Config) Validate() error {
 	c.withDefaults()
-	bad := func(field, format string, args ...any) error {
-		return config.Errorf("processor.Config", field, format, args...)
-	}
 	if len(c.Brokers) == 0 {
 		return bad("Brokers", "is required")
 	}
 	if err := c.validateApply(); err != nil {
+		return err
+	}
+	if err := c.Group.validate(); err != nil {
+		return err
+	}
+	if err := c.TopicSetup.validate(); err != nil {
+		return err
+	}
+	if err := c.Retry.validate(); err != nil {
 		return err
 	}
 	switch {
@@ -320,22 +314,8 @@ func (c Config) Validate() error {
 		return bad("MaxBatchBytes", "must be between 1 and 192 MiB, got %d", c.MaxBatchBytes)
 	case c.AckDelay > time.Minute:
 		return bad("AckDelay", "must be at most 1m (negative: none), got %s", c.AckDelay)
-	case c.UnreadyFailures < 1:
-		return bad("UnreadyFailures", "must be at least 1, got %d", c.UnreadyFailures)
-	case c.UnreadyAfter <= 0:
-		return bad("UnreadyAfter", "must be positive, got %s", c.UnreadyAfter)
 	case c.ShutdownTimeout < 0:
 		return bad("ShutdownTimeout", "must be positive, got %s", c.ShutdownTimeout)
-	case c.SessionTimeout < 100*time.Millisecond || c.SessionTimeout > 30*time.Minute:
-		return bad("SessionTimeout", "must be between 100ms and 30m, got %s", c.SessionTimeout)
-	case c.RebalanceTimeout < 100*time.Millisecond || c.RebalanceTimeout > 30*time.Minute:
-		return bad("RebalanceTimeout", "must be between 100ms and 30m, got %s", c.RebalanceTimeout)
-	case c.Partitions < 1 && c.Partitions != -1:
-		return bad("Partitions", "must be at least 1 (or -1: the broker's default), got %d", c.Partitions)
-	case c.OutputPartitions < 1 && c.OutputPartitions != -1:
-		return bad("OutputPartitions", "must be at least 1 (or -1: the broker's default), got %d", c.OutputPartitions)
-	case c.ReplicationFactor < -1:
-		return bad("ReplicationFactor", "must be at least 1 (or -1: the broker's default), got %d", c.ReplicationFactor)
 	case len(c.Boards) > 0 && c.BoardStore == nil:
 		return bad("BoardStore", "is required when Boards are configured")
 	case c.BoardExpireEvery <= 0:
@@ -348,28 +328,131 @@ func (c Config) Validate() error {
 // replay of the WAL (ReplayWAL) takes too: the environment, the list's
 // length, the stability strategy, unknown types, rooms per round trip.
 func (c Config) validateApply() error {
-	bad := func(field, format string, args ...any) error {
-		return config.Errorf("processor.Config", field, format, args...)
+	if err := c.Stable.validate(); err != nil {
+		return err
 	}
 	switch {
 	case !envRe.MatchString(c.Env):
 		return bad("Env", "%q must be 1-32 characters of [a-z0-9_-], starting with a letter or digit", c.Env)
 	case c.TopN < 1 || c.TopN > 100:
 		return bad("TopN", "must be between 1 and 100, got %d", c.TopN)
-	case c.Stability != StabilityHysteresis && c.Stability != StabilityMerge:
-		return bad("Stability", "must be %s or %s, got %q", StabilityHysteresis, StabilityMerge, c.Stability)
 	case c.UnknownTypes != UnknownTypesSkip && c.UnknownTypes != UnknownTypesDLQ:
 		return bad("UnknownTypes", "must be %s or %s, got %q", UnknownTypesSkip, UnknownTypesDLQ, c.UnknownTypes)
-	case c.Dwell < 0 || c.Dwell > time.Minute:
-		return bad("Dwell", "must be between 0 (none) and 1m, got %s", c.Dwell)
-	case c.Grace < 0 || c.Grace > time.Minute:
-		return bad("Grace", "must be between 0 (none) and 1m, got %s", c.Grace)
-	case c.Margin < 0 || c.Margin > codec.MaxVolume+1:
-		return bad("Margin", "must be between 0 (off) and %d volume steps, got %d", codec.MaxVolume+1, c.Margin)
-	case c.DueInterval < time.Millisecond:
-		return bad("DueInterval", "must be at least 1ms, got %s", c.DueInterval)
 	case c.MaxRoomsPerApply < 1:
 		return bad("MaxRoomsPerApply", "must be at least 1, got %d", c.MaxRoomsPerApply)
+	}
+	return nil
+}
+
+// bad is a FieldError of processor.Config's field.
+func bad(field, format string, args ...any) error {
+	return config.Errorf("processor.Config", field, format, args...)
+}
+
+func (g *GroupConfig) withDefaults(env string) {
+	if g.Name == "" {
+		g.Name = "rostrum-" + env
+	}
+	if g.SessionTimeout == 0 {
+		g.SessionTimeout = DefaultSessionTimeout
+	}
+	if g.RebalanceTimeout == 0 {
+		g.RebalanceTimeout = DefaultRebalanceTimeout
+	}
+}
+
+func (g GroupConfig) validate() error {
+	switch {
+	case g.SessionTimeout < 100*time.Millisecond || g.SessionTimeout > 30*time.Minute:
+		return bad("Group.SessionTimeout", "must be between 100ms and 30m, got %s", g.SessionTimeout)
+	case g.RebalanceTimeout < 100*time.Millisecond || g.RebalanceTimeout > 30*time.Minute:
+		return bad("Group.RebalanceTimeout", "must be between 100ms and 30m, got %s", g.RebalanceTimeout)
+	}
+	return nil
+}
+
+func (t *TopicSetup) withDefaults() {
+	if t.Partitions == 0 {
+		t.Partitions = 3
+	}
+	if t.OutputPartitions == 0 {
+		t.OutputPartitions = t.Partitions
+	}
+	if t.ReplicationFactor == 0 {
+		t.ReplicationFactor = -1
+	}
+	if t.DLQRetention == 0 {
+		t.DLQRetention = DefaultDLQRetention
+	}
+}
+
+func (t TopicSetup) validate() error {
+	switch {
+	case t.Partitions < 1 && t.Partitions != -1:
+		return bad("TopicSetup.Partitions", "must be at least 1 (or -1: the broker's default), got %d", t.Partitions)
+	case t.OutputPartitions < 1 && t.OutputPartitions != -1:
+		return bad("TopicSetup.OutputPartitions", "must be at least 1 (or -1: the broker's default), got %d", t.OutputPartitions)
+	case t.ReplicationFactor < -1:
+		return bad("TopicSetup.ReplicationFactor", "must be at least 1 (or -1: the broker's default), got %d", t.ReplicationFactor)
+	}
+	return nil
+}
+
+func (s *StableConfig) withDefaults() {
+	if s.Strategy == "" {
+		s.Strategy = StabilityHysteresis
+	}
+	if s.DueInterval == 0 {
+		s.DueInterval = 100 * time.Millisecond
+	}
+}
+
+func (s StableConfig) validate() error {
+	switch {
+	case s.Strategy != StabilityHysteresis && s.Strategy != StabilityMerge:
+		return bad("Stable.Strategy", "must be %s or %s, got %q", StabilityHysteresis, StabilityMerge, s.Strategy)
+	case s.Dwell < 0 || s.Dwell > time.Minute:
+		return bad("Stable.Dwell", "must be between 0 (none) and 1m, got %s", s.Dwell)
+	case s.Grace < 0 || s.Grace > time.Minute:
+		return bad("Stable.Grace", "must be between 0 (none) and 1m, got %s", s.Grace)
+	case s.Margin < 0 || s.Margin > codec.MaxVolume+1:
+		return bad("Stable.Margin", "must be between 0 (off) and %d volume steps, got %d", codec.MaxVolume+1, s.Margin)
+	case s.DueInterval < time.Millisecond:
+		return bad("Stable.DueInterval", "must be at least 1ms, got %s", s.DueInterval)
+	}
+	return nil
+}
+
+func (w *WALRetention) withDefaults() {
+	if w.PruneEvery == 0 {
+		w.PruneEvery = time.Minute
+	}
+	if w.MaxAge == 0 {
+		w.MaxAge = 24 * time.Hour
+	}
+	if w.MaxBytes == 0 {
+		w.MaxBytes = 1 << 30
+	}
+}
+
+func (r *RetryConfig) withDefaults() {
+	if r.Backoff == 0 {
+		r.Backoff = 100 * time.Millisecond
+	}
+	if r.UnreadyFailures == 0 {
+		r.UnreadyFailures = 3
+	}
+	if r.UnreadyAfter == 0 {
+		r.UnreadyAfter = 10 * time.Second
+	}
+}
+
+func (r RetryConfig) validate() error {
+	switch {
+	case r.UnreadyFailures < 1:
+		return bad("Retry.UnreadyFailures", "must be at least 1, got %d", r.UnreadyFailures)
+	case r.UnreadyAfter <= 0:
+		return bad("Retry.UnreadyAfter", "must be positive, got %s", r.UnreadyAfter)
 	}
 	return nil
 }

@@ -52,14 +52,13 @@ func TestDiskFaults(t *testing.T) {
 	}
 	p, err := processor.New(ctx, processor.Config{
 		Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 300,
-		Decode:          codec.DecodeConfig{MaxFutureSkew: time.Minute},
-		RetryBackoff:    20 * time.Millisecond,
-		UnreadyFailures: 3, UnreadyAfter: time.Minute,
+		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		// The Redis data loss at the end is noticed also when the
 		// processor has nothing left to consume by then.
 		GenerationCheckEvery: 100 * time.Millisecond,
 		KafkaOpts:            testenv.FastGroupOpts(),
 		Logger:               zaptest.NewLogger(t),
+		Retry:                processor.RetryConfig{Backoff: 20 * time.Millisecond, UnreadyFailures: 3, UnreadyAfter: time.Minute},
 	}, store, log)
 	if err != nil {
 		t.Fatal(err)

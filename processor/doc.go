@@ -36,7 +36,7 @@
 //  7. commit the batch's offsets (not when a Redis rebuild rewound the
 //     partitions);
 //  8. prune WAL segments that only hold committed batches (by age and size,
-//     at most once per WALPruneEvery).
+//     at most once per Config.WALRetention.PruneEvery).
 //
 // With Config.PipelineBatches (off by default), steps 1 and 2 of a batch
 // overlap steps 3 to 8 of the batch before it (pipeline.go): the next poll

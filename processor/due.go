@@ -26,14 +26,14 @@ const dueBatch = 512
 // store and publish seq 1 again, with other content. The next batch or
 // idle check finishes the rebuild first.
 func (p *Processor) maybeStepDue(ctx context.Context) {
-	if p.strategy.hyst == nil || p.gen.rebuild || time.Since(p.strategy.lastDue) < p.cfg.DueInterval {
+	if p.strategy.hyst == nil || p.gen.rebuild || time.Since(p.strategy.lastDue) < p.cfg.Stable.DueInterval {
 		return
 	}
 	now := time.Now()
 	p.strategy.lastDue = now
 	// The last batch's apply peeked at the due set: when that is recent and
 	// nothing was due by now, there is nothing to look for.
-	if peek, ok := p.store.PeekDue(); ok && now.Sub(peek.Seen) < p.cfg.DueInterval && (peek.At == 0 || peek.At > now.UnixMilli()) {
+	if peek, ok := p.store.PeekDue(); ok && now.Sub(peek.Seen) < p.cfg.Stable.DueInterval && (peek.At == 0 || peek.At > now.UnixMilli()) {
 		return
 	}
 	if _, err := p.stepDue(ctx, now.UnixMilli()); err != nil && ctx.Err() == nil {

@@ -106,7 +106,7 @@ func childOptions(c *processor.Config) {
 	// As rostrum run: the member file beside the WAL, so that a restart
 	// evicts the member its killed predecessor left (docs/DESIGN.md §3.9);
 	// without it kfake keeps a member killed while joining for ever.
-	c.MemberFile = filepath.Join(os.Getenv("ROSTRUM_E2E_WAL"), "group-member")
+	c.Group.MemberFile = filepath.Join(os.Getenv("ROSTRUM_E2E_WAL"), "group-member")
 	if d, err := time.ParseDuration(os.Getenv("ROSTRUM_E2E_SHUTDOWN")); err == nil {
 		c.ShutdownTimeout = d
 	}
@@ -401,7 +401,7 @@ func TestEndToEndHysteresis(t *testing.T) {
 	w.waitProduced(w.produce(len(w.trace), 0))
 	ctx, cancel := context.WithCancel(context.Background())
 	p, closeFn, err := startProcessorWith(ctx, w.kafka.Seeds, w.redis.Addr, t.TempDir(), 1000, func(c *processor.Config) {
-		c.Dwell, c.Grace, c.Margin = stability.DefaultDwell, stability.DefaultGrace, stability.DefaultMargin
+		c.Stable.Dwell, c.Stable.Grace, c.Stable.Margin = stability.DefaultDwell, stability.DefaultGrace, stability.DefaultMargin
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -46,10 +46,10 @@ func TestRedisFailover(t *testing.T) {
 	defer log.Close()
 	p, err := processor.New(ctx, processor.Config{
 		Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 500,
-		Decode:       codec.DecodeConfig{MaxFutureSkew: time.Minute},
-		RetryBackoff: 20 * time.Millisecond,
-		KafkaOpts:    testenv.FastGroupOpts(),
-		Logger:       lg,
+		Decode:    codec.DecodeConfig{MaxFutureSkew: time.Minute},
+		KafkaOpts: testenv.FastGroupOpts(),
+		Logger:    lg,
+		Retry:     processor.RetryConfig{Backoff: 20 * time.Millisecond},
 	}, store, log)
 	if err != nil {
 		t.Fatal(err)

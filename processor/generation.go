@@ -88,7 +88,7 @@ func (p *Processor) rebuildAtStart(ctx context.Context) error {
 	// output topic.
 	p.lg.Warn("no record that this WAL was applied to the current redis generation: rebuilding before consuming",
 		zap.String("generation_file", p.cfg.GenerationFile))
-	backoff := p.cfg.RetryBackoff
+	backoff := p.cfg.Retry.Backoff
 	for {
 		_, err := p.recoverRedis(ctx)
 		if err == nil {

@@ -22,7 +22,7 @@ type groupMembership struct {
 	// cancel ends the client's context: requests in flight, a JoinGroup
 	// held by the coordinator included, fail at once.
 	cancel   context.CancelFunc
-	member   *memberRecorder // records the group member id; nil without Config.MemberFile or with InstanceID
+	member   *memberRecorder // records the group member id; nil without Config.Group.MemberFile or with InstanceID
 	joined   atomic.Bool     // a group generation was joined (with or without partitions) and not lost since
 	assigned atomic.Int64    // input partitions owned now
 	changes  atomic.Int64    // assignment changes (assigned, revoked, lost), for the boards' carry
@@ -115,7 +115,7 @@ func (p *Processor) leave(drain context.Context) {
 	member, _ := p.cl.GroupMetadata()
 	p.group.cancel()
 	p.closeClient()
-	static := p.cfg.InstanceID != ""
+	static := p.cfg.Group.InstanceID != ""
 	switch {
 	case static && joined:
 		return // a static member keeps its place for its restart (KIP-345)
@@ -159,7 +159,7 @@ func (p *Processor) leaveAs(member string) bool {
 	err := leaveGroupAs(ctx, p.cfg, member, "rostrum stopping while the group was rebalancing")
 	switch {
 	case err == nil:
-		p.lg.Info("left the group through a client of its own", zap.String("member_id", member), zap.String("instance_id", p.cfg.InstanceID))
+		p.lg.Info("left the group through a client of its own", zap.String("member_id", member), zap.String("instance_id", p.cfg.Group.InstanceID))
 		return true
 	case errors.Is(err, kerr.UnknownMemberID):
 		return true

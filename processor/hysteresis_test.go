@@ -61,8 +61,7 @@ func (w *hystWorld) startWith(dueInterval time.Duration, edit func(*processor.Co
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := processor.Config{Brokers: w.kafka.Seeds, Env: env, TopN: 3,
-		Dwell: time.Second, Grace: 3 * time.Second, Margin: 200, DueInterval: dueInterval,
-		KafkaOpts: testenv.FastGroupOpts()}
+		KafkaOpts: testenv.FastGroupOpts(), Stable: processor.StableConfig{Dwell: time.Second, Grace: 3 * time.Second, Margin: 200, DueInterval: dueInterval}}
 	if edit != nil {
 		edit(&cfg)
 	}

@@ -28,7 +28,7 @@ import (
 // its first JoinGroup answer once the group is stable again: its partitions
 // stay assigned to it, unconsumed. A crash loop piles up such members.
 //
-// With a member file (Config.MemberFile, beside the WAL, which belongs to
+// With a member file (Config.Group.MemberFile, beside the WAL, which belongs to
 // one instance and is locked while it runs) a restart ends this: the
 // processor records its member id as soon as the broker gave it one (the
 // id is known before the JoinGroup that makes it a member is written, see
@@ -91,15 +91,15 @@ func writeMemberFile(path, group, member string) error {
 // member the group no longer knows (it left cleanly, or expired) is fine;
 // any other failure is logged and left to the session timeout.
 func (p *Processor) evictPrevious(ctx context.Context) {
-	if p.cfg.MemberFile == "" || p.cfg.InstanceID != "" {
+	if p.cfg.Group.MemberFile == "" || p.cfg.Group.InstanceID != "" {
 		return
 	}
-	group, member, err := readMemberFile(p.cfg.MemberFile)
+	group, member, err := readMemberFile(p.cfg.Group.MemberFile)
 	if err != nil {
 		p.lg.Warn("previous group member not evicted", zap.Error(err))
 		return
 	}
-	if member == "" || group != p.cfg.Group {
+	if member == "" || group != p.cfg.Group.Name {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, evictTimeout)
@@ -126,12 +126,12 @@ func leaveGroupAs(ctx context.Context, cfg Config, member, reason string) error 
 	}
 	defer cl.Close()
 	req := kmsg.NewPtrLeaveGroupRequest()
-	req.Group = cfg.Group
+	req.Group = cfg.Group.Name
 	req.MemberID = member
 	m := kmsg.NewLeaveGroupRequestMember()
 	m.MemberID = member
-	if cfg.InstanceID != "" {
-		m.InstanceID = kmsg.StringPtr(cfg.InstanceID)
+	if cfg.Group.InstanceID != "" {
+		m.InstanceID = kmsg.StringPtr(cfg.Group.InstanceID)
 	}
 	m.Reason = kmsg.StringPtr(reason)
 	req.Members = append(req.Members, m)
@@ -150,7 +150,7 @@ func leaveGroupAs(ctx context.Context, cfg Config, member, reason string) error 
 	return nil
 }
 
-// memberRecorder keeps Config.MemberFile up to date with the client's member
+// memberRecorder keeps Config.Group.MemberFile up to date with the client's member
 // id. It is a kgo hook: after each JoinGroup request is written it records
 // the id the request carries, which the client learnt from the broker's
 // MEMBER_ID_REQUIRED answer (KIP-394) before it wrote the JoinGroup that

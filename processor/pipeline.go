@@ -158,7 +158,7 @@ func (p *Processor) land(f **flight) (rewound bool, err error) {
 // until it succeeds, with backoff and jitter as processWithRetry; retries
 // stop when ctx is cancelled.
 func (p *Processor) prepareWithRetry(ctx, drain context.Context, b *batch) error {
-	backoff := p.cfg.RetryBackoff
+	backoff := p.cfg.Retry.Backoff
 	for {
 		err := b.prepare(drain)
 		if err == nil {

@@ -105,8 +105,8 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 	log := &countingLog{Log: wl, appended: make(chan struct{}, 1)}
 	store := &heldStore{Store: rs, log: log, entered: make(chan struct{}), release: make(chan struct{})}
 	p, err := processor.New(ctx, processor.Config{Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 500, PipelineBatches: true,
-		DueInterval: 30 * time.Second, GenerationCheckEvery: 30 * time.Second,
-		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute}}, store, log)
+		GenerationCheckEvery: 30 * time.Second,
+		Decode:               codec.DecodeConfig{MaxFutureSkew: time.Minute}, Stable: processor.StableConfig{DueInterval: 30 * time.Second}}, store, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,11 +90,11 @@ func New(ctx context.Context, cfg Config, store Store, w WAL) (*Processor, error
 	p.group.cancel = cancelClient
 	opts := []kgo.Opt{
 		kgo.WithContext(clientCtx),
-		kgo.SessionTimeout(cfg.SessionTimeout),
-		kgo.HeartbeatInterval(min(3*time.Second, cfg.SessionTimeout/10)),
-		kgo.RebalanceTimeout(cfg.RebalanceTimeout),
+		kgo.SessionTimeout(cfg.Group.SessionTimeout),
+		kgo.HeartbeatInterval(min(3*time.Second, cfg.Group.SessionTimeout/10)),
+		kgo.RebalanceTimeout(cfg.Group.RebalanceTimeout),
 		kgo.SeedBrokers(cfg.Brokers...),
-		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumerGroup(cfg.Group.Name),
 		kgo.ConsumeTopics(p.topics.Inputs()...),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
@@ -104,12 +104,12 @@ func New(ctx context.Context, cfg Config, store Store, w WAL) (*Processor, error
 		kgo.ProducerLinger(0),
 	}
 	opts = append(opts, p.rebalanceCallbacks()...)
-	if cfg.InstanceID != "" {
+	if cfg.Group.InstanceID != "" {
 		// Static membership: a restart within the session timeout gets
 		// its partitions back without a rebalance of the group.
-		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
-	} else if cfg.MemberFile != "" {
-		p.group.member = &memberRecorder{path: cfg.MemberFile, group: cfg.Group, lg: cfg.Logger}
+		opts = append(opts, kgo.InstanceID(cfg.Group.InstanceID))
+	} else if cfg.Group.MemberFile != "" {
+		p.group.member = &memberRecorder{path: cfg.Group.MemberFile, group: cfg.Group.Name, lg: cfg.Logger}
 		opts = append(opts, kgo.WithHooks(p.group.member))
 	}
 	opts = append(append(opts, cfg.KafkaOpts...), cfg.ConsumerOpts...)
@@ -154,8 +154,8 @@ func (p *Processor) checkTopics(ctx context.Context) error {
 	defer cancel()
 	adm := kadm.NewClient(p.cl)
 	specs := p.cfg.TopicSpecs()
-	if p.cfg.CreateTopics {
-		created, err := CreateTopics(ctx, adm, specs, p.cfg.ReplicationFactor)
+	if p.cfg.TopicSetup.Create {
+		created, err := CreateTopics(ctx, adm, specs, p.cfg.TopicSetup.ReplicationFactor)
 		if err != nil {
 			return fmt.Errorf("kafka brokers %v: %w", p.cfg.Brokers, err)
 		}
@@ -185,7 +185,7 @@ func (p *Processor) checkTopics(ctx context.Context) error {
 }
 
 func (p *Processor) checkCompacted(ctx context.Context, adm *kadm.Client, specs []TopicSpec) error {
-	if !p.cfg.RequireCompactedOutput {
+	if !p.cfg.TopicSetup.RequireCompactedOutput {
 		return nil
 	}
 	if err := CheckOutputCompacted(ctx, adm, specs); err != nil {
@@ -226,7 +226,7 @@ func (p *Processor) Run(ctx context.Context) error {
 	boardLoops.Go(func() { p.boards.expire(boardsCtx) })
 	boardLoops.Go(func() { p.boards.settle(boardsCtx) })
 	defer func() { stopBoards(); boardLoops.Wait() }()
-	p.lg.Info("consuming", zap.String("env", p.cfg.Env), zap.String("group", p.cfg.Group),
+	p.lg.Info("consuming", zap.String("env", p.cfg.Env), zap.String("group", p.cfg.Group.Name),
 		zap.Strings("topics", p.topics.Inputs()))
 	// The batch pipeline (pipeline.go): stage 1 here, stage 2 of the
 	// batch before on its own goroutine, at most one batch ahead.
@@ -354,7 +354,7 @@ func (p *Processor) poll(ctx context.Context) kgo.Fetches {
 	// DueInterval with the hysteresis, so that due rooms are stepped.
 	wait := p.cfg.GenerationCheckEvery
 	if p.strategy.hyst != nil {
-		wait = min(wait, p.cfg.DueInterval)
+		wait = min(wait, p.cfg.Stable.DueInterval)
 	}
 	pctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -369,7 +369,7 @@ func (p *Processor) poll(ctx context.Context) kgo.Fetches {
 // is cancelled, and the attempt itself when drain ends. The batch's offsets
 // are then left uncommitted and the group redelivers it.
 func (p *Processor) processWithRetry(ctx, drain context.Context, b *batch) error {
-	backoff := p.cfg.RetryBackoff
+	backoff := p.cfg.Retry.Backoff
 	start := time.Now()
 	for {
 		err := p.finishRebuild(drain, b)
@@ -414,4 +414,4 @@ func (p *Processor) Ready(ctx context.Context) error {
 }
 
 // Group returns the consumer group's name.
-func (p *Processor) Group() string { return p.cfg.Group }
+func (p *Processor) Group() string { return p.cfg.Group.Name }

@@ -7,13 +7,13 @@ import (
 )
 
 // maybePrune removes WAL segments holding only committed batches once per
-// WALPruneEvery, bounded by WALMaxAge and WALMaxBytes.
+// Config.WALRetention.PruneEvery, bounded by its MaxAge and MaxBytes.
 func (p *Processor) maybePrune() {
-	if p.wal == nil || p.commits.walSeq == 0 || time.Since(p.commits.lastPrune) < p.cfg.WALPruneEvery {
+	if p.wal == nil || p.commits.walSeq == 0 || time.Since(p.commits.lastPrune) < p.cfg.WALRetention.PruneEvery {
 		return
 	}
 	p.commits.lastPrune = time.Now()
-	n, err := p.wal.Prune(p.commits.walSeq+1, p.cfg.WALMaxAge, p.cfg.WALMaxBytes)
+	n, err := p.wal.Prune(p.commits.walSeq+1, p.cfg.WALRetention.MaxAge, p.cfg.WALRetention.MaxBytes)
 	if err != nil {
 		p.lg.Warn("wal prune failed", zap.Error(err))
 	} else if n > 0 {

@@ -28,8 +28,8 @@ func TestStandbyIsReady(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := processor.New(ctx, processor.Config{Brokers: k.Seeds, Env: env, InstanceID: "rostrum-" + string(rune('0'+i)),
-			KafkaOpts: testenv.FastGroupOpts()}, store, nil)
+		p, err := processor.New(ctx, processor.Config{Brokers: k.Seeds, Env: env,
+			KafkaOpts: testenv.FastGroupOpts(), Group: processor.GroupConfig{InstanceID: "rostrum-" + string(rune('0'+i))}}, store, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

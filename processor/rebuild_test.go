@@ -45,7 +45,7 @@ func TestTimerWaitsForRebuild(t *testing.T) {
 	lg := zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), core))
 	p, _ := w.startWith(10*time.Millisecond, func(c *processor.Config) {
 		c.GenerationCheckEvery = 20 * time.Millisecond
-		c.RetryBackoff = 20 * time.Millisecond
+		c.Retry.Backoff = 20 * time.Millisecond
 		c.Logger = lg
 	})
 	w.send(0, "a audio 1", "a volume 500", "b audio 1", "b volume 400", "c audio 1", "c volume 300")
@@ -153,8 +153,8 @@ func TestStoredOutputsDroppedByRebuild(t *testing.T) {
 	p, _ := startBoardProcessor(t, k, rc, t.TempDir(), bs, func(c *processor.Config) {
 		c.BoardStore = fb
 		c.Logger = zaptest.NewLogger(t)
-		c.Stability = processor.StabilityMerge
-		c.RetryBackoff = 20 * time.Millisecond
+		c.Stable.Strategy = processor.StabilityMerge
+		c.Retry.Backoff = 20 * time.Millisecond
 	})
 	const room = "r-fb"
 	t0 := time.Now().Add(-time.Minute).UnixMilli()
@@ -262,7 +262,7 @@ func TestNoSeqFromAnEmptiedRedis(t *testing.T) {
 	p, err := processor.New(ctx, processor.Config{
 		Brokers: k.Seeds, Env: env, Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		KafkaOpts: testenv.FastGroupOpts(), Logger: zaptest.NewLogger(t),
-		Stability: processor.StabilityMerge, RetryBackoff: 20 * time.Millisecond,
+		Stable: processor.StableConfig{Strategy: processor.StabilityMerge}, Retry: processor.RetryConfig{Backoff: 20 * time.Millisecond},
 	}, store, log)
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ import (
 // clocks behind the processor's a decision falls due at once, and with
 // clocks ahead it waits for them (or for the room's next event).
 
-// Stable strategies (Config.Stability).
+// Stable strategies (Config.Stable.Strategy).
 const (
 	StabilityHysteresis = "hysteresis" // stability.Hysteresis; the default
 	StabilityMerge      = "merge"      // the merge of seed 003, stability.Merge
@@ -41,14 +41,14 @@ const (
 
 // hysteresis returns the configured hysteresis, or nil with the seed merge.
 func (c *Config) hysteresis() *stability.Hysteresis {
-	if c.Stability != StabilityHysteresis {
+	if c.Stable.Strategy != StabilityHysteresis {
 		return nil
 	}
 	margin := math.Inf(1) // off: only the dwell lets a challenger in
-	if step := c.Meeting.Multiplier(codec.RuleVolume); c.Margin > 0 && step > 0 {
-		margin = float64(c.Margin) * float64(step)
+	if step := c.Meeting.Multiplier(codec.RuleVolume); c.Stable.Margin > 0 && step > 0 {
+		margin = float64(c.Stable.Margin) * float64(step)
 	}
-	return &stability.Hysteresis{N: c.TopN, Dwell: c.Dwell, Grace: c.Grace, Margin: margin}
+	return &stability.Hysteresis{N: c.TopN, Dwell: c.Stable.Dwell, Grace: c.Stable.Grace, Margin: margin}
 }
 
 // stableStrategy is the configured stable step (stable) and its timer

@@ -51,35 +51,35 @@ func (c Config) TopicSpecs() []TopicSpec {
 	t := TopicsFor(c.TopicPrefix, c.Env)
 	var specs []TopicSpec
 	for _, in := range t.Inputs() {
-		specs = append(specs, TopicSpec{Name: in, Role: RoleInput, Partitions: c.Partitions})
+		specs = append(specs, TopicSpec{Name: in, Role: RoleInput, Partitions: c.TopicSetup.Partitions})
 	}
 	dlq := map[string]string{"cleanup.policy": "delete", "retention.ms": "-1"} // negative DLQRetention: forever
-	if c.DLQRetention > 0 {
-		dlq["retention.ms"] = strconv.FormatInt(c.DLQRetention.Milliseconds(), 10)
+	if c.TopicSetup.DLQRetention > 0 {
+		dlq["retention.ms"] = strconv.FormatInt(c.TopicSetup.DLQRetention.Milliseconds(), 10)
 	}
 	specs = append(specs,
-		TopicSpec{Name: t.DLQ, Role: RoleDLQ, Partitions: c.Partitions, Configs: dlq},
-		TopicSpec{Name: t.TopN, Role: RoleOutput, Partitions: c.OutputPartitions,
+		TopicSpec{Name: t.DLQ, Role: RoleDLQ, Partitions: c.TopicSetup.Partitions, Configs: dlq},
+		TopicSpec{Name: t.TopN, Role: RoleOutput, Partitions: c.TopicSetup.OutputPartitions,
 			Configs: map[string]string{"cleanup.policy": "compact"}})
 	if len(c.Boards) > 0 {
 		// One record per settled period, keyed board/period: compacted,
 		// like the output, so a late reader finds every period once.
-		specs = append(specs, TopicSpec{Name: t.Settled, Role: RoleOther, Partitions: c.Partitions,
+		specs = append(specs, TopicSpec{Name: t.Settled, Role: RoleOther, Partitions: c.TopicSetup.Partitions,
 			Configs: map[string]string{"cleanup.policy": "compact"}})
 	}
-	names := make([]string, 0, len(c.MoreTopics))
-	for name := range c.MoreTopics {
+	names := make([]string, 0, len(c.TopicSetup.More))
+	for name := range c.TopicSetup.More {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
 		configs := map[string]string{}
-		for k, v := range c.MoreTopics[name] {
+		for k, v := range c.TopicSetup.More[name] {
 			if v != nil {
 				configs[k] = *v
 			}
 		}
-		specs = append(specs, TopicSpec{Name: name, Role: RoleOther, Partitions: c.Partitions, Configs: configs})
+		specs = append(specs, TopicSpec{Name: name, Role: RoleOther, Partitions: c.TopicSetup.Partitions, Configs: configs})
 	}
 	return specs
 }

@@ -25,8 +25,8 @@ func TestCreateTopicsSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := processor.Config{Brokers: k.Seeds, Env: env, CreateTopics: true, Partitions: 4, OutputPartitions: 2,
-		DLQRetention: 90 * 24 * time.Hour}
+	cfg := processor.Config{Brokers: k.Seeds, Env: env,
+		TopicSetup: processor.TopicSetup{Create: true, Partitions: 4, OutputPartitions: 2, DLQRetention: 90 * 24 * time.Hour}}
 	p, err := processor.New(context.Background(), cfg, store, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@
 // when the counters changed (with events and records per second computed on
 // the server from the change since the previous poll), and a comment line
 // when it sent nothing, so proxies keep the stream open. A "room" event also
-// names the processor's stable strategy (Config.Stability) and carries
+// names the processor's stable strategy (Config.Stable.Strategy) and carries
 // "merge": seed 003's merge of the raw lists this stream has read, so the page
 // can switch a room's tiles between the published list and the merge
 // and count the visible changes of both. A room with no

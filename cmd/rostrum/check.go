@@ -156,8 +156,8 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func groupOf(pc processor.Config) string {
-	if pc.Group != "" {
-		return pc.Group
+	if pc.Group.Name != "" {
+		return pc.Group.Name
 	}
 	return "rostrum-" + pc.Env
 }
@@ -187,10 +187,10 @@ func checkKafka(ctx context.Context, c *checker, f *runFlags, pc processor.Confi
 	c.ok("kafka brokers", "%d answered (%s), cluster %s, %s", len(md.Brokers), strings.Join(addrs, ", "), md.Cluster, f.sec.KafkaDescription())
 
 	specs := pc.TopicSpecs()
-	if pc.CreateTopics {
+	if pc.TopicSetup.Create {
 		// The topic-creation Job of deployments/k8s: create what is
 		// missing from the specifications, then verify as always.
-		created, err := processor.CreateTopics(ctx, adm, specs, pc.ReplicationFactor)
+		created, err := processor.CreateTopics(ctx, adm, specs, pc.TopicSetup.ReplicationFactor)
 		if err != nil {
 			c.fail(exitTopics, "create topics", err)
 		} else {

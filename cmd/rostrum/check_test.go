@@ -20,7 +20,7 @@ func createTopics(t *testing.T, k *testenv.Kafka, env string) {
 	more := control.TopicsFor("", env).Configs()
 	compact := "compact"
 	more[processor.TopicsFor("", env).Settled] = map[string]*string{"cleanup.policy": &compact}
-	specs := processor.Config{Brokers: k.Seeds, Env: env, MoreTopics: more}.TopicSpecs()
+	specs := processor.Config{Brokers: k.Seeds, Env: env, TopicSetup: processor.TopicSetup{More: more}}.TopicSpecs()
 	if _, err := processor.CreateTopics(context.Background(), k.Admin(), specs, -1); err != nil {
 		t.Fatal(err)
 	}

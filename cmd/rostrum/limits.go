@@ -47,8 +47,8 @@ type batchFlags struct {
 func (f *batchFlags) register(fs *cli.FlagSet) {
 	fs.Group("limits").Tuning().Sets("PipelineBatches").BoolVar(&f.pipeline, "pipeline-batches", false, "turn the batch pipeline on: poll, decode and WAL-append the next batch while the current one is in Redis (off by default until it measures better; no effect with boards)")
 	fs.Group("limits").Tuning().Sets("AckDelay").DurationVar(&f.ackDelay, "ack-delay", time.Second, "how long the acknowledgement of a published output waits to ride in the room's next apply before it is sent on its own (0: with the next batch); after a crash, outputs acknowledged within it are published again, identical")
-	fs.Group("ops").Tuning().Sets("UnreadyFailures").IntVar(&f.unreadyFailures, "unready-failures", 3, "/readyz reports not ready after this many failed attempts of a batch in a row")
-	fs.Group("ops").Tuning().Sets("UnreadyAfter").DurationVar(&f.unreadyAfter, "unready-after", 10*time.Second, "or after a batch has been failing this long")
+	fs.Group("ops").Tuning().Sets("Retry.UnreadyFailures").IntVar(&f.unreadyFailures, "unready-failures", 3, "/readyz reports not ready after this many failed attempts of a batch in a row")
+	fs.Group("ops").Tuning().Sets("Retry.UnreadyAfter").DurationVar(&f.unreadyAfter, "unready-after", 10*time.Second, "or after a batch has been failing this long")
 }
 
 // apply sets the settings in the processor's configuration, whose Validate
@@ -56,6 +56,6 @@ func (f *batchFlags) register(fs *cli.FlagSet) {
 func (f *batchFlags) apply(pc *processor.Config) {
 	pc.PipelineBatches = f.pipeline
 	pc.AckDelay = cli.AckDelay(f.ackDelay)
-	pc.UnreadyFailures = f.unreadyFailures
-	pc.UnreadyAfter = f.unreadyAfter
+	pc.Retry.UnreadyFailures = f.unreadyFailures
+	pc.Retry.UnreadyAfter = f.unreadyAfter
 }

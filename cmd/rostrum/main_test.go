@@ -171,11 +171,11 @@ func TestGroupTimeoutFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pc.SessionTimeout != processor.DefaultSessionTimeout || pc.RebalanceTimeout != processor.DefaultRebalanceTimeout {
-		t.Fatalf("defaults: session %s, rebalance %s", pc.SessionTimeout, pc.RebalanceTimeout)
+	if pc.Group.SessionTimeout != processor.DefaultSessionTimeout || pc.Group.RebalanceTimeout != processor.DefaultRebalanceTimeout {
+		t.Fatalf("defaults: session %s, rebalance %s", pc.Group.SessionTimeout, pc.Group.RebalanceTimeout)
 	}
-	if pc.MemberFile != filepath.Join(f.walDir, "group-member") {
-		t.Fatalf("member file %q, want one beside the WAL", pc.MemberFile)
+	if pc.Group.MemberFile != filepath.Join(f.walDir, "group-member") {
+		t.Fatalf("member file %q, want one beside the WAL", pc.Group.MemberFile)
 	}
 	cfg := filepath.Join(t.TempDir(), "rostrum.yaml")
 	if err := os.WriteFile(cfg, []byte("kafka-rebalance-timeout: 45s\n"), 0o600); err != nil {
@@ -188,8 +188,8 @@ func TestGroupTimeoutFlags(t *testing.T) {
 	if pc, _, _, err = f.pipelineConfig(zap.NewNop()); err != nil {
 		t.Fatal(err)
 	}
-	if pc.SessionTimeout != 20*time.Second || pc.RebalanceTimeout != 45*time.Second {
-		t.Fatalf("from the environment and the file: session %s, rebalance %s", pc.SessionTimeout, pc.RebalanceTimeout)
+	if pc.Group.SessionTimeout != 20*time.Second || pc.Group.RebalanceTimeout != 45*time.Second {
+		t.Fatalf("from the environment and the file: session %s, rebalance %s", pc.Group.SessionTimeout, pc.Group.RebalanceTimeout)
 	}
 }
 
@@ -200,16 +200,30 @@ func TestGroupTimeoutFlags(t *testing.T) {
 // config file (fileFieldNames), or listed here as set by the wiring.
 func TestRunFlagNamesCoverConfig(t *testing.T) {
 	wiring := map[string]bool{ // set by runProcessor or pipelineConfig, never from one flag
-		"MemberFile": true, "MaxBatchBytes": true, "MoreTopics": true, "Decode": true, "WALPruneEvery": true,
-		"RetryBackoff": true, "GenerationFile": true, "GenerationCheckEvery": true, "Logger": true, "Observer": true,
+		"Group.MemberFile": true, "MaxBatchBytes": true, "TopicSetup.More": true, "Decode": true, "WALRetention.PruneEvery": true,
+		"Retry.Backoff": true, "GenerationFile": true, "GenerationCheckEvery": true, "Logger": true, "Observer": true,
 		"KafkaOpts": true, "ConsumerOpts": true, "TracerProvider": true, "BoardStore": true, "BoardExpireEvery": true,
 	}
 	fs := cli.NewFlagSet("run", flag.ContinueOnError)
 	new(runFlags).register(fs)
 	names := fs.FieldFlags()
-	for _, typ := range []reflect.Type{reflect.TypeOf(processor.Config{}), reflect.TypeOf(sink.Config{})} {
+	// fields lists a Config's fields as its Validate names them: a field of
+	// one of the package's own Config structs by its path (Stable.Dwell).
+	var fields func(typ reflect.Type, prefix string) []string
+	fields = func(typ reflect.Type, prefix string) []string {
+		var out []string
 		for i := range typ.NumField() {
-			name := typ.Field(i).Name
+			f := typ.Field(i)
+			if f.Type.Kind() == reflect.Struct && f.Type.PkgPath() == typ.PkgPath() {
+				out = append(out, fields(f.Type, prefix+f.Name+".")...)
+				continue
+			}
+			out = append(out, prefix+f.Name)
+		}
+		return out
+	}
+	for _, typ := range []reflect.Type{reflect.TypeOf(processor.Config{}), reflect.TypeOf(sink.Config{})} {
+		for _, name := range fields(typ, "") {
 			_, byFlag := names[name]
 			_, byFile := fileFieldNames[name]
 			if !byFlag && !byFile && !wiring[name] {

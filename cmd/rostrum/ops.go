@@ -33,14 +33,14 @@ type opsFlags struct {
 }
 
 func (f *opsFlags) register(fs *cli.FlagSet) {
-	fs.Group("kafka").Tuning().Sets("Partitions").IntVar(&f.topicPartitions, "topic-partitions", 3, "partitions of the callback and DLQ topics --create-topics creates (-1: the broker's default)")
-	fs.Group("kafka").Tuning().Sets("OutputPartitions").IntVar(&f.outputPartitions, "output-partitions", 0, "partitions of the output topic --create-topics creates (0: --topic-partitions)")
-	fs.Group("kafka").Tuning().Sets("ReplicationFactor").IntVar(&f.replicationFactor, "replication-factor", -1, "replication factor of the topics --create-topics creates (-1: the broker's default)")
-	fs.Group("kafka").Tuning().Sets("DLQRetention").DurationVar(&f.dlqRetention, "dlq-retention", processor.DefaultDLQRetention, "retention of the DLQ topic --create-topics creates (negative: forever)")
-	fs.Group("kafka").Tuning().Sets("RequireCompactedOutput").BoolVar(&f.allowUncompactedOutput, "allow-uncompacted-output", false, "start although the output topic is not compacted (cleanup.policy=compact)")
-	fs.Group("kafka").Tuning().Sets("InstanceID").StringVar(&f.instanceID, "instance-id", "", "static consumer group membership: an id unique to this instance and stable across its restarts (e.g. the pod name), so that a restart does not rebalance the group")
-	fs.Group("kafka").Tuning().Sets("SessionTimeout").DurationVar(&f.sessionTimeout, "kafka-session-timeout", processor.DefaultSessionTimeout, "how long the consumer group waits for a heartbeat before it expires a member and moves its partitions (the pause a crashed instance that does not come back causes); shorter fails over sooner, longer survives longer network blips and stalls (the broker allows 6s..30m by default)")
-	fs.Group("kafka").Tuning().Sets("RebalanceTimeout").DurationVar(&f.rebalanceTimeout, "kafka-rebalance-timeout", processor.DefaultRebalanceTimeout, "how long a rebalance waits for the members to rejoin and for the assignment; also bounds the stall a member that died during a rebalance causes (docs/DESIGN.md §3.9)")
+	fs.Group("kafka").Tuning().Sets("TopicSetup.Partitions").IntVar(&f.topicPartitions, "topic-partitions", 3, "partitions of the callback and DLQ topics --create-topics creates (-1: the broker's default)")
+	fs.Group("kafka").Tuning().Sets("TopicSetup.OutputPartitions").IntVar(&f.outputPartitions, "output-partitions", 0, "partitions of the output topic --create-topics creates (0: --topic-partitions)")
+	fs.Group("kafka").Tuning().Sets("TopicSetup.ReplicationFactor").IntVar(&f.replicationFactor, "replication-factor", -1, "replication factor of the topics --create-topics creates (-1: the broker's default)")
+	fs.Group("kafka").Tuning().Sets("TopicSetup.DLQRetention").DurationVar(&f.dlqRetention, "dlq-retention", processor.DefaultDLQRetention, "retention of the DLQ topic --create-topics creates (negative: forever)")
+	fs.Group("kafka").Tuning().Sets("TopicSetup.RequireCompactedOutput").BoolVar(&f.allowUncompactedOutput, "allow-uncompacted-output", false, "start although the output topic is not compacted (cleanup.policy=compact)")
+	fs.Group("kafka").Tuning().Sets("Group.InstanceID").StringVar(&f.instanceID, "instance-id", "", "static consumer group membership: an id unique to this instance and stable across its restarts (e.g. the pod name), so that a restart does not rebalance the group")
+	fs.Group("kafka").Tuning().Sets("Group.SessionTimeout").DurationVar(&f.sessionTimeout, "kafka-session-timeout", processor.DefaultSessionTimeout, "how long the consumer group waits for a heartbeat before it expires a member and moves its partitions (the pause a crashed instance that does not come back causes); shorter fails over sooner, longer survives longer network blips and stalls (the broker allows 6s..30m by default)")
+	fs.Group("kafka").Tuning().Sets("Group.RebalanceTimeout").DurationVar(&f.rebalanceTimeout, "kafka-rebalance-timeout", processor.DefaultRebalanceTimeout, "how long a rebalance waits for the members to rejoin and for the assignment; also bounds the stall a member that died during a rebalance causes (docs/DESIGN.md §3.9)")
 	fs.Group("ops").Tuning().StringVar(&f.adminHTTP, "admin-http", "", "address of the admin HTTP listener serving /debug/pprof (empty: off); never expose it publicly")
 }
 
@@ -56,14 +56,14 @@ func (f *opsFlags) apply(pc *processor.Config) error {
 	if f.replicationFactor == 0 || f.replicationFactor < -1 || f.replicationFactor > 1<<10 {
 		return fmt.Errorf("--replication-factor must be at least 1 (or -1), got %d", f.replicationFactor)
 	}
-	pc.Partitions = int32(f.topicPartitions)
-	pc.OutputPartitions = int32(f.outputPartitions)
-	pc.ReplicationFactor = int16(f.replicationFactor)
-	pc.DLQRetention = f.dlqRetention
-	pc.RequireCompactedOutput = !f.allowUncompactedOutput
-	pc.InstanceID = f.instanceID
-	pc.SessionTimeout = f.sessionTimeout
-	pc.RebalanceTimeout = f.rebalanceTimeout
+	pc.TopicSetup.Partitions = int32(f.topicPartitions)
+	pc.TopicSetup.OutputPartitions = int32(f.outputPartitions)
+	pc.TopicSetup.ReplicationFactor = int16(f.replicationFactor)
+	pc.TopicSetup.DLQRetention = f.dlqRetention
+	pc.TopicSetup.RequireCompactedOutput = !f.allowUncompactedOutput
+	pc.Group.InstanceID = f.instanceID
+	pc.Group.SessionTimeout = f.sessionTimeout
+	pc.Group.RebalanceTimeout = f.rebalanceTimeout
 	return nil
 }
 

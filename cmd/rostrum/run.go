@@ -103,7 +103,7 @@ func (f *runFlags) runConfig(pc *processor.Config) error {
 	if f.hintChain, err = compileHints(f.hints, pc.Boards, f.boardsSource); err != nil {
 		return err
 	}
-	pc.MoreTopics = control.TopicsFor(f.topicPrefix, f.env).Configs()
+	pc.TopicSetup.More = control.TopicsFor(f.topicPrefix, f.env).Configs()
 	pc.KafkaOpts, err = f.sec.KafkaOpts()
 	return err
 }
@@ -410,7 +410,7 @@ func (f *runFlags) startHTTP(side *sideGroup, r runSide) error {
 		Ready:     r.p.Ready,
 		Logger:    r.lg,
 		Counters:  countersOf(r.p, r.m),
-		Stability: r.pc.Stability,
+		Stability: r.pc.Stable.Strategy,
 		TopN:      r.pc.TopN,
 		// The listener stops beside the processor's drain: it must not
 		// outlast --shutdown-timeout (docs/DESIGN.md §3.8).

@@ -89,15 +89,15 @@ type kafkaFlags struct {
 
 func (f *kafkaFlags) register(fs *cli.FlagSet) {
 	fs.Group("kafka").Sets("Brokers").StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
-	fs.Group("kafka").Tuning().Sets("Group").StringVar(&f.group, "group", "", "Kafka consumer group (default rostrum-{env})")
-	fs.Group("kafka").Sets("CreateTopics").BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
+	fs.Group("kafka").Tuning().Sets("Group.Name").StringVar(&f.group, "group", "", "Kafka consumer group (default rostrum-{env})")
+	fs.Group("kafka").Sets("TopicSetup.Create").BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
 	fs.Group("limits").Tuning().Sets("MaxPollRecords").IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
 }
 
 // apply sets the consumer's settings in the processor's configuration.
 func (f *kafkaFlags) apply(pc *processor.Config) {
-	pc.Brokers, pc.Group = cli.SplitList(f.brokers), f.group
-	pc.CreateTopics, pc.MaxPollRecords = f.createTopics, f.maxPollRecords
+	pc.Brokers, pc.Group.Name = cli.SplitList(f.brokers), f.group
+	pc.TopicSetup.Create, pc.MaxPollRecords = f.createTopics, f.maxPollRecords
 }
 
 // redisFlags are where the rankings are kept (--redis; Sentinel and the
@@ -135,8 +135,8 @@ type walFlags struct {
 func (f *walFlags) register(fs *cli.FlagSet) {
 	fs.Group("ops").StringVar(&f.walDir, "wal-dir", "./wal", "write-ahead log directory (one per processor instance)")
 	fs.Group("ops").Tuning().StringVar(&f.walSync, "wal-sync", "always", "WAL fsync policy: always (fsync every batch) or none (leave it to the OS)")
-	fs.Group("ops").Tuning().Sets("WALMaxAge").DurationVar(&f.walMaxAge, "wal-max-age", 24*time.Hour, "keep committed WAL batches this long")
-	fs.Group("ops").Tuning().Sets("WALMaxBytes").Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
+	fs.Group("ops").Tuning().Sets("WALRetention.MaxAge").DurationVar(&f.walMaxAge, "wal-max-age", 24*time.Hour, "keep committed WAL batches this long")
+	fs.Group("ops").Tuning().Sets("WALRetention.MaxBytes").Int64Var(&f.walMaxBytes, "wal-max-bytes", 1<<30, "keep at most this many WAL bytes of committed batches")
 	fs.Group("ops").Tuning().Int64Var(&f.walSegmentBytes, "wal-segment-bytes", wal.DefaultSegmentBytes, "start a new WAL segment above this size; retention prunes whole segments, so this is also the step of the WAL's size")
 }
 
@@ -159,8 +159,8 @@ func (f *walFlags) walConfig(lg *zap.Logger) (wal.Config, error) {
 // apply sets the WAL's retention, and the files kept beside the WAL, in the
 // processor's configuration.
 func (f *walFlags) apply(pc *processor.Config) {
-	pc.WALMaxAge, pc.WALMaxBytes = f.walMaxAge, f.walMaxBytes
-	pc.MemberFile = filepath.Join(f.walDir, "group-member")
+	pc.WALRetention.MaxAge, pc.WALRetention.MaxBytes = f.walMaxAge, f.walMaxBytes
+	pc.Group.MemberFile = filepath.Join(f.walDir, "group-member")
 	// It says which Redis data set the WAL was applied to.
 	pc.GenerationFile = filepath.Join(f.walDir, "redis-generation")
 }
@@ -182,11 +182,11 @@ func (f *rankingFlags) register(fs *cli.FlagSet) {
 	fs.Group("ranking").Sets("Meeting").StringVar(&f.ranking, "ranking", codec.DefaultRules().String(), "ranking rules: the fields to rank members on, most significant first, from spotlight, screen_share, audio, volume, video, role (the newest event time always comes last; a field left out is not ranked on)")
 	fs.Group("ranking").Tuning().StringVar(&f.scoreEpoch, "score-epoch", codec.DefaultEpoch.Format(time.RFC3339), "epoch of the score's time field (RFC 3339); scores hold 2^38 ms ≈ 8.7 years after it")
 	fs.Group("ranking").Tuning().Sets("UnknownTypes").StringVar(&f.unknownTypes, "unknown-types", processor.UnknownTypesSkip, "what to do with a well-formed callback of a type rostrum does not rank on: skip (count it in rostrum_events_ignored_total) or dlq")
-	fs.Group("ranking").Sets("Stability").StringVar(&f.stability, "stability", processor.StabilityHysteresis, "stable top list strategy: hysteresis (members change only when it lasts) or merge (the reference merge: sticky positions, membership follows the raw top-N); see docs/STABILITY.md")
-	fs.Group("ranking").Tuning().Sets("Dwell").DurationVar(&f.dwell, "stability-dwell", stability.DefaultDwell, "hysteresis: how long a member must hold its place in the raw top-N before it replaces a shown one (0: at once)")
-	fs.Group("ranking").Tuning().Sets("Grace").DurationVar(&f.grace, "stability-grace", stability.DefaultGrace, "hysteresis: how long a shown member out of the raw top-N stays (0: it goes at once)")
-	fs.Group("ranking").Tuning().Sets("Margin").IntVar(&f.margin, "stability-margin", stability.DefaultMargin, "hysteresis: a member leading the weakest shown one out of the raw top-N by this many volume steps replaces it at once (0: off)")
-	fs.Group("ranking").Tuning().Sets("DueInterval").DurationVar(&f.dueInterval, "stability-due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
+	fs.Group("ranking").Sets("Stable.Strategy").StringVar(&f.stability, "stability", processor.StabilityHysteresis, "stable top list strategy: hysteresis (members change only when it lasts) or merge (the reference merge: sticky positions, membership follows the raw top-N); see docs/STABILITY.md")
+	fs.Group("ranking").Tuning().Sets("Stable.Dwell").DurationVar(&f.dwell, "stability-dwell", stability.DefaultDwell, "hysteresis: how long a member must hold its place in the raw top-N before it replaces a shown one (0: at once)")
+	fs.Group("ranking").Tuning().Sets("Stable.Grace").DurationVar(&f.grace, "stability-grace", stability.DefaultGrace, "hysteresis: how long a shown member out of the raw top-N stays (0: it goes at once)")
+	fs.Group("ranking").Tuning().Sets("Stable.Margin").IntVar(&f.margin, "stability-margin", stability.DefaultMargin, "hysteresis: a member leading the weakest shown one out of the raw top-N by this many volume steps replaces it at once (0: off)")
+	fs.Group("ranking").Tuning().Sets("Stable.DueInterval").DurationVar(&f.dueInterval, "stability-due-interval", 100*time.Millisecond, "hysteresis: how often to look for rooms whose dwell or grace ended without new events")
 }
 
 // meeting is the score layout of --ranking and --score-epoch.
@@ -213,7 +213,7 @@ func (f *rankingFlags) apply(pc *processor.Config, so *sink.Config) error {
 		return err
 	}
 	pc.TopN, pc.Meeting, pc.UnknownTypes = f.topN, meeting, f.unknownTypes
-	pc.Stability, pc.Dwell, pc.Grace, pc.Margin, pc.DueInterval = f.stability, f.dwell, f.grace, f.margin, f.dueInterval
+	pc.Stable.Strategy, pc.Stable.Dwell, pc.Stable.Grace, pc.Stable.Margin, pc.Stable.DueInterval = f.stability, f.dwell, f.grace, f.margin, f.dueInterval
 	so.TopN, so.Meeting = f.topN, meeting
 	return nil
 }

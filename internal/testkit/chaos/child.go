@@ -67,13 +67,13 @@ func ProcessorConfig(brokers []string, walDir string, lg *zap.Logger, stable str
 		Decode:               codec.DecodeConfig{MaxFutureSkew: time.Minute},
 		GenerationFile:       filepath.Join(walDir, GenerationFile),
 		GenerationCheckEvery: time.Second,
-		Stability:            stable,
 		Logger:               lg,
 		KafkaOpts:            testenv.FastGroupOpts(),
+		Stable:               processor.StableConfig{Strategy: stable},
 	}
 	if stable == processor.StabilityHysteresis {
-		cfg.Dwell, cfg.Grace, cfg.Margin = stability.DefaultDwell, stability.DefaultGrace, stability.DefaultMargin
-		cfg.DueInterval = 100 * time.Millisecond
+		cfg.Stable.Dwell, cfg.Stable.Grace, cfg.Stable.Margin = stability.DefaultDwell, stability.DefaultGrace, stability.DefaultMargin
+		cfg.Stable.DueInterval = 100 * time.Millisecond
 	}
 	return cfg
 }

@@ -61,7 +61,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	}
 	defer log.Close()
 	pcfg := ProcessorConfig(h.Kafka.Seeds, walDir, zaptest.NewLogger(t), processor.StabilityHysteresis)
-	pcfg.RetryBackoff = 20 * time.Millisecond
+	pcfg.Retry.Backoff = 20 * time.Millisecond
 	pcfg.Boards, pcfg.BoardStore = boards, board.NewStore(rc, EnvName, boards)
 	p, err := processor.New(ctx, pcfg, store, log)
 	if err != nil {
