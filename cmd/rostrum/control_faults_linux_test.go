@@ -211,6 +211,11 @@ func TestControlRacesUnderFaults(t *testing.T) {
 		slices.SortFunc(cs, func(a, b ctlCommand) int { return cmp.Compare(a.Token, b.Token) })
 		for i, c := range cs {
 			if want := []string{"start", "stop"}[i%2]; c.Action != want {
+				for _, p := range procs { // their logs are read once they exited
+					_ = p.cmd.Process.Signal(syscall.SIGTERM)
+					<-p.exited
+				}
+				logControlEvidence(t, room, cs[max(0, i-2):i+1], all)
 				t.Fatalf("room %s: command %d by token is %s (token %d), want %s: a change is missing or doubled", room, i, c.Action, c.Token, want)
 			}
 		}
@@ -230,5 +235,24 @@ func TestControlRacesUnderFaults(t *testing.T) {
 		len(replies), counts, nwin, len(cmds), len(cmds)-repeats, len(cmds)-repeats-nwin, repeats, dropped, kills, restarts)
 	if nwin == 0 || kills == 0 || restarts == 0 {
 		t.Fatalf("nothing was tested: %d winners, %d kills, %d Redis restarts", nwin, kills, restarts)
+	}
+}
+
+// logControlEvidence logs, for a failed alternation, the commands around
+// it and what the processes logged of the room's outbox, so that a rare
+// failure can be told from its output alone.
+func logControlEvidence(t *testing.T, room string, around []ctlCommand, procs []*runProc) {
+	t.Helper()
+	for _, c := range around {
+		t.Logf("room %s token %d: %s %s", room, c.Token, c.Action, c.RecordingID)
+	}
+	for i, p := range procs {
+		n := 0
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if strings.Contains(line, `"room":"`+room+`"`) && strings.Contains(line, "control:") && n < 40 {
+				t.Logf("process %d: %s", i, line)
+				n++
+			}
+		}
 	}
 }
