@@ -270,6 +270,6 @@
 // current.
 //
 // The package imports codec, internal/redisscript, go-redis and the
-// standard library (board/internal/luaconst, which go generate runs, the
+// standard library (internal/luaconst, which go generate runs, the
 // standard library only).
 package board

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rostrumhq/rostrum/board/internal/luaconst"
+	"github.com/rostrumhq/rostrum/internal/luaconst"
 	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
 )
