@@ -1,8 +1,6 @@
 package sink
 
-import (
-	"github.com/rostrumhq/rostrum/ranking"
-)
+import "github.com/rostrumhq/rostrum/ranking"
 
 // The arguments (ARGV) of the scripts in lua/: one struct per script, or
 // per section of a script's ARGV, whose fields are the arguments in order,
@@ -37,6 +35,7 @@ type applyArgs struct {
 	maxMembers     int    // Config.MaxMembers (0: no cap)
 }
 
+// append appends the arguments to dst.
 func (a *applyArgs) append(dst []any) []any {
 	return append(dst, a.ttl, a.topN, a.epoch, a.spotlightMul, a.screenShareMul, a.audioMul, a.volumeMul,
 		a.videoMul, a.roleMul, a.unit, a.rules, a.maxMembers)
@@ -45,12 +44,13 @@ func (a *applyArgs) append(dst []any) []any {
 // applyRoomArgs is the rest of lua/apply.lua's ARGV: the room's share of
 // a batch.
 type applyRoomArgs struct {
-	force bool   // apply parts at or below their watermark too (Store.Rebuild)
-	token string // the new state token ("" without a state cache)
-	want  bool   // reply with every member's state, for the state cache
-	parts []ranking.Part
+	force bool           // apply parts at or below their watermark too (Store.Rebuild)
+	token string         // the new state token ("" without a state cache)
+	want  bool           // reply with every member's state, for the state cache
+	parts []ranking.Part // sent as their number, then each: its name, last offset, and its members' (user, packed update) pairs
 }
 
+// append appends the arguments to dst.
 func (a *applyRoomArgs) append(dst []any) []any {
 	dst = append(dst, a.force, a.token, a.want, len(a.parts))
 	for i := range a.parts {
@@ -82,6 +82,7 @@ type fastArgs struct {
 	rules string // the rules version the sink scored under (codec.Meeting.Version)
 }
 
+// append appends the arguments to dst.
 func (a *fastArgs) append(dst []any) []any {
 	return append(dst, a.ttl, a.topN, a.rules)
 }
@@ -177,6 +178,7 @@ type commitArgs struct {
 	withList  bool   // store the list and its output (false: the state only)
 }
 
+// append appends the arguments to dst.
 func (a *commitArgs) append(dst []any) []any {
 	return append(dst, a.seq, a.version, a.list, a.out, a.ttl, a.prevState, a.state, a.withList)
 }
@@ -186,6 +188,7 @@ type ackArgs struct {
 	acks []ranking.Ack // each room's published seq (Ack.Seq), in the order of KEYS; no count
 }
 
+// append appends the arguments to dst.
 func (a *ackArgs) append(dst []any) []any {
 	for i := range a.acks {
 		dst = append(dst, a.acks[i].Seq)
@@ -202,6 +205,7 @@ type restoreArgs struct {
 	state string // its hysteresis state ("": none)
 }
 
+// append appends the arguments to dst.
 func (a *restoreArgs) append(dst []any) []any {
 	return append(dst, a.seq, a.list, a.ttl, a.state)
 }
@@ -214,6 +218,7 @@ type settleArgs struct {
 	next int64  // the next deadline, Unix ms (0: none, the entry is removed)
 }
 
+// append appends the arguments to dst.
 func (a *settleArgs) append(dst []any) []any {
 	return append(dst, a.room, a.at, a.next)
 }
