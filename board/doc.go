@@ -274,7 +274,7 @@
 // current.
 //
 // The package imports board/boarddef, codec, ranking, internal/redisscript,
-// internal/glob, go-redis and the standard library (board/internal/luaconst,
+// internal/glob, go-redis and the standard library (internal/luaconst,
 // which go generate runs, the standard library only). board/boarddef
 // imports none of them but codec.
 package board

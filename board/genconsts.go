@@ -8,7 +8,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/rostrumhq/rostrum/board/internal/luaconst"
+	"github.com/rostrumhq/rostrum/internal/luaconst"
 )
 
 func main() {

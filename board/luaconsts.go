@@ -5,7 +5,7 @@ package board
 // in upper snake case (kindPeriod is KIND_PERIOD there), and
 // TestConstsLuaCurrent fails when that file is not what this one makes.
 // Every script includes consts.lua first. This file imports nothing (see
-// board/internal/luaconst).
+// internal/luaconst).
 
 //go:generate go run genconsts.go
 

@@ -213,10 +213,10 @@ func (r *Store) applyAgain(ctx context.Context, rooms []ranking.RoomUpdate, plan
 func (r *Store) queueAcks(ctx context.Context, p *redisscript.Pipe, acks []ranking.Ack) {
 	per := r.opt.RoomsPerScript
 	keys := make([]string, len(acks))
-	args := make([]any, len(acks))
 	for i := range acks {
-		keys[i], args[i] = RoomKeys(r.opt.Env, acks[i].Room).Stable, acks[i].Seq
+		keys[i] = RoomKeys(r.opt.Env, acks[i].Room).Stable
 	}
+	args := (&ackArgs{acks: acks}).append(make([]any, 0, len(acks)))
 	for a := 0; a < len(acks); a += per {
 		b := min(a+per, len(acks))
 		p.Run(ctx, ackLua, keys[a:b:b], args[a:b:b]...)
@@ -297,34 +297,16 @@ func (r *Store) Rebuild(ctx context.Context, rooms []ranking.RoomUpdate) error {
 	return err
 }
 
+// applyRoom queues applyLua for the room's update; force applies its parts
+// at or below their watermarks too.
 func (r *Store) applyRoom(ctx context.Context, p *redisscript.Pipe, u *ranking.RoomUpdate, force bool) *redis.Cmd {
 	k := RoomKeys(r.opt.Env, u.Room)
-	n := len(r.args) + 4
-	for _, part := range u.Parts {
-		n += 3 + 2*len(part.Members)
-	}
-	args := make([]any, 0, n)
-	args = append(args, r.args[:]...)
-	f := "0"
-	if force {
-		f = "1"
-	}
-	token, want := "", "0"
+	a := applyRoomArgs{force: force, parts: u.Parts}
 	if r.cache != nil {
-		token = r.cache.token()
-		if !force {
-			want = "1"
-		}
+		a.token, a.want = r.cache.token(), !force
 	}
-	args = append(args, f, token, want, len(u.Parts))
-	for _, part := range u.Parts {
-		args = append(args, partName(&part), part.Last, len(part.Members))
-		for i := range part.Members {
-			m := &part.Members[i]
-			args = append(args, m.UserID, m.State.AppendBinary(make([]byte, 0, ranking.StateSize)))
-		}
-	}
-	return p.Run(ctx, applyLua, []string{k.Members, k.Ranking, k.Stable}, args...)
+	args := append(make([]any, 0, len(r.applyHead)+applyRoomBound(u)), r.applyHead...)
+	return p.Run(ctx, applyLua, []string{k.Members, k.Ranking, k.Stable}, a.append(args)...)
 }
 
 // partName names a topic-partition: its watermark's field in the stable

@@ -63,6 +63,18 @@
 // internal/redisscript, which loads the scripts when Redis lost them and
 // runs again only the calls that failed with NOSCRIPT.
 //
+// A script's ARGV is written by Go structs (scriptargs.go), whose fields
+// are its arguments in order, and read by the script once, at its top,
+// into a table A under the same names, which its header lists. The room
+// scripts take a head that is the same for every call of a Store (the TTL,
+// top-N, rules version and, for applyLua, the score's layout and the
+// members cap), then the room's own arguments; fastLua's call carries one
+// head and a record per room. The constants both languages spell (merge
+// modes, TTL refreshes, replies, the stable hash's fields, the packed state's
+// format) are declared in luaconsts.go alone; go generate writes them into
+// lua/consts.lua (MERGE_STORE for mergeStore), and a test fails when that
+// file is not current.
+//
 // The package imports codec, internal/redisscript, go-redis and zap; it
 // knows nothing of Kafka.
 package sink

@@ -70,7 +70,8 @@ func (r *Store) SettleDue(ctx context.Context, rooms []ranking.DueRoom, next []i
 	_, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(rooms))
 		for i, d := range rooms {
-			out[i] = p.Run(ctx, settleLua, key, d.Room, d.At, next[i])
+			a := settleArgs{room: d.Room, at: d.At, next: next[i]}
+			out[i] = p.Run(ctx, settleLua, key, a.append(nil)...)
 		}
 		return out
 	})
@@ -83,7 +84,7 @@ func (r *Store) DueStates(ctx context.Context, rooms []string) ([]string, error)
 	p := r.c.Pipeline()
 	cmds := make([]*redis.StringCmd, len(rooms))
 	for i, room := range rooms {
-		cmds[i] = p.HGet(ctx, RoomKeys(r.opt.Env, room).Stable, "h")
+		cmds[i] = p.HGet(ctx, RoomKeys(r.opt.Env, room).Stable, fieldHState)
 	}
 	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
 		return nil, fmt.Errorf("sink: read hysteresis states: %w", err)

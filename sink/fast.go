@@ -112,19 +112,19 @@ func (a *arena) init(rooms []ranking.RoomUpdate) {
 	a.changes = make([]change, 0, members)
 	a.args = make([]any, 0, args)
 	a.packed = make([]byte, 0, ranking.StateSize*members)
-	a.strs = make([]string, 0, 8*len(rooms))
+	a.strs = make([]string, 0, 10*len(rooms))
 	a.nums = make([]int64, 0, 6*len(rooms)+members)
 	a.raws = make([]rawArg, 0, members)
 	a.plans = make([]fastPlan, 0, len(rooms))
 }
 
-// argsBound returns at most how many arguments room u's fastLua takes, and
-// how many member updates it holds.
+// argsBound returns at most how many arguments room u's record in fastLua
+// takes, and how many member updates it holds.
 func argsBound(u *ranking.RoomUpdate) (args, members int) {
 	for _, p := range u.Parts {
 		members += len(p.Members)
 	}
-	return 20 + 2*len(u.Parts) + 4*members, members
+	return fastRoomBound(len(u.Parts), members), members
 }
 
 // reserve makes room in the arena for room u's plan; init sized it for
@@ -188,7 +188,8 @@ func (r *Store) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranki
 
 // planRoom asks the cached room's model for the plan of the update u
 // (roomModel.plan: the model moves to the apply's states at once, see
-// cachedRoom) and encodes it as fastLua's arguments (fastArgs).
+// cachedRoom) and encodes it as the room's record of fastLua's arguments
+// (fastRecord).
 func (r *Store) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack, ar *arena, merge ranking.StableStep) (*fastPlan, error) {
 	c := r.cache
 	pl := ar.plan()
@@ -210,7 +211,7 @@ func (r *Store) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack
 	pl.refused, pl.goTop, pl.top, pl.merged, pl.update = rp.refused, rp.hasTop, rp.top, rp.merged, rp.update
 	d := ar.roomChange(cr, rp.changed)
 	pl.bump = d.zadds+d.zrems > 0
-	return pl, r.fastArgs(pl, cr, u, ar, d, rankedBefore == 0 && d.zadds > 0)
+	return pl, r.fastRecord(pl, cr, u, ar, d, rankedBefore == 0 && d.zadds > 0)
 }
 
 // roomChange is a plan's changed members as fastArgs encodes them, with how
@@ -238,49 +239,21 @@ func (a *arena) roomChange(cr *cachedRoom, changed []memberChange) roomChange {
 	return d
 }
 
-// fastArgs encodes the plan's fastLua arguments (see lua/fast.lua) into
-// pl.args, cut from the arena, with the stable step's (planMerge).
-// newRanking says that the apply creates the room's ranking.
-func (r *Store) fastArgs(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar *arena, d roomChange, newRanking bool) error {
-	bump, topn, ackSeq := "0", r.args[1], any("")
-	if pl.bump {
-		bump = "1"
-	}
-	if pl.goTop {
-		topn = "0"
-	}
+// fastRecord encodes the plan's record of fastLua's arguments (see
+// fastRoomArgs) into pl.args, cut from the arena, with the stable step's
+// (planMerge). newRanking says that the apply creates the room's ranking.
+func (r *Store) fastRecord(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar *arena, d roomChange, newRanking bool) error {
+	// As applyLua: every changed member that is not ranked is ZREMed (its
+	// score is sent as "") and counts as a ranking change (pl.bump), so
+	// both paths keep the same version.
+	rec := fastRoomArgs{expect: pl.expect, next: pl.next, bump: pl.bump, top: !pl.goTop, merge: mergeNone, parts: u.Parts,
+		members: d.changed, ranked: d.zadds}
 	if pl.ack != nil {
-		ackSeq = ar.num(pl.ack.Seq)
+		rec.ack = pl.ack.Seq
 	}
-	a := ar.args[len(ar.args):]
-	a = append(a, r.args[0], topn, ar.str(pl.expect), ar.str(pl.next), bump, ackSeq)
-	a = r.planMerge(a, ar, cr, pl)
-	a = append(a, r.ttlMode(cr, u, pl, newRanking), r.rulesArg, len(u.Parts))
-	for i := range u.Parts {
-		part := &u.Parts[i]
-		a = append(a, r.cache.partArg(part), ar.num(part.Last))
-	}
-	a = append(a, len(d.changed))
-	for i := range d.changed {
-		m := &d.changed[i]
-		start := len(ar.packed)
-		ar.packed = m.state.AppendBinary(ar.packed)
-		a = append(a, m.arg, ar.raw(ar.packed[start:len(ar.packed):len(ar.packed)]))
-	}
-	a = append(a, d.zadds)
-	for i := range d.changed {
-		if m := &d.changed[i]; m.score != ranking.Unranked {
-			a = append(a, ar.num(int64(m.score)), m.arg)
-		}
-	}
-	// As applyLua: every changed member that is not ranked is ZREMed and
-	// counts as a ranking change, so both paths keep the same version.
-	a = append(a, d.zrems)
-	for i := range d.changed {
-		if m := &d.changed[i]; m.score == ranking.Unranked {
-			a = append(a, m.arg)
-		}
-	}
+	r.planMerge(&rec, cr, pl)
+	rec.refresh = r.ttlMode(cr, u, pl, newRanking)
+	a := rec.append(ar.args[len(ar.args):], ar, r.cache)
 	pl.args = a[:len(a):len(a)]
 	ar.args = ar.args[:len(ar.args)+len(a)]
 	return nil
@@ -293,7 +266,7 @@ func (r *Store) fastArgs(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar
 // expires, and an idle room expires between 7/8 of the TTL and the TTL
 // after its last write. Between refreshes, only a ranking that the apply
 // creates (Redis deletes an empty sorted set) gets its TTL at once.
-func (r *Store) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, newRanking bool) int {
+func (r *Store) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, newRanking bool) string {
 	if len(u.Parts) == 0 && pl.update == nil {
 		return ttlNone // a read
 	}
@@ -308,22 +281,22 @@ func (r *Store) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, new
 	return ttlNone
 }
 
-// planMerge appends fastLua's merge arguments (ARGV 7 to 14): the stable
-// step the plan took (see roomModel.plan), if any.
-func (r *Store) planMerge(a []any, ar *arena, cr *cachedRoom, pl *fastPlan) []any {
+// planMerge sets the merge fields of the room's record: the stable step
+// the plan took (see roomModel.plan), if any.
+func (r *Store) planMerge(rec *fastRoomArgs, cr *cachedRoom, pl *fastPlan) {
 	cs := &cr.stable
 	if pl.merged == nil {
-		return append(a, mergeNone, "", "", "", "", "", "", "")
+		return
 	}
-	if pl.update == nil {
-		return append(a, mergeMerged, ar.num(cs.seq), ar.num(cs.version), ar.str(cs.state), "", "", "", "")
-	}
+	rec.merge, rec.seq, rec.version, rec.hstate = mergeMerged, cs.seq, cs.version, cs.state
 	up := pl.update
-	mode := mergeStore
-	if up.StateOnly {
-		mode = mergeState
+	if up == nil {
+		return
 	}
-	return append(a, mode, ar.num(cs.seq), ar.num(cs.version), ar.str(cs.state), "", ar.str(strings.Join(up.List, ",")), ar.raw(up.Out), ar.str(up.State))
+	rec.merge, rec.state = mergeState, up.State
+	if !up.StateOnly {
+		rec.merge, rec.list, rec.out = mergeStore, strings.Join(up.List, ","), up.Out
+	}
 }
 
 // fastCall is one queued call of fastLua and the rooms it applies.
@@ -334,20 +307,30 @@ type fastCall struct {
 
 // queueRooms queues every room's script on p, in the rooms' order: the
 // full script for a room without a plan, fastLua for the others, up to
-// Config.RoomsPerScript consecutive planned rooms per call. full[i] is
+// Config.RoomsPerScript consecutive planned rooms per call, whose
+// arguments are fastLua's head and then each room's record. full[i] is
 // room i's full-script call (nil for a planned room). The order matters
 // for a room the apply holds twice (planned once, then left to the full
 // script, see plan): its calls run in the order of its updates, so that
 // the later one's watermarks do not skip the earlier one.
 func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, rooms []ranking.RoomUpdate, plans []*fastPlan) (fast []fastCall, full []*redis.Cmd) {
 	full = make([]*redis.Cmd, len(rooms))
-	var planned, nargs int
+	var planned, calls, nargs, run int // run: the planned rooms so far of the call being counted
 	for _, pl := range plans {
-		if pl != nil {
-			planned++
-			nargs += 1 + len(pl.args)
+		if pl == nil {
+			run = 0
+			continue
+		}
+		if run == 0 {
+			calls++
+		}
+		planned, nargs = planned+1, nargs+len(pl.args)
+		if run++; run == r.opt.RoomsPerScript {
+			run = 0
 		}
 	}
+	nargs += calls * len(r.fastHead)
+	fast = make([]fastCall, 0, calls)
 	idx := make([]int, 0, planned)
 	keys := make([]string, 0, 3*planned)
 	args := make([]any, 0, nargs)
@@ -368,7 +351,9 @@ func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, rooms []ran
 		}
 		k := RoomKeys(r.opt.Env, rooms[i].Room)
 		keys = append(keys, k.Members, k.Ranking, k.Stable)
-		args = append(args, len(plans[i].args))
+		if len(idx) == i0 {
+			args = append(args, r.fastHead...)
+		}
 		args = append(args, plans[i].args...)
 		idx = append(idx, i)
 		if len(idx)-i0 == r.opt.RoomsPerScript {
@@ -411,10 +396,10 @@ func (r *Store) finishFast(vals []any, u *ranking.RoomUpdate, pl *fastPlan, st *
 		cache.drop(u.Room)
 		return false, fmt.Errorf("sink: apply room %q: empty reply", u.Room)
 	}
-	if n, _ := vals[0].(int64); n < 0 && len(vals) <= 2 {
+	if n, _ := vals[0].(int64); (n == fastMoved || n == fastBehind) && len(vals) <= 2 {
 		cache.stale.Add(1)
 		cache.drop(u.Room)
-		if len(vals) == 2 {
+		if len(vals) == 2 { // fastMoved, with the stored token
 			if stored, _ := vals[1].(string); cache.olderOwn(stored, pl.expect) {
 				r.opt.Logger.Warn("redis went back in time: a room holds an older state than this processor wrote",
 					zap.String("room", u.Room), zap.String("token", stored), zap.String("expected", pl.expect))
@@ -429,7 +414,7 @@ func (r *Store) finishFast(vals []any, u *ranking.RoomUpdate, pl *fastPlan, st *
 		cache.merged.Add(1)
 		*st = *pl.merged
 	} else {
-		const head = 6
+		const head = 6 // parseHead's values, before the raw top list
 		if len(vals) < head || len(vals)%2 != 0 {
 			cache.drop(u.Room)
 			return false, fmt.Errorf("sink: apply room %q: unexpected reply of %d values", u.Room, len(vals))

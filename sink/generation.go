@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -67,8 +66,8 @@ func (r *Store) checkGeneration(c *redis.Cmd) error {
 }
 
 // RestoreStable seeds the stable lists of rooms that have none or an older
-// seq (see restoreLua), in one
-// pipelined round trip, and returns how many it seeded.
+// seq (see restoreLua), in one pipelined round trip, and returns how many it
+// seeded.
 func (r *Store) RestoreStable(ctx context.Context, seeds []ranking.PublishedList) (int, error) {
 	if r.cache != nil {
 		r.cache.clear() // recovery: the stable hashes change under the cache
@@ -76,8 +75,8 @@ func (r *Store) RestoreStable(ctx context.Context, seeds []ranking.PublishedList
 	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(seeds))
 		for i, s := range seeds {
-			out[i] = p.Run(ctx, restoreLua, []string{RoomKeys(r.opt.Env, s.Room).Stable},
-				strconv.FormatInt(s.Seq, 10), strings.Join(s.List, ","), r.args[0], s.State)
+			a := restoreArgs{seq: s.Seq, list: strings.Join(s.List, ","), ttl: r.ttlArg, state: s.State}
+			out[i] = p.Run(ctx, restoreLua, []string{RoomKeys(r.opt.Env, s.Room).Stable}, a.append(nil)...)
 		}
 		return out
 	})

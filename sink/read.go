@@ -43,7 +43,7 @@ func (r *Store) RoomViews(ctx context.Context, rooms []string) (views []ranking.
 		k := RoomKeys(r.opt.Env, room)
 		reads[i] = roomReads{
 			keys:   k,
-			st:     p.HMGet(ctx, k.Stable, "seq", "list"),
+			st:     p.HMGet(ctx, k.Stable, fieldSeq, fieldList),
 			top:    p.ZRevRangeWithScores(ctx, k.Ranking, 0, int64(r.opt.TopN-1)),
 			card:   p.ZCard(ctx, k.Ranking),
 			exists: p.Exists(ctx, k.Members, k.Ranking, k.Stable), // one hash tag: one slot
@@ -237,7 +237,7 @@ func (r *Store) Rooms(ctx context.Context, max int) ([]ranking.RoomSummary, erro
 	cards := make([]*redis.IntCmd, len(rooms))
 	for i, room := range rooms {
 		k := RoomKeys(r.opt.Env, room)
-		seqs[i] = p.HMGet(ctx, k.Stable, "seq")
+		seqs[i] = p.HMGet(ctx, k.Stable, fieldSeq)
 		cards[i] = p.ZCard(ctx, k.Ranking)
 	}
 	if _, err := p.Exec(ctx); err != nil {

@@ -3,7 +3,6 @@ package sink
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -48,14 +47,16 @@ const DefaultRoomsPerScript = 64
 // Store is the meeting ranking store in Redis. It is safe for concurrent use; the
 // processor calls it once or twice per poll batch.
 type Store struct {
-	c    redis.UniversalClient
-	lua  *redisscript.Runner // runs the scripts of scripts.go through c
-	opt  Config
-	args [13]any // fixed leading arguments of the apply script
-	// rulesArg is the meeting's rules version, fastLua's ARGV[16].
-	rulesArg any
-	gen      atomic.Pointer[string]
-	due      atomic.Pointer[ranking.DuePeek] // the due set's earliest entry, as the last Apply saw it
+	c   redis.UniversalClient
+	lua *redisscript.Runner // runs the scripts of scripts.go through c
+	opt Config
+	gen atomic.Pointer[string]
+	due atomic.Pointer[ranking.DuePeek] // the due set's earliest entry, as the last Apply saw it
+	// The scripts' arguments that are the same for every call, boxed
+	// once: applyLua's head (applyArgs), fastLua's (fastArgs), and
+	// Config.RoomTTL in ms.
+	applyHead, fastHead []any
+	ttlArg              any
 	// cache holds rooms' member states as last written; nil when disabled.
 	cache *stateCache
 }
@@ -106,20 +107,16 @@ func New(c redis.UniversalClient, opt Config) (*Store, error) {
 	}
 	rooms := roomConfig{topN: opt.TopN, topMax: goTopMax, maxMembers: opt.MaxMembers, meeting: opt.Meeting}
 	r := &Store{c: c, lua: redisscript.NewRunner(c, scripts...), opt: opt, cache: newStateCache(opt.CacheMembers, rooms)}
-	m := opt.Meeting
-	mult := func(f codec.RuleField) string { return strconv.FormatUint(m.Multiplier(f), 10) }
-	r.rulesArg = m.Version()
-	r.args = [13]any{
-		strconv.FormatInt(opt.RoomTTL.Milliseconds(), 10),
-		strconv.Itoa(opt.TopN),
-		strconv.FormatInt(m.Epoch().UnixMilli(), 10),
-		strconv.FormatInt(codec.MeetingWindow.Milliseconds()-1, 10),
-		mult(codec.RuleSpotlight), mult(codec.RuleScreenShare), mult(codec.RuleAudio),
-		mult(codec.RuleVolume), mult(codec.RuleVideo), mult(codec.RuleRole),
-		strconv.FormatInt(m.TimeUnit().Milliseconds(), 10),
-		m.Version(),
-		strconv.Itoa(opt.MaxMembers),
-	}
+	m, ttl := opt.Meeting, opt.RoomTTL.Milliseconds()
+	r.applyHead = (&applyArgs{
+		ttl: ttl, topN: opt.TopN, epoch: m.Epoch().UnixMilli(),
+		spotlightMul: m.Multiplier(codec.RuleSpotlight), screenShareMul: m.Multiplier(codec.RuleScreenShare),
+		audioMul: m.Multiplier(codec.RuleAudio), volumeMul: m.Multiplier(codec.RuleVolume),
+		videoMul: m.Multiplier(codec.RuleVideo), roleMul: m.Multiplier(codec.RuleRole),
+		unit: m.TimeUnit().Milliseconds(), rules: m.Version(), maxMembers: opt.MaxMembers,
+	}).append(nil)
+	r.fastHead = (&fastArgs{ttl: ttl, topN: opt.TopN, rules: m.Version()}).append(nil)
+	r.ttlArg = ttl
 	return r, nil
 }
 

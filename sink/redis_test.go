@@ -424,3 +424,64 @@ func TestStableRefusedAfterRankingChanged(t *testing.T) {
 		t.Fatalf("store with a fresh read refused: %v %v", ok, err)
 	}
 }
+
+// TestLargeRoomInOneApply applies thousands of members of one room in one
+// update, first through the full script, then, cached, through the fast
+// one, and then with half of them leaving: each script takes lists longer
+// than Lua unpacks at once. The room, and a small room in the same call,
+// must end as a sink without the cache leaves them.
+func TestLargeRoomInOneApply(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.StartRedis(t).Client()
+	ref := testenv.StartRedis(t).Client()
+	cached := newSink(t, c)
+	plain, err := sink.New(ref, sink.Config{Env: "test", TopN: 7, RoomTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const users = 3000
+	step := func(last int64, ev func(i int) codec.Event) {
+		t.Helper()
+		big := ranking.RoomUpdate{Room: "big", Parts: []ranking.Part{{Topic: "test.callbacks.rtc", Partition: 0, Last: last}}}
+		for i := range users {
+			m := update("big", fmt.Sprintf("u-%d", i), 0, last, ev(i)).Parts[0].Members[0]
+			big.Parts[0].Members = append(big.Parts[0].Members, m)
+		}
+		ups := []ranking.RoomUpdate{big, update("small", "x", 0, last, codec.Event{Type: codec.TypeVolume, Value: last, TS: base + last})}
+		got, err := cached.Apply(ctx, ups, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := plain.Apply(ctx, ups, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if !reflect.DeepEqual(norm(got[i]), norm(want[i])) {
+				t.Fatalf("%s at %d:\ncached %+v\nplain  %+v", ups[i].Room, last, got[i], want[i])
+			}
+		}
+	}
+	step(1, func(int) codec.Event { return codec.Event{Type: codec.TypeJoin, TS: base + 1} })
+	before := cached.CacheStats()
+	step(2, func(i int) codec.Event {
+		return codec.Event{Type: codec.TypeVolume, Value: int64(i % 1000), TS: base + 2}
+	})
+	step(3, func(i int) codec.Event {
+		if i%2 == 0 {
+			return codec.Event{Type: codec.TypeLeave, TS: base + 3}
+		}
+		return codec.Event{Type: codec.TypeVolume, Value: int64(999 - i%1000), TS: base + 3}
+	})
+	if fast := cached.CacheStats().Fast - before.Fast; fast != 4 {
+		t.Fatalf("%d rooms took the fast script, want 4", fast)
+	}
+	for _, room := range []string{"big", "small"} {
+		if got, want := dumpRoom(t, c, room), dumpRoom(t, ref, room); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s stored differently with the cache", room)
+		}
+	}
+	if n := c.ZCard(ctx, sink.RoomKeys("test", "big").Ranking).Val(); n != users/2 {
+		t.Fatalf("%d members ranked, want %d", n, users/2)
+	}
+}

@@ -7,8 +7,10 @@ import (
 )
 
 // The sink's Lua scripts, one per file in lua/. Each file's header states
-// its contract: KEYS, ARGV and the reply. Every call goes through
-// Redis.run, which loads them when Redis lost its script cache.
+// its contract: KEYS, ARGV (written by its struct in scriptargs.go) and the
+// reply. consts.lua (generated from luaconsts.go) is shared Lua that
+// scripts include with "--! include". Every call goes through Store.run,
+// which loads them when Redis lost its script cache.
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
@@ -40,19 +42,4 @@ var (
 
 	// scripts is every script the sink runs, loaded on NOSCRIPT.
 	scripts = []*redisscript.Script{applyLua, fastLua, commitLua, ackLua, settleLua, restoreLua, generationLua}
-)
-
-// fastLua's merge modes, ARGV[7].
-const (
-	mergeNone   = 0 // MERGE_NONE in lua/fast.lua: the caller merges after the apply
-	mergeMerged = 1 // MERGE_MERGED: merged before the apply, nothing to store
-	mergeStore  = 2 // MERGE_STORE: store a new list and hysteresis state
-	mergeState  = 3 // MERGE_STATE: store the hysteresis state only
-)
-
-// fastLua's TTL refresh, ARGV[15] (see Redis.ttlMode).
-const (
-	ttlNone    = 0 // TTL_NONE in lua/fast.lua: no key
-	ttlRanking = 1 // TTL_RANKING: the ranking only
-	ttlAll     = 2 // TTL_ALL: the room's three keys
 )

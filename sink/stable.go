@@ -23,7 +23,6 @@ import (
 // that changes nothing, while a missing one would leave a decision waiting
 // for the room's next event.
 func (r *Store) StoreStable(ctx context.Context, ups []ranking.StableUpdate) (stored []bool, err error) {
-	ttl := r.args[0]
 	due := dueKey(r.opt.Env)
 	if r.cache != nil {
 		defer func() {
@@ -37,12 +36,9 @@ func (r *Store) StoreStable(ctx context.Context, ups []ranking.StableUpdate) (st
 	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(ups), 2*len(ups))
 		for i, u := range ups {
-			bump := "1"
-			if u.StateOnly {
-				bump = "0"
-			}
-			out[i] = p.Run(ctx, commitLua, []string{RoomKeys(r.opt.Env, u.Room).Stable},
-				u.PrevSeq, u.Version, strings.Join(u.List, ","), u.Out, ttl, u.PrevState, u.State, bump)
+			a := commitArgs{seq: u.PrevSeq, version: u.Version, list: strings.Join(u.List, ","), out: u.Out, ttl: r.ttlArg,
+				prevState: u.PrevState, state: u.State, withList: !u.StateOnly}
+			out[i] = p.Run(ctx, commitLua, []string{RoomKeys(r.opt.Env, u.Room).Stable}, a.append(nil)...)
 		}
 		for _, u := range ups {
 			if u.Due > 0 {

@@ -8,128 +8,204 @@
 -- One call applies one or several rooms, each as if by a call of its own
 -- (one room's refusal does not stop the others): a script call costs Redis
 -- about as much again as the five commands a small room's apply runs, so on
--- a single node the sink sends up to Options.RoomsPerScript rooms per call.
+-- a single node the sink sends up to Config.RoomsPerScript rooms per call.
 -- On a Redis Cluster every call holds one room (its keys share one slot).
+-- What is the same for every room of a call is sent once, in the call's
+-- head; each room's record carries only what is its own.
 --
 -- With a merge mode, the sink also knew the room's stable hash and the
 -- processor merged the room's next stable list before the apply: the script
 -- then stores it as commit.lua would, under a compare-and-set on the seq,
--- the ranking version, the hysteresis state and the pending output it was
--- merged from, so a batch takes one round trip instead of two.
+-- the ranking version and the hysteresis state it was merged from, and on
+-- there being no pending output (but the one the record acks), so a batch
+-- takes one round trip instead of two.
 --
 -- KEYS: per room, three keys: 1 members hash, 2 ranking zset, 3 stable
 --       hash (apply.lua's; the watermarks are fields of the stable hash,
 --       read with its other fields and written with them)
--- ARGV: per room, the number of its arguments and then its arguments,
---       numbered here from 1: 1 ttl ms, 2 top-n (0: no top list, the sink
---       computes it), 3 token expected, 4 new token ("": the member states are
---       unchanged), 5 bump the ranking version (0/1), 6 seq of an output
---       of the room just published ("": none; see ack.lua),
---       7 merge mode (MERGE_NONE, MERGE_MERGED: merged, nothing to store,
---       MERGE_STORE: store a new list and state, MERGE_STATE: store the
---       state only), 8 seq, 9 ranking version,
---       10 hysteresis state and 11 pending seq ("": none) merged from,
---       12 new list, 13 output record, 14 new state ("": none),
---       15 TTL refresh (TTL_ALL: every key, TTL_RANKING: the ranking only,
---       TTL_NONE: none; see Redis.ttlMode), 16 rules version (the cache
---       scored under it; a room stored under other rules takes apply.lua,
---       which re-scores it), 17 number of topic-partition
---       parts, then per part: name, last offset; then a count and that many
---       (user, packed state) pairs for HSET, a count and that many
---       (score, user) pairs for ZADD, and a count and that many users for
---       ZREM
+-- ARGV (fastArgs in scriptargs.go): the call's head, then one record per
+-- room in the order of KEYS; the script reads them into A under these
+-- names at its top, and nothing else reads ARGV:
+--   ttl      the rooms' TTL, ms
+--   topN     the size of the raw top list a record with top asks for
+--   rules    the rules version the sink scored under; a room stored under
+--            other rules takes apply.lua, which re-scores it
+-- and A[r], room r's record (fastRoomArgs in scriptargs.go):
+--   expect   the state token expected
+--   next     the new token ('': the member states are unchanged)
+--   bump     bump the ranking version (1/0)
+--   top      reply with the raw top-n (1/0; 0: the sink ranks it)
+--   ack      the seq of an output of the room just published ('': none;
+--            see ack.lua)
+--   refresh  TTL_ALL: refresh every key's TTL, TTL_RANKING: the
+--            ranking's only, TTL_NONE: none (see Store.ttlMode)
+--   merge    MERGE_NONE, MERGE_MERGED (merged, nothing to store),
+--            MERGE_STORE (store a new list, its output and the state) or
+--            MERGE_STATE (store the state only)
+--   seq      the seq merged from; seq, version and hstate are sent with
+--            every merge mode but MERGE_NONE
+--   version  the ranking version merged from
+--   hstate   the hysteresis state merged from ('': none)
+--   list     the new stable list; list and out are sent with MERGE_STORE
+--            only
+--   out      its output record
+--   state    the new hysteresis state ('': none); sent with MERGE_STORE
+--            and MERGE_STATE
+--   parts    the number of topic-partition parts
+--   members  the number of members whose state changes
+--   ranked   how many of them are ranked
+-- and then the record's lists: the parts' tp ("topic/partition", the field
+-- of its watermark), their last offsets, the members' (user, packed state)
+-- pairs, the ranked members' (score, user) pairs and the other members'
+-- users (ZREM).
 --
 -- Reply: a list of one reply per room, in order; a room's reply is
--- {-1, the stored token or ""} when the token moved on or the
--- room's rules version is not argument 16, {-1} when
--- the merged-from stable state did (nothing written, the ack neither), {-2}
--- when a part is at or below its watermark (the same; the full script
--- decides), {1} with a merge mode, else {1 if a part was applied or 0, seq,
--- stable list, pending output or "", version, hysteresis state or "", user1,
+-- {FAST_MOVED, the stored token or ""} when the token moved on or the
+-- room's rules version is not A.rules, {FAST_MOVED} when the merged-from
+-- stable state did (nothing written, the ack neither), {FAST_BEHIND} when a
+-- part is at or below its watermark (the same; the full script decides),
+-- {1} with a merge mode, else {1 if a part was applied or 0, seq, stable
+-- list, pending output or "", version, hysteresis state or "", user1,
 -- score1, ...} with the raw top-n best first.
+--
+--! include consts.lua
 
--- merge modes, ARGV 7 (mergeNone, ... in scripts.go)
-local MERGE_NONE, MERGE_MERGED, MERGE_STORE, MERGE_STATE = 0, 1, 2, 3 -- luacheck: ignore 211
--- TTL refresh, ARGV 15 (ttlNone, ... in scripts.go)
-local TTL_NONE, TTL_RANKING, TTL_ALL = 0, 1, 2 -- luacheck: ignore 211
-
--- room applies the room whose keys are km, kz, ks and whose argument k is
--- ARGV[o+k], and returns its reply.
-local function room(km, kz, ks, o)
-  local nparts = tonumber(ARGV[o+17])
-  local fields = {'seq', 'list', 'pending', 'out', 'v', 'h', 'mv', 'r'}
-  for k = 0, nparts-1 do fields[9+k] = ARGV[o+18+2*k] end
-  local st = redis.call('HMGET', ks, unpack(fields))
-  if st[7] ~= ARGV[o+3] or st[8] ~= ARGV[o+16] then return {-1, st[7] or ''} end
-  local ttl, topn, mode = ARGV[o+1], tonumber(ARGV[o+2]), tonumber(ARGV[o+7])
-  local seq = tonumber(st[1] or '0')
-  local acked = st[3] and st[3] == ARGV[o+6]
-  if mode > MERGE_NONE then
-    local pend = ''
-    if st[3] and st[3] == st[1] and not acked then pend = st[3] end
-    if seq ~= tonumber(ARGV[o+8]) or tonumber(st[5] or '0') ~= tonumber(ARGV[o+9]) or (st[6] or '') ~= ARGV[o+10] or pend ~= ARGV[o+11] then return {-1} end
-  end
-  -- the stable hash's changes, watermarks included, in one HSET and at most
-  -- one HDEL at the end
-  local set, del = {}, {}
-  local function put(f, x) set[#set+1] = f; set[#set+1] = x end
-  local i = o + 18 -- the next argument, as an index of ARGV
-  for k = 0, nparts-1 do
-    if tonumber(ARGV[i+2*k+1]) <= tonumber(st[9+k] or '-1') then return {-2} end
-    put(ARGV[i+2*k], ARGV[i+2*k+1])
-  end
-  i = i + 2*nparts
-  -- runs cmd over the next n groups of width w of ARGV, in chunks that stay
-  -- well inside Lua's stack
-  local function each(cmd, key, w)
-    local n = tonumber(ARGV[i])
-    i = i + 1
-    local CH = 1000 * w
-    for a = i, i + n*w - 1, CH do
-      redis.call(cmd, key, unpack(ARGV, a, math.min(a + CH - 1, i + n*w - 1)))
+-- decode reads ARGV (the layout above) into A: the head by name and, in
+-- A's array, the records. A[r] is room r's, one table made by one
+-- constructor: its fields by name, and its lists in its array as the
+-- commands take them: R[1 .. R.parts] the parts' tps, the next R.parts
+-- their last offsets, then R.members (user, packed state) pairs, HSET's
+-- arguments, R.ranked (score, user) pairs, ZADD's, and the other members'
+-- users, ZREM's. (A table per list, or one that grows, costs Redis more
+-- than the arguments the head saves.) The numbers the script computes with
+-- are numbers; a last offset stays the text it is written as.
+local function decode()
+  local A = {ttl = ARGV[1], topN = tonumber(ARGV[2]), rules = ARGV[3]}
+  local i = 4
+  for r = 1, #KEYS/3 do
+    local merge = ARGV[i+6]
+    local o = i + 7 -- the next argument
+    local seq, version, hstate, list, out, state
+    if merge ~= MERGE_NONE then
+      seq, version, hstate = tonumber(ARGV[o]), tonumber(ARGV[o+1]), ARGV[o+2]
+      o = o + 3
     end
-    i = i + n*w
+    if merge == MERGE_STORE then
+      list, out = ARGV[o], ARGV[o+1]
+      o = o + 2
+    end
+    if merge == MERGE_STORE or merge == MERGE_STATE then
+      state = ARGV[o]
+      o = o + 1
+    end
+    local np, n, z = tonumber(ARGV[o]), tonumber(ARGV[o+1]), tonumber(ARGV[o+2])
+    local first, last = o + 3, o + 2 + 2*np + n + z + 2*n
+    -- unpack's values must fit in Lua's C stack: a longer list goes on by
+    -- one
+    local R = {expect = ARGV[i], next = ARGV[i+1], bump = ARGV[i+2] == '1', top = ARGV[i+3] == '1', ack = ARGV[i+4],
+      refresh = ARGV[i+5], merge = merge, seq = seq, version = version, hstate = hstate, list = list,
+      out = out, state = state, parts = np, members = n, ranked = z, unpack(ARGV, first, math.min(last, first + 3999))}
+    for k = first + 4000, last do R[k-first+1] = ARGV[k] end
+    A[r] = R
+    i = last + 1
   end
-  each('HSET', km, 2)
-  each('ZADD', kz, 2)
-  each('ZREM', kz, 1)
-  local v = tonumber(st[5] or '0')
-  if ARGV[o+5] == '1' then v = v + 1; put('v', v) end
-  if ARGV[o+4] ~= '' then put('mv', ARGV[o+4]) end
-  if mode == MERGE_STORE then
-    put('seq', seq+1); put('list', ARGV[o+12]); put('out', ARGV[o+13]); put('pending', seq+1)
-  elseif acked then
-    del[1] = 'pending'; del[2] = 'out'
+  return A
+end
+local A = decode()
+
+-- call runs cmd on key with the arguments R[a .. b], in chunks of whole
+-- groups of w that stay well inside Lua's stack; not at all when b < a.
+local function call(cmd, key, R, a, b, w)
+  local CH = 1000 * w
+  for c = a, b, CH do
+    redis.call(cmd, key, unpack(R, c, math.min(c + CH - 1, b)))
   end
-  if mode >= MERGE_STORE then -- MERGE_STORE or MERGE_STATE
-    if ARGV[o+14] == '' then del[#del+1] = 'h' else put('h', ARGV[o+14]) end
-  end
-  if #del > 0 then redis.call('HDEL', ks, unpack(del)) end
-  if #set > 0 then redis.call('HSET', ks, unpack(set)) end
-  local applied = 0
-  if nparts > 0 then applied = 1 end
-  local refresh = tonumber(ARGV[o+15])
-  if refresh == TTL_ALL then
-    redis.call('PEXPIRE', km, ttl)
-    redis.call('PEXPIRE', kz, ttl)
-    redis.call('PEXPIRE', ks, ttl)
-  elseif refresh == TTL_RANKING then
-    redis.call('PEXPIRE', kz, ttl)
-  end
-  if mode > MERGE_NONE then return {1} end
-  local pending = ''
-  if st[3] and st[3] == st[1] and not acked then pending = st[4] end
-  local reply = {applied, seq, st[2] or '', pending, v, st[6] or ''}
-  if topn > 0 then
-    local top = redis.call('ZREVRANGE', kz, 0, topn-1, 'WITHSCORES')
-    for k = 1, #top do reply[#reply+1] = top[k] end
-  end
-  return reply
 end
 
-local out, o = {}, 0
-for r = 0, #KEYS/3 - 1 do
-  out[r+1] = room(KEYS[3*r+1], KEYS[3*r+2], KEYS[3*r+3], o+1)
-  o = o + 1 + tonumber(ARGV[o+1])
+-- set holds the arguments of a room's HSET of its stable hash, set[1 ..
+-- ns]: one table for the call, which starts with room for the usual ones
+-- (a table that grows is rehashed at every power of two).
+local set = {nil, nil, nil, nil, nil, nil, nil, nil}
+-- MERGED is the reply of every room applied with a merge mode.
+local MERGED = {1}
+
+-- Each room in turn, in the script's own body rather than a function: a
+-- function would hold the constants of consts.lua as upvalues, which Redis
+-- makes anew for every call. A refused room's reply leaves the room's
+-- block (repeat … until true) with break.
+local out = {}
+for r, R in ipairs(A) do
+  local km, kz, ks = KEYS[3*r-2], KEYS[3*r-1], KEYS[3*r]
+  repeat
+    local np, merge = R.parts, R.merge
+    local st = redis.call('HMGET', ks, FIELD_SEQ, FIELD_LIST, FIELD_PENDING, FIELD_OUT, FIELD_VERSION, FIELD_H_STATE,
+      FIELD_TOKEN, FIELD_RULES, unpack(R, 1, np))
+    -- the stored fields (false where absent); the watermarks follow in st
+    local sseq, slist, spending, sout, sversion, sstate, stoken, srules = unpack(st, 1, 8)
+    if stoken ~= R.expect or srules ~= A.rules then out[r] = {FAST_MOVED, stoken or ''}; break end
+    local seq = tonumber(sseq or '0')
+    local acked = spending and spending == R.ack
+    -- an output of the stored list awaits its ack, and this record does
+    -- not carry it
+    local awaiting = spending and spending == sseq and not acked
+    if merge ~= MERGE_NONE and (seq ~= R.seq or tonumber(sversion or '0') ~= R.version or (sstate or '') ~= R.hstate or awaiting) then
+      out[r] = {FAST_MOVED}
+      break
+    end
+    -- the stable hash's changes, watermarks included, in one HSET (set[1 ..
+    -- ns]) and at most one HDEL at the end
+    local ns, behind = 0, false
+    for k = 1, np do
+      behind = behind or tonumber(R[np+k]) <= tonumber(st[8+k] or '-1')
+      set[ns+1], set[ns+2], ns = R[k], R[np+k], ns + 2
+    end
+    if behind then out[r] = {FAST_BEHIND}; break end
+    local m, z = 2*np + 1, 2*np + 2*R.members + 1 -- where the member pairs and the ranked pairs start
+    local u = z + 2*R.ranked -- and the unranked users
+    call('HSET', km, R, m, z - 1, 2)
+    call('ZADD', kz, R, z, u - 1, 2)
+    call('ZREM', kz, R, u, #R, 1)
+    local v = tonumber(sversion or '0')
+    if R.bump then
+      v = v + 1
+      set[ns+1], set[ns+2], ns = FIELD_VERSION, v, ns + 2
+    end
+    if R.next ~= '' then set[ns+1], set[ns+2], ns = FIELD_TOKEN, R.next, ns + 2 end
+    local del
+    if merge == MERGE_STORE then
+      set[ns+1], set[ns+2], set[ns+3], set[ns+4] = FIELD_SEQ, seq+1, FIELD_LIST, R.list
+      set[ns+5], set[ns+6], set[ns+7], set[ns+8], ns = FIELD_OUT, R.out, FIELD_PENDING, seq+1, ns + 8
+    elseif acked then
+      del = {FIELD_PENDING, FIELD_OUT}
+    end
+    if merge == MERGE_STORE or merge == MERGE_STATE then
+      if R.state ~= '' then
+        set[ns+1], set[ns+2], ns = FIELD_H_STATE, R.state, ns + 2
+      elseif del then
+        del[3] = FIELD_H_STATE
+      else
+        del = {FIELD_H_STATE}
+      end
+    end
+    if del then redis.call('HDEL', ks, unpack(del)) end
+    if ns > 0 then redis.call('HSET', ks, unpack(set, 1, ns)) end
+    if R.refresh == TTL_ALL then
+      redis.call('PEXPIRE', km, A.ttl)
+      redis.call('PEXPIRE', kz, A.ttl)
+      redis.call('PEXPIRE', ks, A.ttl)
+    elseif R.refresh == TTL_RANKING then
+      redis.call('PEXPIRE', kz, A.ttl)
+    end
+    if merge ~= MERGE_NONE then out[r] = MERGED; break end
+    local applied, pending = 0, ''
+    if np > 0 then applied = 1 end
+    if awaiting then pending = sout end
+    local reply = {applied, seq, slist or '', pending, v, sstate or ''}
+    if R.top then
+      local top = redis.call('ZREVRANGE', kz, 0, A.topN-1, 'WITHSCORES')
+      for k = 1, #top do reply[#reply+1] = top[k] end
+    end
+    out[r] = reply
+  until true
 end
 return out

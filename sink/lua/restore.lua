@@ -9,15 +9,24 @@
 -- published; the hysteresis timers are lost with the data), or removed.
 --
 -- KEYS: 1 stable hash
--- ARGV: 1 seq, 2 list, 3 ttl ms, 4 stable state ("": none)
+-- ARGV (restoreArgs in scriptargs.go), in order; the script reads them into
+-- A under these names at its top, and nothing else reads ARGV:
+--   seq    the seed's seq
+--   list   its list, comma-separated
+--   ttl    the room's TTL, ms
+--   state  its hysteresis state ('': none)
 --
 -- Reply: 1 seeded, 0 the room already had a seq at least the seed's
+--
+--! include consts.lua
 
-local seq = redis.call('HGET', KEYS[1], 'seq')
-if seq and tonumber(seq) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HDEL', KEYS[1], 'pending', 'out')
-if ARGV[4] == '' then redis.call('HDEL', KEYS[1], 'h') end
-redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'list', ARGV[2])
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'h', ARGV[4]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local A = {seq = ARGV[1], list = ARGV[2], ttl = ARGV[3], state = ARGV[4]}
+
+local seq = redis.call('HGET', KEYS[1], FIELD_SEQ)
+if seq and tonumber(seq) >= tonumber(A.seq) then return 0 end
+redis.call('HDEL', KEYS[1], FIELD_PENDING, FIELD_OUT)
+if A.state == '' then redis.call('HDEL', KEYS[1], FIELD_H_STATE) end
+redis.call('HSET', KEYS[1], FIELD_SEQ, A.seq, FIELD_LIST, A.list)
+if A.state ~= '' then redis.call('HSET', KEYS[1], FIELD_H_STATE, A.state) end
+redis.call('PEXPIRE', KEYS[1], A.ttl)
 return 1

@@ -3,11 +3,17 @@
 -- none, unless the entry changed meanwhile (see due.go).
 --
 -- KEYS: 1 due set
--- ARGV: 1 room, 2 deadline read, 3 next deadline (0: none)
+-- ARGV (settleArgs in scriptargs.go), in order; the script reads them into
+-- A under these names at its top, and nothing else reads ARGV:
+--   room  the room, the due set's member
+--   at    the deadline read, Unix ms
+--   next  the next deadline, Unix ms (0: none, the entry is removed)
 --
 -- Reply: 1 moved or removed, 0 the entry changed meanwhile
 
-local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not s or tonumber(s) ~= tonumber(ARGV[2]) then return 0 end
-if ARGV[3] == '0' then redis.call('ZREM', KEYS[1], ARGV[1]) else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1]) end
+local A = {room = ARGV[1], at = tonumber(ARGV[2]), next = ARGV[3]}
+
+local s = redis.call('ZSCORE', KEYS[1], A.room)
+if not s or tonumber(s) ~= A.at then return 0 end
+if A.next == '0' then redis.call('ZREM', KEYS[1], A.room) else redis.call('ZADD', KEYS[1], A.next, A.room) end
 return 1

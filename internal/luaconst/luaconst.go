@@ -1,8 +1,8 @@
-// Package luaconst writes the constants that package board shares with its
-// Lua scripts as a Lua file, so that both languages read one definition:
-// board/luaconsts.go declares them, board/lua/consts.lua is what Render
-// makes of that file (go generate ./board), and a test of package board
-// fails when the Lua file is not current.
+// Package luaconst writes the constants that a package shares with its Lua
+// scripts as a Lua file, so that both languages read one definition: board
+// and sink each declare theirs in luaconsts.go, their lua/consts.lua is
+// what Render makes of that file (go generate ./board, ./sink), and a test
+// of each package fails when its Lua file is not current.
 //
 // The package imports the standard library only.
 package luaconst
