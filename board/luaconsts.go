@@ -7,7 +7,7 @@ package board
 // Every script includes consts.lua first. This file imports nothing (see
 // internal/luaconst).
 
-//go:generate go run genconsts.go
+//go:generate go run github.com/rostrumhq/rostrum/internal/luaconst/gen
 
 // The board kinds of the scripts' kind argument (apply.lua, rebase.lua;
 // scriptKind).

@@ -7,7 +7,7 @@ package sink
 // Every script that uses one includes consts.lua first. This file imports
 // nothing (see internal/luaconst).
 
-//go:generate go run genconsts.go
+//go:generate go run github.com/rostrumhq/rostrum/internal/luaconst/gen
 
 // The merge modes of a fast.lua room record (fastRoomArgs.merge): how far
 // the sink took the room's stable step before the apply.

@@ -1,7 +1,6 @@
-//go:build ignore
-
-// genconsts writes lua/consts.lua from luaconsts.go: go generate ./sink
-// runs it in the package's directory.
+// Command gen writes lua/consts.lua from luaconsts.go in the current
+// directory: the //go:generate line of each package whose scripts share
+// constants with Go (board, sink) runs it there.
 package main
 
 import (
