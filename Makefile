@@ -54,7 +54,7 @@ test: deps vet
 	$(MAKE) --no-print-directory kubecheck
 
 ## chaos: the full fault schedules, with rostrum run's defaults (about 100 faults over a
-## 300,000-record trace and 60,000 board records), with --stability seed and with
+## 300,000-record trace and 60,000 board records), with --stability merge and with
 ## --pipeline-batches without boards (half that each); short ones run in `make test`. CHAOS_SEED
 ## picks another schedule.
 CHAOS_SEED ?= 6
