@@ -103,9 +103,8 @@ type Result struct {
 	// timer's passes, which run between batches (rostrum modes).
 	RoundTripsPerBatch float64 `json:"redis_round_trips_per_batch"`
 	TimerRoundTrips    int64   `json:"redis_timer_round_trips,omitempty"`
-	// StateCache counts the room applies by path: merged in Go from the
-	// sink's state cache, or by the full script (rostrum modes with the
-	// cache on).
+	// StateCache counts the room applies by path: planned from the sink's
+	// state cache, or read first (rostrum modes).
 	StateCache *sink.CacheStats `json:"state_cache,omitempty"`
 	// RedisCommandsPerEvent counts every command Redis executed
 	// (total_commands_processed), those run inside scripts included;
@@ -289,8 +288,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if res.Mode == modeRate {
 				mode = fmt.Sprintf("rostrum@%.0f/s", res.OfferedRate)
 			}
-			fmt.Fprintf(w, "state cache, %s: room applies %d merged (one round trip), %d fast, %d full (%d of them stale plans); %d members held\n",
-				mode, c.Merged, c.Fast-c.Merged, c.Full, c.Stale, c.Members)
+			fmt.Fprintf(w, "state cache, %s: room applies %d merged (one round trip), %d fast; %d rooms read first (%d of them stale plans); %d members held\n",
+				mode, c.Merged, c.Fast-c.Merged, c.Loaded, c.Stale, c.Members)
 		}
 	}
 	for _, res := range r.Results {

@@ -270,7 +270,7 @@ func (b *runner) counters(r *Result, pl *pipeline, wantEvents int64) {
 	r.TimerRoundTrips = s.DueRoundTrips.Load() - base.dueTrips
 	if cs := pl.store.CacheStats(); cs != (sink.CacheStats{}) {
 		cs.Fast -= base.cache.Fast
-		cs.Full -= base.cache.Full
+		cs.Loaded -= base.cache.Loaded
 		cs.Stale -= base.cache.Stale
 		cs.Merged -= base.cache.Merged
 		r.StateCache = &cs

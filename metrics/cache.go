@@ -10,12 +10,12 @@ import (
 // member states it holds and its room applies by path.
 type StateCache struct {
 	Members int
-	// Merged: applied from the cache with the stable step in the same
-	// script; Fast: applied from the cache, stable list stored apart; Full:
-	// applied by the full script (room not cached, or a stale plan redone);
-	// Stale: plans from the cache that Redis refused because another write
-	// came first (each is also counted in Full).
-	Merged, Fast, Full, Stale int64
+	// Merged: written with the stable step in the same script; Fast:
+	// written, stable list stored apart; Loaded: rooms read before they
+	// could be planned (not cached, or a stale plan redone); Stale: plans
+	// that Redis refused because another write came first (each is also
+	// counted in Loaded).
+	Merged, Fast, Loaded, Stale int64
 }
 
 // WatchStateCache exports the state cache's figures, read by read at each
@@ -27,9 +27,9 @@ func (p *Processor) WatchStateCache(read func() StateCache) {
 
 var (
 	descCacheMembers = prometheus.NewDesc(nameCacheMembers,
-		"Member states held by the sink's state cache, from which a room apply is merged and scored in the processor.", nil, nil)
+		"Member states held by the sink's state cache, from which a room apply is planned in the processor.", nil, nil)
 	descCacheApplies = prometheus.NewDesc(nameCacheApplies,
-		"Room applies by path: merged (from the cache, stable list stored in the same script), fast (from the cache), full (full script: room not cached or a stale plan redone), stale (plans Redis refused because another write came first; also counted in full).",
+		"Room applies by path: merged (stable list stored in the same script), fast (stable list stored apart), loaded (room read first: not cached or a stale plan redone), stale (plans Redis refused because another write came first; also counted in loaded).",
 		[]string{"path"}, nil)
 )
 
@@ -51,7 +51,7 @@ func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, v := range []struct {
 		path string
 		n    int64
-	}{{"merged", s.Merged}, {"fast", s.Fast}, {"full", s.Full}, {"stale", s.Stale}} {
+	}{{"merged", s.Merged}, {"fast", s.Fast}, {"loaded", s.Loaded}, {"stale", s.Stale}} {
 		ch <- prometheus.MustNewConstMetric(descCacheApplies, prometheus.CounterValue, float64(v.n), v.path)
 	}
 }

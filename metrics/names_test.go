@@ -42,7 +42,7 @@ func observeAll(t *testing.T) *metrics.Processor {
 	p.HTTPRequest("/v1/rooms/{room}/top", 200)
 	p.HTTPDuration("/v1/rooms/{room}/top", time.Millisecond)
 	p.WatchRedisPool(func() metrics.RedisPool { return metrics.RedisPool{Hits: 5, Misses: 1, Total: 2, Idle: 1} })
-	p.WatchStateCache(func() metrics.StateCache { return metrics.StateCache{Members: 3, Merged: 2, Fast: 1, Full: 1} })
+	p.WatchStateCache(func() metrics.StateCache { return metrics.StateCache{Members: 3, Merged: 2, Fast: 1, Loaded: 1} })
 	w := p.NewLagWatcher(k.Client(), testGroup, []string{"names.a"})
 	defer w.Close()
 	if err := w.Measure(context.Background()); err != nil {

@@ -238,8 +238,8 @@ func (h *flushBetweenTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) 
 // TestNoSeqFromAnEmptiedRedis: Redis loses its data between the two round
 // trips of one apply. The room's plan from the state cache is refused in
 // the first (another writer changed the room), which also finds the
-// generation marker in place; the full script then runs on the emptied
-// Redis in the second and finds a room without a stable list, seq 0. The
+// generation marker in place; the room is then read from the emptied
+// Redis in the second and found without a stable list, seq 0. The
 // batch must not store and publish that room's next list as seq 1 (seq 1
 // went out before, with other content): the apply reports the loss, and
 // the rebuild seeds the seq from the output topic and publishes seq 2.

@@ -23,8 +23,10 @@ const (
 // larger value. That deterministic tie-break makes Merge commutative,
 // associative and idempotent, so the state never depends on the order in
 // which the three callback topics deliver, and applying an event twice has
-// no second effect. The sink's Lua apply script (sink/lua/apply.lua) implements the same
-// rule on the stored form; a test checks that the two agree.
+// no second effect. Merge is the only production implementation of the
+// rule: the sink plans every room's apply with it, and its Lua scripts
+// store the states it merged; internal/testkit/model restates the rule as
+// the tests' oracle.
 //
 // The zero value is "no information": merging it changes nothing. A member
 // that has been seen but never told otherwise has audio off, volume 0, video

@@ -78,8 +78,8 @@ func benchSmallFold(b *testing.B, perScript int, merge bool) {
 		}
 		return ranking.RoomUpdate{Room: fmt.Sprintf("r-%05d", room), Parts: []ranking.Part{p}}
 	}
-	// Fill: every room's members, through the full script, so the cache
-	// holds every room.
+	// Fill: every room's members, each room read then written, so the
+	// cache holds every room.
 	for r0 := 0; r0 < rooms; r0 += 500 {
 		var batch []ranking.RoomUpdate
 		for r := r0; r < r0+500; r++ {

@@ -3,43 +3,42 @@ package sink
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/rostrumhq/rostrum/codec"
 	"github.com/rostrumhq/rostrum/ranking"
 )
 
 // DefaultCacheMembers is `rostrum run`'s bound of Config.CacheMembers.
 const DefaultCacheMembers = 1_000_000
 
-// stateCache is the sink's in-process copy of rooms' member states. With it
-// the sink merges a batch's updates and computes the scores in Go, and sends
-// Redis only the finished states and scores (fastLua), instead of having
-// Lua unpack, merge, repack and score every member (applyLua).
+// stateCache is the sink's in-process copy of rooms' member states. A room
+// it holds is planned from the copy (see roomModel) and written by fastLua
+// in one round trip; any other room is read first (loadLua), planned from
+// what was read, and written in the next round trip, after which the copy
+// holds it.
 //
 // The copy is an optimisation that a conditional write guards (docs/DESIGN.md §3.7):
-// every script that changes a room's member states or ranking also writes a
-// new token, unique to that write, in the room's stable hash (field mv), and
-// fastLua applies only while the stored token is still the one the copy was
-// taken at. Another processor's write, a Redis restart, the room's expiry or
-// a rebuild all change or remove the token, and the room falls back to the
-// full script, whose reply refills the copy. Tokens are random per process
-// plus a counter, so a token never comes back (no ABA), unlike a counter
-// that restarts when the room expires.
+// every write of a room's member states also writes a new token, unique to
+// that write, in the room's stable hash (field mv), and fastLua applies only
+// while the stored token is still the one the plan was made from. Another
+// processor's write, a Redis restart, the room's expiry or a rebuild all
+// change or remove the token, and the room is read again. Tokens are random
+// per process plus a counter, so a token never comes back (no ABA), unlike a
+// counter that restarts when the room expires.
 //
-// The copy is bounded by members: past the bound, whole rooms are dropped
-// at random (Go's map order) until it fits.
+// The copy is bounded by members: at the end of each apply, whole rooms are
+// dropped at random (Go's map order) until it fits. With a bound of 0 it
+// holds rooms only while an apply writes them.
 type stateCache struct {
 	max    int
 	prefix string
 	seq    atomic.Uint64
 
-	fast, full, stale, merged atomic.Int64 // applies by path; stale: fast plans refused by Redis; merged: fast applies that took the stable step
+	fast, loaded, stale, merged atomic.Int64 // fast: rooms written; loaded: rooms read first; stale: plans refused by Redis; merged: writes that took the stable step
 
 	mu      sync.Mutex
 	rooms   map[string]*cachedRoom
@@ -70,12 +69,13 @@ func (c *stateCache) partArg(p *ranking.Part) any {
 }
 
 // cachedRoom is a room's model (see roomModel) as stored in Redis under
-// token. token is "" while an apply planned from the entry is in flight:
-// the entry already holds that apply's states, and it is dropped unless
-// Redis confirms them.
+// token ("": the room has none). While an apply planned from the entry is in
+// flight, the entry already holds that apply's states, and it is dropped
+// unless Redis confirms them.
 type cachedRoom struct {
 	roomModel
-	token string
+	token    string
+	inFlight bool
 	// refreshed is when a script last refreshed the TTL of all the room's
 	// keys (zero: unknown).
 	refreshed time.Time
@@ -83,22 +83,19 @@ type cachedRoom struct {
 
 // take records that a plan moved the cached room to the states of its
 // apply: the room's new members count toward the cache's bound, and the
-// entry has no token, unusable until Redis confirms the apply.
+// entry is in flight, unusable until Redis confirms the apply.
 func (c *stateCache) take(cr *cachedRoom, rp *roomPlan) {
 	for i := range rp.changed {
 		if rp.changed[i].added {
 			c.members++
 		}
 	}
-	cr.token = ""
+	cr.inFlight = true
 }
 
 // newStateCache returns a cache of at most max members, whose rooms plan
-// their updates with cfg; nil when max is 0 (no cache).
+// their updates with cfg.
 func newStateCache(max int, cfg roomConfig) *stateCache {
-	if max <= 0 {
-		return nil
-	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return &stateCache{max: max, prefix: hex.EncodeToString(b[:]) + ".", rooms: make(map[string]*cachedRoom), planner: roomPlanner{roomConfig: cfg}}
@@ -124,51 +121,32 @@ func (c *stateCache) olderOwn(stored, known string) bool {
 	return err1 == nil && err2 == nil && sn < kn
 }
 
-// put replaces room's entry with the member states of a full script's
-// reply (user, packed state pairs), stored under token, and the stable hash
-// it read.
-func (c *stateCache) put(room, token string, pairs []any, st *ranking.RoomState, m *codec.Meeting) error {
-	if len(pairs)/2 > c.max {
-		c.drop(room)
-		return nil
-	}
-	cr := &cachedRoom{roomModel: newRoomModel(len(pairs) / 2), token: token}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		user, _ := pairs[i].(string)
-		packed, _ := pairs[i+1].(string)
-		var s ranking.MemberState
-		err := s.UnmarshalBinary([]byte(packed))
-		var score float64
-		if err == nil {
-			score, err = scoreOf(&s, m)
-		}
-		if err != nil {
-			c.drop(room)
-			return fmt.Errorf("sink: member state of %q in room %q: %w", user, room, err)
-		}
-		cr.set(user, s, score)
-	}
-	cr.stable = stableOf(st)
-	if st.Applied { // applyLua refreshed every key's TTL
-		cr.refreshed = time.Now()
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// adopt makes cr, read from Redis, room's entry. Call it under mu.
+func (c *stateCache) adopt(room string, cr *cachedRoom) {
 	if old := c.rooms[room]; old != nil {
 		c.members -= len(old.list)
 	}
 	c.rooms[room] = cr
 	c.members += len(cr.list)
-	for r, e := range c.rooms {
+}
+
+// trim drops whole rooms, but those an apply is writing, until the cache
+// holds at most its bound.
+func (c *stateCache) trim() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.members <= c.max {
+		return
+	}
+	for room, e := range c.rooms {
 		if c.members <= c.max {
 			break
 		}
-		if r != room {
-			delete(c.rooms, r)
+		if !e.inFlight {
+			delete(c.rooms, room)
 			c.members -= len(e.list)
 		}
 	}
-	return nil
 }
 
 // stored records in the cache that StoreStable stored u (ok) or not.
@@ -226,22 +204,18 @@ func (c *stateCache) size() (rooms, members int) {
 	return len(c.rooms), c.members
 }
 
-// CacheStats counts the applies of the state cache's two paths.
+// CacheStats counts the state cache's room applies.
 type CacheStats struct {
 	Rooms, Members int   // held now
-	Fast           int64 // room applies merged in Go and written by fastLua
-	Full           int64 // room applies merged by applyLua (not cached, or stale)
+	Fast           int64 // room applies planned in Go and written by fastLua
+	Loaded         int64 // rooms read before they could be planned (not cached, or stale)
 	Stale          int64 // fast applies that Redis refused because another write came first
 	Merged         int64 // fast applies that also took the room's stable step (ApplyMerge)
 }
 
-// CacheStats returns the state cache's counters; all zero when the cache
-// is disabled.
+// CacheStats returns the state cache's counters.
 func (r *Store) CacheStats() CacheStats {
 	c := r.cache
-	if c == nil {
-		return CacheStats{}
-	}
 	rooms, members := c.size()
-	return CacheStats{Rooms: rooms, Members: members, Fast: c.fast.Load(), Full: c.full.Load(), Stale: c.stale.Load(), Merged: c.merged.Load()}
+	return CacheStats{Rooms: rooms, Members: members, Fast: c.fast.Load(), Loaded: c.loaded.Load(), Stale: c.stale.Load(), Merged: c.merged.Load()}
 }

@@ -1,10 +1,10 @@
 package sink
 
-// The fast path of a cached room: the room model's plan of the update (see
-// room.go: the merged states, the top-N and the stable step) encoded as
-// fastLua's arguments (choosing the TTL refresh), and back from its reply.
-// It is kept in one file because its steps share one plan and one arena and
-// read best in order.
+// A room's write: the room model's plan of the update (see room.go: the
+// merged states, the top-N and the stable step) encoded as fastLua's
+// arguments (choosing the TTL refresh), and back from its reply. It is kept
+// in one file because its steps share one plan and one arena and read best
+// in order.
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/internal/redisscript"
@@ -27,7 +26,7 @@ import (
 const goTopMax = 256
 
 // fastPlan is one room's apply merged and scored in Go from the state
-// cache, ready for fastLua.
+// cache or a read, ready for fastLua.
 type fastPlan struct {
 	room    *cachedRoom // the entry, already holding the apply's states
 	expect  string      // its token before the apply
@@ -36,7 +35,7 @@ type fastPlan struct {
 	refused []string
 	ack     *ranking.Ack // the room's ack, run by fastLua
 	goTop   bool         // the raw top-N comes from the cache (top), not the reply
-	bump    bool         // the apply changes the ranking version
+	ranking string       // how the apply changes the ranking (rankingSame, …)
 	refresh time.Time    // when fastLua refreshes every key's TTL; zero: it does not
 
 	// With a merge: the room's state as the apply leaves it (what the
@@ -103,9 +102,12 @@ func (a *arena) plan() *fastPlan {
 	return &a.plans[len(a.plans)-1]
 }
 
-func (a *arena) init(rooms []ranking.RoomUpdate) {
+func (a *arena) init(rooms []ranking.RoomUpdate, done []bool) {
 	var args, members int
 	for i := range rooms {
+		if done[i] {
+			continue
+		}
 		n, m := argsBound(&rooms[i])
 		args, members = args+n, members+m
 	}
@@ -127,10 +129,12 @@ func argsBound(u *ranking.RoomUpdate) (args, members int) {
 	return fastRoomBound(len(u.Parts), members), members
 }
 
-// reserve makes room in the arena for room u's plan; init sized it for
-// every room, so this only grows it for a room planned twice.
-func (a *arena) reserve(u *ranking.RoomUpdate) {
-	args, members := argsBound(u)
+// reserve makes room in the arena for the plan of a room update of parts
+// parts and members member updates, or changes; init sized it for every
+// room's update, so this only grows it for a room planned twice, or one
+// whose ranking is made again (all its members change).
+func (a *arena) reserve(parts, members int) {
+	args := fastRoomBound(parts, members)
 	if cap(a.changes)-len(a.changes) < members {
 		a.changes = make([]change, 0, members)
 	}
@@ -142,17 +146,28 @@ func (a *arena) reserve(u *ranking.RoomUpdate) {
 	}
 }
 
-// plan computes the fast path of every room the cache holds. plans[i] is
-// nil for a room that takes the full script. Planning moves each planned
-// entry to the apply's states at once (see cachedRoom); the entries of a
-// failed apply are dropped. The acks of planned rooms move into their
-// fastLua; the rest are returned. With merge, rooms whose stable hash the
-// cache knows are merged too.
-func (r *Store) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep) ([]*fastPlan, []ranking.Ack, error) {
-	plans := make([]*fastPlan, len(rooms))
+// plan plans the apply of every room of run not yet applied that the cache
+// holds or the last round trip read: plans[i] is room i's plan, nil for a
+// room to read (loads[i] holds its loadLua record) or one already applied.
+// Planning moves each planned entry to the apply's states at once (see
+// cachedRoom); the entries of a failed apply are dropped. The acks of
+// planned rooms move into their fastLua; the rest are returned, to send in
+// this round trip. With run.merge, rooms whose plan can take the stable
+// step are merged too.
+//
+// A room whose entry a plan already holds (in flight) is read again, in
+// the same round trip after that plan's write, rather than planned from an
+// older read: this way a room the apply holds twice is written in the
+// order of its updates, so that the later one's watermarks do not skip the
+// earlier one.
+func (r *Store) plan(run *applyRun) (plans []*fastPlan, loads [][]any, rest []ranking.Ack, err error) {
+	rooms, acks := run.rooms, run.acks
+	run.acks = nil
+	plans = make([]*fastPlan, len(rooms))
+	loads = make([][]any, len(rooms))
 	c := r.cache
 	var ar arena
-	ar.init(rooms)
+	ar.init(rooms, run.done)
 	ackOf := make(map[string]int, len(acks))
 	for i := range acks {
 		if _, dup := ackOf[acks[i].Room]; !dup {
@@ -163,38 +178,48 @@ func (r *Store) plan(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranki
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range rooms {
-		cr := c.rooms[rooms[i].Room]
-		if cr == nil || cr.token == "" {
-			continue // not cached, or already planned in this call: full script
+		if run.done[i] {
+			continue
+		}
+		u := &rooms[i]
+		lr, cr := run.loaded[i], c.rooms[u.Room]
+		if cr != nil && cr.inFlight || lr == nil && cr == nil {
+			loads[i] = (&loadRoomArgs{parts: u.Parts}).append(nil, c)
+			continue
 		}
 		var ack *ranking.Ack
-		if j, ok := ackOf[rooms[i].Room]; ok && !taken[j] {
+		if j, ok := ackOf[u.Room]; ok && !taken[j] {
 			ack, taken[j] = &acks[j], true
 		}
-		pl, err := r.planRoom(cr, &rooms[i], ack, &ar, merge)
-		if err != nil {
-			return nil, nil, err
+		var refused []string
+		if lr != nil {
+			c.adopt(u.Room, lr.cr)
+			cr = lr.cr
+			if !run.force {
+				u, refused = lr.unapplied(u, r.opt.MaxMembers > 0)
+			}
 		}
-		plans[i] = pl
+		if plans[i], err = r.planRoom(cr, u, ack, &ar, run.merge, refused); err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	var rest []ranking.Ack
 	for j := range acks {
 		if !taken[j] {
 			rest = append(rest, acks[j])
 		}
 	}
-	return plans, rest, nil
+	return plans, loads, rest, nil
 }
 
-// planRoom asks the cached room's model for the plan of the update u
+// planRoom asks the room's model for the plan of the update u
 // (roomModel.plan: the model moves to the apply's states at once, see
 // cachedRoom) and encodes it as the room's record of fastLua's arguments
-// (fastRecord).
-func (r *Store) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack, ar *arena, merge ranking.StableStep) (*fastPlan, error) {
+// (fastRecord). refused are users refused before the plan (see
+// loadedRoom.unapplied).
+func (r *Store) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack, ar *arena, merge ranking.StableStep, refused []string) (*fastPlan, error) {
 	c := r.cache
 	pl := ar.plan()
 	pl.room, pl.expect, pl.ack = cr, cr.token, ack
-	ar.reserve(u)
 	var acked int64
 	if ack != nil {
 		acked = ack.Seq
@@ -208,9 +233,23 @@ func (r *Store) planRoom(cr *cachedRoom, u *ranking.RoomUpdate, ack *ranking.Ack
 	if len(rp.changed) > 0 {
 		pl.next = c.token()
 	}
+	ar.reserve(len(u.Parts), len(rp.changed))
+	if len(refused) > 0 {
+		rp.refused = withRefused(refused, rp.refused)
+		if rp.merged != nil {
+			rp.merged.Refused = rp.refused
+		}
+	}
 	pl.refused, pl.goTop, pl.top, pl.merged, pl.update = rp.refused, rp.hasTop, rp.top, rp.merged, rp.update
 	d := ar.roomChange(cr, rp.changed)
-	pl.bump = d.zadds+d.zrems > 0
+	switch {
+	case rp.rebuilt:
+		pl.ranking = rankingRebuilt
+	case d.zadds+d.zrems > 0:
+		pl.ranking = rankingChanged
+	default:
+		pl.ranking = rankingSame
+	}
 	return pl, r.fastRecord(pl, cr, u, ar, d, rankedBefore == 0 && d.zadds > 0)
 }
 
@@ -243,10 +282,9 @@ func (a *arena) roomChange(cr *cachedRoom, changed []memberChange) roomChange {
 // fastRoomArgs) into pl.args, cut from the arena, with the stable step's
 // (planMerge). newRanking says that the apply creates the room's ranking.
 func (r *Store) fastRecord(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, ar *arena, d roomChange, newRanking bool) error {
-	// As applyLua: every changed member that is not ranked is ZREMed (its
-	// score is sent as "") and counts as a ranking change (pl.bump), so
-	// both paths keep the same version.
-	rec := fastRoomArgs{expect: pl.expect, next: pl.next, bump: pl.bump, top: !pl.goTop, merge: mergeNone, parts: u.Parts,
+	// Every changed member that is not ranked is ZREMed and counts as a
+	// ranking change (pl.ranking), as the model counts the version.
+	rec := fastRoomArgs{expect: pl.expect, next: pl.next, ranking: pl.ranking, top: !pl.goTop, merge: mergeNone, parts: u.Parts,
 		members: d.changed, ranked: d.zadds}
 	if pl.ack != nil {
 		rec.ack = pl.ack.Seq
@@ -267,11 +305,11 @@ func (r *Store) fastRecord(pl *fastPlan, cr *cachedRoom, u *ranking.RoomUpdate, 
 // after its last write. Between refreshes, only a ranking that the apply
 // creates (Redis deletes an empty sorted set) gets its TTL at once.
 func (r *Store) ttlMode(cr *cachedRoom, u *ranking.RoomUpdate, pl *fastPlan, newRanking bool) string {
-	if len(u.Parts) == 0 && pl.update == nil {
+	if len(u.Parts) == 0 && pl.update == nil && pl.ranking != rankingRebuilt {
 		return ttlNone // a read
 	}
 	now := time.Now()
-	if now.Sub(cr.refreshed) >= r.opt.RoomTTL/8 {
+	if now.Sub(cr.refreshed) >= r.opt.RoomTTL/8 || pl.ranking == rankingRebuilt {
 		pl.refresh = now
 		return ttlAll
 	}
@@ -299,85 +337,84 @@ func (r *Store) planMerge(rec *fastRoomArgs, cr *cachedRoom, pl *fastPlan) {
 	}
 }
 
-// fastCall is one queued call of fastLua and the rooms it applies.
-type fastCall struct {
-	cmd   *redis.Cmd
-	rooms []int // indices into the apply's rooms, in the call's order
-}
-
-// queueRooms queues every room's script on p, in the rooms' order: the
-// full script for a room without a plan, fastLua for the others, up to
-// Config.RoomsPerScript consecutive planned rooms per call, whose
-// arguments are fastLua's head and then each room's record. full[i] is
-// room i's full-script call (nil for a planned room). The order matters
-// for a room the apply holds twice (planned once, then left to the full
-// script, see plan): its calls run in the order of its updates, so that
-// the later one's watermarks do not skip the earlier one.
-func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, rooms []ranking.RoomUpdate, plans []*fastPlan) (fast []fastCall, full []*redis.Cmd) {
-	full = make([]*redis.Cmd, len(rooms))
-	var planned, calls, nargs, run int // run: the planned rooms so far of the call being counted
-	for _, pl := range plans {
-		if pl == nil {
-			run = 0
-			continue
-		}
-		if run == 0 {
-			calls++
-		}
-		planned, nargs = planned+1, nargs+len(pl.args)
-		if run++; run == r.opt.RoomsPerScript {
-			run = 0
+// queueRooms queues the round trip's room calls on p, in the rooms' order:
+// fastLua for the planned rooms, loadLua for the ones to read, up to
+// Config.RoomsPerScript consecutive rooms of one kind per call; a fastLua
+// call's arguments are its head and then each room's record. The order
+// matters for a room the apply holds twice (see plan).
+func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, run *applyRun, plans []*fastPlan, loads [][]any) []roomCall {
+	head := r.fastHead
+	if run.force {
+		head = r.fastHeadForce
+	}
+	var nrooms, nargs int
+	for i := range plans {
+		if plans[i] != nil {
+			nrooms, nargs = nrooms+1, nargs+len(head)+len(plans[i].args)
+		} else if loads[i] != nil {
+			nrooms, nargs = nrooms+1, nargs+len(loads[i])
 		}
 	}
-	nargs += calls * len(r.fastHead)
-	fast = make([]fastCall, 0, calls)
-	idx := make([]int, 0, planned)
-	keys := make([]string, 0, 3*planned)
+	var calls []roomCall
+	idx := make([]int, 0, nrooms)
+	keys := make([]string, 0, 3*nrooms)
 	args := make([]any, 0, nargs)
 	var i0, k0, a0 int // where the call being filled starts in idx, keys and args
+	load := false      // the kind of the call being filled
 	flush := func() {
 		if len(idx) == i0 {
 			return
 		}
-		cmd := p.Run(ctx, fastLua, keys[k0:len(keys):len(keys)], args[a0:len(args):len(args)]...)
-		fast = append(fast, fastCall{cmd: cmd, rooms: idx[i0:len(idx):len(idx)]})
+		script := fastLua
+		if load {
+			script = loadLua
+		}
+		cmd := p.Run(ctx, script, keys[k0:len(keys):len(keys)], args[a0:len(args):len(args)]...)
+		calls = append(calls, roomCall{cmd: cmd, load: load, rooms: idx[i0:len(idx):len(idx)]})
 		i0, k0, a0 = len(idx), len(keys), len(args)
 	}
-	for i := range rooms {
-		if plans == nil || plans[i] == nil {
-			flush()
-			full[i] = r.applyRoom(ctx, p, &rooms[i], false)
+	for i := range plans {
+		if plans[i] == nil && loads[i] == nil {
 			continue
 		}
-		k := RoomKeys(r.opt.Env, rooms[i].Room)
-		keys = append(keys, k.Members, k.Ranking, k.Stable)
-		if len(idx) == i0 {
-			args = append(args, r.fastHead...)
+		if l := plans[i] == nil; l != load {
+			flush()
+			load = l
 		}
-		args = append(args, plans[i].args...)
+		k := RoomKeys(r.opt.Env, run.rooms[i].Room)
+		keys = append(keys, k.Members, k.Ranking, k.Stable)
+		switch {
+		case load:
+			args = append(args, loads[i]...)
+		case len(idx) == i0:
+			args = append(args, head...)
+			fallthrough
+		default:
+			args = append(args, plans[i].args...)
+		}
 		idx = append(idx, i)
 		if len(idx)-i0 == r.opt.RoomsPerScript {
 			flush()
 		}
 	}
 	flush()
-	return fast, full
+	return calls
 }
 
 // replies returns the call's reply of each of its rooms.
-func (fc *fastCall) replies() ([][]any, error) {
-	vals, err := fc.cmd.Slice()
+func (c *roomCall) replies() ([][]any, error) {
+	vals, err := c.cmd.Slice()
 	if err != nil {
 		return nil, err
 	}
-	if len(vals) != len(fc.rooms) {
-		return nil, fmt.Errorf("fast script replied for %d rooms of %d", len(vals), len(fc.rooms))
+	if len(vals) != len(c.rooms) {
+		return nil, fmt.Errorf("room script replied for %d rooms of %d", len(vals), len(c.rooms))
 	}
 	out := make([][]any, len(vals))
 	for j, v := range vals {
 		room, ok := v.([]any)
 		if !ok {
-			return nil, fmt.Errorf("fast script replied %T for a room", v)
+			return nil, fmt.Errorf("room script replied %T for a room", v)
 		}
 		out[j] = room
 	}
@@ -385,11 +422,11 @@ func (fc *fastCall) replies() ([][]any, error) {
 }
 
 // finishFast reads the room's reply of fastLua (vals) into st, and confirms
-// the cache entry or drops it. It reports false when the room must take the
-// full script (the token, a watermark or the merged-from stable state moved
-// on; nothing was written, the ack included), and ErrRedisRolledBack with
-// false when the room holds an older token of this process than the one it
-// last wrote.
+// the cache entry or drops it. It reports false when the room must be read
+// and planned again (the token, a watermark or the merged-from stable state
+// moved on; nothing was written, the ack included), and ErrRedisRolledBack
+// with false when the room holds an older token of this process than the
+// one it last wrote.
 func (r *Store) finishFast(vals []any, u *ranking.RoomUpdate, pl *fastPlan, st *ranking.RoomState) (bool, error) {
 	cache := r.cache
 	if len(vals) == 0 {
@@ -450,7 +487,7 @@ func (r *Store) finishFast(vals []any, u *ranking.RoomUpdate, pl *fastPlan, st *
 	if pl.ack != nil && cr.stable.pending == pl.ack.Seq {
 		cr.stable.pending = 0
 	}
-	cr.token = pl.expect
+	cr.token, cr.inFlight = pl.expect, false
 	if pl.next != "" {
 		cr.token = pl.next
 	}

@@ -69,9 +69,7 @@ func (r *Store) checkGeneration(c *redis.Cmd) error {
 // seq (see restoreLua), in one pipelined round trip, and returns how many it
 // seeded.
 func (r *Store) RestoreStable(ctx context.Context, seeds []ranking.PublishedList) (int, error) {
-	if r.cache != nil {
-		r.cache.clear() // recovery: the stable hashes change under the cache
-	}
+	r.cache.clear() // recovery: the stable hashes change under the cache
 	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(seeds))
 		for i, s := range seeds {

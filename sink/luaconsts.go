@@ -26,8 +26,17 @@ const (
 	ttlAll     = "all"     // the room's three keys
 )
 
+// How a fast.lua room record changes the room's ranking
+// (fastRoomArgs.ranking).
+const (
+	rankingSame    = "same"    // no ranked member is added, rescored or removed
+	rankingChanged = "changed" // some are: the ranking version is bumped
+	rankingRebuilt = "rebuilt" // the room was scored under other rules: the ranking is made again whole
+)
+
 // The first value of fast.lua's reply for a room it did not apply: nothing
-// was written, the ack neither, and the room takes apply.lua.
+// was written, the ack neither, and the sink reads the room (load.lua) and
+// plans it again.
 const (
 	fastMoved  = -1 // the state token, the rules version or the merged-from stable state moved on
 	fastBehind = -2 // a part is at or below its watermark
@@ -48,17 +57,3 @@ const (
 	fieldToken   = "mv"      // the member states' token (stateCache)
 	fieldRules   = "r"       // the rules version the room's scores were computed under
 )
-
-// The packed member state (ranking.MemberState.AppendBinary), which
-// apply.lua reads and writes.
-const (
-	// stateFormat is its format version, its first byte.
-	stateFormat = 2
-	// maxTimeDelta is the largest distance a register's time is stored
-	// at from the newest time; a farther one is stored at it.
-	maxTimeDelta = 1<<32 - 1
-)
-
-// maxTimeOffset is the largest time after its epoch that a meeting's
-// score holds, ms: codec.MeetingWindow less one, under every rule set.
-const maxTimeOffset = 1<<38 - 1

@@ -48,20 +48,20 @@ func BenchmarkPlanRoom(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var ar arena
-		ar.init(rooms)
+		ar.init(rooms, make([]bool, len(rooms)))
 		for i := range rooms {
 			cr.token = "t"
-			if _, err := r.planRoom(cr, &rooms[i], nil, &ar, merge); err != nil {
+			if _, err := r.planRoom(cr, &rooms[i], nil, &ar, merge, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
 	var ar arena
-	ar.init(rooms)
+	ar.init(rooms, make([]bool, len(rooms)))
 	allocs := testing.AllocsPerRun(20, func() {
 		for i := range rooms {
 			cr.token = "t"
-			if _, err := r.planRoom(cr, &rooms[i], nil, &ar, merge); err != nil {
+			if _, err := r.planRoom(cr, &rooms[i], nil, &ar, merge, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -26,9 +26,10 @@ type Config struct {
 	// existing members keep working. Default 0: no cap.
 	MaxMembers int
 	// CacheMembers bounds the member states kept in process memory (about
-	// 190 bytes each) so that an apply merges and scores them in Go and
-	// sends Redis only the results (see stateCache). 0: off, every apply
-	// merges in Lua; `rostrum run`'s default is DefaultCacheMembers.
+	// 190 bytes each) so that a room's apply is planned from them and
+	// costs one round trip (see stateCache). 0: none kept, every apply
+	// reads its rooms first, a second round trip; `rostrum run`'s default
+	// is DefaultCacheMembers.
 	CacheMembers int
 	// RoomsPerScript is how many cached rooms one call of the fast script
 	// applies on a single Redis node (see lua/fast.lua): a call costs Redis
@@ -53,11 +54,11 @@ type Store struct {
 	gen atomic.Pointer[string]
 	due atomic.Pointer[ranking.DuePeek] // the due set's earliest entry, as the last Apply saw it
 	// The scripts' arguments that are the same for every call, boxed
-	// once: applyLua's head (applyArgs), fastLua's (fastArgs), and
+	// once: fastLua's head (fastArgs) for Apply and for Rebuild, and
 	// Config.RoomTTL in ms.
-	applyHead, fastHead []any
-	ttlArg              any
-	// cache holds rooms' member states as last written; nil when disabled.
+	fastHead, fastHeadForce []any
+	ttlArg                  any
+	// cache holds rooms' member states as last written.
 	cache *stateCache
 }
 
@@ -74,7 +75,7 @@ func (opt Config) Validate() error {
 	case opt.MaxMembers < 0:
 		return config.Errorf("sink.Config", "MaxMembers", "must be >= 0 (0: no cap), got %d", opt.MaxMembers)
 	case opt.CacheMembers < 0:
-		return config.Errorf("sink.Config", "CacheMembers", "must be >= 0 (0: off), got %d", opt.CacheMembers)
+		return config.Errorf("sink.Config", "CacheMembers", "must be >= 0 (0: none kept), got %d", opt.CacheMembers)
 	case opt.RoomsPerScript < 0 || opt.RoomsPerScript > 1024:
 		return config.Errorf("sink.Config", "RoomsPerScript", "must be between 0 (default %d) and 1024, got %d", DefaultRoomsPerScript, opt.RoomsPerScript)
 	}
@@ -107,15 +108,9 @@ func New(c redis.UniversalClient, opt Config) (*Store, error) {
 	}
 	rooms := roomConfig{topN: opt.TopN, topMax: goTopMax, maxMembers: opt.MaxMembers, meeting: opt.Meeting}
 	r := &Store{c: c, lua: redisscript.NewRunner(c, scripts...), opt: opt, cache: newStateCache(opt.CacheMembers, rooms)}
-	m, ttl := opt.Meeting, opt.RoomTTL.Milliseconds()
-	r.applyHead = (&applyArgs{
-		ttl: ttl, topN: opt.TopN, epoch: m.Epoch().UnixMilli(),
-		spotlightMul: m.Multiplier(codec.RuleSpotlight), screenShareMul: m.Multiplier(codec.RuleScreenShare),
-		audioMul: m.Multiplier(codec.RuleAudio), volumeMul: m.Multiplier(codec.RuleVolume),
-		videoMul: m.Multiplier(codec.RuleVideo), roleMul: m.Multiplier(codec.RuleRole),
-		unit: m.TimeUnit().Milliseconds(), rules: m.Version(), maxMembers: opt.MaxMembers,
-	}).append(nil)
-	r.fastHead = (&fastArgs{ttl: ttl, topN: opt.TopN, rules: m.Version()}).append(nil)
+	ttl := opt.RoomTTL.Milliseconds()
+	r.fastHead = (&fastArgs{ttl: ttl, topN: opt.TopN, rules: opt.Meeting.Version()}).append(nil)
+	r.fastHeadForce = (&fastArgs{ttl: ttl, topN: opt.TopN, rules: opt.Meeting.Version(), force: true}).append(nil)
 	r.ttlArg = ttl
 	return r, nil
 }

@@ -30,6 +30,9 @@ type roomModel struct {
 	list   []roomMember
 	ranked int // members with a score: the ranking's size
 	stable roomStable
+	// rescore: the stored ranking was scored under other rules than the
+	// model's; the next plan of a room with members makes it again whole.
+	rescore bool
 }
 
 // roomMember is one member's state and its score in the ranking (Unranked
@@ -112,6 +115,9 @@ type roomPlan struct {
 	// nothing.
 	merged *ranking.RoomState
 	update *ranking.StableUpdate
+	// rebuilt: the plan makes the room's ranking again (see
+	// roomModel.rescore), and changed holds every member.
+	rebuilt bool
 }
 
 // memberChange is a member's new state and score. at is the member's
@@ -156,6 +162,10 @@ func (m *roomModel) plan(u *ranking.RoomUpdate, acked int64, merge ranking.Stabl
 	}
 	rp.changed, rp.refused = changed, refused
 	m.commit(rp.changed)
+	if m.rescore && len(m.list) > 0 {
+		rp.changed = m.withEveryMember(rp.changed)
+		rp.rebuilt, m.rescore = true, false
+	}
 	if len(m.list) <= p.topMax {
 		rp.top, rp.hasTop = m.top(cut(&p.ranked, p.topN), p.topN), true
 	}
@@ -254,6 +264,21 @@ func (m *roomModel) commit(changed []memberChange) {
 			m.update(c.at, c.state, c.score)
 		}
 	}
+}
+
+// withEveryMember returns changed with every other member of the room
+// appended, as it is: the changes of a plan that makes the ranking again.
+func (m *roomModel) withEveryMember(changed []memberChange) []memberChange {
+	in := make([]bool, len(m.list))
+	for i := range changed {
+		in[changed[i].at] = true
+	}
+	for i := range m.list {
+		if mem := &m.list[i]; !in[i] {
+			changed = append(changed, memberChange{user: mem.user, at: i, state: mem.state, score: mem.score})
+		}
+	}
+	return changed
 }
 
 // step takes the stable step on the state the update rp leaves, whose

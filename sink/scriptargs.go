@@ -10,68 +10,26 @@ import "github.com/rostrumhq/rostrum/ranking"
 // reads instead of ARGV (TestScriptArgs checks the names and that nothing
 // else reads ARGV).
 //
-// The two room scripts take a head that is the same for every call of a
-// Store (applyArgs, fastArgs: boxed once, in New) and then the room's own
-// arguments: apply.lua one room's (applyRoomArgs), fast.lua one record per
-// room (fastRoomArgs), which carries only what differs from room to room.
+// fast.lua takes a head that is the same for every call of a Store
+// (fastArgs: boxed once, in New, one for Apply and one for Rebuild) and then
+// one record per room (fastRoomArgs), which carries only what differs from
+// room to room; load.lua takes one record per room (loadRoomArgs).
 //
 // An optional value sent as "" when absent is a field with its rule beside
 // it. The booleans are sent as 1 and 0.
 
-// applyArgs is the head of lua/apply.lua's ARGV: the Store's meeting
-// rules and settings.
-type applyArgs struct {
-	ttl            int64  // Config.RoomTTL, ms
-	topN           int    // Config.TopN
-	epoch          int64  // the score's epoch, Unix ms
-	spotlightMul   uint64 // the score of one step of each rule field (codec.Meeting.Multiplier; 0: the rules do not rank on it)
-	screenShareMul uint64
-	audioMul       uint64
-	volumeMul      uint64
-	videoMul       uint64
-	roleMul        uint64
-	unit           int64  // the score's time unit, ms
-	rules          string // the rules version (codec.Meeting.Version)
-	maxMembers     int    // Config.MaxMembers (0: no cap)
+// loadRoomArgs is one room's record in lua/load.lua's ARGV.
+type loadRoomArgs struct {
+	parts []ranking.Part // the parts whose watermarks the reply carries: sent as their number, then their names
 }
 
-// append appends the arguments to dst.
-func (a *applyArgs) append(dst []any) []any {
-	return append(dst, a.ttl, a.topN, a.epoch, a.spotlightMul, a.screenShareMul, a.audioMul, a.volumeMul,
-		a.videoMul, a.roleMul, a.unit, a.rules, a.maxMembers)
-}
-
-// applyRoomArgs is the rest of lua/apply.lua's ARGV: the room's share of
-// a batch.
-type applyRoomArgs struct {
-	force bool           // apply parts at or below their watermark too (Store.Rebuild)
-	token string         // the new state token ("" without a state cache)
-	want  bool           // reply with every member's state, for the state cache
-	parts []ranking.Part // sent as their number, then each: its name, last offset, and its members' (user, packed update) pairs
-}
-
-// append appends the arguments to dst.
-func (a *applyRoomArgs) append(dst []any) []any {
-	dst = append(dst, a.force, a.token, a.want, len(a.parts))
+// append appends the record to dst; names boxes the parts' names.
+func (a *loadRoomArgs) append(dst []any, names *stateCache) []any {
+	dst = append(dst, len(a.parts))
 	for i := range a.parts {
-		p := &a.parts[i]
-		dst = append(dst, partName(p), p.Last, len(p.Members))
-		for k := range p.Members {
-			m := &p.Members[k]
-			dst = append(dst, m.UserID, m.State.AppendBinary(make([]byte, 0, ranking.StateSize)))
-		}
+		dst = append(dst, names.partArg(&a.parts[i]))
 	}
 	return dst
-}
-
-// applyRoomBound returns at most how many arguments applyRoomArgs appends
-// for u.
-func applyRoomBound(u *ranking.RoomUpdate) int {
-	n := 4
-	for i := range u.Parts {
-		n += 3 + 2*len(u.Parts[i].Members)
-	}
-	return n
 }
 
 // fastArgs is the head of lua/fast.lua's ARGV, sent once per call; one
@@ -80,11 +38,12 @@ type fastArgs struct {
 	ttl   int64  // Config.RoomTTL, ms
 	topN  int    // Config.TopN: the raw top list a record with top asks for
 	rules string // the rules version the sink scored under (codec.Meeting.Version)
+	force bool   // apply parts at or below their watermark too (Store.Rebuild)
 }
 
 // append appends the arguments to dst.
 func (a *fastArgs) append(dst []any) []any {
-	return append(dst, a.ttl, a.topN, a.rules)
+	return append(dst, a.ttl, a.topN, a.rules, a.force)
 }
 
 // fastRoomArgs is one room's record in lua/fast.lua's ARGV. Its values are
@@ -97,9 +56,9 @@ func (a *fastArgs) append(dst []any) []any {
 // packed state) pairs for HSET, the ranked members' (score, user) pairs
 // for ZADD and the others' users for ZREM.
 type fastRoomArgs struct {
-	expect  string         // the state token the cache holds
+	expect  string         // the state token the plan was made from ("": the room has none)
 	next    string         // the new token ("": the member states are unchanged)
-	bump    bool           // bump the ranking version
+	ranking string         // rankingSame, rankingChanged or rankingRebuilt
 	top     bool           // reply with the raw top-N (false: the sink ranks it from its cache)
 	ack     int64          // the seq of an output of the room just published (0: none, sent as "")
 	refresh string         // ttlNone, ttlRanking or ttlAll (Store.ttlMode)
@@ -125,7 +84,7 @@ func (a *fastRoomArgs) append(dst []any, ar *arena, names *stateCache) []any {
 	if a.ack != 0 {
 		ack = ar.num(a.ack)
 	}
-	dst = append(dst, ar.str(a.expect), next, a.bump, a.top, ack, ar.str(a.refresh), ar.str(a.merge))
+	dst = append(dst, ar.str(a.expect), next, a.ranking, a.top, ack, ar.str(a.refresh), ar.str(a.merge))
 	if a.merge != mergeNone {
 		dst = append(dst, ar.num(a.seq), ar.num(a.version), ar.str(a.hstate))
 	}

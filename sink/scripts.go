@@ -16,13 +16,12 @@ import (
 var luaFiles embed.FS
 
 var (
-	// applyLua applies one room's share of a batch atomically (watermarks,
-	// member merge, scores, members cap, state token) and returns what the
-	// stable merge needs; lua/apply.lua.
-	applyLua = redisscript.MustParse(luaFiles, "lua/apply.lua")
-	// fastLua is applyLua's fast path: it writes the member states and
-	// scores the sink merged from its state cache, and with a merge mode
-	// stores the stable step as commitLua would, for one room or several
+	// loadLua reads rooms' member states, stable hashes and watermarks for
+	// the sink to plan their applies; lua/load.lua.
+	loadLua = redisscript.MustParse(luaFiles, "lua/load.lua")
+	// fastLua writes the member states and scores the sink planned, under
+	// the rooms' state tokens and watermarks, and with a merge mode stores
+	// the stable step as commitLua would, for one room or several
 	// (Config.RoomsPerScript); lua/fast.lua.
 	fastLua = redisscript.MustParse(luaFiles, "lua/fast.lua")
 	// commitLua stores a room's new stable list and hysteresis state under
@@ -41,5 +40,5 @@ var (
 	generationLua = redisscript.MustParse(luaFiles, "lua/generation.lua")
 
 	// scripts is every script the sink runs, loaded on NOSCRIPT.
-	scripts = []*redisscript.Script{applyLua, fastLua, commitLua, ackLua, settleLua, restoreLua, generationLua}
+	scripts = []*redisscript.Script{loadLua, fastLua, commitLua, ackLua, settleLua, restoreLua, generationLua}
 )

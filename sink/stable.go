@@ -24,15 +24,13 @@ import (
 // for the room's next event.
 func (r *Store) StoreStable(ctx context.Context, ups []ranking.StableUpdate) (stored []bool, err error) {
 	due := dueKey(r.opt.Env)
-	if r.cache != nil {
-		defer func() {
-			if err != nil { // not known which updates were stored
-				for i := range ups {
-					r.cache.stored(&ups[i], false)
-				}
+	defer func() {
+		if err != nil { // not known which updates were stored
+			for i := range ups {
+				r.cache.stored(&ups[i], false)
 			}
-		}()
-	}
+		}
+	}()
 	cmds, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
 		out := make([]*redis.Cmd, len(ups), 2*len(ups))
 		for i, u := range ups {
@@ -57,9 +55,7 @@ func (r *Store) StoreStable(ctx context.Context, ups []ranking.StableUpdate) (st
 			return nil, fmt.Errorf("sink: store stable list of %q: %w", ups[i].Room, err)
 		}
 		stored[i] = n == 1
-		if r.cache != nil {
-			r.cache.stored(&ups[i], stored[i])
-		}
+		r.cache.stored(&ups[i], stored[i])
 	}
 	return stored, nil
 }

@@ -65,7 +65,7 @@ func (f *benchFlags) register(fs *cli.FlagSet) {
 	fs.IntVar(&f.partitions, "partitions", 3, "partitions of each topic the benchmark creates")
 	fs.IntVar(&f.topN, "top-n", 7, "length of the stable top list, 1..100")
 	fs.IntVar(&f.maxPoll, "max-poll-records", 50000, "records per batch at most")
-	fs.IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory by the sink, as in rostrum run (0: off)")
+	fs.IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory by the sink, as in rostrum run (0: none kept, every room read before it is written)")
 	fs.IntVar(&f.roomsPerScript, "rooms-per-script", sink.DefaultRoomsPerScript, "cached rooms per Redis script call, as rostrum run --rooms-per-script (1: a call per room)")
 	fs.BoolVar(&f.pipeline, "pipeline-batches", false, "run the processor with its batch pipeline on, as rostrum run --pipeline-batches (for A/B comparisons)")
 	fs.DurationVar(&f.ackDelay, "ack-delay", time.Second, "how long an output's acknowledgement waits to ride in the room's next apply, as rostrum run --ack-delay (0: with the next batch)")
@@ -175,7 +175,7 @@ func (f *benchFlags) config(lg *zap.Logger, progress io.Writer) (bench.Config, e
 	case f.events < 1: // 0 would mean the default in Config
 		return cfg, fmt.Errorf("--events must be at least 1, got %d", f.events)
 	case f.stateCache < 0:
-		return cfg, fmt.Errorf("--state-cache must be >= 0 (0: off), got %d", f.stateCache)
+		return cfg, fmt.Errorf("--state-cache must be >= 0 (0: none kept), got %d", f.stateCache)
 	case f.rateSeconds < 0:
 		return cfg, fmt.Errorf("--rate-seconds must not be negative, got %v", f.rateSeconds)
 	case f.rateWarmup < 0:

@@ -20,7 +20,7 @@ type storeLimitFlags struct {
 
 func (f *storeLimitFlags) register(fs *cli.FlagSet) {
 	fs.Group("limits").Tuning().Sets("MaxMembers").IntVar(&f.maxRoomMembers, "max-room-members", 100000, "members kept per room at most; a new member beyond it goes to the DLQ (0: no cap)")
-	fs.Group("limits").Tuning().Sets("CacheMembers").IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory (about 190 B each) so that an apply merges and scores in Go and Redis only stores the results (0: off)")
+	fs.Group("limits").Tuning().Sets("CacheMembers").IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory (about 190 B each), from which a room's apply is planned in one round trip; a room not held is read first, a second one (0: none kept)")
 	fs.Group("limits").Tuning().Sets("RoomsPerScript").IntVar(&f.roomsPerScript, "rooms-per-script", sink.DefaultRoomsPerScript, "cached rooms one Redis script call applies on a single Redis node (1: a call per room; always 1 on a Redis Cluster)")
 	fs.Group("limits").Tuning().Sets("MaxRoomsPerApply").IntVar(&f.maxRoomsPerApply, "max-rooms-per-apply", 50000, "rooms written per Redis round trip at most; a batch touching more is applied in several")
 }

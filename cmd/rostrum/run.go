@@ -302,7 +302,7 @@ func (f *runFlags) openStore(ctx context.Context, so sink.Config, pc processor.C
 	}
 	m.WatchStateCache(func() metrics.StateCache {
 		s := store.CacheStats()
-		return metrics.StateCache{Members: s.Members, Merged: s.Merged, Fast: s.Fast - s.Merged, Full: s.Full, Stale: s.Stale}
+		return metrics.StateCache{Members: s.Members, Merged: s.Merged, Fast: s.Fast - s.Merged, Loaded: s.Loaded, Stale: s.Stale}
 	})
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err = store.Ping(pingCtx)

@@ -16,8 +16,15 @@ local TTL_NONE = 'none' -- no key
 local TTL_RANKING = 'ranking' -- the ranking only: the apply created it
 local TTL_ALL = 'all' -- the room's three keys
 
+-- How a fast.lua room record changes the room's ranking
+-- (fastRoomArgs.ranking).
+local RANKING_SAME = 'same' -- no ranked member is added, rescored or removed
+local RANKING_CHANGED = 'changed' -- some are: the ranking version is bumped
+local RANKING_REBUILT = 'rebuilt' -- the room was scored under other rules: the ranking is made again whole
+
 -- The first value of fast.lua's reply for a room it did not apply: nothing
--- was written, the ack neither, and the room takes apply.lua.
+-- was written, the ack neither, and the sink reads the room (load.lua) and
+-- plans it again.
 local FAST_MOVED = -1 -- the state token, the rules version or the merged-from stable state moved on
 local FAST_BEHIND = -2 -- a part is at or below its watermark
 
@@ -32,15 +39,3 @@ local FIELD_OUT = 'out' -- that output's record
 local FIELD_H_STATE = 'h' -- the hysteresis state (stability.State's text)
 local FIELD_TOKEN = 'mv' -- the member states' token (stateCache)
 local FIELD_RULES = 'r' -- the rules version the room's scores were computed under
-
--- The packed member state (ranking.MemberState.AppendBinary), which
--- apply.lua reads and writes.
--- STATE_FORMAT is its format version, its first byte.
-local STATE_FORMAT = 2
--- MAX_TIME_DELTA is the largest distance a register's time is stored
--- at from the newest time; a farther one is stored at it.
-local MAX_TIME_DELTA = 4294967295
-
--- MAX_TIME_OFFSET is the largest time after its epoch that a meeting's
--- score holds, ms: codec.MeetingWindow less one, under every rule set.
-local MAX_TIME_OFFSET = 274877906943

@@ -1,9 +1,9 @@
 -- fast.lua (fastLua in scripts.go): applies rooms' shares of a batch that
--- the sink merged and scored in Go from its state cache (see stateCache in
--- cache.go): it only writes the finished member states and scores, and only
--- if the room's state token is still the one the cache holds. It is the fast
--- path of apply.lua, with the same keys, watermarks, TTLs and ranking
--- version.
+-- the sink merged and scored in Go (see roomModel in room.go) from its
+-- state cache or from what load.lua read: it only writes the finished
+-- member states and scores, and only if the room's state token is still the
+-- one the sink planned from (see stateCache in cache.go) and no part is at
+-- or below its watermark. It is the only script that writes member states.
 --
 -- One call applies one or several rooms, each as if by a call of its own
 -- (one room's refusal does not stop the others): a script call costs Redis
@@ -29,11 +29,17 @@
 --   ttl      the rooms' TTL, ms
 --   topN     the size of the raw top list a record with top asks for
 --   rules    the rules version the sink scored under; a room stored under
---            other rules takes apply.lua, which re-scores it
+--            other rules is refused unless its record rebuilds its ranking
+--   force    apply parts at or below their watermark too, raising only
+--            the watermarks below a part (1/0; Store.Rebuild)
 -- and A[r], room r's record (fastRoomArgs in scriptargs.go):
---   expect   the state token expected
+--   expect   the state token expected ('': the room has none)
 --   next     the new token ('': the member states are unchanged)
---   bump     bump the ranking version (1/0)
+--   ranking  RANKING_SAME, RANKING_CHANGED (bump the ranking version) or
+--            RANKING_REBUILT (the room was scored under other rules: its
+--            ranking is deleted and made again from the record's members,
+--            which are all of the room's, the rules version written and the
+--            ranking version bumped)
 --   top      reply with the raw top-n (1/0; 0: the sink ranks it)
 --   ack      the seq of an output of the room just published ('': none;
 --            see ack.lua)
@@ -61,9 +67,11 @@
 --
 -- Reply: a list of one reply per room, in order; a room's reply is
 -- {FAST_MOVED, the stored token or ""} when the token moved on or the
--- room's rules version is not A.rules, {FAST_MOVED} when the merged-from
--- stable state did (nothing written, the ack neither), {FAST_BEHIND} when a
--- part is at or below its watermark (the same; the full script decides),
+-- room's rules version is not A.rules (and the record writes members but
+-- does not rebuild the ranking),
+-- {FAST_MOVED} when the merged-from stable state did (nothing written, the
+-- ack neither), {FAST_BEHIND} when a part is at or below its watermark (the
+-- same; the sink reads the room and plans again),
 -- {1} with a merge mode, else {1 if a part was applied or 0, seq, stable
 -- list, pending output or "", version, hysteresis state or "", user1,
 -- score1, ...} with the raw top-n best first.
@@ -80,8 +88,8 @@
 -- than the arguments the head saves.) The numbers the script computes with
 -- are numbers; a last offset stays the text it is written as.
 local function decode()
-  local A = {ttl = ARGV[1], topN = tonumber(ARGV[2]), rules = ARGV[3]}
-  local i = 4
+  local A = {ttl = ARGV[1], topN = tonumber(ARGV[2]), rules = ARGV[3], force = ARGV[4] == '1'}
+  local i = 5
   for r = 1, #KEYS/3 do
     local merge = ARGV[i+6]
     local o = i + 7 -- the next argument
@@ -102,7 +110,7 @@ local function decode()
     local first, last = o + 3, o + 2 + 2*np + n + z + 2*n
     -- unpack's values must fit in Lua's C stack: a longer list goes on by
     -- one
-    local R = {expect = ARGV[i], next = ARGV[i+1], bump = ARGV[i+2] == '1', top = ARGV[i+3] == '1', ack = ARGV[i+4],
+    local R = {expect = ARGV[i], next = ARGV[i+1], ranking = ARGV[i+2], top = ARGV[i+3] == '1', ack = ARGV[i+4],
       refresh = ARGV[i+5], merge = merge, seq = seq, version = version, hstate = hstate, list = list,
       out = out, state = state, parts = np, members = n, ranked = z, unpack(ARGV, first, math.min(last, first + 3999))}
     for k = first + 4000, last do R[k-first+1] = ARGV[k] end
@@ -142,7 +150,10 @@ for r, R in ipairs(A) do
       FIELD_TOKEN, FIELD_RULES, unpack(R, 1, np))
     -- the stored fields (false where absent); the watermarks follow in st
     local sseq, slist, spending, sout, sversion, sstate, stoken, srules = unpack(st, 1, 8)
-    if stoken ~= R.expect or srules ~= A.rules then out[r] = {FAST_MOVED, stoken or ''}; break end
+    -- the rules matter to a record that writes scores, and one that
+    -- rebuilds the ranking writes them
+    local rules = srules == A.rules or R.members == 0 or R.ranking == RANKING_REBUILT
+    if (stoken or '') ~= R.expect or not rules then out[r] = {FAST_MOVED, stoken or ''}; break end
     local seq = tonumber(sseq or '0')
     local acked = spending and spending == R.ack
     -- an output of the stored list awaits its ack, and this record does
@@ -156,17 +167,24 @@ for r, R in ipairs(A) do
     -- ns]) and at most one HDEL at the end
     local ns, behind = 0, false
     for k = 1, np do
-      behind = behind or tonumber(R[np+k]) <= tonumber(st[8+k] or '-1')
-      set[ns+1], set[ns+2], ns = R[k], R[np+k], ns + 2
+      if tonumber(R[np+k]) > tonumber(st[8+k] or '-1') then
+        set[ns+1], set[ns+2], ns = R[k], R[np+k], ns + 2
+      elseif not A.force then
+        behind = true
+      end
     end
     if behind then out[r] = {FAST_BEHIND}; break end
     local m, z = 2*np + 1, 2*np + 2*R.members + 1 -- where the member pairs and the ranked pairs start
     local u = z + 2*R.ranked -- and the unranked users
     call('HSET', km, R, m, z - 1, 2)
+    if R.ranking == RANKING_REBUILT then
+      redis.call('DEL', kz)
+      set[ns+1], set[ns+2], ns = FIELD_RULES, A.rules, ns + 2
+    end
     call('ZADD', kz, R, z, u - 1, 2)
     call('ZREM', kz, R, u, #R, 1)
     local v = tonumber(sversion or '0')
-    if R.bump then
+    if R.ranking ~= RANKING_SAME then
       v = v + 1
       set[ns+1], set[ns+2], ns = FIELD_VERSION, v, ns + 2
     end
