@@ -55,9 +55,9 @@ func (f *dlqCommandFlags) register(fs *cli.FlagSet, cmd string) {
 }
 
 func (f *dlqFlags) register(fs *cli.FlagSet) {
-	fs.Group("kafka").Sets("Brokers").StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
+	registerBrokers(fs, &f.brokers)
 	fs.Group("kafka").Sets("Env").StringVar(&f.env, "env", "prod", "environment: the DLQ is {env}.callbacks.dlq")
-	fs.Group("kafka").Sets("TopicPrefix").StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
+	registerTopicPrefix(fs, &f.topicPrefix)
 	fs.Group("command").StringVar(&f.reasons, "reason", "", "reason classes to select, comma-separated (the reason label of rostrum_dlq_records_total: value, ts, json, late, …)")
 	fs.Group("command").StringVar(&f.topics, "topic", "", "source topics to select, comma-separated (the rostrum-topic header)")
 	fs.Group("command").IntVar(&f.partition, "partition", -1, "DLQ partition to select (with --from-offset/--to-offset)")

@@ -41,10 +41,10 @@ type gatewayFlags struct {
 }
 
 func (f *gatewayFlags) register(fs *cli.FlagSet) {
-	fs.Group("kafka").Sets("Brokers").StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
+	registerBrokers(fs, &f.brokers)
 	fs.Group("http").StringVar(&f.http, "http", "127.0.0.1:8081", "listen address: POST /v1/callbacks/{rtc|client|signal}, /healthz, /readyz, /metrics")
-	fs.Group("kafka").Sets("TopicPrefix").StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
-	fs.Group("kafka").Sets("TopicSetup.Create").BoolVar(&f.createTopics, "create-topics", false, "create missing callback topics at start instead of failing")
+	registerTopicPrefix(fs, &f.topicPrefix)
+	registerCreateTopics(fs, &f.createTopics)
 	f.routes.register(fs)
 	fs.Group("http").StringVar(&f.tokenFile, "gateway-token-file", "", "file of bearer tokens, one per line (several while rotating), each at least 16 bytes; re-read on SIGHUP")
 	fs.Group("http").StringVar(&f.hmacSecretFile, "gateway-hmac-secret-file", "", "file of HMAC-SHA256 signing secrets, one per line (several while rotating), each at least 16 bytes; re-read on SIGHUP")

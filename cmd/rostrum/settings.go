@@ -60,13 +60,31 @@ type scopeFlags struct {
 
 func (f *scopeFlags) register(fs *cli.FlagSet) {
 	registerEnv(fs, &f.env)
-	fs.Group("kafka").Sets("TopicPrefix").StringVar(&f.topicPrefix, "topic-prefix", "", "prefix of every topic name")
+	registerTopicPrefix(fs, &f.topicPrefix)
 	f.routes.register(fs)
 }
+
+// The Kafka flags that several commands share, each registered by one
+// function, so that its name, default and meaning are written once.
 
 // registerEnv registers --env into p.
 func registerEnv(fs *cli.FlagSet, p *string) {
 	fs.Group("kafka").Sets("Env").StringVar(p, "env", "prod", "environment served (prod, test, gray, demo, …): selects topics {env}.callbacks.*")
+}
+
+// registerTopicPrefix registers --topic-prefix into p.
+func registerTopicPrefix(fs *cli.FlagSet, p *string) {
+	fs.Group("kafka").Sets("TopicPrefix").StringVar(p, "topic-prefix", "", "prefix of every topic name")
+}
+
+// registerBrokers registers --brokers into p.
+func registerBrokers(fs *cli.FlagSet, p *string) {
+	fs.Group("kafka").Sets("Brokers").StringVar(p, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
+}
+
+// registerCreateTopics registers --create-topics into p.
+func registerCreateTopics(fs *cli.FlagSet, p *bool) {
+	fs.Group("kafka").Sets("TopicSetup.Create").BoolVar(p, "create-topics", false, "create missing topics at start instead of failing")
 }
 
 // apply sets the scope in the processor's configuration.
@@ -88,9 +106,9 @@ type kafkaFlags struct {
 }
 
 func (f *kafkaFlags) register(fs *cli.FlagSet) {
-	fs.Group("kafka").Sets("Brokers").StringVar(&f.brokers, "brokers", "127.0.0.1:9092", "Kafka seed brokers, comma-separated")
+	registerBrokers(fs, &f.brokers)
 	fs.Group("kafka").Tuning().Sets("Group.Name").StringVar(&f.group, "group", "", "Kafka consumer group (default rostrum-{env})")
-	fs.Group("kafka").Sets("TopicSetup.Create").BoolVar(&f.createTopics, "create-topics", false, "create missing topics at start instead of failing")
+	registerCreateTopics(fs, &f.createTopics)
 	fs.Group("limits").Tuning().Sets("MaxPollRecords").IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
 }
 
