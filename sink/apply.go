@@ -78,13 +78,13 @@ type applyRun struct {
 	merged []ranking.Merged
 	done   []bool        // rooms applied
 	left   int           // rooms not yet applied
-	loaded []*loadedRoom // rooms read by the last round trip, by index; nil where none
+	loaded []*loadedRoom // rooms read by the last round trip, by index (nil: none)
 }
 
 func newApplyRun(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep, force bool) *applyRun {
 	return &applyRun{rooms: rooms, acks: acks, merge: merge, force: force,
 		states: make([]ranking.RoomState, len(rooms)), merged: make([]ranking.Merged, len(rooms)),
-		done: make([]bool, len(rooms)), left: len(rooms), loaded: make([]*loadedRoom, len(rooms))}
+		done: make([]bool, len(rooms)), left: len(rooms)}
 }
 
 // apply plans and writes run's rooms, a round trip at a time, until every
@@ -206,7 +206,7 @@ func (r *Store) trip(ctx context.Context, run *applyRun, plans []*fastPlan, load
 // run.loaded. It returns ErrRedisRolledBack when a room showed that Redis
 // went back in time (the apply still completes).
 func (r *Store) finishTrip(t applyTrip, run *applyRun, plans []*fastPlan) (rolledBack, err error) {
-	clear(run.loaded)
+	run.loaded = nil
 	for _, c := range t.calls {
 		replies, err := c.replies()
 		if err != nil {
@@ -215,6 +215,9 @@ func (r *Store) finishTrip(t applyTrip, run *applyRun, plans []*fastPlan) (rolle
 		for j, i := range c.rooms {
 			u := &run.rooms[i]
 			if c.load {
+				if run.loaded == nil {
+					run.loaded = make([]*loadedRoom, len(run.rooms))
+				}
 				if run.loaded[i], err = r.parseLoad(replies[j], u); err != nil {
 					return nil, err
 				}

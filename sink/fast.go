@@ -102,22 +102,23 @@ func (a *arena) plan() *fastPlan {
 	return &a.plans[len(a.plans)-1]
 }
 
+// init sizes the arena for the plans of the rooms not done.
 func (a *arena) init(rooms []ranking.RoomUpdate, done []bool) {
-	var args, members int
+	var n, args, members int
 	for i := range rooms {
 		if done[i] {
 			continue
 		}
-		n, m := argsBound(&rooms[i])
-		args, members = args+n, members+m
+		r, m := argsBound(&rooms[i])
+		n, args, members = n+1, args+r, members+m
 	}
 	a.changes = make([]change, 0, members)
 	a.args = make([]any, 0, args)
 	a.packed = make([]byte, 0, ranking.StateSize*members)
-	a.strs = make([]string, 0, 10*len(rooms))
-	a.nums = make([]int64, 0, 6*len(rooms)+members)
+	a.strs = make([]string, 0, 10*n)
+	a.nums = make([]int64, 0, 6*n+members)
 	a.raws = make([]rawArg, 0, members)
-	a.plans = make([]fastPlan, 0, len(rooms))
+	a.plans = make([]fastPlan, 0, n)
 }
 
 // argsBound returns at most how many arguments room u's record in fastLua
@@ -148,7 +149,8 @@ func (a *arena) reserve(parts, members int) {
 
 // plan plans the apply of every room of run not yet applied that the cache
 // holds or the last round trip read: plans[i] is room i's plan, nil for a
-// room to read (loads[i] holds its loadLua record) or one already applied.
+// room to read (loads[i] holds its loadLua record; loads is nil when no
+// room is read) or one already applied.
 // Planning moves each planned entry to the apply's states at once (see
 // cachedRoom); the entries of a failed apply are dropped. The acks of
 // planned rooms move into their fastLua; the rest are returned, to send in
@@ -164,7 +166,6 @@ func (r *Store) plan(run *applyRun) (plans []*fastPlan, loads [][]any, rest []ra
 	rooms, acks := run.rooms, run.acks
 	run.acks = nil
 	plans = make([]*fastPlan, len(rooms))
-	loads = make([][]any, len(rooms))
 	c := r.cache
 	var ar arena
 	ar.init(rooms, run.done)
@@ -182,8 +183,15 @@ func (r *Store) plan(run *applyRun) (plans []*fastPlan, loads [][]any, rest []ra
 			continue
 		}
 		u := &rooms[i]
-		lr, cr := run.loaded[i], c.rooms[u.Room]
+		var lr *loadedRoom
+		if run.loaded != nil {
+			lr = run.loaded[i]
+		}
+		cr := c.rooms[u.Room]
 		if cr != nil && cr.inFlight || lr == nil && cr == nil {
+			if loads == nil {
+				loads = make([][]any, len(rooms))
+			}
 			loads[i] = (&loadRoomArgs{parts: u.Parts}).append(nil, c)
 			continue
 		}
@@ -347,12 +355,19 @@ func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, run *applyR
 	if run.force {
 		head = r.fastHeadForce
 	}
-	var nrooms, nargs int
+	var nrooms, nargs, fast int // fast: the planned rooms so far of the fastLua call being counted
 	for i := range plans {
-		if plans[i] != nil {
-			nrooms, nargs = nrooms+1, nargs+len(head)+len(plans[i].args)
-		} else if loads[i] != nil {
-			nrooms, nargs = nrooms+1, nargs+len(loads[i])
+		switch {
+		case plans[i] != nil:
+			if fast == 0 {
+				nargs += len(head)
+			}
+			if fast++; fast == r.opt.RoomsPerScript {
+				fast = 0
+			}
+			nrooms, nargs = nrooms+1, nargs+len(plans[i].args)
+		case loads != nil && loads[i] != nil:
+			nrooms, nargs, fast = nrooms+1, nargs+len(loads[i]), 0
 		}
 	}
 	var calls []roomCall
@@ -374,7 +389,7 @@ func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, run *applyR
 		i0, k0, a0 = len(idx), len(keys), len(args)
 	}
 	for i := range plans {
-		if plans[i] == nil && loads[i] == nil {
+		if plans[i] == nil && (loads == nil || loads[i] == nil) {
 			continue
 		}
 		if l := plans[i] == nil; l != load {

@@ -84,7 +84,7 @@ func (a *fastRoomArgs) append(dst []any, ar *arena, names *stateCache) []any {
 	if a.ack != 0 {
 		ack = ar.num(a.ack)
 	}
-	dst = append(dst, ar.str(a.expect), next, a.ranking, a.top, ack, ar.str(a.refresh), ar.str(a.merge))
+	dst = append(dst, ar.str(a.expect), next, ar.str(a.ranking), a.top, ack, ar.str(a.refresh), ar.str(a.merge))
 	if a.merge != mergeNone {
 		dst = append(dst, ar.num(a.seq), ar.num(a.version), ar.str(a.hstate))
 	}
