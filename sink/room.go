@@ -318,15 +318,6 @@ func (m *roomModel) stableScores(st *ranking.RoomState) {
 	}
 }
 
-// set stores a member's new state and score, adding the member if new.
-func (m *roomModel) set(user string, s ranking.MemberState, score float64) {
-	if i, ok := m.index[user]; ok {
-		m.update(int(i), s, score)
-		return
-	}
-	m.add(user, s, score)
-}
-
 // update stores the new state and score of the member at i.
 func (m *roomModel) update(i int, s ranking.MemberState, score float64) {
 	mem := &m.list[i]
