@@ -443,3 +443,65 @@ func checkRoom(t *testing.T, ref *model.Model, room string, m *roomModel, top []
 		t.Fatalf("%s: top %v, reference %v", room, top, want)
 	}
 }
+
+// TestRoomPlanRescore checks the plan of a room whose stored ranking was
+// scored under other rules: the first plan of the room with members holds
+// every member, changed or not, with its score under the model's rules,
+// and says that it rebuilds the ranking; the next plan is an ordinary one.
+// An empty room keeps the mark until it has members.
+func TestRoomPlanRescore(t *testing.T) {
+	p := testPlanner(3, 0)
+	m := roomModel{rescore: true}
+	rp := mustPlan(t, &m, ranking.RoomUpdate{Room: "r"}, p)
+	if rp.rebuilt || !m.rescore {
+		t.Fatalf("an empty room rebuilt %v, kept the mark %v; want false, true", rp.rebuilt, m.rescore)
+	}
+	join := func(user string, dt int64) ranking.MemberUpdate { return mu(user, ev(codec.TypeJoin, 0, dt)) }
+	mustPlan(t, &m, roomUpdate([]ranking.MemberUpdate{join("u1", 0), join("u2", 0), join("u3", 0)}), p)
+	m.rescore = true // as a read of a room scored under other rules leaves it
+	rp = mustPlan(t, &m, roomUpdate([]ranking.MemberUpdate{mu("u2", ev(codec.TypeVolume, 7, 1))}), p)
+	if !rp.rebuilt || m.rescore {
+		t.Fatalf("rebuilt %v, mark kept %v; want true, false", rp.rebuilt, m.rescore)
+	}
+	if got := users(rp.changed); !slices.Equal(got, []string{"u2", "u1", "u3"}) {
+		t.Fatalf("changed %v, want [u2 u1 u3]: the update's member, then every other", got)
+	}
+	for _, c := range rp.changed {
+		want, err := scoreOf(&m.list[c.at].state, p.meeting)
+		if err != nil || c.score != want || m.list[c.at].user != c.user {
+			t.Fatalf("%s at %d: score %v, the room's %v (%v)", c.user, c.at, c.score, want, err)
+		}
+	}
+	rp = mustPlan(t, &m, roomUpdate([]ranking.MemberUpdate{mu("u3", ev(codec.TypeVolume, 9, 2))}), p)
+	if rp.rebuilt || !slices.Equal(users(rp.changed), []string{"u3"}) {
+		t.Fatalf("after the rebuild: rebuilt %v, changed %v; want false, [u3]", rp.rebuilt, users(rp.changed))
+	}
+}
+
+// TestUnappliedParts checks what a plan made from a read leaves out: the
+// parts at or below their watermarks (an overlapping part is kept whole)
+// and, with a members cap, reports the users of those parts that are not
+// members, once each.
+func TestUnappliedParts(t *testing.T) {
+	lr := &loadedRoom{cr: &cachedRoom{}, marks: []int64{5, -1, 9}}
+	lr.cr.add("member", ranking.MemberState{}, ranking.Unranked)
+	u := &ranking.RoomUpdate{Room: "r", Parts: []ranking.Part{
+		{Partition: 0, Last: 5, Members: []ranking.MemberUpdate{{UserID: "member"}, {UserID: "new"}}},
+		{Partition: 1, Last: 3, Members: []ranking.MemberUpdate{{UserID: "a"}}},
+		{Partition: 2, Last: 8, Members: []ranking.MemberUpdate{{UserID: "new"}, {UserID: "other"}}},
+	}}
+	got, refused := lr.unapplied(u, true)
+	if len(got.Parts) != 1 || got.Parts[0].Partition != 1 {
+		t.Fatalf("parts kept %+v, want partition 1 only", got.Parts)
+	}
+	if !slices.Equal(refused, []string{"new", "other"}) {
+		t.Fatalf("refused %v, want [new other]", refused)
+	}
+	if _, refused := lr.unapplied(u, false); refused != nil {
+		t.Fatalf("without a cap refused %v", refused)
+	}
+	lr.marks = []int64{4, 2, 7} // every part above (or overlapping) its watermark
+	if got, _ := lr.unapplied(u, true); got != u {
+		t.Fatal("an update with nothing to leave out was copied")
+	}
+}
