@@ -40,7 +40,7 @@ type pruneFlags struct {
 
 func (f *pruneFlags) register(fs *cli.FlagSet) {
 	f.commonFlags.register(fs)
-	registerEnv(fs, &f.env)
+	registerEnv(fs, "redis", &f.env)
 	f.redis.register(fs)
 	f.sec.RegisterRedis(fs)
 	fs.Group("command").BoolVar(&f.delete, "delete", false, "delete the keys found (default: only list them)")

@@ -59,7 +59,7 @@ type scopeFlags struct {
 }
 
 func (f *scopeFlags) register(fs *cli.FlagSet) {
-	registerEnv(fs, &f.env)
+	registerEnv(fs, "kafka", &f.env)
 	registerTopicPrefix(fs, &f.topicPrefix)
 	f.routes.register(fs)
 }
@@ -67,9 +67,10 @@ func (f *scopeFlags) register(fs *cli.FlagSet) {
 // The Kafka flags that several commands share, each registered by one
 // function, so that its name, default and meaning are written once.
 
-// registerEnv registers --env into p.
-func registerEnv(fs *cli.FlagSet, p *string) {
-	fs.Group("kafka").Sets("Env").StringVar(p, "env", "prod", "environment served (prod, test, gray, demo, …): selects topics {env}.callbacks.*")
+// registerEnv registers --env into p, shown under the help group of the
+// command's use of it (its topics, or only its Redis keys).
+func registerEnv(fs *cli.FlagSet, group string, p *string) {
+	fs.Group(group).Sets("Env").StringVar(p, "env", "prod", "environment served (prod, test, gray, demo, …): selects topics {env}.callbacks.* and Redis keys rostrum:{env}:…")
 }
 
 // registerTopicPrefix registers --topic-prefix into p.
