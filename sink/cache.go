@@ -177,7 +177,7 @@ func (c *stateCache) acked(a *ranking.Ack) {
 	}
 }
 
-// drop forgets rooms (their next apply takes the full script).
+// drop forgets rooms (their next apply reads them first).
 func (c *stateCache) drop(rooms ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
