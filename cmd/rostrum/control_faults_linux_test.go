@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rostrumhq/rostrum/internal/testkit/testenv"
+	"github.com/rostrumhq/rostrum/sink"
 )
 
 // TestControlRacesUnderFaults has 24 clients race starts and stops of four
@@ -27,7 +28,10 @@ import (
 // topic (a writer that died, or lost Redis, after Kafka acknowledged the
 // record and before it deleted the entry; a Redis restart that lost the
 // deletion): the recovery looks it up first (control/outbox.go). Once every
-// room's state token is on the commands topic:
+// room's state token is on the commands topic and every outbox is empty
+// (a change's entry is deleted only once its record is on the topic; a
+// writer whose produce went unanswered holds its entry until the produce
+// resolves, so its record may land after later changes' records):
 //
 //   - no two requests won with one token of a room (one winner per token);
 //   - every winner's command is on the topic, with its token, action and
@@ -139,8 +143,10 @@ func TestControlRacesUnderFaults(t *testing.T) {
 		winners[rp.room][st.Token] = win{rp.action, st.RecordingID}
 	}
 
-	// Wait until each room's state token is on the topic: every change
-	// made, also by a request a fault interrupted, has been published.
+	// Wait until each room's state token is on the topic and its outbox is
+	// empty: every change made, also by a request a fault interrupted, has
+	// been published.
+	rc := e.redis.Client()
 	settled := func() ([]ctlCommand, bool) {
 		cmds := e.commands()
 		last := map[string]int64{}
@@ -158,6 +164,9 @@ func TestControlRacesUnderFaults(t *testing.T) {
 			if json.Unmarshal(r.body, &st) != nil || st.Token != last[room] {
 				return cmds, false
 			}
+			if n, err := rc.HLen(context.Background(), sink.RoomPrefix("test", room)+"ctl:out").Result(); err != nil || n > 0 {
+				return cmds, false
+			}
 		}
 		return cmds, true
 	}
@@ -168,7 +177,7 @@ func TestControlRacesUnderFaults(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			cmds, _ := settled()
-			t.Fatalf("a room's state token is not on the commands topic after a minute; %d commands", len(cmds))
+			t.Fatalf("a room's state token is not on the commands topic, or its outbox not empty, after a minute; %d commands", len(cmds))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
