@@ -74,11 +74,12 @@ type applyRun struct {
 	merge ranking.StableStep
 	force bool // Rebuild: apply parts at or below their watermarks too
 
-	states []ranking.RoomState
-	merged []ranking.Merged
-	done   []bool        // rooms applied
-	left   int           // rooms not yet applied
-	loaded []*loadedRoom // rooms read by the last round trip, by index (nil: none)
+	states  []ranking.RoomState
+	merged  []ranking.Merged
+	done    []bool        // rooms applied
+	left    int           // rooms not yet applied
+	loaded  []*loadedRoom // rooms read by the last round trip, by index (nil: none)
+	partial bool          // a room was read in part: its entry goes at the apply's end
 }
 
 func newApplyRun(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep, force bool) *applyRun {
@@ -91,7 +92,12 @@ func newApplyRun(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.S
 // room is applied: each trip writes the rooms it could plan and reads the
 // others, which the next trip plans from what it read.
 func (r *Store) apply(ctx context.Context, run *applyRun) error {
-	defer r.cache.trim()
+	defer func() {
+		if run.partial {
+			r.cache.dropPartial(run.rooms)
+		}
+		r.cache.trim()
+	}()
 	var rolledBack error
 	for trip := 1; trip == 1 || run.left > 0; trip++ { // the first one also for acks alone
 		if trip > maxTrips {
@@ -221,6 +227,7 @@ func (r *Store) finishTrip(t applyTrip, run *applyRun, plans []*fastPlan) (rolle
 				if run.loaded[i], err = r.parseLoad(replies[j], u); err != nil {
 					return nil, err
 				}
+				run.partial = run.partial || run.loaded[i].cr.partial
 				continue
 			}
 			pl := plans[i]

@@ -130,6 +130,19 @@ func (c *stateCache) adopt(room string, cr *cachedRoom) {
 	c.members += len(cr.list)
 }
 
+// dropPartial drops the entries of rooms read in part: each holds only
+// the members one update named (see roomModel.partial).
+func (c *stateCache) dropPartial(rooms []ranking.RoomUpdate) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range rooms {
+		if e := c.rooms[rooms[i].Room]; e != nil && e.partial && !e.inFlight {
+			delete(c.rooms, rooms[i].Room)
+			c.members -= len(e.list)
+		}
+	}
+}
+
 // trim drops whole rooms, but those an apply is writing, until the cache
 // holds at most its bound.
 func (c *stateCache) trim() {

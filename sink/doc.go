@@ -37,6 +37,10 @@
 // is read first (loadLua: states, stable hash and the update's watermarks)
 // and planned in the next round trip. Parts at or below their watermarks
 // are left out of a plan made from such a read (see loadedRoom.unapplied).
+// A room larger than the bound (and than goTopMax) is read in part: the
+// members its update names and its stable list's, and its count of
+// members (roomModel.partial); such a plan ranks no top (fastLua reads it
+// from the ranking), and its entry goes at the apply's end.
 //
 // Every write of a room's member states also writes a new state token in
 // the room's stable hash, and fastLua writes only while the token is still

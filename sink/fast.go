@@ -188,11 +188,14 @@ func (r *Store) plan(run *applyRun) (plans []*fastPlan, loads [][]any, rest []ra
 			lr = run.loaded[i]
 		}
 		cr := c.rooms[u.Room]
-		if cr != nil && cr.inFlight || lr == nil && cr == nil {
+		// read the room: a plan holds its entry, or nothing was read and
+		// the cache holds no entry to plan from (a room read in part
+		// is no such entry: it holds only the members one update named)
+		if cr != nil && cr.inFlight || lr == nil && (cr == nil || cr.partial) {
 			if loads == nil {
 				loads = make([][]any, len(rooms))
 			}
-			loads[i] = (&loadRoomArgs{parts: u.Parts}).append(nil, c)
+			loads[i] = (&loadRoomArgs{parts: u.Parts, users: u.Parts}).append(nil, c)
 			continue
 		}
 		var ack *ranking.Ack
@@ -367,7 +370,7 @@ func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, run *applyR
 			}
 			nrooms, nargs = nrooms+1, nargs+len(plans[i].args)
 		case loads != nil && loads[i] != nil:
-			nrooms, nargs, fast = nrooms+1, nargs+len(loads[i]), 0
+			nrooms, nargs, fast = nrooms+1, nargs+len(r.loadHead)+len(loads[i]), 0
 		}
 	}
 	var calls []roomCall
@@ -400,6 +403,9 @@ func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, run *applyR
 		keys = append(keys, k.Members, k.Ranking, k.Stable)
 		switch {
 		case load:
+			if len(idx) == i0 {
+				args = append(args, r.loadHead...)
+			}
 			args = append(args, loads[i]...)
 		case len(idx) == i0:
 			args = append(args, head...)

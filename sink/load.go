@@ -4,7 +4,9 @@ package sink
 // (loadLua), and planning its update from what was read: the parts at or
 // below their watermarks are left out here, in Go, so that fastLua's
 // watermark check only ever refuses a part that another writer applied
-// after the read.
+// after the read. A room larger than the cache's bound is read in part
+// (roomModel.partial): reading it whole before every write would cost in
+// proportion to the room, not to the update.
 
 import (
 	"fmt"
@@ -26,11 +28,13 @@ type loadedRoom struct {
 func (r *Store) parseLoad(vals []any, u *ranking.RoomUpdate) (*loadedRoom, error) {
 	const head = 7 // the values before the watermarks
 	np := len(u.Parts)
-	if len(vals) < head+np+1 {
+	if len(vals) < head+np+3 {
 		return nil, fmt.Errorf("sink: read room %q: unexpected reply of %d values", u.Room, len(vals))
 	}
-	n, _ := vals[head+np].(int64)
-	pairs := vals[head+np+1:]
+	count, _ := vals[head+np].(int64)
+	partial, _ := vals[head+np+1].(int64)
+	n, _ := vals[head+np+2].(int64)
+	pairs := vals[head+np+3:]
 	if n < 0 || len(pairs) != 2*int(n) {
 		return nil, fmt.Errorf("sink: read room %q: unexpected reply of %d values", u.Room, len(vals))
 	}
@@ -52,8 +56,12 @@ func (r *Store) parseLoad(vals []any, u *ranking.RoomUpdate) (*loadedRoom, error
 		cr.add(user, s, score)
 	}
 	// The room's scores were computed under other rules (or it has none
-	// stored): its next write makes its ranking again.
+	// stored): its next write makes its ranking again (such a room is
+	// read whole).
 	cr.rescore = rules != r.opt.Meeting.Version()
+	if partial == 1 {
+		cr.partial, cr.count = true, int(count)
+	}
 	seq, _ := vals[2].(int64)
 	list, _ := vals[3].(string)
 	pending, _ := vals[4].(string)

@@ -54,10 +54,10 @@ type Store struct {
 	gen atomic.Pointer[string]
 	due atomic.Pointer[ranking.DuePeek] // the due set's earliest entry, as the last Apply saw it
 	// The scripts' arguments that are the same for every call, boxed
-	// once: fastLua's head (fastArgs) for Apply and for Rebuild, and
-	// Config.RoomTTL in ms.
-	fastHead, fastHeadForce []any
-	ttlArg                  any
+	// once: fastLua's head (fastArgs) for Apply and for Rebuild,
+	// loadLua's (loadArgs), and Config.RoomTTL in ms.
+	fastHead, fastHeadForce, loadHead []any
+	ttlArg                            any
 	// cache holds rooms' member states as last written.
 	cache *stateCache
 }
@@ -111,6 +111,7 @@ func New(c redis.UniversalClient, opt Config) (*Store, error) {
 	ttl := opt.RoomTTL.Milliseconds()
 	r.fastHead = (&fastArgs{ttl: ttl, topN: opt.TopN, rules: opt.Meeting.Version()}).append(nil)
 	r.fastHeadForce = (&fastArgs{ttl: ttl, topN: opt.TopN, rules: opt.Meeting.Version(), force: true}).append(nil)
+	r.loadHead = (&loadArgs{whole: max(opt.CacheMembers, goTopMax), rules: opt.Meeting.Version()}).append(nil)
 	r.ttlArg = ttl
 	return r, nil
 }

@@ -33,6 +33,19 @@ type roomModel struct {
 	// rescore: the stored ranking was scored under other rules than the
 	// model's; the next plan of a room with members makes it again whole.
 	rescore bool
+	// partial: the model holds only some of the room's members (a large
+	// room read in part, see loadLua), count of them in all; it plans
+	// updates of the members it holds, and does not rank the top.
+	partial bool
+	count   int
+}
+
+// size returns the room's number of members.
+func (m *roomModel) size() int {
+	if m.partial {
+		return m.count
+	}
+	return len(m.list)
 }
 
 // roomMember is one member's state and its score in the ranking (Unranked
@@ -166,7 +179,7 @@ func (m *roomModel) plan(u *ranking.RoomUpdate, acked int64, merge ranking.Stabl
 		rp.changed = m.withEveryMember(rp.changed)
 		rp.rebuilt, m.rescore = true, false
 	}
-	if len(m.list) <= p.topMax {
+	if !m.partial && len(m.list) <= p.topMax {
 		rp.top, rp.hasTop = m.top(cut(&p.ranked, p.topN), p.topN), true
 	}
 	cs := &m.stable
@@ -221,7 +234,7 @@ func (p *roomPlanner) foldUpdates(u *ranking.RoomUpdate) error {
 // that the members cap refuses.
 func (m *roomModel) diff(room string, upd []memberChange, cfg *roomConfig) (changed []memberChange, refused []string, err error) {
 	changed = upd[:0]
-	count := len(m.list)
+	added := 0 // new members so far: the next one's position is len(m.list)+added
 	var buf [ranking.StateSize]byte
 	for _, c := range upd {
 		at := m.get(c.user)
@@ -229,12 +242,12 @@ func (m *roomModel) diff(room string, upd []memberChange, cfg *roomConfig) (chan
 		if at >= 0 {
 			old = m.list[at].state
 		} else {
-			if cfg.maxMembers > 0 && count >= cfg.maxMembers {
+			if cfg.maxMembers > 0 && m.size()+added >= cfg.maxMembers {
 				refused = append(refused, c.user)
 				continue
 			}
-			at, c.added = count, true
-			count++
+			at, c.added = len(m.list)+added, true
+			added++
 		}
 		s := old
 		s.Merge(&c.state)
@@ -260,6 +273,7 @@ func (m *roomModel) commit(changed []memberChange) {
 		c := &changed[i]
 		if c.added {
 			m.add(c.user, c.state, c.score)
+			m.count++
 		} else {
 			m.update(c.at, c.state, c.score)
 		}

@@ -505,3 +505,28 @@ func TestUnappliedParts(t *testing.T) {
 		t.Fatal("an update with nothing to leave out was copied")
 	}
 }
+
+// TestRoomPlanPartial checks the plan of a large room read in part: the
+// model holds two of the room's ten members. The members cap counts the
+// ten, a new member takes the next position of the model's list, and the
+// plan leaves the top to the ranking in Redis.
+func TestRoomPlanPartial(t *testing.T) {
+	p := testPlanner(3, 11)
+	m := roomModel{partial: true, count: 10}
+	join := func(user string, dt int64) ranking.MemberUpdate { return mu(user, ev(codec.TypeJoin, 0, dt)) }
+	m.add("a", stateOf(ev(codec.TypeJoin, 0, 0)), 1)
+	m.add("b", stateOf(ev(codec.TypeJoin, 0, 0)), 2)
+	rp := mustPlan(t, &m, roomUpdate([]ranking.MemberUpdate{mu("b", ev(codec.TypeVolume, 5, 1)), join("new", 1), join("late", 1)}), p)
+	if !slices.Equal(rp.refused, []string{"late"}) {
+		t.Fatalf("refused %v, want [late]: the cap counts the room's ten members, not the model's two", rp.refused)
+	}
+	if got := users(rp.changed); !slices.Equal(got, []string{"b", "new"}) || rp.changed[1].at != 2 || !rp.changed[1].added {
+		t.Fatalf("changed %v (new at %d), want [b new] with new at 2", got, rp.changed[len(rp.changed)-1].at)
+	}
+	if rp.hasTop {
+		t.Fatal("a room read in part ranked its top")
+	}
+	if m.size() != 11 || len(m.list) != 3 {
+		t.Fatalf("size %d, list %d; want 11 and 3", m.size(), len(m.list))
+	}
+}

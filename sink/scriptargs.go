@@ -18,9 +18,22 @@ import "github.com/rostrumhq/rostrum/ranking"
 // An optional value sent as "" when absent is a field with its rule beside
 // it. The booleans are sent as 1 and 0.
 
+// loadArgs is the head of lua/load.lua's ARGV, sent once per call; one
+// record per room follows it (loadRoomArgs).
+type loadArgs struct {
+	whole int    // the largest room read whole (members): the cache's bound, at least goTopMax
+	rules string // the rules version the sink scores under: a room under others is read whole
+}
+
+// append appends the arguments to dst.
+func (a *loadArgs) append(dst []any) []any {
+	return append(dst, a.whole, a.rules)
+}
+
 // loadRoomArgs is one room's record in lua/load.lua's ARGV.
 type loadRoomArgs struct {
 	parts []ranking.Part // the parts whose watermarks the reply carries: sent as their number, then their names
+	users []ranking.Part // the same parts: their members' users are sent as their number, then each (read from a room read in part)
 }
 
 // append appends the record to dst; names boxes the parts' names.
@@ -28,6 +41,16 @@ func (a *loadRoomArgs) append(dst []any, names *stateCache) []any {
 	dst = append(dst, len(a.parts))
 	for i := range a.parts {
 		dst = append(dst, names.partArg(&a.parts[i]))
+	}
+	n := 0
+	for i := range a.users {
+		n += len(a.users[i].Members)
+	}
+	dst = append(dst, n)
+	for i := range a.users {
+		for k := range a.users[i].Members {
+			dst = append(dst, a.users[i].Members[k].UserID)
+		}
 	}
 	return dst
 }

@@ -24,7 +24,7 @@ func TestConstsLuaCurrent(t *testing.T) {
 // (scriptargs.go; see testenv.CheckScriptArgs).
 func TestScriptArgs(t *testing.T) {
 	testenv.CheckScriptArgs(t, luaFiles, scripts, map[string][]any{
-		"lua/load.lua":       {&loadRoomArgs{}},
+		"lua/load.lua":       {&loadArgs{}, &loadRoomArgs{}},
 		"lua/fast.lua":       {&fastArgs{}, &fastRoomArgs{}},
 		"lua/commit.lua":     {&commitArgs{}},
 		"lua/ack.lua":        {&ackArgs{}},
