@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -85,9 +86,16 @@ func TestChaos(t *testing.T) {
 				hits[k] += n
 			}
 			if full {
-				requireHits(t, got)
+				requireHits(t, got, Join)
 			}
 		})
+	}
+	// A join strikes work in flight only when another process has a batch
+	// in flight during the join's rebalance, 15–35% of joins; a schedule of
+	// 7 or 8 joins misses every time in a few runs in a hundred, so joins
+	// must strike over the whole full run instead.
+	if full && hits[Join] == 0 {
+		t.Errorf("no %q fault struck work in flight in any schedule", Join)
 	}
 	if !full {
 		// The short schedules meet each kind only two or three times in
@@ -102,12 +110,12 @@ func TestChaos(t *testing.T) {
 	}
 }
 
-// requireHits fails the test when a kind of fault never struck work in
-// flight (Schedule.Hits).
-func requireHits(t *testing.T, hits map[Kind]int) {
+// requireHits fails the test when a kind of fault, but those of except,
+// never struck work in flight (Schedule.Hits).
+func requireHits(t *testing.T, hits map[Kind]int, except ...Kind) {
 	t.Helper()
 	for _, k := range Kinds {
-		if hits[k] == 0 {
+		if hits[k] == 0 && !slices.Contains(except, k) {
 			t.Errorf("no %q fault struck work in flight", k)
 		}
 	}
