@@ -142,6 +142,11 @@ func (c *countingSource) Rooms(ctx context.Context, max int) ([]ranking.RoomSumm
 func (c *countingSource) RoomView(ctx context.Context, room string) (ranking.RoomView, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.view(room)
+}
+
+// view counts a read of room and returns it; the caller holds mu.
+func (c *countingSource) view(room string) (ranking.RoomView, error) {
 	c.reads[room]++
 	if !c.exists[room] {
 		return ranking.RoomView{}, ranking.ErrUnknownRoom
@@ -161,16 +166,18 @@ func (c *countingSource) create(room string) {
 	c.exists[room] = true
 }
 
-// batchSource is a countingSource that reads many rooms in one call.
+// batchSource is a countingSource that reads many rooms in one call. A
+// call records its batch and counts its reads under one lock, so that a
+// test reading the counts while the hub polls sees both or neither.
 type batchSource struct{ *countingSource }
 
 func (b batchSource) RoomViews(ctx context.Context, rooms []string) ([]ranking.RoomView, []error) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.batches = append(b.batches, append([]string(nil), rooms...))
-	b.mu.Unlock()
 	views, errs := make([]ranking.RoomView, len(rooms)), make([]error, len(rooms))
 	for i, room := range rooms {
-		views[i], errs[i] = b.countingSource.RoomView(ctx, room)
+		views[i], errs[i] = b.view(room)
 	}
 	return views, errs
 }
