@@ -293,6 +293,27 @@ func TestClusterSlots(t *testing.T) {
 	}
 }
 
+// applyAlike applies ups with the cached sink and with plain (which keeps
+// no states and reads every room first), and fails the test unless every
+// room's state is the same on both sides. It returns the cached side's.
+func applyAlike(t *testing.T, cached, plain *sink.Store, ups []ranking.RoomUpdate) []ranking.RoomState {
+	t.Helper()
+	got, err := cached.Apply(context.Background(), ups, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := plain.Apply(context.Background(), ups, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if !reflect.DeepEqual(norm(got[i]), norm(want[i])) {
+			t.Fatalf("%s:\ncached %+v\nplain  %+v", ups[i].Room, got[i], want[i])
+		}
+	}
+	return got
+}
+
 // TestFastCallRoomsIndependent applies several cached rooms in one call of
 // the fast script, one of which another processor wrote since: that room
 // alone is refused, read and written again, the others are written by the
@@ -320,20 +341,7 @@ func TestFastCallRoomsIndependent(t *testing.T) {
 				ups = append(ups, u)
 			}
 		}
-		got, err := w.Apply(ctx, ups, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := plain.Apply(ctx, ups, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range got {
-			if !reflect.DeepEqual(norm(got[i]), norm(want[i])) {
-				t.Fatalf("%s:\ncached %+v\nplain  %+v", rooms[i], got[i], want[i])
-			}
-		}
-		return got
+		return applyAlike(t, w, plain, ups)
 	}
 	apply(a, []string{"x", "y"}, 1, 10) // fills a's cache: read, then written
 	// The other processor writes r3 only.
@@ -448,19 +456,7 @@ func TestLargeRoomInOneApply(t *testing.T) {
 			big.Parts[0].Members = append(big.Parts[0].Members, m)
 		}
 		ups := []ranking.RoomUpdate{big, update("small", "x", 0, last, codec.Event{Type: codec.TypeVolume, Value: last, TS: base + last})}
-		got, err := cached.Apply(ctx, ups, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := plain.Apply(ctx, ups, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range got {
-			if !reflect.DeepEqual(norm(got[i]), norm(want[i])) {
-				t.Fatalf("%s at %d:\ncached %+v\nplain  %+v", ups[i].Room, last, got[i], want[i])
-			}
-		}
+		applyAlike(t, cached, plain, ups)
 	}
 	step(1, func(int) codec.Event { return codec.Event{Type: codec.TypeJoin, TS: base + 1} })
 	before := cached.CacheStats()
