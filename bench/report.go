@@ -99,10 +99,15 @@ type Result struct {
 	// client sent (a go-redis hook).
 	RoundTrips int64 `json:"redis_round_trips"`
 	Dials      int64 `json:"redis_dials"` // connections opened (their handshakes are not round trips above)
-	// RoundTripsPerBatch excludes TimerRoundTrips: those of the hysteresis
-	// timer's passes, which run between batches (rostrum modes).
+	// RoundTripsPerBatch is, in the rostrum modes, the sink's apply round
+	// trips per batch (sink.Store.TripStats; the hysteresis timer's
+	// applies, which run between batches, included), each sent in one or
+	// more overlapping pipelines; in the others, RoundTrips per batch.
 	RoundTripsPerBatch float64 `json:"redis_round_trips_per_batch"`
-	TimerRoundTrips    int64   `json:"redis_timer_round_trips,omitempty"`
+	// PipelinesPerBatch (rostrum modes) is RoundTrips per batch, less
+	// TimerRoundTrips: those of the hysteresis timer's passes.
+	PipelinesPerBatch float64 `json:"redis_pipelines_per_batch,omitempty"`
+	TimerRoundTrips   int64   `json:"redis_timer_round_trips,omitempty"`
 	// StateCache counts the room applies by path: planned from the sink's
 	// state cache, or read first (rostrum modes).
 	StateCache *sink.CacheStats `json:"state_cache,omitempty"`

@@ -38,6 +38,8 @@ type pipeline struct {
 	topics processor.Topics
 
 	base baseline // the processor's totals when the measurement began
+	// tripsEnd: the sink's apply round trips when the measurement ended
+	tripsEnd int64
 
 	cancel context.CancelFunc
 	done   chan error
@@ -47,8 +49,8 @@ type pipeline struct {
 
 // baseline holds the processor's running totals at one moment.
 type baseline struct {
-	records, published, dlq, retries, conflicts, events, dueTrips int64
-	cache                                                         sink.CacheStats
+	records, published, dlq, retries, conflicts, events, dueTrips, trips int64
+	cache                                                                sink.CacheStats
 }
 
 // mark starts the measurement now: counters reports totals since, and the
@@ -58,6 +60,7 @@ func (pl *pipeline) mark() {
 	pl.base = baseline{records: s.Records.Load(), published: s.Published.Load(), dlq: s.DLQ.Load(),
 		retries: s.Retries.Load(), conflicts: s.Conflicts.Load(), events: s.Events.Load(),
 		dueTrips: s.DueRoundTrips.Load(), cache: pl.store.CacheStats()}
+	pl.base.trips, _ = pl.store.TripStats()
 	pl.stages.batches.Store(0)
 	pl.stages.batch.Store(0)
 	pl.stages.wal.Store(0)
@@ -276,7 +279,8 @@ func (b *runner) counters(r *Result, pl *pipeline, wantEvents int64) {
 		r.StateCache = &cs
 	}
 	if r.Batches > 0 {
-		r.RoundTripsPerBatch = float64(r.RoundTrips-r.TimerRoundTrips) / float64(r.Batches)
+		r.RoundTripsPerBatch = float64(pl.tripsEnd-base.trips) / float64(r.Batches)
+		r.PipelinesPerBatch = float64(r.RoundTrips-r.TimerRoundTrips) / float64(r.Batches)
 	}
 	if r.DLQ > 0 {
 		b.problem("%s: %d records went to the DLQ", r.Mode, r.DLQ)
@@ -328,6 +332,7 @@ func (b *runner) rostrum(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	pl.tripsEnd, _ = pl.store.TripStats() // before the stop's last ack flush
 	if err := pl.stop(); err != nil {
 		return Result{}, fmt.Errorf("bench: processor: %w", err)
 	}
@@ -484,6 +489,7 @@ func (b *runner) rate(ctx context.Context, rate float64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	pl.tripsEnd, _ = pl.store.TripStats() // before the stop's last ack flush
 	if err := pl.stop(); err != nil {
 		return Result{}, fmt.Errorf("bench: processor: %w", err)
 	}

@@ -79,6 +79,7 @@ type applyRun struct {
 	done    []bool        // rooms applied
 	left    int           // rooms not yet applied
 	loaded  []*loadedRoom // rooms read by the last round trip, by index (nil: none)
+	read    []*loadedRoom // rooms read by this round trip
 	partial bool          // a room was read in part: its entry goes at the apply's end
 }
 
@@ -103,33 +104,17 @@ func (r *Store) apply(ctx context.Context, run *applyRun) error {
 		if trip > maxTrips {
 			return r.failed(run.rooms, fmt.Errorf("sink: apply: %d rooms changed by another writer on each of %d round trips", run.left, maxTrips))
 		}
-		plans, loads, acks, err := r.plan(run)
+		rb, err := r.roundTrip(ctx, run, trip == 1)
 		if err != nil {
-			return r.failed(run.rooms, err)
-		}
-		t, err := r.trip(ctx, run, plans, loads, acks, trip == 1)
-		if err != nil {
-			return r.failed(run.rooms, err)
-		}
-		rb, err := r.finishTrip(t, run, plans)
-		if err != nil {
-			return r.failed(run.rooms, err)
-		}
-		if rb != nil {
-			// No stable list is stored from here on: the seqs of the rooms
-			// Redis lost are behind what was published, and the rebuild
-			// the caller runs seeds them from the output topic first.
-			rolledBack, run.merge = rb, nil
-		}
-		// Redis may have lost its data since an earlier round trip: each
-		// one reads the marker again, after its scripts, and every read
-		// must pass.
-		if err := r.checkGeneration(t.gen); err != nil {
 			if errors.Is(err, ranking.ErrRedisReset) {
 				r.cache.clear() // after a data loss the whole cache is stale
 			}
 			return r.failed(run.rooms, err)
 		}
+		if rb != nil {
+			rolledBack = rb
+		}
+		run.loaded, run.read = run.read, nil
 	}
 	if rolledBack != nil {
 		// The apply ran fully (the rooms concerned were read and planned
@@ -138,6 +123,207 @@ func (r *Store) apply(ctx context.Context, run *applyRun) error {
 		return rolledBack
 	}
 	return nil
+}
+
+// A round trip is sent in segments of consecutive rooms, each its own
+// pipeline: a segment is planned and sent, and the next one is planned
+// while Redis runs the ones before, so that the processor's work and
+// Redis's overlap instead of adding up. Up to segmentsInFlight segments are
+// in flight at once, on as many connections, so that Redis always has one
+// to run while the processor writes the next one's arguments and reads the
+// last one's replies. Each segment reads the generation marker after its
+// scripts.
+//
+// Segments in flight together may run in Redis in any order, but they hold
+// different rooms but for a room the apply holds twice, whose second
+// update is read (a plan already holds the room) and planned in the next
+// round trip, after the first is written: the read may see the room before
+// the first write, and then the next plan's token, watermark or stable
+// state no longer matches and Redis refuses it (it is read again), so the
+// second update is still written after the first.
+const (
+	// segmentMin is the fewest rooms a segment holds: below it, a
+	// segment's own cost (a pipeline's system calls, the marker's read
+	// and a goroutine: tens of µs) is no longer small against its rooms'
+	// (about 15-30 µs each).
+	segmentMin = 64
+	// segments is how many segments a round trip of many rooms is split
+	// into: the first segment's planning and the last one's Redis time
+	// are not overlapped, about 2/segments of the trip.
+	segments = 16
+	// segmentsInFlight bounds the segments sent and not yet answered.
+	segmentsInFlight = 2
+)
+
+// segmentRooms returns the rooms per segment of a round trip of n rooms.
+func (r *Store) segmentRooms(n int) int {
+	if r.perSegment > 0 {
+		return r.perSegment
+	}
+	return max(segmentMin, (n+segments-1)/segments)
+}
+
+// segment is the part of a round trip that one pipeline sends: the rooms
+// lo..hi-1 of the apply (those of them not yet applied), and with the
+// first segment of the first trip, the due set's peek; with the last, the
+// acks that no planned room carries.
+type segment struct {
+	lo, hi int
+	acks   []ranking.Ack
+	peek   bool
+
+	t       applyTrip
+	err     error
+	replied chan struct{} // closed when t and err hold the reply
+}
+
+// roundTrip plans and sends one round trip of run, a segment at a time (see
+// segmentsInFlight), and reads its replies: the planned rooms' states, the
+// read rooms' records (into run.read). It returns ErrRedisRolledBack when
+// a room showed that Redis went back in time (the trip still completes,
+// and no later plan takes the stable step), and ranking.ErrRedisReset when
+// a marker read differs from the adopted one.
+func (r *Store) roundTrip(ctx context.Context, run *applyRun, first bool) (rolledBack, err error) {
+	plans := make([]*fastPlan, len(run.rooms))
+	var loads [][]any
+	acks := newTripAcks(run.acks)
+	run.acks = nil
+	per := r.segmentRooms(run.left)
+	r.trips.Add(1)
+	var sent []*segment // sent, their replies not yet read, oldest first
+	defer func() {
+		for _, s := range sent {
+			<-s.replied // nothing stays in flight after an error
+		}
+	}()
+	for lo, k := 0, 0; k == 0 || lo < len(run.rooms); k++ { // one segment at least, for acks alone
+		s := &segment{lo: lo, hi: run.next(lo, per), peek: first && k == 0, replied: make(chan struct{})}
+		if err := r.plan(run, s.lo, s.hi, plans, &loads, acks); err != nil {
+			return nil, err
+		}
+		last := s.hi == len(run.rooms)
+		if last {
+			s.acks = acks.rest()
+		}
+		var prev *segment
+		if len(sent) == segmentsInFlight {
+			prev = sent[0]
+			<-prev.replied
+			if prev.err != nil {
+				return nil, prev.err
+			}
+			sent = sent[1:]
+		}
+		sent = append(sent, s)
+		r.segments.Add(1)
+		loads := loads // the next segment's plan may set it; it writes only other rooms' entries
+		go func() {
+			defer close(s.replied)
+			s.t, s.err = r.sendSegment(ctx, run, s, plans, loads)
+		}()
+		if prev != nil {
+			if rolledBack, err = r.landSegment(run, prev, plans, rolledBack); err != nil {
+				return nil, err
+			}
+		}
+		lo = s.hi
+	}
+	for len(sent) > 0 {
+		s := sent[0]
+		<-s.replied
+		sent = sent[1:]
+		if s.err != nil {
+			return nil, s.err
+		}
+		if rolledBack, err = r.landSegment(run, s, plans, rolledBack); err != nil {
+			return nil, err
+		}
+	}
+	return rolledBack, nil
+}
+
+// TripStats returns how many round trips the applies have made, and the
+// segments (pipelines) they were sent in.
+func (r *Store) TripStats() (trips, segments int64) {
+	return r.trips.Load(), r.segments.Load()
+}
+
+// next returns the end of the segment that starts at room lo and holds up
+// to per rooms not yet applied.
+func (run *applyRun) next(lo, per int) int {
+	n := 0
+	for i := lo; i < len(run.rooms); i++ {
+		if !run.done[i] {
+			if n == per {
+				return i
+			}
+			n++
+		}
+	}
+	return len(run.rooms)
+}
+
+// landSegment reads a segment's replies (finishTrip) and checks the
+// marker it read; rolledBack is what the segments before found.
+func (r *Store) landSegment(run *applyRun, s *segment, plans []*fastPlan, rolledBack error) (error, error) {
+	for i := range s.acks {
+		r.cache.acked(&s.acks[i])
+	}
+	rb, err := r.finishTrip(s.t, run, plans)
+	if err != nil {
+		return nil, err
+	}
+	if rb != nil {
+		// No stable list is stored from here on: the seqs of the rooms
+		// Redis lost are behind what was published, and the rebuild the
+		// caller runs seeds them from the output topic first.
+		rolledBack, run.merge = rb, nil
+	}
+	// Redis may have lost its data since an earlier round trip or
+	// segment: each one reads the marker again, after its scripts, and
+	// every read must pass.
+	if err := r.checkGeneration(s.t.gen); err != nil {
+		return nil, err
+	}
+	return rolledBack, nil
+}
+
+// tripAcks are the acks a round trip sends: each goes in the fastLua record
+// of its room when the trip plans the room, or else on its own (ackLua).
+type tripAcks struct {
+	acks  []ranking.Ack
+	of    map[string]int // room → its first ack
+	taken []bool
+}
+
+func newTripAcks(acks []ranking.Ack) *tripAcks {
+	t := &tripAcks{acks: acks, of: make(map[string]int, len(acks)), taken: make([]bool, len(acks))}
+	for i := range acks {
+		if _, dup := t.of[acks[i].Room]; !dup {
+			t.of[acks[i].Room] = i
+		}
+	}
+	return t
+}
+
+// take returns the room's ack that no plan has taken yet, if any.
+func (t *tripAcks) take(room string) *ranking.Ack {
+	if j, ok := t.of[room]; ok && !t.taken[j] {
+		t.taken[j] = true
+		return &t.acks[j]
+	}
+	return nil
+}
+
+// rest returns the acks no plan took.
+func (t *tripAcks) rest() []ranking.Ack {
+	var rest []ranking.Ack
+	for j := range t.acks {
+		if !t.taken[j] {
+			rest = append(rest, t.acks[j])
+		}
+	}
+	return rest
 }
 
 // failed drops the rooms' cache entries after a failed apply (what Redis
@@ -162,25 +348,26 @@ type roomCall struct {
 	rooms []int
 }
 
-// trip sends one round trip: on the first, a peek at the due set; the acks
-// no planned room carries; the room calls, in the rooms' order (fastLua
-// for the planned rooms, loadLua for the ones to read); the merged rooms'
-// due entries; and, last, the generation marker's read. It records the
-// acks sent and the due peek.
-func (r *Store) trip(ctx context.Context, run *applyRun, plans []*fastPlan, loads [][]any, acks []ranking.Ack, first bool) (applyTrip, error) {
+// sendSegment sends one segment of a round trip (see roundTrip): the due
+// set's peek when s.peek; s.acks; the room calls of its rooms, in their
+// order (fastLua for the planned rooms, loadLua for the ones to read); the
+// merged rooms' due entries; and, last, the generation marker's read. It
+// runs beside the planning of the next segment, so it touches neither the
+// cache nor run beyond reading the rooms and their plans.
+func (r *Store) sendSegment(ctx context.Context, run *applyRun, s *segment, plans []*fastPlan, loads [][]any) (applyTrip, error) {
 	var t applyTrip
 	var due *redis.ZSliceCmd
 	_, err := r.run(ctx, func(p *redisscript.Pipe) []*redis.Cmd {
-		if first {
+		if s.peek {
 			due = p.ZRangeWithScores(ctx, dueKey(r.opt.Env), 0, 0)
 		}
-		r.queueAcks(ctx, p, acks)
-		t.calls = r.queueRooms(ctx, p, run, plans, loads)
+		r.queueAcks(ctx, p, s.acks)
+		t.calls = r.queueRooms(ctx, p, run, s.lo, s.hi, plans, loads)
 		out := make([]*redis.Cmd, len(t.calls))
 		for i := range t.calls {
 			out[i] = t.calls[i].cmd
 		}
-		for _, pl := range plans {
+		for _, pl := range plans[s.lo:s.hi] {
 			if pl != nil && pl.update != nil && pl.update.Due > 0 {
 				p.Do(ctx, "ZADD", dueKey(r.opt.Env), "LT", pl.update.Due, pl.update.Room)
 			}
@@ -190,9 +377,6 @@ func (r *Store) trip(ctx context.Context, run *applyRun, plans []*fastPlan, load
 	})
 	if err != nil {
 		return t, err
-	}
-	for i := range acks {
-		r.cache.acked(&acks[i])
 	}
 	if due != nil {
 		if zs, err := due.Result(); err == nil {
@@ -206,13 +390,12 @@ func (r *Store) trip(ctx context.Context, run *applyRun, plans []*fastPlan, load
 	return t, nil
 }
 
-// finishTrip reads a round trip's replies: the planned rooms' into
+// finishTrip reads a segment's replies: the planned rooms' into
 // run.states and run.merged (a room whose plan was refused is read in the
 // next trip, and its ack goes back to run.acks), the read rooms' into
-// run.loaded. It returns ErrRedisRolledBack when a room showed that Redis
+// run.read. It returns ErrRedisRolledBack when a room showed that Redis
 // went back in time (the apply still completes).
 func (r *Store) finishTrip(t applyTrip, run *applyRun, plans []*fastPlan) (rolledBack, err error) {
-	run.loaded = nil
 	for _, c := range t.calls {
 		replies, err := c.replies()
 		if err != nil {
@@ -221,13 +404,13 @@ func (r *Store) finishTrip(t applyTrip, run *applyRun, plans []*fastPlan) (rolle
 		for j, i := range c.rooms {
 			u := &run.rooms[i]
 			if c.load {
-				if run.loaded == nil {
-					run.loaded = make([]*loadedRoom, len(run.rooms))
+				if run.read == nil {
+					run.read = make([]*loadedRoom, len(run.rooms))
 				}
-				if run.loaded[i], err = r.parseLoad(replies[j], u); err != nil {
+				if run.read[i], err = r.parseLoad(replies[j], u); err != nil {
 					return nil, err
 				}
-				run.partial = run.partial || run.loaded[i].cr.partial
+				run.partial = run.partial || run.read[i].cr.partial
 				continue
 			}
 			pl := plans[i]

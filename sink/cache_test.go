@@ -52,7 +52,7 @@ func testStateCache(t *testing.T, maxMembers, users int, otherRules *codec.Meeti
 	ca := testenv.StartRedis(t).Client()
 	cb := testenv.StartRedis(t).Client()
 	opts := sink.Config{Env: "test", CacheMembers: sink.DefaultCacheMembers, TopN: 3, RoomTTL: time.Hour, MaxMembers: maxMembers}
-	mk := func(c redis.UniversalClient, cache int, m *codec.Meeting) *sink.Store {
+	mk := func(c redis.UniversalClient, cache int, m *codec.Meeting, segment int) *sink.Store {
 		o := opts
 		o.CacheMembers = cache
 		o.Meeting = m
@@ -60,10 +60,16 @@ func testStateCache(t *testing.T, maxMembers, users int, otherRules *codec.Meeti
 		if err != nil {
 			t.Fatal(err)
 		}
+		if segment > 0 {
+			sink.SetSegmentRooms(s, segment)
+		}
 		return s
 	}
-	a, other := mk(ca, sink.DefaultCacheMembers, nil), mk(ca, sink.DefaultCacheMembers, otherRules)
-	refA, refOther := mk(cb, 0, nil), mk(cb, 0, otherRules)
+	// a sends each round trip one room per segment, and refA two: the
+	// segments in flight together, and a room held twice across them,
+	// must change nothing that is compared
+	a, other := mk(ca, sink.DefaultCacheMembers, nil, 1), mk(ca, sink.DefaultCacheMembers, otherRules, 0)
+	refA, refOther := mk(cb, 0, nil, 2), mk(cb, 0, otherRules, 0)
 	rescored := 0 // applies on the cached side that found a room under other rules
 
 	r := rand.New(rand.NewPCG(7, 7))

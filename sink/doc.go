@@ -4,8 +4,9 @@
 // RoomKeys): the member states, the ranking sorted set with codec scores,
 // and the stable hash (the stable list with its seq and last output, the
 // watermarks, the rules version and the state token). Apply plans every
-// touched room of a poll batch in Go and writes them all in one pipelined
-// round trip of fastLua, a script per room (or per few rooms) that
+// touched room of a poll batch in Go and writes them all in one round trip
+// of fastLua (pipelined, in overlapping segments: see below), a script per
+// room (or per few rooms) that
 //
 //   - refuses the room, writing nothing, when a part is at or below the
 //     room's watermark for that partition (exactly-once effect: a replay or
@@ -64,6 +65,20 @@
 // A room scored under other rules than the Store's (a rolling change of
 // --ranking) is re-scored whole by its next write: the plan holds every
 // member and fastLua makes the ranking again (rankingRebuilt).
+//
+// # Segments
+//
+// A round trip of many rooms is sent in segments (apply.go, roundTrip): about
+// a sixteenth of its rooms each, at least 64, every segment a pipeline of its
+// own that ends with the generation marker's read. A segment is sent as soon
+// as it is planned, up to two in flight on two connections, so that Go plans
+// the next segment, and writes and reads the pipelines, while Redis runs the
+// ones before: the processor's work and Redis's overlap instead of adding
+// up. A trip of 64 rooms or fewer is one segment. Segments in flight
+// together hold different rooms, but for a room the apply holds twice,
+// whose second update is read and planned in the next round trip; its state
+// token, watermarks and stable hash fence that plan if the read saw the room
+// before the first write.
 //
 // # TTLs
 //

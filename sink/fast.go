@@ -147,38 +147,28 @@ func (a *arena) reserve(parts, members int) {
 	}
 }
 
-// plan plans the apply of every room of run not yet applied that the cache
-// holds or the last round trip read: plans[i] is room i's plan, nil for a
-// room to read (loads[i] holds its loadLua record; loads is nil when no
-// room is read) or one already applied.
+// plan plans the apply of the rooms lo..hi-1 of run not yet applied that
+// the cache holds or the last round trip read: plans[i] is room i's plan,
+// nil for a room to read (*loads[i] holds its loadLua record; *loads is
+// nil while no room is read) or one already applied.
 // Planning moves each planned entry to the apply's states at once (see
-// cachedRoom); the entries of a failed apply are dropped. The acks of
-// planned rooms move into their fastLua; the rest are returned, to send in
-// this round trip. With run.merge, rooms whose plan can take the stable
-// step are merged too.
+// cachedRoom); the entries of a failed apply are dropped. A planned room's
+// ack (acks.take) moves into its fastLua; the round trip sends the rest.
+// With run.merge, rooms whose plan can take the stable step are merged too.
 //
 // A room whose entry a plan already holds (in flight) is read again, in
 // the same round trip after that plan's write, rather than planned from an
 // older read: this way a room the apply holds twice is written in the
 // order of its updates, so that the later one's watermarks do not skip the
 // earlier one.
-func (r *Store) plan(run *applyRun) (plans []*fastPlan, loads [][]any, rest []ranking.Ack, err error) {
-	rooms, acks := run.rooms, run.acks
-	run.acks = nil
-	plans = make([]*fastPlan, len(rooms))
+func (r *Store) plan(run *applyRun, lo, hi int, plans []*fastPlan, loads *[][]any, acks *tripAcks) error {
+	rooms := run.rooms
 	c := r.cache
 	var ar arena
-	ar.init(rooms, run.done)
-	ackOf := make(map[string]int, len(acks))
-	for i := range acks {
-		if _, dup := ackOf[acks[i].Room]; !dup {
-			ackOf[acks[i].Room] = i
-		}
-	}
-	taken := make([]bool, len(acks))
+	ar.init(rooms[lo:hi], run.done[lo:hi])
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i := range rooms {
+	for i := lo; i < hi; i++ {
 		if run.done[i] {
 			continue
 		}
@@ -192,16 +182,13 @@ func (r *Store) plan(run *applyRun) (plans []*fastPlan, loads [][]any, rest []ra
 		// the cache holds no entry to plan from (a room read in part
 		// is no such entry: it holds only the members one update named)
 		if cr != nil && cr.inFlight || lr == nil && (cr == nil || cr.partial) {
-			if loads == nil {
-				loads = make([][]any, len(rooms))
+			if *loads == nil {
+				*loads = make([][]any, len(rooms))
 			}
-			loads[i] = (&loadRoomArgs{parts: u.Parts, users: u.Parts}).append(nil, c)
+			(*loads)[i] = (&loadRoomArgs{parts: u.Parts, users: u.Parts}).append(nil, c)
 			continue
 		}
-		var ack *ranking.Ack
-		if j, ok := ackOf[u.Room]; ok && !taken[j] {
-			ack, taken[j] = &acks[j], true
-		}
+		ack := acks.take(u.Room)
 		var refused []string
 		if lr != nil {
 			c.adopt(u.Room, lr.cr)
@@ -210,16 +197,12 @@ func (r *Store) plan(run *applyRun) (plans []*fastPlan, loads [][]any, rest []ra
 				u, refused = lr.unapplied(u, r.opt.MaxMembers > 0)
 			}
 		}
+		var err error
 		if plans[i], err = r.planRoom(cr, u, ack, &ar, run.merge, refused); err != nil {
-			return nil, nil, nil, err
+			return err
 		}
 	}
-	for j := range acks {
-		if !taken[j] {
-			rest = append(rest, acks[j])
-		}
-	}
-	return plans, loads, rest, nil
+	return nil
 }
 
 // planRoom asks the room's model for the plan of the update u
@@ -348,18 +331,18 @@ func (r *Store) planMerge(rec *fastRoomArgs, cr *cachedRoom, pl *fastPlan) {
 	}
 }
 
-// queueRooms queues the round trip's room calls on p, in the rooms' order:
+// queueRooms queues the room calls of the rooms lo..hi-1 on p, in their order:
 // fastLua for the planned rooms, loadLua for the ones to read, up to
 // Config.RoomsPerScript consecutive rooms of one kind per call; a fastLua
 // call's arguments are its head and then each room's record. The order
 // matters for a room the apply holds twice (see plan).
-func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, run *applyRun, plans []*fastPlan, loads [][]any) []roomCall {
+func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, run *applyRun, lo, hi int, plans []*fastPlan, loads [][]any) []roomCall {
 	head := r.fastHead
 	if run.force {
 		head = r.fastHeadForce
 	}
 	var nrooms, nargs, fast int // fast: the planned rooms so far of the fastLua call being counted
-	for i := range plans {
+	for i := lo; i < hi; i++ {
 		switch {
 		case plans[i] != nil:
 			if fast == 0 {
@@ -391,7 +374,7 @@ func (r *Store) queueRooms(ctx context.Context, p *redisscript.Pipe, run *applyR
 		calls = append(calls, roomCall{cmd: cmd, load: load, rooms: idx[i0:len(idx):len(idx)]})
 		i0, k0, a0 = len(idx), len(keys), len(args)
 	}
-	for i := range plans {
+	for i := lo; i < hi; i++ {
 		if plans[i] == nil && (loads == nil || loads[i] == nil) {
 			continue
 		}

@@ -60,6 +60,12 @@ type Store struct {
 	ttlArg                            any
 	// cache holds rooms' member states as last written.
 	cache *stateCache
+	// trips and segments count the applies' round trips and the
+	// segments they were sent in (see roundTrip).
+	trips, segments atomic.Int64
+	// perSegment, when set, is the rooms per segment of a round trip
+	// (see segmentRooms), for tests.
+	perSegment int
 }
 
 // Validate reports the first invalid option as a *config.FieldError
