@@ -172,6 +172,8 @@ type segment struct {
 	acks   []ranking.Ack
 	peek   bool
 
+	ar *arena // the plans and their arguments, released once landed
+
 	t       applyTrip
 	err     error
 	replied chan struct{} // closed when t and err hold the reply
@@ -197,8 +199,8 @@ func (r *Store) roundTrip(ctx context.Context, run *applyRun, first bool) (rolle
 		}
 	}()
 	for lo, k := 0, 0; k == 0 || lo < len(run.rooms); k++ { // one segment at least, for acks alone
-		s := &segment{lo: lo, hi: run.next(lo, per), peek: first && k == 0, replied: make(chan struct{})}
-		if err := r.plan(run, s.lo, s.hi, plans, &loads, acks); err != nil {
+		s := &segment{lo: lo, hi: run.next(lo, per), peek: first && k == 0, ar: arenas.Get().(*arena), replied: make(chan struct{})}
+		if err := r.plan(run, s.lo, s.hi, plans, &loads, acks, s.ar); err != nil {
 			return nil, err
 		}
 		last := s.hi == len(run.rooms)
@@ -285,6 +287,11 @@ func (r *Store) landSegment(run *applyRun, s *segment, plans []*fastPlan, rolled
 	if err := r.checkGeneration(s.t.gen); err != nil {
 		return nil, err
 	}
+	for i := s.lo; i < s.hi; i++ {
+		plans[i] = nil // they are in s.ar
+	}
+	s.t = applyTrip{}
+	s.ar.release()
 	return rolledBack, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -102,7 +103,8 @@ func (a *arena) plan() *fastPlan {
 	return &a.plans[len(a.plans)-1]
 }
 
-// init sizes the arena for the plans of the rooms not done.
+// init sizes the arena for the plans of the rooms not done, reusing the
+// arrays it holds where they are large enough.
 func (a *arena) init(rooms []ranking.RoomUpdate, done []bool) {
 	var n, args, members int
 	for i := range rooms {
@@ -112,13 +114,39 @@ func (a *arena) init(rooms []ranking.RoomUpdate, done []bool) {
 		r, m := argsBound(&rooms[i])
 		n, args, members = n+1, args+r, members+m
 	}
-	a.changes = make([]change, 0, members)
-	a.args = make([]any, 0, args)
-	a.packed = make([]byte, 0, ranking.StateSize*members)
-	a.strs = make([]string, 0, 10*n)
-	a.nums = make([]int64, 0, 6*n+members)
-	a.raws = make([]rawArg, 0, members)
-	a.plans = make([]fastPlan, 0, n)
+	a.changes = reuse(a.changes, members)
+	a.args = reuse(a.args, args)
+	a.packed = reuse(a.packed, ranking.StateSize*members)
+	a.strs = reuse(a.strs, 10*n)
+	a.nums = reuse(a.nums, 6*n+members)
+	a.raws = reuse(a.raws, members)
+	a.plans = reuse(a.plans, n)
+}
+
+// reuse returns s emptied when it has room for n, or else a new slice of
+// capacity n.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:0]
+	}
+	return make([]T, 0, n)
+}
+
+// arenas holds the arenas of landed segments (see roundTrip), for the next
+// segments' plans: once a segment's replies are read, nothing refers to its
+// plans and arguments any longer.
+var arenas = sync.Pool{New: func() any { return new(arena) }}
+
+// release empties a and puts it back in arenas. Its pointers are cleared,
+// so that a pooled arena keeps no room, plan or argument alive: up to each
+// slice's length, since every release clears what its use filled.
+func (a *arena) release() {
+	clear(a.changes)
+	clear(a.args)
+	clear(a.strs)
+	clear(a.raws)
+	clear(a.plans)
+	arenas.Put(a)
 }
 
 // argsBound returns at most how many arguments room u's record in fastLua
@@ -161,10 +189,9 @@ func (a *arena) reserve(parts, members int) {
 // older read: this way a room the apply holds twice is written in the
 // order of its updates, so that the later one's watermarks do not skip the
 // earlier one.
-func (r *Store) plan(run *applyRun, lo, hi int, plans []*fastPlan, loads *[][]any, acks *tripAcks) error {
+func (r *Store) plan(run *applyRun, lo, hi int, plans []*fastPlan, loads *[][]any, acks *tripAcks, ar *arena) error {
 	rooms := run.rooms
 	c := r.cache
-	var ar arena
 	ar.init(rooms[lo:hi], run.done[lo:hi])
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -198,7 +225,7 @@ func (r *Store) plan(run *applyRun, lo, hi int, plans []*fastPlan, loads *[][]an
 			}
 		}
 		var err error
-		if plans[i], err = r.planRoom(cr, u, ack, &ar, run.merge, refused); err != nil {
+		if plans[i], err = r.planRoom(cr, u, ack, ar, run.merge, refused); err != nil {
 			return err
 		}
 	}
