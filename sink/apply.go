@@ -134,13 +134,13 @@ func (r *Store) apply(ctx context.Context, run *applyRun) error {
 // last one's replies. Each segment reads the generation marker after its
 // scripts.
 //
-// Segments in flight together may run in Redis in any order, but they hold
-// different rooms but for a room the apply holds twice, whose second
-// update is read (a plan already holds the room) and planned in the next
-// round trip, after the first is written: the read may see the room before
-// the first write, and then the next plan's token, watermark or stable
-// state no longer matches and Redis refuses it (it is read again), so the
-// second update is still written after the first.
+// Segments in flight together may run in Redis in any order. They hold
+// different rooms, except a room the apply holds twice: its second update
+// is read (a plan already holds the room) and planned in the next round
+// trip, after the first is written. The read may see the room before the
+// first write; then the plan's token, watermarks or stable state no
+// longer match, Redis refuses it and the room is read again, so the second
+// update is still written after the first.
 const (
 	// segmentMin is the fewest rooms a segment holds: below it, a
 	// segment's own cost (a pipeline's system calls, the marker's read
@@ -224,7 +224,7 @@ func (r *Store) roundTrip(ctx context.Context, run *applyRun, first bool) (rolle
 			s.t, s.err = r.sendSegment(ctx, run, s, plans, loads)
 		}()
 		if prev != nil {
-			if rolledBack, err = r.landSegment(run, prev, plans, rolledBack); err != nil {
+			if err := r.landSegment(run, prev, plans, &rolledBack); err != nil {
 				return nil, err
 			}
 		}
@@ -237,7 +237,7 @@ func (r *Store) roundTrip(ctx context.Context, run *applyRun, first bool) (rolle
 		if s.err != nil {
 			return nil, s.err
 		}
-		if rolledBack, err = r.landSegment(run, s, plans, rolledBack); err != nil {
+		if err := r.landSegment(run, s, plans, &rolledBack); err != nil {
 			return nil, err
 		}
 	}
@@ -266,33 +266,34 @@ func (run *applyRun) next(lo, per int) int {
 }
 
 // landSegment reads a segment's replies (finishTrip) and checks the
-// marker it read; rolledBack is what the segments before found.
-func (r *Store) landSegment(run *applyRun, s *segment, plans []*fastPlan, rolledBack error) (error, error) {
+// marker it read. It sets *rolledBack to ErrRedisRolledBack when a room
+// showed that Redis went back in time.
+func (r *Store) landSegment(run *applyRun, s *segment, plans []*fastPlan, rolledBack *error) error {
 	for i := range s.acks {
 		r.cache.acked(&s.acks[i])
 	}
 	rb, err := r.finishTrip(s.t, run, plans)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if rb != nil {
 		// No stable list is stored from here on: the seqs of the rooms
 		// Redis lost are behind what was published, and the rebuild the
 		// caller runs seeds them from the output topic first.
-		rolledBack, run.merge = rb, nil
+		*rolledBack, run.merge = rb, nil
 	}
 	// Redis may have lost its data since an earlier round trip or
 	// segment: each one reads the marker again, after its scripts, and
 	// every read must pass.
 	if err := r.checkGeneration(s.t.gen); err != nil {
-		return nil, err
+		return err
 	}
 	for i := s.lo; i < s.hi; i++ {
 		plans[i] = nil // they are in s.ar
 	}
 	s.t = applyTrip{}
 	s.ar.release()
-	return rolledBack, nil
+	return nil
 }
 
 // tripAcks are the acks a round trip sends: each goes in the fastLua record

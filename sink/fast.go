@@ -185,10 +185,11 @@ func (a *arena) reserve(parts, members int) {
 // With run.merge, rooms whose plan can take the stable step are merged too.
 //
 // A room whose entry a plan already holds (in flight) is read again, in
-// the same round trip after that plan's write, rather than planned from an
-// older read: this way a room the apply holds twice is written in the
-// order of its updates, so that the later one's watermarks do not skip the
-// earlier one.
+// the same round trip, rather than planned from an older read: this way a
+// room the apply holds twice is written in the order of its updates, so
+// that the later one's watermarks do not skip the earlier one (a read that
+// runs before that plan's write, in a segment in flight beside it, makes a
+// plan that Redis refuses: see roundTrip).
 func (r *Store) plan(run *applyRun, lo, hi int, plans []*fastPlan, loads *[][]any, acks *tripAcks, ar *arena) error {
 	rooms := run.rooms
 	c := r.cache
