@@ -74,10 +74,13 @@ type applyRun struct {
 	merge ranking.StableStep
 	force bool // Rebuild: apply parts at or below their watermarks too
 
-	states  []ranking.RoomState
-	merged  []ranking.Merged
-	done    []bool        // rooms applied
-	left    int           // rooms not yet applied
+	states []ranking.RoomState
+	merged []ranking.Merged
+	done   []bool // rooms applied
+	left   int    // rooms not yet applied
+	// prev[i] is the index of the apply's update of room i's room before
+	// it (-1: none); nil when the apply holds no room twice.
+	prev    []int
 	loaded  []*loadedRoom // rooms read by the last round trip, by index (nil: none)
 	read    []*loadedRoom // rooms read by this round trip
 	partial bool          // a room was read in part: its entry goes at the apply's end
@@ -86,7 +89,39 @@ type applyRun struct {
 func newApplyRun(rooms []ranking.RoomUpdate, acks []ranking.Ack, merge ranking.StableStep, force bool) *applyRun {
 	return &applyRun{rooms: rooms, acks: acks, merge: merge, force: force,
 		states: make([]ranking.RoomState, len(rooms)), merged: make([]ranking.Merged, len(rooms)),
-		done: make([]bool, len(rooms)), left: len(rooms)}
+		done: make([]bool, len(rooms)), left: len(rooms), prev: earlier(rooms)}
+}
+
+// earlier returns, for each update of rooms, the index of the update of
+// the same room before it (-1: none), or nil when no room is held twice
+// (the processor's batches hold each room once).
+func earlier(rooms []ranking.RoomUpdate) []int {
+	if len(rooms) < 2 {
+		return nil
+	}
+	last := make(map[string]int, len(rooms))
+	var prev []int
+	for i := range rooms {
+		if j, ok := last[rooms[i].Room]; ok {
+			if prev == nil {
+				prev = make([]int, len(rooms))
+				for k := range prev {
+					prev[k] = -1
+				}
+			}
+			prev[i] = j
+		}
+		last[rooms[i].Room] = i
+	}
+	return prev
+}
+
+// waits reports whether room i's update waits for an earlier update of its
+// room in the apply, not yet applied: a room's updates are written one
+// after the other, so that a later one's watermarks never skip an earlier
+// one.
+func (run *applyRun) waits(i int) bool {
+	return run.prev != nil && run.prev[i] >= 0 && !run.done[run.prev[i]]
 }
 
 // apply plans and writes run's rooms, a round trip at a time, until every
@@ -134,13 +169,9 @@ func (r *Store) apply(ctx context.Context, run *applyRun) error {
 // last one's replies. Each segment reads the generation marker after its
 // scripts.
 //
-// Segments in flight together may run in Redis in any order. They hold
-// different rooms, except a room the apply holds twice: its second update
-// is read (a plan already holds the room) and planned in the next round
-// trip, after the first is written. The read may see the room before the
-// first write; then the plan's token, watermarks or stable state no
-// longer match, Redis refuses it and the room is read again, so the second
-// update is still written after the first.
+// Segments in flight together may run in Redis in any order: they hold
+// different rooms, since a room the apply holds twice has its second update
+// wait until the first is applied (applyRun.waits).
 const (
 	// segmentMin is the fewest rooms a segment holds: below it, a
 	// segment's own cost (a pipeline's system calls, the marker's read
@@ -251,11 +282,11 @@ func (r *Store) TripStats() (trips, segments int64) {
 }
 
 // next returns the end of the segment that starts at room lo and holds up
-// to per rooms not yet applied.
+// to per rooms to plan or read: not yet applied, and not waiting.
 func (run *applyRun) next(lo, per int) int {
 	n := 0
 	for i := lo; i < len(run.rooms); i++ {
-		if !run.done[i] {
+		if !run.done[i] && !run.waits(i) {
 			if n == per {
 				return i
 			}

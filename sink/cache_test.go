@@ -66,8 +66,8 @@ func testStateCache(t *testing.T, maxMembers, users int, otherRules *codec.Meeti
 		return s
 	}
 	// a sends each round trip one room per segment, and refA two: the
-	// segments in flight together, and a room held twice across them,
-	// must change nothing that is compared
+	// segments in flight together must change nothing that is compared
+	// (a room held twice: TestRoomHeldTwiceAcrossSegments)
 	a, other := mk(ca, sink.DefaultCacheMembers, nil, 1), mk(ca, sink.DefaultCacheMembers, otherRules, 0)
 	refA, refOther := mk(cb, 0, nil, 2), mk(cb, 0, otherRules, 0)
 	rescored := 0 // applies on the cached side that found a room under other rules
@@ -542,5 +542,49 @@ func TestRoomWithoutRulesVersionRescored(t *testing.T) {
 				t.Fatalf("ann's state is %x, want %x", b, ann)
 			}
 		})
+	}
+}
+
+// TestRoomHeldTwiceAcrossSegments applies batches that hold a room twice,
+// its two updates in consecutive segments of one room each: the first is
+// planned and the second read while both segments are in flight, so the
+// read may run before or after the write. Either way the second update must
+// be written after the first (the same partition's later offset: written
+// first, it would make the first one look redelivered and skip it), and
+// every room must end as a sink that applies the updates one batch at a
+// time leaves it.
+func TestRoomHeldTwiceAcrossSegments(t *testing.T) {
+	ctx := context.Background()
+	c, ref := testenv.StartRedis(t).Client(), testenv.StartRedis(t).Client()
+	seg := newSink(t, c)
+	sink.SetSegmentRooms(seg, 1)
+	plain := newSink(t, ref)
+	r := rand.New(rand.NewPCG(3, 5))
+	var offset int64
+	upd := func(room string, part int32) ranking.RoomUpdate {
+		offset++
+		ev := randomEvent(r, room)
+		ev.TS += offset
+		return update(room, ev.UserID, part, offset, ev)
+	}
+	for step := 0; step < 200; step++ {
+		part := int32(r.IntN(2))
+		batch := []ranking.RoomUpdate{upd("twice", 0), upd("twice", part), upd("other", 0), upd("twice", 1)}
+		if _, err := seg.Apply(ctx, batch, nil); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		for i := range batch {
+			if _, err := plain.Apply(ctx, batch[i:i+1], nil); err != nil {
+				t.Fatalf("step %d, reference: %v", step, err)
+			}
+		}
+		for _, room := range []string{"twice", "other"} {
+			if got, want := dumpRoom(t, c, room), dumpRoom(t, ref, room); !reflect.DeepEqual(got, want) {
+				t.Fatalf("step %d, room %s:\nsegments %v\none by one %v", step, room, got, want)
+			}
+		}
+	}
+	if trips, segments := seg.TripStats(); segments <= trips {
+		t.Fatalf("%d segments over %d round trips: the batches were not split", segments, trips)
 	}
 }

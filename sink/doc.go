@@ -75,10 +75,9 @@
 // the next segment, and writes and reads the pipelines, while Redis runs the
 // ones before: the processor's work and Redis's overlap instead of adding
 // up. A trip of 64 rooms or fewer is one segment. Segments in flight
-// together hold different rooms, but for a room the apply holds twice,
-// whose second update is read and planned in the next round trip; its state
-// token, watermarks and stable hash fence that plan if the read saw the room
-// before the first write.
+// together hold different rooms: when an apply holds a room twice, the
+// later update waits, neither planned nor read, until the earlier one is
+// applied, so a room's updates are written in order.
 //
 // # TTLs
 //

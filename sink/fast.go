@@ -184,12 +184,12 @@ func (a *arena) reserve(parts, members int) {
 // ack (acks.take) moves into its fastLua; the round trip sends the rest.
 // With run.merge, rooms whose plan can take the stable step are merged too.
 //
-// A room whose entry a plan already holds (in flight) is read again, in
-// the same round trip, rather than planned from an older read: this way a
-// room the apply holds twice is written in the order of its updates, so
-// that the later one's watermarks do not skip the earlier one (a read that
-// runs before that plan's write, in a segment in flight beside it, makes a
-// plan that Redis refuses: see roundTrip).
+// A room the apply holds twice has its later update wait, neither planned
+// nor read, until the earlier one is applied (applyRun.waits): its updates
+// are written in order, so that the later one's watermarks do not skip the
+// earlier one. Planning from the entry or from a read while the earlier
+// update was still to be written (read again after Redis refused its plan,
+// or in flight in a segment beside) could write the later one first.
 func (r *Store) plan(run *applyRun, lo, hi int, plans []*fastPlan, loads *[][]any, acks *tripAcks, ar *arena) error {
 	rooms := run.rooms
 	c := r.cache
@@ -197,7 +197,7 @@ func (r *Store) plan(run *applyRun, lo, hi int, plans []*fastPlan, loads *[][]an
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := lo; i < hi; i++ {
-		if run.done[i] {
+		if run.done[i] || run.waits(i) {
 			continue
 		}
 		u := &rooms[i]
