@@ -111,7 +111,8 @@ func (p *Processor) rebuildAtStart(ctx context.Context) error {
 // checkIdle runs when a poll returned nothing: at most every
 // GenerationCheckEvery it compares Redis's generation marker with the
 // adopted one and rebuilds when they differ, or when an earlier rebuild is
-// unfinished. A failure is logged and tried again at the next check.
+// unfinished. A failure is logged and tried again at the next check; one
+// that a stop (ctx done) caused is not logged.
 func (p *Processor) checkIdle(ctx context.Context) {
 	now := time.Now()
 	if now.Sub(p.gen.lastCheck) < p.cfg.GenerationCheckEvery {
@@ -124,14 +125,18 @@ func (p *Processor) checkIdle(ctx context.Context) {
 	if !p.gen.rebuild {
 		gen, err := p.store.EnsureGeneration(ctx)
 		if err != nil {
-			p.lg.Warn("idle generation check failed", zap.Error(err))
+			// A stop that cut the check short is no failure: the next
+			// start compares the marker anyway.
+			if ctx.Err() == nil {
+				p.lg.Warn("idle generation check failed", zap.Error(err))
+			}
 			return
 		}
 		if gen == p.gen.adopted {
 			return
 		}
 	}
-	if _, err := p.recoverRedis(ctx); err != nil {
+	if _, err := p.recoverRedis(ctx); err != nil && ctx.Err() == nil {
 		p.lg.Warn("rebuild after an idle generation check failed; trying again later", zap.Error(err))
 	}
 }
