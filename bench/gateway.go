@@ -43,6 +43,9 @@ type GatewayConfig struct {
 	// The child's main turns them into options (GatewayChildMain).
 	ChildKafkaArgs []string
 	ChildEnv       []string
+	// ChildProfileDir, when set, is where the child writes its CPU and
+	// allocation profiles (GatewayChild.ProfileDir).
+	ChildProfileDir string
 }
 
 // GatewayResult is one row of the gateway report. Per request means per
@@ -197,7 +200,8 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (rep *GatewayReport, err
 		addr = ln.Addr().String()
 	} else {
 		progress("starting the gateway in a child process")
-		child, err = startGatewayChild(GatewayChild{Brokers: brokers, MaxInflight: 4 * cfg.Connections, KafkaArgs: cfg.ChildKafkaArgs}, cfg.ChildEnv)
+		child, err = startGatewayChild(GatewayChild{Brokers: brokers, MaxInflight: 4 * cfg.Connections, KafkaArgs: cfg.ChildKafkaArgs,
+			ProfileDir: cfg.ChildProfileDir}, cfg.ChildEnv)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,15 +38,23 @@ func TestMain(m *testing.M) {
 
 // TestRunGatewayChild runs a short gateway benchmark twice: with the
 // gateway in a child process, where each gateway mode reports the child's
-// own allocations, bytes and CPU per request, and with it in process, where
-// it reports none. The child's allocations per request are fewer than the
-// whole process's of the in-process run (the child holds neither the HTTP
+// own allocations, bytes and CPU per request and the child writes its
+// profiles where it is told, and with it in process, where it reports
+// none. The child's allocations per request are fewer than the whole
+// process's of the in-process run (the child holds neither the HTTP
 // clients nor the broker), so the attribution is real.
 func TestRunGatewayChild(t *testing.T) {
 	ctx := context.Background()
-	rep, err := RunGateway(ctx, GatewayConfig{Requests: 2000, Connections: 8, Rate: 1000, RateFor: 500 * time.Millisecond})
+	profiles := t.TempDir()
+	rep, err := RunGateway(ctx, GatewayConfig{Requests: 2000, Connections: 8, Rate: 1000, RateFor: 500 * time.Millisecond,
+		ChildProfileDir: profiles})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, name := range []string{"cpu.pprof", "allocs.pprof"} {
+		if fi, err := os.Stat(filepath.Join(profiles, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("the child's %s: %v; want a profile", name, err)
+		}
 	}
 	if rep.InProcess || len(rep.Results) != 4 {
 		t.Fatalf("in process %v, %d results; want a child and 4 results", rep.InProcess, len(rep.Results))

@@ -10,7 +10,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +41,10 @@ type GatewayChild struct {
 	// command's wiring to turn into kgo options as the parent did. They
 	// never hold a password: that travels in the child's environment.
 	KafkaArgs []string `json:"kafka_args,omitempty"`
+	// ProfileDir, when set, is where the child writes cpu.pprof (its
+	// whole life) and allocs.pprof (at exit, one sample per 4 KiB
+	// allocated rather than per 512 KiB).
+	ProfileDir string `json:"profile_dir,omitempty"`
 }
 
 // LookupGatewayChild reports whether this process was started as the
@@ -78,6 +84,13 @@ type childStats struct {
 func GatewayChildMain(ctx context.Context, c GatewayChild, kafkaOpts []kgo.Opt, stdin io.Reader, stdout io.Writer) error {
 	if len(c.Brokers) == 0 {
 		return errors.New("bench: gateway child: no brokers")
+	}
+	if c.ProfileDir != "" {
+		stopProfile, err := startProfiles(c.ProfileDir)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
 	}
 	opts := append([]kgo.Opt{kgo.SeedBrokers(c.Brokers...)}, kafkaOpts...)
 	gw, cl, err := newBenchGateway(opts, c.MaxInflight)
@@ -127,6 +140,29 @@ func GatewayChildMain(ctx context.Context, c GatewayChild, kafkaOpts []kgo.Opt, 
 	stop()
 	<-served
 	return fmt.Errorf("bench: gateway child: %w", err)
+}
+
+// startProfiles starts a CPU profile into dir/cpu.pprof and samples an
+// allocation per 4 KiB; the function it returns stops the CPU profile and
+// writes dir/allocs.pprof.
+func startProfiles(dir string) (func(), error) {
+	runtime.MemProfileRate = 4096
+	f, err := os.Create(filepath.Join(dir, "cpu.pprof"))
+	if err != nil {
+		return nil, fmt.Errorf("bench: gateway child: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: gateway child: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		if a, err := os.Create(filepath.Join(dir, "allocs.pprof")); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(a, 0)
+			a.Close()
+		}
+	}, nil
 }
 
 // newBenchGateway returns the benchmark's gateway, open to every request,

@@ -42,6 +42,7 @@ func cmdBenchGateway(ctx context.Context, args []string, stdout, stderr io.Write
 	rateSeconds := fs.Float64("rate-seconds", 10, "length of the fixed-rate run; 0: skip it")
 	brokers := fs.String("brokers", "", "Kafka seed brokers, comma-separated; empty: an in-process broker")
 	inProcess := fs.Bool("gateway-in-process", false, "run the gateway inside the benchmark's process, not in a child process of its own: its CPU and allocations then count with the HTTP clients' and the broker's, and the gw columns are left out")
+	profileDir := fs.String("gateway-profile-dir", "", "directory where the gateway's child process writes cpu.pprof and allocs.pprof (go tool pprof); empty: none")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	var sec cli.Security
 	sec.RegisterKafka(fs)
@@ -62,11 +63,13 @@ func cmdBenchGateway(ctx context.Context, args []string, stdout, stderr io.Write
 		return fmt.Errorf("--requests must be at least 1, got %d", *requests)
 	case *conns < 1:
 		return fmt.Errorf("--connections must be at least 1, got %d", *conns)
+	case *profileDir != "" && *inProcess:
+		return errors.New("--gateway-profile-dir needs the gateway in a child process: drop --gateway-in-process")
 	case *rateSeconds < 0:
 		return fmt.Errorf("--rate-seconds must not be negative, got %v", *rateSeconds)
 	}
 	cfg := bench.GatewayConfig{Requests: *requests, Connections: *conns, Rate: *rate, RateFor: seconds(*rateSeconds),
-		Brokers: cli.SplitList(*brokers), KafkaOpts: kopts, Progress: stderr, InProcess: *inProcess}
+		Brokers: cli.SplitList(*brokers), KafkaOpts: kopts, Progress: stderr, InProcess: *inProcess, ChildProfileDir: *profileDir}
 	cfg.ChildKafkaArgs, cfg.ChildEnv = childKafkaFlags(fs)
 	if *rateSeconds == 0 {
 		cfg.RateFor = -1
