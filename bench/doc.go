@@ -33,4 +33,14 @@
 //
 // The Kafka broker is in process (kfake) unless brokers are given, so this
 // process's CPU and allocations include the broker's; the report says so.
+//
+// The gateway workload (RunGateway, `rostrum-dev bench --workload gateway`)
+// drives the callback gateway over keep-alive HTTP connections, beside a
+// raw franz-go producer writing the same records. The gateway runs in a
+// child process, this binary re-executed with GatewayChildEnv set (main,
+// or a test binary's TestMain, hands it to GatewayChildMain), so that its
+// own allocations and CPU per request (its HTTP server, the gateway, its
+// producer) are measured apart from the HTTP clients' and the broker's.
+// The child speaks a line protocol on its stdin and stdout (see
+// GatewayChildMain) and stops when its stdin closes or its parent dies.
 package bench

@@ -15,11 +15,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.uber.org/zap"
 
 	"github.com/rostrumhq/rostrum/demo"
 	"github.com/rostrumhq/rostrum/gateway"
-	"github.com/rostrumhq/rostrum/route"
 )
 
 // GatewayConfig configures `rostrum-dev bench --workload gateway`: the
@@ -31,28 +29,56 @@ type GatewayConfig struct {
 	Rate        float64       // requests/s of the fixed-rate run; 0: half the gateway's flat-out rate
 	RateFor     time.Duration // length of the fixed-rate run; default 10s
 	Brokers     []string      // empty: an in-process kfake broker
-	KafkaOpts   []kgo.Opt
-	Progress    io.Writer // nil: none
+	KafkaOpts   []kgo.Opt     // TLS, SASL: this process's clients'
+	Progress    io.Writer     // nil: none
+
+	// InProcess runs the gateway in this process, where its CPU and
+	// allocations are mixed with those of the HTTP clients (and the
+	// broker). By default it runs in a child process, this binary
+	// re-executed (GatewayChildEnv), so that its own cost is measured.
+	InProcess bool
+	// ChildKafkaArgs are the --kafka-* flags that give the child the
+	// KafkaOpts (it cannot be handed kgo options); ChildEnv is added to
+	// its environment, for the password, which must never be an argument.
+	// The child's main turns them into options (GatewayChildMain).
+	ChildKafkaArgs []string
+	ChildEnv       []string
+	// ChildProfileDir, when set, is where the child writes its CPU and
+	// allocation profiles (GatewayChild.ProfileDir).
+	ChildProfileDir string
 }
 
-// GatewayResult is one row of the gateway report.
+// GatewayResult is one row of the gateway report. Per request means per
+// request (or record) of the mode, over the mode's measured window.
 type GatewayResult struct {
-	Mode           string   `json:"mode"`
-	Requests       int64    `json:"requests"`
-	Records        int64    `json:"records"`
-	Seconds        float64  `json:"seconds"`
-	RequestsPerSec float64  `json:"requests_per_sec"`
-	RecordsPerSec  float64  `json:"records_per_sec"`
-	AllocsPerReq   float64  `json:"allocs_per_request"`
-	BytesPerReq    float64  `json:"alloc_bytes_per_request"`
-	CPUPerReqUS    float64  `json:"cpu_us_per_request"`
-	Latency        *Latency `json:"latency_ms,omitempty"`
-	Errors         int64    `json:"errors"`
+	Mode           string  `json:"mode"`
+	Requests       int64   `json:"requests"`
+	Records        int64   `json:"records"`
+	Seconds        float64 `json:"seconds"`
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	RecordsPerSec  float64 `json:"records_per_sec"`
+	// AllocsPerReq, BytesPerReq (heap allocations and bytes) and
+	// CPUPerReqUS (user + system) are the benchmark process's: the HTTP
+	// clients, the raw producer's client and, when Embedded, the broker;
+	// the gateway too when it runs in process (GatewayReport.InProcess).
+	AllocsPerReq float64 `json:"allocs_per_request"`
+	BytesPerReq  float64 `json:"alloc_bytes_per_request"`
+	CPUPerReqUS  float64 `json:"cpu_us_per_request"`
+	// GatewayAllocsPerReq, GatewayBytesPerReq and GatewayCPUPerReqUS are
+	// the gateway child process's own: its HTTP server, the gateway and
+	// its franz-go producer. Absent for the raw producer's modes and when
+	// the gateway runs in process.
+	GatewayAllocsPerReq float64  `json:"gateway_allocs_per_request,omitempty"`
+	GatewayBytesPerReq  float64  `json:"gateway_alloc_bytes_per_request,omitempty"`
+	GatewayCPUPerReqUS  float64  `json:"gateway_cpu_us_per_request,omitempty"`
+	Latency             *Latency `json:"latency_ms,omitempty"`
+	Errors              int64    `json:"errors"`
 }
 
 // GatewayReport is the outcome of RunGateway.
 type GatewayReport struct {
 	Embedded    bool            `json:"embedded_broker"`
+	InProcess   bool            `json:"gateway_in_process"` // false: in a child process, measured on its own
 	Connections int             `json:"connections"`
 	RecordBytes int             `json:"record_bytes"`
 	Results     []GatewayResult `json:"results"`
@@ -67,7 +93,12 @@ const benchTopic = "bench.callbacks.rtc"
 // keep-alive connections, and the gateway at a fixed rate (default: half
 // its flat-out rate) with latency measured from each request's scheduled
 // send time (so a stall is not hidden by requests that were never sent).
-func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) {
+//
+// The gateway runs in a child process (GatewayChildMain) unless
+// cfg.InProcess; the child is asked for its allocations and CPU time just
+// before and just after each gateway mode, and stopped before RunGateway
+// returns. An error names the child's failure and holds its stderr.
+func RunGateway(ctx context.Context, cfg GatewayConfig) (rep *GatewayReport, err error) {
 	if cfg.Requests <= 0 {
 		cfg.Requests = 200_000
 	}
@@ -82,7 +113,7 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 			fmt.Fprintf(cfg.Progress, "bench gateway: "+format+"\n", a...)
 		}
 	}
-	rep := &GatewayReport{Connections: cfg.Connections}
+	rep = &GatewayReport{Connections: cfg.Connections, InProcess: cfg.InProcess}
 	brokers := cfg.Brokers
 	if len(brokers) == 0 {
 		b, err := demo.StartBroker(0, benchTopic)
@@ -92,8 +123,8 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 		defer b.Close()
 		brokers, rep.Embedded = []string{b.Addr}, true
 	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, cfg.KafkaOpts...)
-	opts = append(opts, gateway.ProducerOpts(gateway.DefaultProduceTimeout, gateway.DefaultMaxBodyBytes)...)
+	conn := append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, cfg.KafkaOpts...)
+	opts := append(conn[:len(conn):len(conn)], gateway.ProducerOpts(gateway.DefaultProduceTimeout, gateway.DefaultMaxBodyBytes)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
@@ -113,7 +144,7 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 
 	// Raw producer, asynchronous.
 	progress("raw producer, asynchronous, %d records", len(bodies))
-	m := startMeter()
+	m, _ := startMeter(nil) // without a child, neither it nor result fails
 	var wg sync.WaitGroup
 	var rawErrs atomic.Int64
 	for i, b := range bodies {
@@ -126,13 +157,14 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 		})
 	}
 	wg.Wait()
-	rep.Results = append(rep.Results, m.result("raw producer, async", int64(len(bodies)), int64(len(bodies)), rawErrs.Load()))
+	r, _ := m.result("raw producer, async", int64(len(bodies)), int64(len(bodies)), rawErrs.Load())
+	rep.Results = append(rep.Results, r)
 
 	// Raw producer, synchronous per record, Connections at once.
 	progress("raw producer, one synchronous produce per record, %d goroutines", cfg.Connections)
 	var next atomic.Int64
 	rawErrs.Store(0)
-	m = startMeter()
+	m, _ = startMeter(nil)
 	for range cfg.Connections {
 		wg.Add(1)
 		go func() {
@@ -145,27 +177,42 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 		}()
 	}
 	wg.Wait()
-	rep.Results = append(rep.Results, m.result("raw producer, sync ×"+strconv.Itoa(cfg.Connections), int64(len(bodies)), int64(len(bodies)), rawErrs.Load()))
+	r, _ = m.result("raw producer, sync ×"+strconv.Itoa(cfg.Connections), int64(len(bodies)), int64(len(bodies)), rawErrs.Load())
+	rep.Results = append(rep.Results, r)
 
-	// The gateway, on a loopback listener, with a client of its own.
-	gcl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, err
+	// The gateway, on a loopback listener, with a client of its own: in
+	// a child process, or in this one.
+	var addr string
+	var child *gatewayProc
+	if cfg.InProcess {
+		gw, gcl, err := newBenchGateway(conn, 4*cfg.Connections)
+		if err != nil {
+			return nil, err
+		}
+		defer gcl.Close()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		srvCtx, stopSrv := context.WithCancel(ctx)
+		defer stopSrv()
+		go func() { _ = gw.Serve(srvCtx, ln, nil) }()
+		addr = ln.Addr().String()
+	} else {
+		progress("starting the gateway in a child process")
+		child, err = startGatewayChild(GatewayChild{Brokers: brokers, MaxInflight: 4 * cfg.Connections, KafkaArgs: cfg.ChildKafkaArgs,
+			ProfileDir: cfg.ChildProfileDir}, cfg.ChildEnv)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if cerr := child.close(); cerr != nil && err == nil {
+				rep, err = nil, cerr
+			}
+		}()
+		addr = child.addr
 	}
-	defer gcl.Close()
-	routes, _ := route.New(nil, "bench")
-	gw, err := gateway.New(gateway.Config{Client: gcl, Routes: routes, Insecure: true, MaxInflight: 4 * cfg.Connections, Logger: zap.NewNop()})
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srvCtx, stopSrv := context.WithCancel(ctx)
-	defer stopSrv()
-	go func() { _ = gw.Serve(srvCtx, ln, nil) }()
-	url := "http://" + ln.Addr().String() + gateway.CallbackPath + "rtc"
+	url := "http://" + addr + gateway.CallbackPath + "rtc"
 	tr := &http.Transport{MaxIdleConns: 4 * cfg.Connections, MaxIdleConnsPerHost: 4 * cfg.Connections, MaxConnsPerHost: 4 * cfg.Connections, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
@@ -184,7 +231,9 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 	progress("gateway flat out, %d requests over %d keep-alive connections", len(bodies), cfg.Connections)
 	var gwErrs atomic.Int64
 	next.Store(0)
-	m = startMeter()
+	if m, err = startMeter(child); err != nil {
+		return nil, err
+	}
 	for range cfg.Connections {
 		wg.Add(1)
 		go func() {
@@ -197,7 +246,10 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 		}()
 	}
 	wg.Wait()
-	flat := m.result("gateway, flat out", int64(len(bodies)), int64(len(bodies)), gwErrs.Load())
+	flat, err := m.result("gateway, flat out", int64(len(bodies)), int64(len(bodies)), gwErrs.Load())
+	if err != nil {
+		return nil, err
+	}
 	rep.Results = append(rep.Results, flat)
 
 	rate := cfg.Rate
@@ -211,7 +263,9 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 		gwErrs.Store(0)
 		interval := time.Duration(float64(time.Second) / rate)
 		tickets := make(chan int, 1024)
-		m = startMeter()
+		if m, err = startMeter(child); err != nil {
+			return nil, err
+		}
 		start := time.Now()
 		// One worker per connection, as in the flat-out run: more workers
 		// only add goroutines that compete with the gateway and the broker
@@ -240,7 +294,10 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 		}
 		close(tickets)
 		wg.Wait()
-		r := m.result(fmt.Sprintf("gateway at %.0f req/s", rate), int64(n), int64(n), gwErrs.Load())
+		r, err := m.result(fmt.Sprintf("gateway at %.0f req/s", rate), int64(n), int64(n), gwErrs.Load())
+		if err != nil {
+			return nil, err
+		}
 		if l := latencyOf(lat); l != nil {
 			r.Latency = &Latency{Samples: l.Samples, P50: l.P50 / 1000, P99: l.P99 / 1000, P999: l.P999 / 1000, Max: l.Max / 1000}
 		}
@@ -251,30 +308,55 @@ func RunGateway(ctx context.Context, cfg GatewayConfig) (*GatewayReport, error) 
 
 func roomKey(i int) []byte { return []byte("b-r-" + strconv.Itoa(i%1000)) }
 
-// gwMeter measures wall time, this process's CPU time and allocations.
+// gwMeter measures wall time, this process's CPU time and allocations
+// and, with a gateway child, the child's.
 type gwMeter struct {
 	start           time.Time
 	cpu             time.Duration
 	mallocs, allocd uint64
+	child           *gatewayProc // nil: none
+	childStart      childStats
 }
 
-func startMeter() gwMeter {
+// startMeter starts a measured window; child, when not nil, is asked for
+// its counters first, so that its window holds this process's.
+func startMeter(child *gatewayProc) (gwMeter, error) {
+	m := gwMeter{child: child}
+	if child != nil {
+		var err error
+		if m.childStart, err = child.stats(); err != nil {
+			return m, err
+		}
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return gwMeter{start: time.Now(), cpu: cpuTime(), mallocs: ms.Mallocs, allocd: ms.TotalAlloc}
+	m.start, m.cpu, m.mallocs, m.allocd = time.Now(), cpuTime(), ms.Mallocs, ms.TotalAlloc
+	return m, nil
 }
 
-func (m gwMeter) result(mode string, requests, records, errs int64) GatewayResult {
+// result ends the window; its error is the child's.
+func (m gwMeter) result(mode string, requests, records, errs int64) (GatewayResult, error) {
 	secs := time.Since(m.start).Seconds()
+	cpu := cpuTime()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	r := float64(max(requests, 1))
-	return GatewayResult{
+	res := GatewayResult{
 		Mode: mode, Requests: requests, Records: records, Seconds: secs,
 		RequestsPerSec: float64(requests) / secs, RecordsPerSec: float64(records) / secs,
 		AllocsPerReq: float64(ms.Mallocs-m.mallocs) / r, BytesPerReq: float64(ms.TotalAlloc-m.allocd) / r,
-		CPUPerReqUS: float64((cpuTime() - m.cpu).Microseconds()) / r, Errors: errs,
+		CPUPerReqUS: float64((cpu - m.cpu).Microseconds()) / r, Errors: errs,
 	}
+	if m.child != nil {
+		end, err := m.child.stats()
+		if err != nil {
+			return res, err
+		}
+		res.GatewayAllocsPerReq = float64(end.Mallocs-m.childStart.Mallocs) / r
+		res.GatewayBytesPerReq = float64(end.TotalAlloc-m.childStart.TotalAlloc) / r
+		res.GatewayCPUPerReqUS = float64(end.CPUNanos-m.childStart.CPUNanos) / 1e3 / r
+	}
+	return res, nil
 }
 
 func cpuTime() time.Duration {
@@ -293,16 +375,26 @@ func (r *GatewayReport) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "gateway benchmark: single-object callbacks of %d B, acks=all, idempotent producer, %d keep-alive connections; Kafka: %s\n",
 		r.RecordBytes, r.Connections, where)
-	fmt.Fprintf(w, "CPU and allocations per request are this whole process's (HTTP clients, gateway, producer%s)\n\n",
-		map[bool]string{true: ", broker", false: ""}[r.Embedded])
-	fmt.Fprintf(w, "%-28s %10s %10s %9s %9s %9s %9s %10s %10s %7s\n", "mode", "requests/s", "records/s", "p50 ms", "p99 ms", "p999 ms", "allocs/req", "B/req", "CPU µs/req", "errors")
+	broker := map[bool]string{true: ", broker", false: ""}[r.Embedded]
+	if r.InProcess {
+		fmt.Fprintf(w, "allocs/req, B/req and CPU µs/req are this whole process's (HTTP clients, gateway, producers%s); the gateway runs in it\n\n", broker)
+	} else {
+		fmt.Fprintf(w, "allocs/req, B/req and CPU µs/req are this process's (HTTP clients, raw producer%s); gw allocs/req, gw B/req and gw CPU µs/req\n"+
+			"are the gateway's own process's (its HTTP server, the gateway, its producer), measured over the same window\n\n", broker)
+	}
+	fmt.Fprintf(w, "%-28s %10s %10s %9s %9s %9s %10s %10s %10s %13s %10s %13s %7s\n", "mode", "requests/s", "records/s", "p50 ms", "p99 ms", "p999 ms",
+		"allocs/req", "B/req", "CPU µs/req", "gw allocs/req", "gw B/req", "gw CPU µs/req", "errors")
 	for _, x := range r.Results {
 		p50, p99, p999 := "-", "-", "-"
 		if x.Latency != nil {
 			p50, p99, p999 = fmt.Sprintf("%.2f", x.Latency.P50), fmt.Sprintf("%.2f", x.Latency.P99), fmt.Sprintf("%.2f", x.Latency.P999)
 		}
-		fmt.Fprintf(w, "%-28s %10.0f %10.0f %9s %9s %9s %9.0f %10.0f %10.1f %7d\n", x.Mode, x.RequestsPerSec, x.RecordsPerSec,
-			p50, p99, p999, x.AllocsPerReq, x.BytesPerReq, x.CPUPerReqUS, x.Errors)
+		gwAllocs, gwBytes, gwCPU := "-", "-", "-"
+		if x.GatewayAllocsPerReq > 0 {
+			gwAllocs, gwBytes, gwCPU = fmt.Sprintf("%.1f", x.GatewayAllocsPerReq), fmt.Sprintf("%.0f", x.GatewayBytesPerReq), fmt.Sprintf("%.1f", x.GatewayCPUPerReqUS)
+		}
+		fmt.Fprintf(w, "%-28s %10.0f %10.0f %9s %9s %9s %10.0f %10.0f %10.1f %13s %10s %13s %7d\n", x.Mode, x.RequestsPerSec, x.RecordsPerSec,
+			p50, p99, p999, x.AllocsPerReq, x.BytesPerReq, x.CPUPerReqUS, gwAllocs, gwBytes, gwCPU, x.Errors)
 	}
 	if len(r.Results) >= 3 {
 		raw, gw := r.Results[0].RecordsPerSec, r.Results[2].RecordsPerSec

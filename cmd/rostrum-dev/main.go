@@ -30,7 +30,10 @@ The production commands (run, gateway, demo, check, ...): rostrum help
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	err := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	child, err := gatewayChild(ctx)
+	if !child {
+		err = Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "rostrum-dev:", err)
