@@ -107,6 +107,8 @@ type Config struct {
 	// PipelineBatches runs the processor with its batch pipeline on
 	// (processor.Config.PipelineBatches), for A/B comparisons.
 	PipelineBatches bool
+	// PollTopUp is processor.Config.PollTopUp (rostrum run --poll-top-up).
+	PollTopUp time.Duration
 	// AckDelay is processor.Config.AckDelay (0: its default).
 	AckDelay time.Duration
 	// WALDir is the parent of the WAL directories the rostrum runs create

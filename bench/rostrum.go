@@ -167,6 +167,7 @@ func (b *runner) newPipeline(ctx context.Context, env string) (*pipeline, error)
 		TopN:            cfg.TopN,
 		MaxPollRecords:  cfg.MaxPollRecords,
 		PipelineBatches: cfg.PipelineBatches,
+		PollTopUp:       cfg.PollTopUp,
 		AckDelay:        cfg.AckDelay,
 		// The stable step as `rostrum run` takes it by default.
 		Logger:    cfg.Logger,

@@ -58,16 +58,23 @@ func (s *heldStore) ApplyMerge(ctx context.Context, rooms []ranking.RoomUpdate, 
 	return s.Store.ApplyMerge(ctx, rooms, acks, merge)
 }
 
-// countingLog signals appended after every WAL append.
+// countingLog signals appended after every WAL append, and keeps each
+// appended batch's length.
 type countingLog struct {
 	*wal.Log
 	appends  atomic.Int32
 	appended chan struct{}
+
+	mu    sync.Mutex
+	sizes []int
 }
 
 func (l *countingLog) Append(recs []wal.Record) (uint64, error) {
 	seq, err := l.Log.Append(recs)
 	if err == nil {
+		l.mu.Lock()
+		l.sizes = append(l.sizes, len(recs))
+		l.mu.Unlock()
 		l.appends.Add(1)
 		select {
 		case l.appended <- struct{}{}:
@@ -75,6 +82,68 @@ func (l *countingLog) Append(recs []wal.Record) (uint64, error) {
 		}
 	}
 	return seq, err
+}
+
+// heldRun is a running processor of a test world whose first meeting apply
+// waits until its store's release is closed (heldStore), over a WAL that
+// counts its appends (countingLog).
+type heldRun struct {
+	t     *testing.T
+	w     *world
+	p     *processor.Processor
+	store *heldStore
+	log   *countingLog
+	done  chan error // Run's result
+	cl    *kgo.Client
+}
+
+// startHeld starts a heldRun of w with MaxPollRecords 500, long idle
+// polls (GenerationCheckEvery, DueInterval) and set's changes, and returns
+// once the group assigned it every input partition. ctx stops it.
+func startHeld(ctx context.Context, t *testing.T, w *world, set func(*processor.Config)) *heldRun {
+	t.Helper()
+	rc := redis.NewClient(&redis.Options{Addr: w.redis.Addr})
+	t.Cleanup(func() { rc.Close() })
+	rs, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, err := wal.Open(t.TempDir(), wal.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wl.Close() })
+	h := &heldRun{t: t, w: w, done: make(chan error, 1), cl: w.kafka.Client()}
+	h.log = &countingLog{Log: wl, appended: make(chan struct{}, 1)}
+	h.store = &heldStore{Store: rs, log: h.log, entered: make(chan struct{}), release: make(chan struct{})}
+	cfg := processor.Config{Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 500, GenerationCheckEvery: 30 * time.Second,
+		Decode: codec.DecodeConfig{MaxFutureSkew: time.Minute}, Stable: processor.StableConfig{DueInterval: 30 * time.Second}}
+	set(&cfg)
+	if h.p, err = processor.New(ctx, cfg, h.store, h.log); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.done <- h.p.Run(ctx) }()
+	for h.p.Assigned() < 9 {
+		select {
+		case err := <-h.done:
+			t.Fatalf("Run returned before the partitions were assigned: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return h
+}
+
+// produce sends the world's trace records of the indexes trace, and waits
+// for their acknowledgements.
+func (h *heldRun) produce(trace ...int) {
+	h.t.Helper()
+	recs := make([]*kgo.Record, 0, len(trace))
+	for _, i := range trace {
+		recs = append(recs, kafkaRecord(h.w.trace[i]))
+	}
+	if err := h.cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 // TestPipelineOverlapsBatches: while a batch waits on Redis, the next poll
@@ -90,51 +159,13 @@ func TestPipelineOverlapsBatches(t *testing.T) {
 	w := newWorld(t, e2eTrace(5, 2000))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-
-	rc := redis.NewClient(&redis.Options{Addr: w.redis.Addr})
-	defer rc.Close()
-	rs, err := sink.New(rc, sink.Config{Env: env, CacheMembers: sink.DefaultCacheMembers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := wal.Open(t.TempDir(), wal.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wl.Close()
-	log := &countingLog{Log: wl, appended: make(chan struct{}, 1)}
-	store := &heldStore{Store: rs, log: log, entered: make(chan struct{}), release: make(chan struct{})}
-	p, err := processor.New(ctx, processor.Config{Brokers: w.kafka.Seeds, Env: env, MaxPollRecords: 500, PipelineBatches: true,
-		GenerationCheckEvery: 30 * time.Second,
-		Decode:               codec.DecodeConfig{MaxFutureSkew: time.Minute}, Stable: processor.StableConfig{DueInterval: 30 * time.Second}}, store, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-
-	cl := w.kafka.Client()
-	produce := func(trace []int) {
-		t.Helper()
-		recs := make([]*kgo.Record, 0, len(trace))
-		for _, i := range trace {
-			recs = append(recs, kafkaRecord(w.trace[i]))
-		}
-		if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Produce only once the group assigned every input partition: a
-	// rebalance while the first apply is held would rightly make the
-	// processor empty its pipeline first (it waits for the held batch) and
-	// poll nothing more.
-	for p.Assigned() < 9 {
-		select {
-		case err := <-done:
-			t.Fatalf("Run returned before the partitions were assigned: %v", err)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	// Produce only once the group assigned every input partition (as
+	// startHeld does): a rebalance while the first apply is held would
+	// rightly make the processor empty its pipeline first (it waits for the
+	// held batch) and poll nothing more.
+	h := startHeld(ctx, t, w, func(c *processor.Config) { c.PipelineBatches = true })
+	p, store, log, done := h.p, h.store, h.log, h.done
+	produce := func(trace []int) { t.Helper(); h.produce(trace...) }
 	// The first record alone, so that the first batch holds it alone and
 	// no later batch can be prepared before its apply is held; the rest
 	// once that apply is held. A poll that comes back empty rightly drains

@@ -36,6 +36,8 @@ type Processor struct {
 	health   health           // back-pressure: the batch in hand failing (backpressure.go)
 	gen      generation       // the Redis data set, for recovery (generation.go)
 	boards   boardStage       // the leaderboards' work (boards.go); noBoards without boards
+
+	polled time.Time // when the last poll that returned records did (Config.PollTopUp)
 }
 
 // Stats are running totals, safe to read while the processor runs.
@@ -358,7 +360,26 @@ func (p *Processor) poll(ctx context.Context) kgo.Fetches {
 	}
 	pctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	return p.cl.PollRecords(pctx, p.cfg.MaxPollRecords)
+	fetches := p.cl.PollRecords(pctx, p.cfg.MaxPollRecords)
+	n := fetches.NumRecords()
+	if n == 0 || p.cfg.PollTopUp <= 0 {
+		return fetches
+	}
+	// Top up only after a batch that took a while (four times the wait):
+	// after a short one, few records wait in the broker, and a top-up that
+	// finds none costs its whole wait.
+	busy := !p.polled.IsZero() && time.Since(p.polled) >= 4*p.cfg.PollTopUp
+	p.polled = time.Now()
+	if !busy || n >= p.cfg.MaxPollRecords || ctx.Err() != nil {
+		return fetches
+	}
+	// The records that arrived during the batch before (Config.PollTopUp):
+	// draining the buffered fetch made the client send the next one. They
+	// follow the first poll's in each partition, so the batch keeps the
+	// partitions' order.
+	tctx, tcancel := context.WithTimeout(ctx, p.cfg.PollTopUp)
+	defer tcancel()
+	return append(fetches, p.cl.PollRecords(tctx, p.cfg.MaxPollRecords-n)...)
 }
 
 // processWithRetry runs stage 2 of a prepared batch until it succeeds.

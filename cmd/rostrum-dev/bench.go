@@ -33,6 +33,7 @@ type benchFlags struct {
 	partitions, topN, maxPoll      int
 	stateCache, roomsPerScript     int
 	pipeline                       bool
+	pollTopUp                      time.Duration
 	ackDelay                       time.Duration
 	walSync, walDir                string
 	asJSON                         bool
@@ -68,6 +69,7 @@ func (f *benchFlags) register(fs *cli.FlagSet) {
 	fs.IntVar(&f.stateCache, "state-cache", sink.DefaultCacheMembers, "member states kept in memory by the sink, as in rostrum run (0: none kept, every room read before it is written)")
 	fs.IntVar(&f.roomsPerScript, "rooms-per-script", sink.DefaultRoomsPerScript, "cached rooms per Redis script call, as rostrum run --rooms-per-script (1: a call per room)")
 	fs.BoolVar(&f.pipeline, "pipeline-batches", false, "run the processor with its batch pipeline on, as rostrum run --pipeline-batches (for A/B comparisons)")
+	fs.DurationVar(&f.pollTopUp, "poll-top-up", 0, "after a poll that returned records, wait up to this long for more, as rostrum run --poll-top-up (0: off)")
 	fs.DurationVar(&f.ackDelay, "ack-delay", time.Second, "how long an output's acknowledgement waits to ride in the room's next apply, as rostrum run --ack-delay (0: with the next batch)")
 	fs.StringVar(&f.walSync, "wal-sync", "always", "WAL fsync policy: always or none")
 	fs.StringVar(&f.walDir, "wal-dir", "", "parent directory of the runs' WAL directories (removed afterwards); empty: the system's temporary directory")
@@ -165,7 +167,7 @@ func (f *benchFlags) config(lg *zap.Logger, progress io.Writer) (bench.Config, e
 		RateDuration: seconds(f.rateSeconds), RateWarmup: seconds(f.rateWarmup), NaiveDuration: seconds(f.naiveSeconds),
 		Brokers: cli.SplitList(f.brokers), Redis: f.redis, Partitions: int32(f.partitions),
 		TopN: f.topN, MaxPollRecords: f.maxPoll, StateCache: f.stateCache, RoomsPerScript: f.roomsPerScript,
-		PipelineBatches: f.pipeline, AckDelay: cli.AckDelay(f.ackDelay), WALDir: f.walDir,
+		PipelineBatches: f.pipeline, PollTopUp: f.pollTopUp, AckDelay: cli.AckDelay(f.ackDelay), WALDir: f.walDir,
 		Logger: lg, Progress: progress,
 	}
 	if cfg.RateWarmup == 0 {

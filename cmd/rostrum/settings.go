@@ -104,6 +104,7 @@ type kafkaFlags struct {
 	brokers, group string
 	createTopics   bool
 	maxPollRecords int
+	pollTopUp      time.Duration
 }
 
 func (f *kafkaFlags) register(fs *cli.FlagSet) {
@@ -111,12 +112,13 @@ func (f *kafkaFlags) register(fs *cli.FlagSet) {
 	fs.Group("kafka").Tuning().Sets("Group.Name").StringVar(&f.group, "group", "", "Kafka consumer group (default rostrum-{env})")
 	registerCreateTopics(fs, &f.createTopics)
 	fs.Group("limits").Tuning().Sets("MaxPollRecords").IntVar(&f.maxPollRecords, "max-poll-records", 50000, "records per batch at most (large batches catch up on a backlog cheaply; a processor that keeps up polls small ones)")
+	fs.Group("limits").Tuning().Sets("PollTopUp").DurationVar(&f.pollTopUp, "poll-top-up", 0, "after a poll that returned records, wait up to this long for those that arrived during the batch before and add them (an event waits about one batch less; pays where the host has spare cores, e.g. 2ms; 0: off)")
 }
 
 // apply sets the consumer's settings in the processor's configuration.
 func (f *kafkaFlags) apply(pc *processor.Config) {
 	pc.Brokers, pc.Group.Name = cli.SplitList(f.brokers), f.group
-	pc.TopicSetup.Create, pc.MaxPollRecords = f.createTopics, f.maxPollRecords
+	pc.TopicSetup.Create, pc.MaxPollRecords, pc.PollTopUp = f.createTopics, f.maxPollRecords, f.pollTopUp
 }
 
 // redisFlags are where the rankings are kept (--redis; Sentinel and the
