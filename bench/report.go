@@ -136,6 +136,13 @@ type Result struct {
 	// share of the process's CPU.
 	ProcessorCPUSecondsPerMEvents float64            `json:"processor_cpu_seconds_per_m_events,omitempty"`
 	CPUShares                     map[string]float64 `json:"cpu_shares,omitempty"`
+	// RedisBusy is the busiest Redis node's CPU seconds per second of the
+	// window (1: a whole core). Redis runs the scripts on one thread, so
+	// this is how close the mode came to its limit: past about 0.6 batches
+	// grow and latency with them (docs/SCALING.md). ProcessorCores is the
+	// processor's own CPU seconds per second.
+	RedisBusy      float64 `json:"redis_busy,omitempty"`
+	ProcessorCores float64 `json:"processor_cores,omitempty"`
 	// RedisNodes splits RedisCPUSecondsPerMEvents and the commands across
 	// the masters of a Redis Cluster, in Machine.RedisMasters order (runs
 	// against a cluster only).
@@ -212,8 +219,25 @@ func (r *Report) result(mode string) *Result {
 	return nil
 }
 
-// ratios fills the rostrum/mode ratios.
+// setBusy sets RedisBusy and ProcessorCores from the per-event CPU and
+// the rate: CPU seconds per million events × millions of events per second.
+func (r *Result) setBusy() {
+	perSec := r.EventsPerSec / 1e6
+	r.RedisBusy = r.RedisCPUSecondsPerMEvents * perSec
+	if len(r.RedisNodes) > 0 {
+		r.RedisBusy = 0
+		for _, n := range r.RedisNodes {
+			r.RedisBusy = max(r.RedisBusy, n.CPUSecondsPerMEvents*perSec)
+		}
+	}
+	r.ProcessorCores = r.ProcessorCPUSecondsPerMEvents * perSec
+}
+
+// ratios fills the rostrum/mode ratios, and each result's busy figures.
 func (r *Report) ratios() {
+	for i := range r.Results {
+		r.Results[i].setBusy()
+	}
 	ros := r.result(ModeRostrum)
 	if ros == nil || ros.EventsPerSec == 0 {
 		return
@@ -253,7 +277,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tevents\tevents/s\trostrum/mode\tp50 ms\tp99 ms\tp999 ms\tack p50 ms\tack p99 ms\tredis cmds/event\tround trips/batch\tallocs/event\tB/event\tCPU s/M events\tprocessor CPU s/M\tredis CPU s/M events\tredis B/member\tWAL B/event\t")
+	fmt.Fprintln(tw, "mode\tevents\tevents/s\trostrum/mode\tp50 ms\tp99 ms\tp999 ms\tack p50 ms\tack p99 ms\tredis cmds/event\tround trips/batch\tallocs/event\tB/event\tCPU s/M events\tprocessor CPU s/M\tredis CPU s/M events\tredis busy\tredis B/member\tWAL B/event\t")
 	for _, res := range r.Results {
 		p50, p99, p999 := "-", "-", "-"
 		if l := res.Latency; l != nil {
@@ -271,11 +295,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if res.RostrumOver > 0 {
 			ratio = num(res.RostrumOver, 2) + "×"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", mode, res.Events,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", mode, res.Events,
 			num(res.EventsPerSec, 0), ratio, p50, p99, p999, ackP50, ackP99, dash(res.RedisCommandsPerEvent, 2),
 			dash(res.RoundTripsPerBatch, 2), dash(res.AllocsPerEvent, 1), dash(res.BytesPerEvent, 0),
 			dash(res.CPUSecondsPerMEvents, 2), dash(res.ProcessorCPUSecondsPerMEvents, 2), dash(res.RedisCPUSecondsPerMEvents, 2),
-			dash(res.RedisBytesPerMember, 0), dash(res.WALBytesPerEvent, 0))
+			dash(res.RedisBusy, 2), dash(res.RedisBytesPerMember, 0), dash(res.WALBytesPerEvent, 0))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
