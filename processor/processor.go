@@ -37,7 +37,7 @@ type Processor struct {
 	gen      generation       // the Redis data set, for recovery (generation.go)
 	boards   boardStage       // the leaderboards' work (boards.go); noBoards without boards
 
-	polled time.Time // when the last poll that returned records did (Config.PollTopUp)
+	polled time.Time // when the last poll returned records; zero after an empty one (Config.PollTopUp)
 }
 
 // Stats are running totals, safe to read while the processor runs.
@@ -358,19 +358,25 @@ func (p *Processor) poll(ctx context.Context) kgo.Fetches {
 	if p.strategy.hyst != nil {
 		wait = min(wait, p.cfg.Stable.DueInterval)
 	}
+	// How long the batch before took, from its poll to this one (0: there
+	// was none, or an empty poll came between).
+	var took time.Duration
+	if !p.polled.IsZero() {
+		took = time.Since(p.polled)
+	}
 	pctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	fetches := p.cl.PollRecords(pctx, p.cfg.MaxPollRecords)
 	n := fetches.NumRecords()
-	if n == 0 || p.cfg.PollTopUp <= 0 {
+	if n == 0 {
+		p.polled = time.Time{}
 		return fetches
 	}
-	// Top up only after a batch that took a while (four times the wait):
-	// after a short one, few records wait in the broker, and a top-up that
-	// finds none costs its whole wait.
-	busy := !p.polled.IsZero() && time.Since(p.polled) >= 4*p.cfg.PollTopUp
 	p.polled = time.Now()
-	if !busy || n >= p.cfg.MaxPollRecords || ctx.Err() != nil {
+	// Top up only after a batch that took a while (four times the wait):
+	// after a short one few records wait in the broker, and a top-up that
+	// finds none costs its whole wait.
+	if p.cfg.PollTopUp <= 0 || took < 4*p.cfg.PollTopUp || n >= p.cfg.MaxPollRecords || ctx.Err() != nil {
 		return fetches
 	}
 	// The records that arrived during the batch before (Config.PollTopUp):
