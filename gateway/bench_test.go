@@ -57,7 +57,9 @@ const (
 // noopProducer acknowledges every record at once.
 type noopProducer struct{}
 
-func (noopProducer) ProduceSync(context.Context, ...*kgo.Record) kgo.ProduceResults { return nil }
+func (noopProducer) Produce(_ context.Context, r *kgo.Record, promise func(*kgo.Record, error)) {
+	promise(r, nil)
+}
 
 // benchWriter is a ResponseWriter that keeps the status and drops the
 // body, its header map reused from one request to the next.

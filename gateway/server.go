@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -46,14 +45,13 @@ type Gateway struct {
 	verifying chan struct{}        // one slot per signed request reading its body to check the signature
 	envs      map[string]*envRoute // by environment
 	sources   []*sourceSeries      // by source, as Sources, then "other"
-	idBase    string               // random per process; request ids are idBase-counter
-	idSeq     atomic.Uint64
-	reqs      sync.Pool    // *request
-	open      bool         // no credential and Insecure: every request passes
-	prod      producer     // cfg.Client
-	other     http.Handler // every route but the callbacks'
-	sigKey    string       // cfg.SignatureHeader, canonical (a key of http.Header)
-	tsKey     string       // cfg.TimestampHeader, canonical
+	ids       ids                  // the request ids it makes
+	reqs      sync.Pool            // *request
+	open      bool                 // no credential and Insecure: every request passes
+	prod      producer             // cfg.Client
+	other     http.Handler         // every route but the callbacks'
+	sigKey    string               // cfg.SignatureHeader, canonical (a key of http.Header)
+	tsKey     string               // cfg.TimestampHeader, canonical
 }
 
 // envRoute is an environment the routes send rooms to: its topic and its
@@ -64,11 +62,13 @@ type envRoute struct {
 }
 
 // producer is what the callback endpoint needs of its Kafka client
-// (Config.Client). The package's benchmarks put in one that writes
+// (Config.Client): kgo's asynchronous Produce, which, unlike ProduceSync,
+// lets a request wait for its records with nothing allocated for the wait
+// (request.produce). The package's benchmarks put in one that writes
 // nothing, to measure the gateway's own cost apart from kgo's and a
 // broker's.
 type producer interface {
-	ProduceSync(ctx context.Context, rs ...*kgo.Record) kgo.ProduceResults
+	Produce(ctx context.Context, r *kgo.Record, promise func(*kgo.Record, error))
 }
 
 // New returns a Gateway for cfg, or an error when cfg is invalid (see
@@ -96,7 +96,7 @@ func New(cfg Config) (*Gateway, error) {
 	g.other = problem.Handler(http.HandlerFunc(g.route))
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	g.idBase = hex.EncodeToString(b[:])
+	g.ids.base = hex.EncodeToString(b[:])
 	if g.open = cfg.Insecure && cfg.Tokens == nil && cfg.Secrets == nil; g.open {
 		cfg.Logger.Warn("gateway: no credential configured (--gateway-insecure): every callback request is accepted without authentication")
 	}
@@ -268,10 +268,7 @@ func (g *Gateway) callback(w http.ResponseWriter, r *http.Request, source string
 	}
 	tr.records(krecs)
 
-	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.ProduceTimeout)
-	err = g.prod.ProduceSync(ctx, ptrs...).FirstErr()
-	cancel()
-	if err != nil {
+	if err = q.produce(r.Context(), g.prod, ptrs, g.cfg.ProduceTimeout); err != nil {
 		// The broker's error is logged, never sent: it names brokers,
 		// topics and partitions, which are no business of the sender.
 		code, msg := http.StatusServiceUnavailable, "the brokers did not acknowledge every record; nothing of this request is confirmed: retry all of it"
@@ -379,18 +376,15 @@ func (g *Gateway) readBody(r *http.Request, q *request) ([]byte, error) {
 }
 
 // requestID returns the request's X-Request-Id when it is a sane id (1..64
-// bytes of [A-Za-z0-9._:@-]), with the header's values to answer it with,
-// else a new one (and nil).
+// bytes of [A-Za-z0-9._:@-]), else a new one, with the header values to
+// answer it with.
 func (g *Gateway) requestID(r *http.Request) (string, []string) {
 	if vs := r.Header["X-Request-Id"]; len(vs) > 0 {
 		if v := vs[0]; v != "" && len(v) <= 64 && saneID(v) {
 			return v, vs[:1:1]
 		}
 	}
-	var b [64]byte
-	id := append(b[:0], g.idBase...)
-	id = append(id, '-')
-	return string(strconv.AppendUint(id, g.idSeq.Add(1), 36)), nil
+	return g.ids.next()
 }
 
 func saneID(s string) bool {
@@ -423,15 +417,11 @@ var jsonType = []string{"application/json"}
 
 // write answers code with body.
 func (g *Gateway) write(w http.ResponseWriter, q *request, code int, body []byte) {
-	idv := q.idv // the request's own X-Request-Id header
-	if idv == nil {
-		idv = []string{q.id}
-	}
 	h := w.Header()
 	if ct := h["Content-Type"]; len(ct) == 0 || ct[0] == "" {
 		h["Content-Type"] = jsonType
 	}
-	h["X-Request-Id"] = idv
+	h["X-Request-Id"] = q.idv
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
 	g.sources[q.src].answered(g.cfg.Metrics, code, time.Since(q.start))
