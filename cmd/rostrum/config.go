@@ -19,7 +19,9 @@ import (
 // that a command taking fewer settings shares with it). It returns
 // the warnings worth logging at start-up (a readable file holding secrets,
 // an old flag name). A renamed flag's old name works in every source
-// (resolveAliases).
+// (resolveAliases). A flag whose value is cli.CommandLineOnly is set by the
+// command line alone: its variable or key is an error naming it, rather
+// than a switch that silently does or does not take effect.
 func applySources(fs *flag.FlagSet, configPath string, others map[string]bool) ([]string, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -56,6 +58,14 @@ func applySources(fs *flag.FlagSet, configPath string, others map[string]bool) (
 			return
 		}
 		env := cli.EnvName(f.Name)
+		if _, only := f.Value.(cli.CommandLineOnly); only {
+			if _, ok := os.LookupEnv(env); ok {
+				err = fmt.Errorf("%s is set, but --%s is taken on the command line only", env, f.Name)
+			} else if _, ok := file[f.Name]; ok {
+				err = fmt.Errorf("--config %s: %s: --%s is taken on the command line only", configPath, f.Name, f.Name)
+			}
+			return
+		}
 		if v, ok := os.LookupEnv(env); ok {
 			if e := fs.Set(f.Name, v); e != nil {
 				err = fmt.Errorf("%s=%q: %v", env, v, e)

@@ -127,8 +127,9 @@ func commandFlags(c configCommand) map[string]configFlag {
 		if _, ok := f.Value.(*cli.Secret); ok {
 			cf.def = "" // a secret never shows a value
 		}
+		_, cmdline := f.Value.(cli.CommandLineOnly)
 		switch {
-		case c.sources == fromFlags, fixed[f.Name]:
+		case c.sources == fromFlags, fixed[f.Name], cmdline:
 			cf.env, cf.key = "", ""
 		case c.sources == fromSecurityEnv:
 			cf.key = ""

@@ -43,7 +43,7 @@ func (f *pruneFlags) register(fs *cli.FlagSet) {
 	registerEnv(fs, "redis", &f.env)
 	f.redis.register(fs)
 	f.sec.RegisterRedis(fs)
-	fs.Group("command").BoolVar(&f.delete, "delete", false, "delete the keys found (default: only list them)")
+	fs.Group("command").SwitchVar(&f.delete, "delete", "delete the keys found (default: only list them); taken on the command line only, never from a variable or the config file")
 }
 
 // boardsPrune lists, and with --delete deletes, the keys of boards that

@@ -115,3 +115,27 @@ func TestOfflineCommandsTakeTheirFlags(t *testing.T) {
 		t.Errorf("wal replay --stability-dwell 2m: %v, want an error naming the flag", err)
 	}
 }
+
+// TestPruneDeleteOnlyFromTheCommandLine: --delete deletes only when typed.
+// ROSTRUM_DELETE or a delete key in a shared config file stops the command
+// with an error naming the switch, before it reads Redis, so that nothing
+// inherited makes a listing run delete.
+func TestPruneDeleteOnlyFromTheCommandLine(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "rostrum.yaml")
+	if err := os.WriteFile(path, []byte("delete: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// No Redis listens here: the errors come before any connection.
+	args := []string{"boards", "prune", "--redis", "127.0.0.1:1", "--env", "test", "--log-level", "error"}
+	var stdout, stderr bytes.Buffer
+	err := Main(ctx, append(args, "--config", path), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "delete: --delete is taken on the command line only") {
+		t.Fatalf("delete in the config file: got %v", err)
+	}
+	t.Setenv("ROSTRUM_DELETE", "true")
+	err = Main(ctx, args, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "ROSTRUM_DELETE is set, but --delete is taken on the command line only") {
+		t.Fatalf("ROSTRUM_DELETE: got %v", err)
+	}
+}

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -119,6 +121,44 @@ func (g Group) BoolVar(p *bool, name string, value bool, usage string) {
 	g.fs.BoolVar(p, name, value, usage)
 	g.record(name)
 }
+
+// SwitchVar registers a bool flag, false by default, that only the
+// command line sets (CommandLineOnly): a destructive switch, such as
+// `boards prune --delete`, must be typed for the run that means it, never
+// inherited from a shared config file or an exported variable.
+func (g Group) SwitchVar(p *bool, name, usage string) {
+	*p = false
+	g.fs.Var((*commandLineBool)(p), name, usage)
+	g.record(name)
+}
+
+// CommandLineOnly is implemented by the values of flags that neither the
+// environment nor the config file may set (SwitchVar's).
+type CommandLineOnly interface {
+	commandLineOnly()
+}
+
+// commandLineBool is SwitchVar's value: a bool flag.
+type commandLineBool bool
+
+func (b *commandLineBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	*b = commandLineBool(v)
+	return nil
+}
+
+func (b *commandLineBool) String() string {
+	if b == nil {
+		return "false"
+	}
+	return strconv.FormatBool(bool(*b))
+}
+
+func (*commandLineBool) IsBoolFlag() bool { return true }
+func (*commandLineBool) commandLineOnly() {}
 
 // DurationVar is flag.FlagSet.DurationVar.
 func (g Group) DurationVar(p *time.Duration, name string, value time.Duration, usage string) {
